@@ -1,0 +1,41 @@
+# qkreport: `make report` builds the suite, writes the synthetic dataset (or
+# reads DATA=<dir>) and renders report/index.html; `make check` runs the tests.
+.DELETE_ON_ERROR:
+.SUFFIXES:
+SHELL := /bin/bash
+.DEFAULT_GOAL := report
+
+# Install missing Debian packages before anything asks pkg-config.
+ifeq ($(filter clean distclean help,$(MAKECMDGOALS)),)
+QK_DEPS := $(shell sh workflow/deps.sh >&2 && echo ok)
+ifneq ($(QK_DEPS),ok)
+$(error qkreport: required Debian packages are missing (see the lines above))
+endif
+endif
+
+include workflow/build.mk
+include workflow/config.mk
+include workflow/datasets.mk
+include workflow/synth.mk
+include workflow/load.mk
+include workflow/report.mk
+include workflow/check.mk
+include workflow/bench.mk
+
+.PHONY: all deps clean distclean help
+all: programs
+deps: ;
+
+clean:
+	rm -rf build bin report/index.html dist
+
+distclean: clean
+	rm -rf data/synth
+
+help:
+	@echo "make report          build everything and write report/index.html (default)"
+	@echo "make check           build and run the unit and end-to-end tests"
+	@echo "make bench-load      qk-load throughput on a thesis-scale synthetic model"
+	@echo "make synth | load    only write the synthetic data | the stores"
+	@echo "make clean           remove build outputs (keeps data/synth)"
+	@echo "variables: DATA=<dir of downloads>  DATASETS=\"id id ...\"  SCALE=demo|thesis  SEED=<n>"

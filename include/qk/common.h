@@ -1,0 +1,90 @@
+/* Shared helpers of the qkreport library: error messages, atomic output
+ * files, checked allocation, progress lines and a fast content hash. */
+#ifndef QK_COMMON_H
+#define QK_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define QK_VERSION_STRING "0.1.0"
+
+/* Exit statuses shared by every program. */
+enum { QK_EXIT_OK = 0, QK_EXIT_USAGE = 1, QK_EXIT_DATA = 2 };
+
+/* A library error: functions return -1 and fill msg with one line that
+ * does not name the file; the caller prefixes the file name. */
+typedef struct qk_err {
+    char msg[512];
+} qk_err;
+
+/* Formats into err->msg (if err is not NULL) and returns -1. */
+int qk_fail(qk_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The program name used in messages ("qk-load"); set once in main. */
+void qk_set_progname(const char *name);
+const char *qk_progname(void);
+
+/* "prog: error: PATH: MSG" on stderr; path may be NULL. */
+void qk_report_error(const char *path, const char *msg);
+/* Reports like qk_report_error and exits with status. */
+void qk_die(int status, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+/* "prog: warning: ..." on stderr. */
+void qk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Allocation that exits with status 2 and a message when memory runs out. */
+void *qk_malloc(size_t n);
+void *qk_calloc(size_t count, size_t size);
+void *qk_realloc(void *p, size_t n);
+char *qk_strdup(const char *s);
+
+/* Progress on stderr: printed only when stderr is a terminal and quiet is
+ * off.  One line per call, so logs stay readable. */
+void qk_progress_set_quiet(int quiet);
+void qk_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* An output written to PATH.tmp.XXXXXX in the same directory and renamed
+ * into place on commit, so a reader never sees a half-written file. */
+typedef struct qk_atomic {
+    char *final_path;
+    char *tmp_path;
+    FILE *fp;
+} qk_atomic;
+
+int qk_atomic_open(qk_atomic *a, const char *path, qk_err *err);
+/* Flushes, fsyncs and renames; returns 0 or -1 (the temporary is removed). */
+int qk_atomic_commit(qk_atomic *a, qk_err *err);
+/* Removes the temporary file; safe to call after a failed commit. */
+void qk_atomic_abort(qk_atomic *a);
+
+/* Creates DIR and its parents (like mkdir -p). */
+int qk_mkdirs(const char *dir, qk_err *err);
+
+/* Reads a whole file into memory (a trailing NUL is added, not counted). */
+int qk_read_file(const char *path, uint8_t **data, size_t *len, qk_err *err);
+
+/* 64-bit content hash used for store checksums: FNV-1a over little-endian
+ * 64-bit words (a partial last word is zero-padded), then the byte length
+ * and a final avalanche. Not cryptographic; it detects corruption and
+ * identifies contents. Updates may split the data anywhere. */
+typedef struct qk_hash {
+    uint64_t h;
+    uint64_t len;
+    uint8_t pending[8]; /* bytes of a word not yet complete */
+} qk_hash;
+
+void qk_hash_init(qk_hash *st, uint64_t seed);
+void qk_hash_update(qk_hash *st, const void *data, size_t len);
+uint64_t qk_hash_final(const qk_hash *st);
+uint64_t qk_hash64(const void *data, size_t len, uint64_t seed);
+
+/* Joins two path components with one '/'; the result is malloc'ed. */
+char *qk_path_join(const char *a, const char *b);
+
+/* Writes a double so that it reads back to the same bits (%.17g),
+ * with "nan"/"inf" spelled as such. */
+void qk_fprint_double(FILE *fp, double v);
+
+#endif

@@ -1,0 +1,309 @@
+/* Error reporting, allocation, atomic output files and hashing. */
+#include "qk/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *progname = "qkreport";
+static int progress_quiet = 0;
+
+void qk_set_progname(const char *name) { progname = name; }
+const char *qk_progname(void) { return progname; }
+
+int qk_fail(qk_err *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+void qk_report_error(const char *path, const char *msg)
+{
+    if (path)
+        fprintf(stderr, "%s: error: %s: %s\n", progname, path, msg);
+    else
+        fprintf(stderr, "%s: error: %s\n", progname, msg);
+}
+
+void qk_die(int status, const char *path, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    qk_report_error(path, msg);
+    exit(status);
+}
+
+void qk_warn(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: warning: ", progname);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void out_of_memory(size_t n)
+{
+    qk_die(QK_EXIT_DATA, NULL, "out of memory (allocating %zu bytes)", n);
+}
+
+void *qk_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        out_of_memory(n);
+    return p;
+}
+
+void *qk_calloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        out_of_memory(count * size);
+    return p;
+}
+
+void *qk_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        out_of_memory(n);
+    return q;
+}
+
+char *qk_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = qk_malloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+void qk_progress_set_quiet(int quiet) { progress_quiet = quiet; }
+
+void qk_progress(const char *fmt, ...)
+{
+    if (progress_quiet || !isatty(STDERR_FILENO))
+        return;
+    va_list ap;
+    fprintf(stderr, "%s: ", progname);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int qk_atomic_open(qk_atomic *a, const char *path, qk_err *err)
+{
+    memset(a, 0, sizeof *a);
+    size_t n = strlen(path) + 16;
+    a->final_path = qk_strdup(path);
+    a->tmp_path = qk_malloc(n);
+    snprintf(a->tmp_path, n, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(a->tmp_path);
+    if (fd < 0) {
+        int e = errno;
+        free(a->final_path);
+        free(a->tmp_path);
+        memset(a, 0, sizeof *a);
+        return qk_fail(err, "cannot create %s: %s", path, strerror(e));
+    }
+    fchmod(fd, 0644);
+    a->fp = fdopen(fd, "wb");
+    if (!a->fp) {
+        close(fd);
+        qk_atomic_abort(a);
+        return qk_fail(err, "cannot open %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+int qk_atomic_commit(qk_atomic *a, qk_err *err)
+{
+    int bad = ferror(a->fp) || fflush(a->fp) != 0;
+    int e = errno;
+    if (!bad && fsync(fileno(a->fp)) != 0 && errno != EINVAL) {
+        bad = 1;
+        e = errno;
+    }
+    if (fclose(a->fp) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    a->fp = NULL;
+    if (!bad && rename(a->tmp_path, a->final_path) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        qk_fail(err, "cannot write %s: %s", a->final_path, strerror(e));
+        qk_atomic_abort(a);
+        return -1;
+    }
+    free(a->tmp_path);
+    free(a->final_path);
+    memset(a, 0, sizeof *a);
+    return 0;
+}
+
+void qk_atomic_abort(qk_atomic *a)
+{
+    if (a->fp)
+        fclose(a->fp);
+    if (a->tmp_path)
+        unlink(a->tmp_path);
+    free(a->tmp_path);
+    free(a->final_path);
+    memset(a, 0, sizeof *a);
+}
+
+int qk_mkdirs(const char *dir, qk_err *err)
+{
+    char *p = qk_strdup(dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            int e = errno;
+            qk_fail(err, "cannot create directory %s: %s", p, strerror(e));
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int rc = 0;
+    if (mkdir(p, 0755) != 0 && errno != EEXIST)
+        rc = qk_fail(err, "cannot create directory %s: %s", p, strerror(errno));
+    free(p);
+    return rc;
+}
+
+int qk_read_file(const char *path, uint8_t **data, size_t *len, qk_err *err)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return qk_fail(err, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return qk_fail(err, "not a regular file");
+    }
+    size_t size = (size_t)st.st_size;
+    uint8_t *buf = qk_malloc(size + 1);
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : EIO;
+            close(fd);
+            free(buf);
+            return qk_fail(err, "read failed: %s", strerror(e));
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[size] = 0;
+    *data = buf;
+    *len = size;
+    return 0;
+}
+
+#define FNV_PRIME 0x100000001b3ULL
+
+void qk_hash_init(qk_hash *st, uint64_t seed)
+{
+    memset(st, 0, sizeof *st);
+    st->h = 0xcbf29ce484222325ULL ^ seed;
+}
+
+static uint64_t mix_word(uint64_t h, const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8); /* the suite runs on little-endian hosts */
+    return (h ^ w) * FNV_PRIME;
+}
+
+void qk_hash_update(qk_hash *st, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    size_t fill = st->len % 8;
+    st->len += len;
+    if (fill) { /* complete the pending word first */
+        size_t take = 8 - fill < len ? 8 - fill : len;
+        memcpy(st->pending + fill, p, take);
+        p += take;
+        len -= take;
+        if (fill + take < 8)
+            return;
+        st->h = mix_word(st->h, st->pending);
+    }
+    uint64_t h = st->h;
+    for (; len >= 8; p += 8, len -= 8)
+        h = mix_word(h, p);
+    st->h = h;
+    memcpy(st->pending, p, len);
+}
+
+uint64_t qk_hash_final(const qk_hash *st)
+{
+    uint64_t h = st->h;
+    if (st->len % 8) {
+        uint8_t last[8] = {0};
+        memcpy(last, st->pending, st->len % 8);
+        h = mix_word(h, last);
+    }
+    h = (h ^ st->len) * FNV_PRIME;
+    /* avalanche so that nearby inputs give distant hashes */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+uint64_t qk_hash64(const void *data, size_t len, uint64_t seed)
+{
+    qk_hash st;
+    qk_hash_init(&st, seed);
+    qk_hash_update(&st, data, len);
+    return qk_hash_final(&st);
+}
+
+char *qk_path_join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    while (la > 1 && a[la - 1] == '/')
+        la--;
+    char *s = qk_malloc(la + lb + 2);
+    memcpy(s, a, la);
+    s[la] = '/';
+    memcpy(s + la + 1, b, lb + 1);
+    return s;
+}
+
+void qk_fprint_double(FILE *fp, double v)
+{
+    if (v != v)
+        fputs("nan", fp);
+    else if (v == 1.0 / 0.0)
+        fputs("inf", fp);
+    else if (v == -1.0 / 0.0)
+        fputs("-inf", fp);
+    else
+        fprintf(fp, "%.17g", v);
+}

@@ -1,0 +1,89 @@
+/* The dataset registry and qkreport.conf parsing. */
+#include <stdio.h>
+#include <string.h>
+
+#include "qk/registry.h"
+#include "testutil.h"
+
+START_TEST(registry_lists_the_23_datasets)
+{
+    qk_registry reg;
+    qk_err err;
+    ck_assert_msg(qk_registry_load("workflow/datasets.tsv", &reg, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(reg.n, 23);
+    int per_study[3] = {0, 0, 0};
+    for (int i = 0; i < reg.n; i++) {
+        const qk_dataset *d = &reg.items[i];
+        per_study[0] += strcmp(d->study, "attention_plasticity") == 0;
+        per_study[1] += strcmp(d->study, "smollm3_training_progress") == 0;
+        per_study[2] += strcmp(d->study, "extra") == 0;
+        ck_assert_int_eq(d->n_q_heads % d->n_kv_heads, 0);
+        ck_assert_int_eq(d->context_length / d->bucket_size, strcmp(d->id, "mistral-v0.2-7b") ? 16 : 4);
+    }
+    ck_assert_int_eq(per_study[0], 11);
+    ck_assert_int_eq(per_study[1], 10);
+    ck_assert_int_eq(per_study[2], 2);
+    /* GQA groups that the notes get wrong: they must come from the shape */
+    ck_assert_int_eq(qk_dataset_group(qk_registry_find(&reg, "llama3.2-3b")), 3);
+    ck_assert_int_eq(qk_dataset_group(qk_registry_find(&reg, "qwen3-14b")), 5);
+    ck_assert_int_eq(qk_dataset_group(qk_registry_find(&reg, "qwen3-0.6b")), 2);
+    ck_assert_int_eq(qk_dataset_kv_head(qk_registry_find(&reg, "qwen3-14b"), 39), 7);
+    const qk_dataset *v = qk_registry_find(&reg, "llama3.2-11b");
+    ck_assert_int_eq(v->cross[3] + v->cross[8] + v->cross[38], 3);
+    ck_assert_int_eq(v->cross[4], 0);
+    const qk_dataset *s = qk_registry_find(&reg, "smollm3-3b-lc-32k-to-64k-step-20000");
+    ck_assert_int_eq(s->bucket_size, 4096);
+    ck_assert_int_eq(s->nope[35], 1);
+    ck_assert_int_eq(s->nope[34], 0);
+    ck_assert(s->rope_theta == 5e6);
+    ck_assert_ptr_null(qk_registry_find(&reg, "gpt2"));
+    qk_registry_free(&reg);
+}
+END_TEST
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+START_TEST(conf_describes_an_unlisted_model)
+{
+    qk_mkdirs("build/tests/tmp", NULL);
+    const char *path = "build/tests/tmp/qkreport.conf";
+    write_text(path, "# a model the registry lacks\nid = tiny\nn_layers = 2\n"
+                     "n_q_heads = 6\nn_kv_heads = 2\nhead_dim = 16\n"
+                     "context_length = 4096\nbucket_size = 256\nrope_theta = 10000\n"
+                     "nope_layers = 1\n");
+    qk_dataset d;
+    memset(&d, 0, sizeof d);
+    qk_err err;
+    ck_assert_msg(qk_dataset_conf_load(path, &d, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(qk_dataset_validate(&d, &err), 0);
+    ck_assert_str_eq(d.id, "tiny");
+    ck_assert_int_eq(qk_dataset_group(&d), 3);
+    ck_assert_int_eq(d.nope[1], 1);
+
+    write_text(path, "n_layers = two\n");
+    ck_assert_int_eq(qk_dataset_conf_load(path, &d, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "n_layers"));
+    write_text(path, "colour = blue\n");
+    ck_assert_int_eq(qk_dataset_conf_load(path, &d, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "unknown key 'colour'"));
+    d.n_kv_heads = 4;
+    ck_assert_int_eq(qk_dataset_validate(&d, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a multiple"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("registry");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, registry_lists_the_23_datasets);
+    tcase_add_test(tc, conf_describes_an_unlisted_model);
+    suite_add_tcase(s, tc);
+    return qk_test_run(s);
+}
