@@ -1,0 +1,64 @@
+/* Reader for the Parquet subset that sniffed-qk files use (see
+ * docs/parquet-subset.md): one table of bucket, example_id, position and a
+ * fixed-length float vector per row. */
+#ifndef QK_PARQUET_H
+#define QK_PARQUET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qk/common.h"
+
+/* The decoded columns of one sniffed-qk file. Arrays have `rows` entries;
+ * vector holds rows * dim floats, row-major. dim is the common list length
+ * of every row (0 only when the file has no rows and declares no size). */
+typedef struct qk_pq_table {
+    int64_t rows;
+    int dim;
+    int32_t *bucket;
+    int32_t *example_id;
+    int32_t *position;
+    float *vector;
+} qk_pq_table;
+
+/* Decodes a Parquet file held in memory.  On bad or unsupported input
+ * returns -1 with a one-line message in err (the caller adds the file
+ * name), e.g. "column vector: unsupported encoding DELTA_BINARY_PACKED".
+ * Null values in the four used columns are errors; token_str and
+ * sliding_window are read over and ignored. */
+int qk_parquet_decode(const uint8_t *buf, size_t len, qk_pq_table *out,
+                      qk_err *err);
+
+/* Reads and decodes the file at path (errors as above, plus I/O). A Git
+ * LFS pointer gets "Git LFS pointer, not Parquet data: run git lfs pull". */
+int qk_parquet_read_file(const char *path, qk_pq_table *out, qk_err *err);
+
+void qk_pq_table_free(qk_pq_table *t);
+
+/* Statistics in the form of the fixtures' truth.json: sums in float64
+ * accumulated in row order. */
+typedef struct qk_pq_stats {
+    int64_t rows;
+    int dim;
+    int64_t position_sum;
+    int64_t example_id_sum;
+    double vector_sum;
+    double vector_abs_sum;
+} qk_pq_stats;
+
+void qk_pq_table_stats(const qk_pq_table *t, qk_pq_stats *s);
+
+/* Lower-level pieces, exposed for tests and diagnostics. */
+
+/* Decodes exactly count values of an RLE/bit-packed hybrid stream (no
+ * length prefix) of the given bit width (0..32). */
+int qk_pq_hybrid_decode(const uint8_t *data, size_t len, int bit_width,
+                        uint32_t *out, int64_t count, qk_err *err);
+
+/* Byte range [*start, *start + *size) of the column chunk of the named
+ * top-level column in a row group, from the file's footer. */
+int qk_parquet_chunk_range(const uint8_t *buf, size_t len, int row_group,
+                           const char *column, uint64_t *start,
+                           uint64_t *size, qk_err *err);
+
+#endif
