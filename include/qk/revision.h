@@ -1,0 +1,50 @@
+/* Finding the configs of one downloaded revision and pairing each query
+ * head with its key head. */
+#ifndef QK_REVISION_H
+#define QK_REVISION_H
+
+#include "qk/common.h"
+#include "qk/registry.h"
+
+typedef struct qk_config_file {
+    int layer;
+    int head;
+    char kind;    /* 'q' or 'k' */
+    char name[32]; /* canonical name lLLhHH[qk] */
+    int n_paths;  /* Parquet files of the config, in lexical order */
+    char **paths;
+} qk_config_file;
+
+typedef struct qk_revision {
+    char *root; /* the directory that holds the config directories */
+    int n;
+    qk_config_file *configs; /* sorted by layer, head, kind ('k' before 'q') */
+} qk_revision;
+
+/* Parses a config directory name (^l(\d+)h(\d+)([qk])$). */
+int qk_parse_config_name(const char *name, int *layer, int *head, char *kind);
+
+/* Resolves what a user may point at: a plain download, a Hugging Face cache
+ * snapshot, a "datasets--owner--name" cache root with a revision name (read
+ * through refs/), or a legacy folder holding one model sub-directory. The
+ * result is malloc'ed. */
+char *qk_revision_resolve(const char *path, const char *revision, qk_err *err);
+
+/* Lists the config directories under root (dot-directories skipped,
+ * symlinks followed). An error names the offending entry. */
+int qk_revision_scan(const char *root, qk_revision *rev, qk_err *err);
+void qk_revision_free(qk_revision *rev);
+
+/* A query config and the key config that serves it (indices into rev). */
+typedef struct qk_head_pair {
+    int q;
+    int k;
+} qk_head_pair;
+
+/* Pairs every query config with key head q_head / (n_q / n_kv) of the same
+ * layer. Fails on a query head without its key file or heads outside the
+ * model's shape. Unused key configs are allowed (partial downloads). */
+int qk_revision_pair(const qk_revision *rev, const qk_dataset *ds,
+                     qk_head_pair **pairs, int *n_pairs, qk_err *err);
+
+#endif

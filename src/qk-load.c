@@ -1,0 +1,441 @@
+/* qk-load: reads one revision directory of sniffed-qk Parquet files,
+ * validates it and writes the binary store that later stages map. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "qk/common.h"
+#include "qk/parquet.h"
+#include "qk/registry.h"
+#include "qk/revision.h"
+#include "qk/store.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "Usage: qk-load [OPTIONS] DIR -o STORE\n"
+        "       qk-load --stats PATH\n"
+        "\n"
+        "Reads the query/key configs (lLLhHHq, lLLhHHk) of one downloaded revision of\n"
+        "the sniffed-qk dataset, pairs each query head with its key head (GQA),\n"
+        "validates every file and writes a binary store (docs/store-format.md).\n"
+        "DIR may be a plain download, a Hugging Face cache snapshot, or the cache's\n"
+        "datasets--viktoroo--sniffed-qk folder together with --revision.\n"
+        "\n"
+        "Options:\n"
+        "  -o, --output STORE     store file to write (written atomically)\n"
+        "      --dataset ID       registry id of the model (default: DIR's name);\n"
+        "                         DIR/qkreport.conf, if present, describes the model\n"
+        "      --registry FILE    dataset registry (default workflow/datasets.tsv)\n"
+        "      --revision REV     revision name inside a Hugging Face cache root\n"
+        "      --inventory FILE   also write a one-row TSV summary of the store\n"
+        "      --stats PATH       print one JSON object per config of PATH (a revision\n"
+        "                         directory or one Parquet file): config, rows, dim,\n"
+        "                         position_sum, example_id_sum, vector_sum,\n"
+        "                         vector_abs_sum; nothing is written\n"
+        "      --verify STORE     check a store's structure and checksum\n"
+        "  -q, --quiet            no progress lines\n"
+        "  -h, --help             this text\n"
+        "      --version          print the version\n"
+        "\n"
+        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
+        "Example: qk-load --dataset llama3.2-3b data/llama3.2-3b -o build/llama3.2-3b/store.qks\n");
+}
+
+typedef struct options {
+    const char *input;
+    const char *output;
+    const char *dataset;
+    const char *registry;
+    const char *revision;
+    const char *inventory;
+    const char *stats;
+    const char *verify;
+} options;
+
+static void parse_args(int argc, char **argv, options *o)
+{
+    enum { OPT_DATASET = 256, OPT_REGISTRY, OPT_REVISION, OPT_INVENTORY,
+           OPT_STATS, OPT_VERIFY, OPT_VERSION };
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"dataset", required_argument, NULL, OPT_DATASET},
+        {"registry", required_argument, NULL, OPT_REGISTRY},
+        {"revision", required_argument, NULL, OPT_REVISION},
+        {"inventory", required_argument, NULL, OPT_INVENTORY},
+        {"stats", required_argument, NULL, OPT_STATS},
+        {"verify", required_argument, NULL, OPT_VERIFY},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    o->registry = "workflow/datasets.tsv";
+    int c;
+    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o->output = optarg; break;
+        case OPT_DATASET: o->dataset = optarg; break;
+        case OPT_REGISTRY: o->registry = optarg; break;
+        case OPT_REVISION: o->revision = optarg; break;
+        case OPT_INVENTORY: o->inventory = optarg; break;
+        case OPT_STATS: o->stats = optarg; break;
+        case OPT_VERIFY: o->verify = optarg; break;
+        case 'q': qk_progress_set_quiet(1); break;
+        case 'h': usage(stdout); exit(QK_EXIT_OK);
+        case OPT_VERSION: printf("qk-load %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
+        default: usage(stderr); exit(QK_EXIT_USAGE);
+        }
+    }
+    if (o->stats || o->verify) {
+        if (optind != argc)
+            qk_die(QK_EXIT_USAGE, NULL, "--stats and --verify take no other arguments");
+        return;
+    }
+    if (optind + 1 != argc || !o->output) {
+        usage(stderr);
+        exit(QK_EXIT_USAGE);
+    }
+    o->input = argv[optind];
+}
+
+/* ---- --stats ------------------------------------------------------------ */
+
+static void print_stats(const char *config, const qk_pq_stats *s)
+{
+    printf("{\"config\":\"%s\",\"rows\":%" PRId64 ",\"dim\":%d,\"position_sum\":%" PRId64
+           ",\"example_id_sum\":%" PRId64 ",\"vector_sum\":",
+           config, s->rows, s->dim, s->position_sum, s->example_id_sum);
+    qk_fprint_double(stdout, s->vector_sum);
+    fputs(",\"vector_abs_sum\":", stdout);
+    qk_fprint_double(stdout, s->vector_abs_sum);
+    fputs("}\n", stdout);
+}
+
+/* The config name of a lone file: its parent directory when that is a
+ * config name, else the file name without ".parquet". */
+static void lone_file_config_name(const char *path, char *out, size_t cap)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *slash = strrchr(buf, '/');
+    const char *file = slash ? slash + 1 : buf;
+    int layer, head;
+    char kind;
+    if (slash) {
+        *slash = '\0';
+        char *parent = strrchr(buf, '/');
+        parent = parent ? parent + 1 : buf;
+        if (qk_parse_config_name(parent, &layer, &head, &kind) == 0) {
+            snprintf(out, cap, "%.*s", (int)cap - 1, parent);
+            return;
+        }
+    }
+    snprintf(out, cap, "%.*s", (int)cap - 1, file);
+    size_t n = strlen(out);
+    if (n > 8 && strcmp(out + n - 8, ".parquet") == 0)
+        out[n - 8] = '\0';
+}
+
+static int stats_one_file(const char *path, const char *config)
+{
+    qk_pq_table t;
+    qk_err err;
+    if (qk_parquet_read_file(path, &t, &err) != 0) {
+        qk_report_error(path, err.msg);
+        return -1;
+    }
+    qk_pq_stats s;
+    qk_pq_table_stats(&t, &s);
+    print_stats(config, &s);
+    qk_pq_table_free(&t);
+    return 0;
+}
+
+static int run_stats(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        qk_die(QK_EXIT_DATA, path, "no such file or directory");
+    if (!S_ISDIR(st.st_mode)) {
+        char name[256];
+        lone_file_config_name(path, name, sizeof name);
+        return stats_one_file(path, name) == 0 ? QK_EXIT_OK : QK_EXIT_DATA;
+    }
+    qk_err err;
+    char *root = qk_revision_resolve(path, NULL, &err);
+    if (!root)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    qk_revision rev;
+    if (qk_revision_scan(root, &rev, &err) != 0)
+        qk_die(QK_EXIT_DATA, root, "%s", err.msg);
+    free(root);
+    int status = QK_EXIT_OK;
+    for (int i = 0; i < rev.n && status == QK_EXIT_OK; i++)
+        for (int j = 0; j < rev.configs[i].n_paths && status == QK_EXIT_OK; j++)
+            if (stats_one_file(rev.configs[i].paths[j], rev.configs[i].name) != 0)
+                status = QK_EXIT_DATA;
+    qk_revision_free(&rev);
+    return status;
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+/* The model description: DIR/qkreport.conf if present, else the registry. */
+static void load_dataset_facts(const options *o, const char *root, qk_dataset *ds)
+{
+    memset(ds, 0, sizeof *ds);
+    char *conf = qk_path_join(o->input, "qkreport.conf");
+    struct stat st;
+    int have_conf = stat(conf, &st) == 0;
+    if (!have_conf) {
+        free(conf);
+        conf = qk_path_join(root, "qkreport.conf");
+        have_conf = stat(conf, &st) == 0;
+    }
+    char id[sizeof ds->id];
+    if (o->dataset) {
+        snprintf(id, sizeof id, "%.*s", (int)sizeof id - 1, o->dataset);
+    } else {
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s", o->input);
+        size_t n = strlen(buf);
+        while (n > 1 && buf[n - 1] == '/')
+            buf[--n] = '\0';
+        const char *slash = strrchr(buf, '/');
+        snprintf(id, sizeof id, "%.*s", (int)sizeof id - 1, slash ? slash + 1 : buf);
+    }
+    qk_registry reg;
+    qk_err err;
+    if (qk_registry_load(o->registry, &reg, &err) != 0 && !have_conf)
+        qk_die(QK_EXIT_DATA, o->registry, "%s", err.msg);
+    const qk_dataset *found = reg.n ? qk_registry_find(&reg, id) : NULL;
+    if (found)
+        *ds = *found;
+    else
+        snprintf(ds->id, sizeof ds->id, "%s", id);
+    qk_registry_free(&reg);
+    if (have_conf && qk_dataset_conf_load(conf, ds, &err) != 0)
+        qk_die(QK_EXIT_DATA, conf, "%s", err.msg);
+    if (!found && !have_conf)
+        qk_die(QK_EXIT_DATA, o->input,
+               "dataset '%s' is not in %s and the directory has no qkreport.conf",
+               id, o->registry);
+    if (qk_dataset_validate(ds, &err) != 0)
+        qk_die(QK_EXIT_DATA, have_conf ? conf : o->registry, "%s", err.msg);
+    free(conf);
+}
+
+/* Reads every Parquet file of a config into one table (rows concatenated). */
+static int read_config(const qk_config_file *c, qk_pq_table *t, uint64_t *bytes,
+                       const char **bad_path, qk_err *err)
+{
+    memset(t, 0, sizeof *t);
+    *bytes = 0;
+    for (int j = 0; j < c->n_paths; j++) {
+        qk_pq_table part;
+        *bad_path = c->paths[j];
+        if (qk_parquet_read_file(c->paths[j], &part, err) != 0)
+            goto fail;
+        struct stat st;
+        if (stat(c->paths[j], &st) == 0)
+            *bytes += (uint64_t)st.st_size;
+        if (j == 0) {
+            *t = part;
+            continue;
+        }
+        if (part.rows && t->rows && part.dim != t->dim) {
+            qk_fail(err, "vector length %d differs from %d in %s", part.dim, t->dim,
+                    c->paths[0]);
+            qk_pq_table_free(&part);
+            goto fail;
+        }
+        size_t rows = (size_t)(t->rows + part.rows);
+        int dim = t->rows ? t->dim : part.dim;
+        t->position = qk_realloc(t->position, rows * 4);
+        t->example_id = qk_realloc(t->example_id, rows * 4);
+        t->bucket = qk_realloc(t->bucket, rows * 4);
+        t->vector = qk_realloc(t->vector, rows * (size_t)dim * 4);
+        memcpy(t->position + t->rows, part.position, (size_t)part.rows * 4);
+        memcpy(t->example_id + t->rows, part.example_id, (size_t)part.rows * 4);
+        memcpy(t->bucket + t->rows, part.bucket, (size_t)part.rows * 4);
+        memcpy(t->vector + (size_t)t->rows * dim, part.vector,
+               (size_t)part.rows * (size_t)dim * 4);
+        t->rows = (int64_t)rows;
+        t->dim = dim;
+        qk_pq_table_free(&part);
+    }
+    return 0;
+fail:
+    qk_pq_table_free(t);
+    return -1;
+}
+
+/* The checks a capture must pass before any analysis trusts it. */
+static int validate_config(const qk_pq_table *t, const qk_dataset *ds, qk_err *err)
+{
+    if (t->rows == 0)
+        return qk_fail(err, "no rows (the capture tool never writes empty configs)");
+    if (t->dim != ds->head_dim)
+        return qk_fail(err, "vectors have %d values, %s has head_dim %d", t->dim,
+                       ds->id, ds->head_dim);
+    for (int64_t i = 0; i < t->rows; i++) {
+        int32_t p = t->position[i];
+        if (p < 0 || p >= ds->context_length)
+            return qk_fail(err, "row %" PRId64 ": position %d outside the context [0, %d)",
+                           i, p, ds->context_length);
+        if (t->bucket[i] != p / ds->bucket_size)
+            return qk_fail(err, "row %" PRId64 ": bucket %d, expected position %d / %d = %d",
+                           i, t->bucket[i], p, ds->bucket_size, p / ds->bucket_size);
+    }
+    size_t n = (size_t)t->rows * (size_t)t->dim;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(t->vector[i]))
+            return qk_fail(err, "row %zu: non-finite vector value", i / (size_t)t->dim);
+    return 0;
+}
+
+typedef struct load_totals {
+    int q_configs, k_configs;
+    int64_t q_rows, k_rows;
+    uint64_t parquet_bytes;
+} load_totals;
+
+static void write_inventory(const char *path, const qk_dataset *ds, const load_totals *tot,
+                            const qk_store *s, const char *store_path)
+{
+    qk_atomic out;
+    qk_err err;
+    if (qk_atomic_open(&out, path, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    fprintf(out.fp, "dataset\tlabel\tstudy\tfamily\tq_heads\tk_heads\tvectors_q\tvectors_k"
+                    "\thead_dim\tparquet_bytes\tstore_bytes\tstore_checksum\n");
+    fprintf(out.fp, "%s\t%s\t%s\t%s\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%d\t%" PRIu64
+                    "\t%zu\t%016" PRIx64 "\n",
+            ds->id, ds->label[0] ? ds->label : ds->id, ds->study[0] ? ds->study : "extra",
+            ds->family[0] ? ds->family : "other", tot->q_configs, tot->k_configs,
+            tot->q_rows, tot->k_rows, s->dim, tot->parquet_bytes, s->map_size,
+            s->header.checksum);
+    if (qk_atomic_commit(&out, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    (void)store_path;
+}
+
+static void fill_header(qk_store_header *h, const qk_dataset *ds)
+{
+    memset(h, 0, sizeof *h);
+    h->dim = (uint32_t)ds->head_dim;
+    h->n_layers = (uint32_t)ds->n_layers;
+    h->n_q_heads = (uint32_t)ds->n_q_heads;
+    h->n_kv_heads = (uint32_t)ds->n_kv_heads;
+    h->context_length = (uint32_t)ds->context_length;
+    h->bucket_size = (uint32_t)ds->bucket_size;
+    snprintf(h->dataset_id, sizeof h->dataset_id, "%s", ds->id);
+}
+
+/* Decodes, validates and appends every config; on error the partial store
+ * is removed and the message names the file. */
+static void load_configs(const qk_revision *rev, const qk_dataset *ds,
+                         qk_store_writer *w, load_totals *tot)
+{
+    for (int i = 0; i < rev->n; i++) {
+        const qk_config_file *c = &rev->configs[i];
+        qk_pq_table t;
+        uint64_t bytes;
+        const char *path = c->paths[0];
+        qk_err err;
+        if (read_config(c, &t, &bytes, &path, &err) != 0 ||
+            validate_config(&t, ds, &err) != 0 ||
+            qk_store_writer_add(w, c->layer, c->head, c->kind, t.rows, t.position,
+                                t.example_id, t.bucket, t.vector, bytes, &err) != 0) {
+            qk_store_writer_abort(w);
+            qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+        }
+        if (c->kind == 'q') {
+            tot->q_configs++;
+            tot->q_rows += t.rows;
+        } else {
+            tot->k_configs++;
+            tot->k_rows += t.rows;
+        }
+        tot->parquet_bytes += bytes;
+        qk_pq_table_free(&t);
+    }
+}
+
+static int run_load(const options *o)
+{
+    qk_err err;
+    char *root = qk_revision_resolve(o->input, o->revision, &err);
+    if (!root)
+        qk_die(QK_EXIT_DATA, o->input, "%s", err.msg);
+    qk_dataset ds;
+    load_dataset_facts(o, root, &ds);
+    qk_revision rev;
+    if (qk_revision_scan(root, &rev, &err) != 0)
+        qk_die(QK_EXIT_DATA, root, "%s", err.msg);
+    if (rev.n == 0)
+        qk_die(QK_EXIT_DATA, root, "no config directories with Parquet files");
+    qk_head_pair *pairs;
+    int n_pairs;
+    if (qk_revision_pair(&rev, &ds, &pairs, &n_pairs, &err) != 0)
+        qk_die(QK_EXIT_DATA, root, "%s", err.msg);
+    if (n_pairs == 0)
+        qk_die(QK_EXIT_DATA, root, "no query configs (lLLhHHq) found");
+
+    qk_store_header meta;
+    fill_header(&meta, &ds);
+    qk_store_writer w;
+    if (qk_store_writer_open(&w, o->output, &meta, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    load_totals tot = {0};
+    load_configs(&rev, &ds, &w, &tot);
+    qk_store_pair *sp = qk_malloc((size_t)n_pairs * sizeof *sp);
+    for (int i = 0; i < n_pairs; i++)
+        sp[i] = (qk_store_pair){(uint32_t)pairs[i].q, (uint32_t)pairs[i].k};
+    if (qk_store_writer_finish(&w, sp, n_pairs, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    free(sp);
+    free(pairs);
+
+    qk_store s;
+    if (qk_store_open(o->output, &s, 0, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    if (o->inventory)
+        write_inventory(o->inventory, &ds, &tot, &s, o->output);
+    qk_progress("%s: %d query + %d key configs, %" PRId64 " + %" PRId64
+                " vectors, %.1f MB Parquet -> %.1f MB store",
+                ds.id, tot.q_configs, tot.k_configs, tot.q_rows, tot.k_rows,
+                tot.parquet_bytes / 1e6, s.map_size / 1e6);
+    qk_store_close(&s);
+    qk_revision_free(&rev);
+    free(root);
+    return QK_EXIT_OK;
+}
+
+static int run_verify(const char *path)
+{
+    qk_store s;
+    qk_err err;
+    if (qk_store_open(path, &s, 1, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    printf("%s: %s, %d configs, %d pairs, dim %d, checksum %016" PRIx64 " ok\n", path,
+           s.header.dataset_id, s.n_configs, s.n_pairs, s.dim, s.header.checksum);
+    qk_store_close(&s);
+    return QK_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    qk_set_progname("qk-load");
+    options o;
+    parse_args(argc, argv, &o);
+    if (o.stats)
+        return run_stats(o.stats);
+    if (o.verify)
+        return run_verify(o.verify);
+    return run_load(&o);
+}

@@ -1,0 +1,122 @@
+#!/bin/bash
+# End-to-end tests of qk-load as users run it: a real revision directory,
+# --stats against the fixtures' truth files, and every kind of bad input
+# (exit status 2, one line naming the file, no store written, an earlier
+# store left untouched).
+set -u
+cd "$(dirname "$0")/.."
+source tests/lib-e2e.sh
+
+tmp=build/tests/tmp/e2e-load
+rm -rf "$tmp" && mkdir -p "$tmp"
+
+# --- a revision directory: sniffed-mini (2 layers, GQA group 2, head_dim 16)
+mini="$tmp/mini"
+cp -r tests/data/sniffed-mini "$mini"
+chmod -R u+w "$mini"
+cat > "$mini/qkreport.conf" <<'EOF'
+id = sniffed-mini
+n_layers = 2
+n_q_heads = 4
+n_kv_heads = 2
+head_dim = 16
+context_length = 131072
+bucket_size = 8192
+EOF
+run bin/qk-load --quiet "$mini" -o "$tmp/mini.qks" --inventory "$tmp/mini.tsv"
+expect_status 0 "load sniffed-mini"
+run bin/qk-load --verify "$tmp/mini.qks"
+expect_status 0 "verify the store"
+expect_out "6 configs, 3 pairs, dim 16" "store shape"
+expect_file_line "$tmp/mini.tsv" 2 $'sniffed-mini\tsniffed-mini\textra\tother\t3\t3\t1200\t1200\t16\t' "inventory row"
+
+# --stats reproduces every truth.json (integers exactly, sums to 1e-9)
+for truth in tests/data/sniffed-mini/*/truth.json; do
+    config=$(basename "$(dirname "$truth")")
+    run bin/qk-load --stats "tests/data/sniffed-mini/$config/data.parquet"
+    expect_status 0 "stats $config"
+    expect_stats_match "$truth" "stats $config equal truth.json"
+done
+for truth in tests/data/parquet-variants/*.truth.json; do
+    file=${truth%.truth.json}.parquet
+    run bin/qk-load --stats "$file"
+    expect_status 0 "stats $(basename "$file")"
+    expect_stats_match "$truth" "stats $(basename "$file") equal truth.json"
+done
+run bin/qk-load --stats "$mini"
+expect_status 0 "stats of a whole directory"
+expect_out_lines 6 "one line per config"
+
+# --- bad inputs: each replaces l01h01q/data.parquet in a copy of the revision
+before=$(sha256sum "$tmp/mini.qks")
+bad_case() { # name, description; the file is prepared by the caller
+    local name=$1 what=$2
+    run bin/qk-load --quiet "$bad" -o "$tmp/mini.qks"
+    expect_status 2 "$name: exit status"
+    expect_one_line_naming "$bad/l01h01q/data.parquet" "$what" "$name: message"
+    expect_same "$before" "$(sha256sum "$tmp/mini.qks")" "$name: earlier store untouched"
+    expect_no_temporaries "$tmp" "$name: no temporary left"
+}
+new_bad() { rm -rf "$bad"; cp -r "$mini" "$bad"; }
+bad="$tmp/bad"
+good_file="$mini/l01h01q/data.parquet"
+size=$(stat -c %s "$good_file")
+
+new_bad; head -c $((size - 3)) "$good_file" > "$bad/l01h01q/data.parquet"
+bad_case truncated "magic"
+new_bad; head -c $((size / 2)) "$good_file" > "$bad/l01h01q/data.parquet"
+bad_case half-file "magic"
+new_bad; : > "$bad/l01h01q/data.parquet"
+bad_case empty "empty"
+new_bad; printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%064d\nsize %d\n' 0 "$size" \
+    > "$bad/l01h01q/data.parquet"
+bad_case lfs-pointer "git lfs pull"
+new_bad; echo "this is not parquet" > "$bad/l01h01q/data.parquet"
+bad_case not-parquet "Parquet"
+new_bad; cp "$good_file" "$bad/l01h01q/data.parquet"
+# corrupt the middle of the file (page data): a decoder error or a checksum-free
+# garbage value must still never crash; exit 2 with a message, or 0 if the bytes
+# happened to decode to valid values
+printf '\xff\xff\xff\xff\xff\xff\xff\xff' | dd of="$bad/l01h01q/data.parquet" bs=1 seek=$((size / 3)) conv=notrunc status=none
+run bin/qk-load --quiet "$bad" -o "$tmp/corrupt.qks"
+expect_status_in "0 2" "corrupt page bytes: no crash"
+
+# a query head whose key file is missing
+new_bad; rm -rf "$bad/l01h00k"
+run bin/qk-load --quiet "$bad" -o "$tmp/mini.qks"
+expect_status 2 "missing key file: exit status"
+expect_out_contains_err "query head l01h01q has no key file l01h00k" "missing key file: message"
+expect_same "$before" "$(sha256sum "$tmp/mini.qks")" "missing key file: store untouched"
+
+# a value outside the model: head_dim mismatch from the conf
+new_bad; sed -i 's/head_dim = 16/head_dim = 32/' "$bad/qkreport.conf"
+run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"
+expect_status 2 "head_dim mismatch"
+expect_out_contains_err "head_dim 32" "head_dim mismatch: message"
+expect_missing "$tmp/other.qks" "head_dim mismatch: no store"
+
+# positions beyond the context
+new_bad; sed -i 's/context_length = 131072/context_length = 65536/' "$bad/qkreport.conf"
+run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"
+expect_status 2 "position outside the context"
+expect_out_contains_err "outside the context" "context: message"
+
+# bucket inconsistent with the bucket size
+new_bad; sed -i 's/bucket_size = 8192/bucket_size = 4096/' "$bad/qkreport.conf"
+run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"
+expect_status 2 "bucket mismatch"
+expect_out_contains_err "bucket" "bucket: message"
+
+# unknown dataset without qkreport.conf
+new_bad; rm "$bad/qkreport.conf"
+run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"
+expect_status 2 "unknown dataset"
+expect_out_contains_err "not in workflow/datasets.tsv" "unknown dataset: message"
+
+# usage errors exit 1
+run bin/qk-load
+expect_status 1 "no arguments"
+run bin/qk-load --no-such-option x
+expect_status 1 "unknown option"
+
+finish

@@ -1,0 +1,230 @@
+/* Config discovery in a revision directory and GQA pairing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "qk/revision.h"
+#include "testutil.h"
+
+static char root[256];
+
+/* A fresh empty directory under build/tests/tmp. */
+static void fresh_dir(const char *name)
+{
+    snprintf(root, sizeof root, "build/tests/tmp/rev-%s", name);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(qk_mkdirs(root, NULL), 0);
+}
+
+static void touch_config(const char *base, const char *config)
+{
+    char dir[512], file[600];
+    snprintf(dir, sizeof dir, "%s/%s", base, config);
+    ck_assert_int_eq(qk_mkdirs(dir, NULL), 0);
+    snprintf(file, sizeof file, "%s/data.parquet", dir);
+    FILE *fp = fopen(file, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs("PAR1", fp);
+    fclose(fp);
+}
+
+static qk_dataset shape(int layers, int nq, int nkv)
+{
+    qk_dataset d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.id, sizeof d.id, "shape");
+    d.n_layers = layers;
+    d.n_q_heads = nq;
+    d.n_kv_heads = nkv;
+    d.head_dim = 16;
+    d.context_length = 4096;
+    d.bucket_size = 256;
+    return d;
+}
+
+START_TEST(config_names)
+{
+    int l, h;
+    char k;
+    ck_assert_int_eq(qk_parse_config_name("l03h07q", &l, &h, &k), 0);
+    ck_assert(l == 3 && h == 7 && k == 'q');
+    ck_assert_int_eq(qk_parse_config_name("l3h123k", &l, &h, &k), 0);
+    ck_assert(l == 3 && h == 123 && k == 'k');
+    ck_assert_int_eq(qk_parse_config_name("l03h07", &l, &h, &k), -1);
+    ck_assert_int_eq(qk_parse_config_name("l03h07qq", &l, &h, &k), -1);
+    ck_assert_int_eq(qk_parse_config_name("L03h07q", &l, &h, &k), -1);
+    ck_assert_int_eq(qk_parse_config_name("lh07q", &l, &h, &k), -1);
+    ck_assert_int_eq(qk_parse_config_name("l03h07v", &l, &h, &k), -1);
+}
+END_TEST
+
+/* Every query head of every layer pairs with key head q / group. */
+static void check_group(int nq, int nkv)
+{
+    char name[64];
+    snprintf(name, sizeof name, "group-%d-%d", nq, nkv);
+    fresh_dir(name);
+    qk_dataset d = shape(2, nq, nkv);
+    char config[32];
+    for (int layer = 0; layer < 2; layer++) {
+        for (int h = 0; h < nq; h++) {
+            snprintf(config, sizeof config, "l%02dh%02dq", layer, h);
+            touch_config(root, config);
+        }
+        for (int h = 0; h < nkv; h++) {
+            snprintf(config, sizeof config, "l%02dh%02dk", layer, h);
+            touch_config(root, config);
+        }
+    }
+    qk_revision rev;
+    qk_err err;
+    ck_assert_msg(qk_revision_scan(root, &rev, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(rev.n, 2 * (nq + nkv));
+    qk_head_pair *pairs;
+    int n;
+    ck_assert_msg(qk_revision_pair(&rev, &d, &pairs, &n, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(n, 2 * nq);
+    for (int i = 0; i < n; i++) {
+        const qk_config_file *q = &rev.configs[pairs[i].q], *k = &rev.configs[pairs[i].k];
+        ck_assert_int_eq(q->kind, 'q');
+        ck_assert_int_eq(k->kind, 'k');
+        ck_assert_int_eq(q->layer, k->layer);
+        ck_assert_int_eq(k->head, q->head / (nq / nkv));
+    }
+    free(pairs);
+    qk_revision_free(&rev);
+}
+
+START_TEST(gqa_groups_1_2_3_4_5)
+{
+    check_group(8, 8);
+    check_group(16, 8);
+    check_group(24, 8);
+    check_group(32, 8);
+    check_group(40, 8);
+}
+END_TEST
+
+START_TEST(missing_key_head_is_an_error)
+{
+    fresh_dir("missing-key");
+    touch_config(root, "l00h05q");
+    touch_config(root, "l00h00k");
+    qk_dataset d = shape(2, 24, 8);
+    qk_revision rev;
+    qk_err err;
+    ck_assert_int_eq(qk_revision_scan(root, &rev, &err), 0);
+    qk_head_pair *pairs;
+    int n;
+    ck_assert_int_eq(qk_revision_pair(&rev, &d, &pairs, &n, &err), -1);
+    ck_assert_str_eq(err.msg, "query head l00h05q has no key file l00h01k (GQA group 3)");
+    qk_revision_free(&rev);
+}
+END_TEST
+
+START_TEST(heads_outside_the_shape_are_errors)
+{
+    fresh_dir("shape");
+    touch_config(root, "l00h16q");
+    touch_config(root, "l00h08k");
+    qk_dataset d = shape(2, 16, 8);
+    qk_revision rev;
+    qk_err err;
+    ck_assert_int_eq(qk_revision_scan(root, &rev, &err), 0);
+    qk_head_pair *pairs;
+    int n;
+    ck_assert_int_eq(qk_revision_pair(&rev, &d, &pairs, &n, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "outside the model's 8 key heads"));
+    qk_revision_free(&rev);
+}
+END_TEST
+
+START_TEST(scan_skips_dot_dirs_and_other_files)
+{
+    fresh_dir("skip");
+    touch_config(root, "l00h00q");
+    touch_config(root, "l00h00k");
+    touch_config(root, ".cache/l00h01q");
+    char path[512];
+    snprintf(path, sizeof path, "%s/l00h02q", root);
+    qk_mkdirs(path, NULL); /* a config directory without Parquet data */
+    snprintf(path, sizeof path, "%s/README.md", root);
+    FILE *fp = fopen(path, "w");
+    fclose(fp);
+    qk_revision rev;
+    qk_err err;
+    ck_assert_int_eq(qk_revision_scan(root, &rev, &err), 0);
+    ck_assert_int_eq(rev.n, 2);
+    ck_assert_str_eq(rev.configs[0].name, "l00h00k");
+    ck_assert_str_eq(rev.configs[1].name, "l00h00q");
+    qk_revision_free(&rev);
+    touch_config(root, "l0h0q");
+    ck_assert_int_eq(qk_revision_scan(root, &rev, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "appears twice"));
+}
+END_TEST
+
+START_TEST(hugging_face_cache_and_legacy_layouts)
+{
+    fresh_dir("hfcache");
+    /* datasets--o--n/{blobs,refs/<rev>,snapshots/<commit>/l00h00q/data.parquet -> blob} */
+    char path[512], target[512];
+    const char *commit = "0123456789abcdef0123456789abcdef01234567";
+    snprintf(path, sizeof path, "%s/blobs", root);
+    qk_mkdirs(path, NULL);
+    snprintf(path, sizeof path, "%s/blobs/abc", root);
+    FILE *fp = fopen(path, "w");
+    fputs("PAR1", fp);
+    fclose(fp);
+    snprintf(path, sizeof path, "%s/refs", root);
+    qk_mkdirs(path, NULL);
+    snprintf(path, sizeof path, "%s/refs/qwen3-8b-longbench-pro-128k-plus", root);
+    fp = fopen(path, "w");
+    fprintf(fp, "%s", commit);
+    fclose(fp);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/snapshots/%s/l00h00%c", root, commit, "qk"[i]);
+        qk_mkdirs(path, NULL);
+        snprintf(path, sizeof path, "%s/snapshots/%s/l00h00%c/data.parquet", root, commit,
+                 "qk"[i]);
+        snprintf(target, sizeof target, "../../../blobs/abc");
+        ck_assert_int_eq(symlink(target, path), 0);
+    }
+    qk_err err;
+    char *snap = qk_revision_resolve(root, "qwen3-8b-longbench-pro-128k-plus", &err);
+    ck_assert_msg(snap != NULL, "%s", err.msg);
+    qk_revision rev;
+    ck_assert_int_eq(qk_revision_scan(snap, &rev, &err), 0);
+    ck_assert_int_eq(rev.n, 2);
+    qk_revision_free(&rev);
+    free(snap);
+    ck_assert_ptr_null(qk_revision_resolve(root, "no-such-rev", &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "not in this cache"));
+
+    fresh_dir("legacy");
+    snprintf(path, sizeof path, "%s/Qwen_Qwen3_8B", root);
+    touch_config(path, "l00h00q");
+    char *resolved = qk_revision_resolve(root, NULL, &err);
+    ck_assert_ptr_nonnull(resolved);
+    ck_assert_str_eq(resolved, path);
+    free(resolved);
+}
+END_TEST
+
+int main(void)
+{
+    qk_mkdirs("build/tests/tmp", NULL);
+    Suite *s = suite_create("revision");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, config_names);
+    tcase_add_test(tc, gqa_groups_1_2_3_4_5);
+    tcase_add_test(tc, missing_key_head_is_an_error);
+    tcase_add_test(tc, heads_outside_the_shape_are_errors);
+    tcase_add_test(tc, scan_skips_dot_dirs_and_other_files);
+    tcase_add_test(tc, hugging_face_cache_and_legacy_layouts);
+    suite_add_tcase(s, tc);
+    return qk_test_run(s);
+}
