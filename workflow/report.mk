@@ -1,0 +1,26 @@
+# The report: report/index.html from templates/report.html.in, every number
+# taken from the pipeline's tables.
+
+INVENTORIES := $(foreach d,$(ORDERED_DATASETS),build/$(d)/inventory.tsv)
+
+# concatenates TSV files that share one header line, in the order given
+merge_tsv = awk 'FNR == 1 && NR != 1 { next } { print }' $(1) > $(2).tmp && mv -f $(2).tmp $(2)
+
+build/report/inventory.tsv: $(INVENTORIES)
+	@mkdir -p $(@D)
+	$(call merge_tsv,$^,$@)
+
+SUITE_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(call param_group,report,version=$(SUITE_VERSION) data=$(if $(DATA),$(DATA),synthetic))
+
+REPORT_FLAGS = --set suite_version=$(SUITE_VERSION) \
+  --set data_source="$(if $(DATA),$(DATA),synthetic (qk-synth, seed $(SEED), scale $(SCALE)))" \
+  --table inventory=build/report/inventory.tsv
+
+report/index.html: templates/report.html.in bin/qk-report build/report/inventory.tsv \
+                   build/params/report.txt build/params/synth.txt
+	@mkdir -p $(@D)
+	bin/qk-report --template $< --output $@ $(REPORT_FLAGS)
+
+.PHONY: report
+report: report/index.html
