@@ -1,0 +1,37 @@
+/* Figures through gnuplot: a figure's script is built in memory (data
+ * blocks inline), saved beside the figure as figure.gp, and piped to
+ * gnuplot twice, once for the pngcairo and once for the svg terminal. */
+#ifndef QK_PLOT_H
+#define QK_PLOT_H
+
+#include <stdio.h>
+
+#include "qk/common.h"
+
+typedef struct qk_plot {
+    FILE *mem;
+    char *script;
+    size_t len;
+    int width;  /* pixels of the PNG; the SVG gets the same size */
+    int height;
+} qk_plot;
+
+/* Starts a figure of width x height pixels. */
+void qk_plot_begin(qk_plot *p, int width, int height);
+/* Appends script text. */
+void qk_plot_printf(qk_plot *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Opens an inline data block "$name << EOD"; rows follow with
+ * qk_plot_printf; qk_plot_data_end closes it. */
+void qk_plot_data_begin(qk_plot *p, const char *name);
+void qk_plot_data_end(qk_plot *p);
+/* A gnuplot string literal with quotes and backslashes escaped. */
+void qk_plot_quoted(qk_plot *p, const char *text);
+
+/* Writes DIR/figure.gp, DIR/figure.png and DIR/figure.svg (each atomically)
+ * with the house style (style_path, may be NULL) prepended; the figure is
+ * rendered by `gnuplot` from PATH. Frees the script. */
+int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *err);
+/* Drops a figure without rendering. */
+void qk_plot_discard(qk_plot *p);
+
+#endif

@@ -1,0 +1,122 @@
+/* gnuplot driving (include/qk/plot.h). */
+#include "qk/plot.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void qk_plot_begin(qk_plot *p, int width, int height)
+{
+    memset(p, 0, sizeof *p);
+    p->width = width;
+    p->height = height;
+    p->mem = open_memstream(&p->script, &p->len);
+    if (!p->mem)
+        qk_die(QK_EXIT_DATA, NULL, "out of memory");
+}
+
+void qk_plot_printf(qk_plot *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(p->mem, fmt, ap);
+    va_end(ap);
+}
+
+void qk_plot_data_begin(qk_plot *p, const char *name) { fprintf(p->mem, "$%s << EOD\n", name); }
+
+void qk_plot_data_end(qk_plot *p) { fputs("EOD\n", p->mem); }
+
+void qk_plot_quoted(qk_plot *p, const char *text)
+{
+    fputc('"', p->mem);
+    for (; *text; text++) {
+        if (*text == '"' || *text == '\\')
+            fputc('\\', p->mem);
+        fputc(*text, p->mem);
+    }
+    fputc('"', p->mem);
+}
+
+void qk_plot_discard(qk_plot *p)
+{
+    if (p->mem)
+        fclose(p->mem);
+    free(p->script);
+    memset(p, 0, sizeof *p);
+}
+
+/* The saved script: style and figure, without terminal or output lines,
+ * so it can be loaded under any terminal. */
+static int write_script(const qk_plot *p, const char *path, const char *style_path,
+                        qk_err *err)
+{
+    qk_atomic out;
+    if (qk_atomic_open(&out, path, err) != 0)
+        return -1;
+    fprintf(out.fp, "# gnuplot script of this figure; render with e.g.\n"
+                    "#   gnuplot -e 'set terminal pngcairo size %d,%d; set output \"x.png\"' figure.gp\n",
+            p->width, p->height);
+    if (style_path) {
+        uint8_t *style;
+        size_t n;
+        if (qk_read_file(style_path, &style, &n, err) != 0) {
+            qk_atomic_abort(&out);
+            return -1;
+        }
+        fwrite(style, 1, n, out.fp);
+        free(style);
+    }
+    fwrite(p->script, 1, p->len, out.fp);
+    return qk_atomic_commit(&out, err);
+}
+
+/* Runs gnuplot on the saved script for both terminals, into temporaries. */
+static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const char *svg,
+                       qk_err *err)
+{
+    FILE *pipe = popen("gnuplot", "w");
+    if (!pipe)
+        return qk_fail(err, "cannot start gnuplot: %s", strerror(errno));
+    fprintf(pipe,
+            "set terminal pngcairo size %d,%d font \"DejaVu Sans,10\" enhanced\n"
+            "set output \"%s\"\nload \"%s\"\nunset output\n"
+            "set terminal svg size %d,%d font \"DejaVu Sans,10\" enhanced\n"
+            "set output \"%s\"\nload \"%s\"\nunset output\n",
+            p->width, p->height, png, gp, p->width, p->height, svg, gp);
+    int status = pclose(pipe);
+    if (status != 0)
+        return qk_fail(err, "gnuplot failed on %s (status %d)", gp, status);
+    return 0;
+}
+
+int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *err)
+{
+    fclose(p->mem);
+    p->mem = NULL;
+    int rc = qk_mkdirs(dir, err);
+    char *gp = qk_path_join(dir, "figure.gp");
+    char *png = qk_path_join(dir, "figure.png"), *svg = qk_path_join(dir, "figure.svg");
+    char *png_tmp = qk_path_join(dir, ".figure.png.tmp"), *svg_tmp = qk_path_join(dir, ".figure.svg.tmp");
+    if (rc == 0)
+        rc = write_script(p, gp, style_path, err);
+    if (rc == 0)
+        rc = run_gnuplot(p, gp, png_tmp, svg_tmp, err);
+    if (rc == 0 && (rename(png_tmp, png) != 0 || rename(svg_tmp, svg) != 0))
+        rc = qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
+    if (rc != 0) {
+        unlink(png_tmp);
+        unlink(svg_tmp);
+    }
+    free(gp);
+    free(png);
+    free(svg);
+    free(png_tmp);
+    free(svg_tmp);
+    free(p->script);
+    memset(p, 0, sizeof *p);
+    return rc;
+}
