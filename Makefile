@@ -18,6 +18,7 @@ include workflow/config.mk
 include workflow/datasets.mk
 include workflow/synth.mk
 include workflow/load.mk
+include workflow/figures.mk
 include workflow/report.mk
 include workflow/check.mk
 include workflow/bench.mk

@@ -13,7 +13,9 @@ LIB_SRC   := $(sort $(wildcard src/lib/*.c))
 LIB_OBJ   := $(LIB_SRC:src/lib/%.c=build/obj/lib/%.o)
 LIB_A     := build/lib/libqk.a
 PROG_SRC  := $(sort $(wildcard src/qk-*.c))
-PROGS     := $(PROG_SRC:src/%.c=bin/%)
+# a program too large for one file is a folder src/qk-NAME/ of .c files
+PROG_DIRS := $(patsubst src/%/,%,$(sort $(wildcard src/qk-*/)))
+PROGS     := $(PROG_SRC:src/%.c=bin/%) $(PROG_DIRS:%=bin/%)
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRC:tests/%.c=build/tests/%)
 HEADERS   := $(wildcard include/qk/*.h src/lib/*.h)
@@ -33,6 +35,13 @@ bin/%: src/%.c $(LIB_A) $(HEADERS)
 build/tests/%: tests/%.c tests/testutil.h $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(QK_CFLAGS) -Itests $< $(LIB_A) $(CHECK_LIBS) $(QK_LIBS) -o $@
+
+define program_folder_rule
+bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(LIB_A) $$(HEADERS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) $$(LIB_A) $$(QK_LIBS) -o $$@
+endef
+$(foreach p,$(PROG_DIRS),$(eval $(call program_folder_rule,$(p))))
 
 .PHONY: programs
 programs: $(PROGS)

@@ -13,12 +13,12 @@ build/report/inventory.tsv: $(INVENTORIES)
 SUITE_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(call param_group,report,version=$(SUITE_VERSION) data=$(if $(DATA),$(DATA),synthetic))
 
-REPORT_FLAGS = --set suite_version=$(SUITE_VERSION) \
-  --set data_source="$(if $(DATA),$(DATA),synthetic (qk-synth, seed $(SEED), scale $(SCALE)))" \
+DATA_SOURCE = $(if $(DATA),$(DATA),synthetic (qk-synth, seed $(SEED), scale $(SCALE)))
+REPORT_FLAGS = --set suite_version=$(SUITE_VERSION) --set data_source="$(DATA_SOURCE)" \
   --table inventory=build/report/inventory.tsv
 
 report/index.html: templates/report.html.in bin/qk-report build/report/inventory.tsv \
-                   build/params/report.txt build/params/synth.txt
+                   build/params/report.txt build/params/synth.txt $(ALL_FIGURES)
 	@mkdir -p $(@D)
 	bin/qk-report --template $< --output $@ $(REPORT_FLAGS)
 

@@ -14,7 +14,8 @@ typedef struct qk_table {
     char *text;   /* the file contents the pointers point into */
 } qk_table;
 
-/* Loads a TSV; every row must have as many fields as the header. */
+/* Loads a TSV (or, for a name ending in .csv, a comma-separated table);
+ * every row must have as many fields as the header. */
 int qk_table_load(const char *path, qk_table *t, qk_err *err);
 void qk_table_free(qk_table *t);
 const char *qk_table_cell(const qk_table *t, int row, int col);

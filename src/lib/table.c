@@ -27,23 +27,31 @@ static char **split_lines(char *text, int *n)
     return lines;
 }
 
-static int count_fields(const char *line)
+static int count_fields(const char *line, char sep)
 {
     int n = 1;
     for (; *line; line++)
-        n += *line == '\t';
+        n += *line == sep;
     return n;
 }
 
-static void split_fields(char *line, char **out)
+static void split_fields(char *line, char **out, char sep)
 {
     int i = 0;
     out[i++] = line;
     for (char *p = line; *p; p++)
-        if (*p == '\t') {
+        if (*p == sep) {
             *p = '\0';
             out[i++] = p + 1;
         }
+}
+
+/* Tables named *.csv are comma-separated (fields never quote commas in
+ * the suite's tables), everything else tab-separated. */
+static char separator_for(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 4 && strcmp(path + n - 4, ".csv") == 0 ? ',' : '\t';
 }
 
 int qk_table_load(const char *path, qk_table *t, qk_err *err)
@@ -61,20 +69,21 @@ int qk_table_load(const char *path, qk_table *t, qk_err *err)
         qk_table_free(t);
         return qk_fail(err, "empty table (no header line)");
     }
-    t->n_cols = count_fields(lines[0]);
+    char sep = separator_for(path);
+    t->n_cols = count_fields(lines[0], sep);
     t->n_rows = n_lines - 1;
     t->header = qk_malloc((size_t)t->n_cols * sizeof(char *));
     t->cells = qk_malloc((size_t)t->n_rows * (size_t)t->n_cols * sizeof(char *));
-    split_fields(lines[0], t->header);
+    split_fields(lines[0], t->header, sep);
     for (int r = 0; r < t->n_rows; r++) {
-        if (count_fields(lines[r + 1]) != t->n_cols) {
-            int fields = count_fields(lines[r + 1]);
+        if (count_fields(lines[r + 1], sep) != t->n_cols) {
+            int fields = count_fields(lines[r + 1], sep);
             free(lines);
             qk_table_free(t);
             return qk_fail(err, "line %d has %d fields, the header has %d", r + 2, fields,
                            t->n_cols);
         }
-        split_fields(lines[r + 1], t->cells + (size_t)r * t->n_cols);
+        split_fields(lines[r + 1], t->cells + (size_t)r * t->n_cols, sep);
     }
     free(lines);
     return 0;

@@ -1,0 +1,207 @@
+/* qk-plot: renders one figure of the report through gnuplot (PNG and SVG)
+ * and writes the tables its README is made from. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figure.h"
+
+static const fig_def *const all_studies[] = {inventory_figures};
+
+static const fig_def *find_figure(const char *id)
+{
+    for (size_t s = 0; s < sizeof all_studies / sizeof all_studies[0]; s++)
+        for (const fig_def *f = all_studies[s]; f->id; f++)
+            if (strcmp(f->id, id) == 0)
+                return f;
+    return NULL;
+}
+
+static void list_figures(FILE *fp)
+{
+    for (size_t s = 0; s < sizeof all_studies / sizeof all_studies[0]; s++)
+        for (const fig_def *f = all_studies[s]; f->id; f++)
+            fprintf(fp, "  %-22s %s\n", f->id, f->title);
+}
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "Usage: qk-plot --figure STUDY/NN --out DIR [--input NAME=TABLE]... [--style FILE]\n"
+        "\n"
+        "Renders one figure into DIR: figure.png, figure.svg, the gnuplot script\n"
+        "figure.gp, and the README's tables (readme.tsv: title, description;\n"
+        "numbers.tsv: key numbers; inputs.tsv: input files and their checksums).\n"
+        "TABLE files ending in .csv are comma-separated, others tab-separated.\n"
+        "\n"
+        "Options:\n"
+        "  -f, --figure ID      the figure (see --list)\n"
+        "  -o, --out DIR        output directory (created)\n"
+        "  -i, --input NAME=F   an input table (may repeat)\n"
+        "  -s, --style FILE     house style prepended to the script\n"
+        "                       (default templates/gnuplot/style.gp)\n"
+        "  -l, --list           list the figures\n"
+        "  -h, --help           this text\n"
+        "      --version        print the version\n");
+    list_figures(fp);
+}
+
+const qk_table *fig_input(const fig_ctx *ctx, const char *name)
+{
+    for (int i = 0; i < ctx->n_inputs; i++)
+        if (strcmp(ctx->input_names[i], name) == 0)
+            return &ctx->inputs[i];
+    qk_die(QK_EXIT_USAGE, NULL, "figure %s needs --input %s=FILE", ctx->id, name);
+}
+
+static const char *table_path(const fig_ctx *ctx, const qk_table *t)
+{
+    for (int i = 0; i < ctx->n_inputs; i++)
+        if (&ctx->inputs[i] == t)
+            return ctx->input_paths[i];
+    return "(table)";
+}
+
+int fig_column(const fig_ctx *ctx, const qk_table *t, const char *name)
+{
+    int c = qk_table_column(t, name);
+    if (c < 0)
+        qk_die(QK_EXIT_DATA, table_path(ctx, t), "no column '%s' (needed by figure %s)", name,
+               ctx->id);
+    return c;
+}
+
+double fig_number_at(const fig_ctx *ctx, const qk_table *t, int row, int col)
+{
+    const char *cell = qk_table_cell(t, row, col);
+    char *end;
+    double v = strtod(cell, &end);
+    if (end == cell || *end)
+        qk_die(QK_EXIT_DATA, table_path(ctx, t), "line %d, column %s: '%s' is not a number",
+               row + 2, t->header[col], cell);
+    return v;
+}
+
+void fig_key(fig_ctx *ctx, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(ctx->numbers, "%s\t", name);
+    va_start(ap, fmt);
+    vfprintf(ctx->numbers, fmt, ap);
+    va_end(ap);
+    fputc('\n', ctx->numbers);
+}
+
+static void add_input(fig_ctx *ctx, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec)
+        qk_die(QK_EXIT_USAGE, NULL, "--input takes NAME=FILE, got '%s'", spec);
+    int n = ctx->n_inputs++;
+    ctx->input_names = qk_realloc(ctx->input_names, (size_t)(n + 1) * sizeof(char *));
+    ctx->input_paths = qk_realloc(ctx->input_paths, (size_t)(n + 1) * sizeof(char *));
+    ctx->inputs = qk_realloc(ctx->inputs, (size_t)(n + 1) * sizeof(qk_table));
+    ctx->input_names[n] = qk_strdup(spec);
+    ctx->input_names[n][eq - spec] = '\0';
+    ctx->input_paths[n] = qk_strdup(eq + 1);
+    qk_err err;
+    if (qk_table_load(eq + 1, &ctx->inputs[n], &err) != 0)
+        qk_die(QK_EXIT_DATA, eq + 1, "%s", err.msg);
+}
+
+/* Writes a small TSV atomically from a memory buffer. */
+static void write_text_file(const char *dir, const char *name, const char *text, size_t len)
+{
+    char *path = qk_path_join(dir, name);
+    qk_atomic out;
+    qk_err err;
+    if (qk_atomic_open(&out, path, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    fwrite(text, 1, len, out.fp);
+    if (qk_atomic_commit(&out, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    free(path);
+}
+
+static void write_inputs_table(const fig_ctx *ctx)
+{
+    char *text;
+    size_t len;
+    FILE *mem = open_memstream(&text, &len);
+    fputs("input\tfile\tbytes\tchecksum\n", mem);
+    for (int i = 0; i < ctx->n_inputs; i++) {
+        uint8_t *data;
+        size_t n;
+        qk_err err;
+        if (qk_read_file(ctx->input_paths[i], &data, &n, &err) != 0)
+            qk_die(QK_EXIT_DATA, ctx->input_paths[i], "%s", err.msg);
+        fprintf(mem, "%s\t%s\t%zu\t%016" PRIx64 "\n", ctx->input_names[i], ctx->input_paths[i],
+                n, qk_hash64(data, n, 0));
+        free(data);
+    }
+    fclose(mem);
+    write_text_file(ctx->out_dir, "inputs.tsv", text, len);
+    free(text);
+}
+
+static void write_readme_values(const fig_ctx *ctx, const fig_def *f)
+{
+    char *text;
+    size_t len;
+    FILE *mem = open_memstream(&text, &len);
+    fprintf(mem, "figure_id\t%s\nfigure_title\t%s\nfigure_description\t%s\n", f->id, f->title,
+            f->description);
+    fclose(mem);
+    write_text_file(ctx->out_dir, "readme.tsv", text, len);
+    free(text);
+}
+
+int main(int argc, char **argv)
+{
+    qk_set_progname("qk-plot");
+    static const struct option longopts[] = {
+        {"figure", required_argument, NULL, 'f'}, {"out", required_argument, NULL, 'o'},
+        {"input", required_argument, NULL, 'i'},  {"style", required_argument, NULL, 's'},
+        {"list", no_argument, NULL, 'l'},         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+    fig_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.style = "templates/gnuplot/style.gp";
+    int c;
+    while ((c = getopt_long(argc, argv, "f:o:i:s:lh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f': ctx.id = optarg; break;
+        case 'o': ctx.out_dir = optarg; break;
+        case 'i': add_input(&ctx, optarg); break;
+        case 's': ctx.style = optarg; break;
+        case 'l': list_figures(stdout); return QK_EXIT_OK;
+        case 'h': usage(stdout); return QK_EXIT_OK;
+        case 'V': printf("qk-plot %s\n", QK_VERSION_STRING); return QK_EXIT_OK;
+        default: usage(stderr); return QK_EXIT_USAGE;
+        }
+    }
+    if (!ctx.id || !ctx.out_dir || optind != argc) {
+        usage(stderr);
+        return QK_EXIT_USAGE;
+    }
+    const fig_def *f = find_figure(ctx.id);
+    if (!f)
+        qk_die(QK_EXIT_USAGE, NULL, "unknown figure '%s' (see --list)", ctx.id);
+    qk_err err;
+    if (qk_mkdirs(ctx.out_dir, &err) != 0)
+        qk_die(QK_EXIT_DATA, ctx.out_dir, "%s", err.msg);
+    char *numbers;
+    size_t numbers_len;
+    ctx.numbers = open_memstream(&numbers, &numbers_len);
+    fputs("quantity\tvalue\n", ctx.numbers);
+    if (f->draw(&ctx, &err) != 0)
+        qk_die(QK_EXIT_DATA, ctx.out_dir, "%s", err.msg);
+    fclose(ctx.numbers);
+    write_text_file(ctx.out_dir, "numbers.tsv", numbers, numbers_len);
+    write_inputs_table(&ctx);
+    write_readme_values(&ctx, f);
+    free(numbers);
+    return QK_EXIT_OK;
+}
