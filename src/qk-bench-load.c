@@ -12,6 +12,12 @@
 #include "qk/parquet.h"
 #include "qk/revision.h"
 
+/* A reusable output buffer for decompressed pages. */
+typedef struct page_buffer {
+    uint8_t *data;
+    size_t cap;
+} page_buffer;
+
 typedef struct file_buf {
     const char *path;
     uint8_t *data;
@@ -27,7 +33,7 @@ static double now(void)
 
 /* Decompresses every ZSTD page of one chunk; returns the decompressed bytes. */
 static size_t zstd_chunk(const uint8_t *file, uint64_t start, uint64_t size,
-                         ZSTD_DCtx *dctx, pq_buffer *out, const char *path)
+                         ZSTD_DCtx *dctx, page_buffer *out, const char *path)
 {
     size_t total = 0;
     uint64_t off = start;
@@ -57,7 +63,7 @@ static size_t zstd_chunk(const uint8_t *file, uint64_t start, uint64_t size,
 }
 
 /* The floor: ZSTD_decompress of every page of every column of the file. */
-static size_t zstd_file(const file_buf *f, ZSTD_DCtx *dctx, pq_buffer *out)
+static size_t zstd_file(const file_buf *f, ZSTD_DCtx *dctx, page_buffer *out)
 {
     pq_file_meta meta;
     size_t data_end, total = 0;
@@ -81,7 +87,7 @@ static size_t zstd_file(const file_buf *f, ZSTD_DCtx *dctx, pq_buffer *out)
 static double time_floor(const file_buf *files, int n, size_t *bytes)
 {
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
-    pq_buffer out = {NULL, 0};
+    page_buffer out = {NULL, 0};
     double t0 = now();
     *bytes = 0;
     for (int i = 0; i < n; i++)
