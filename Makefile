@@ -18,6 +18,7 @@ include workflow/config.mk
 include workflow/datasets.mk
 include workflow/synth.mk
 include workflow/load.mk
+include workflow/pca.mk
 include workflow/figures.mk
 include workflow/report.mk
 include workflow/check.mk
@@ -38,5 +39,7 @@ help:
 	@echo "make check           build and run the unit and end-to-end tests"
 	@echo "make bench-load      qk-load throughput on a thesis-scale synthetic model"
 	@echo "make synth | load    only write the synthetic data | the stores"
+	@echo "make pca             combined QK PCA: build/<ds>/pca*.tsv, taxonomy.tsv, results/<study>/qk*.csv"
+	@echo "make bench-pca       per-head PCA time against scikit-learn (one core)"
 	@echo "make clean           remove build outputs (keeps data/synth)"
 	@echo "variables: DATA=<dir of downloads>  DATASETS=\"id id ...\"  SCALE=demo|thesis  SEED=<n>"

@@ -1,0 +1,246 @@
+/* qk-bench-pca: times qk-pca's per-head computation (moments of both
+ * kinds, eigendecomposition, correlations, canonical signs, derived
+ * metrics) on synthetic heads of thesis size, on one core. Optionally
+ * writes the heads for workflow/bench_pca.py, which times scikit-learn on
+ * the same vectors. */
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "qk/common.h"
+#include "qk/moments.h"
+#include "qk/pca.h"
+#include "qk/rng.h"
+
+/* Query heads per key head in the shared-keys timing (most models: 4). */
+#define GQA_GROUP 4
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "Usage: qk-bench-pca [OPTIONS]\n"
+        "\n"
+        "Times the combined QK PCA of synthetic heads (each query and key row a\n"
+        "drift along one direction, a query/key offset and anisotropic noise, in a\n"
+        "random orientation) on one core, and prints the time per head: the fit\n"
+        "alone (moments, components, EV, r), the fit with every derived metric, and\n"
+        "the latter with the key moments shared by %d query heads, as qk-pca does\n"
+        "for a key head.\n"
+        "\n"
+        "Options:\n"
+        "      --heads N    heads (default 8)\n"
+        "      --rows N     rows per kind (default 8000)\n"
+        "      --dim D      vector dimension (default 128)\n"
+        "      --repeat R   timing repetitions; the fastest counts (default 3)\n"
+        "      --seed S     seed of the synthetic heads (default 1)\n"
+        "      --dump FILE  also write the heads (format of tests/pca_crosscheck.py)\n"
+        "  -h, --help       this text\n"
+        "      --version    print the version\n", GQA_GROUP);
+}
+
+typedef struct bench_opts {
+    int heads, rows, dim, repeat;
+    uint64_t seed;
+    const char *dump;
+} bench_opts;
+
+static long parse_long(const char *opt, const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
+               hi, s);
+    return v;
+}
+
+static void parse_args(int argc, char **argv, bench_opts *o)
+{
+    enum { OPT_HEADS = 256, OPT_ROWS, OPT_DIM, OPT_REPEAT, OPT_SEED, OPT_DUMP, OPT_VERSION };
+    static const struct option longopts[] = {
+        {"heads", required_argument, NULL, OPT_HEADS},
+        {"rows", required_argument, NULL, OPT_ROWS},
+        {"dim", required_argument, NULL, OPT_DIM},
+        {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"dump", required_argument, NULL, OPT_DUMP},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0}};
+    *o = (bench_opts){.heads = 8, .rows = 8000, .dim = 128, .repeat = 3, .seed = 1};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HEADS: o->heads = (int)parse_long("--heads", optarg, 1, 10000); break;
+        case OPT_ROWS: o->rows = (int)parse_long("--rows", optarg, 6, 10000000); break;
+        case OPT_DIM: o->dim = (int)parse_long("--dim", optarg, 2, 4096); break;
+        case OPT_REPEAT: o->repeat = (int)parse_long("--repeat", optarg, 1, 1000); break;
+        case OPT_SEED: o->seed = (uint64_t)parse_long("--seed", optarg, 0, 1L << 62); break;
+        case OPT_DUMP: o->dump = optarg; break;
+        case 'h': usage(stdout); exit(QK_EXIT_OK);
+        case OPT_VERSION: printf("qk-bench-pca %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
+        default: usage(stderr); exit(QK_EXIT_USAGE);
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        exit(QK_EXIT_USAGE);
+    }
+}
+
+typedef struct bench_head {
+    float *q, *k;
+    int32_t *tq, *tk;
+} bench_head;
+
+/* Rows of one kind: drift along axis 0, offset along axis 1, noise of sd
+ * 3 * 0.97^j, then one Householder reflection u (a random orientation). */
+static void make_kind(qk_rng *r, int n, int dim, double drift, double offset,
+                      const double *u, float *x, int32_t *t)
+{
+    double *row = qk_malloc(sizeof(double) * (size_t)dim);
+    for (int i = 0; i < n; i++) {
+        t[i] = (int32_t)qk_rng_below(r, 131072);
+        double sd = 3.0;
+        for (int j = 0; j < dim; j++, sd *= 0.97)
+            row[j] = sd * qk_rng_normal(r);
+        row[0] += drift * (t[i] - 65536.0);
+        row[1] += offset;
+        double dot = 0.0;
+        for (int j = 0; j < dim; j++)
+            dot += u[j] * row[j];
+        for (int j = 0; j < dim; j++)
+            x[(size_t)i * dim + j] = (float)(row[j] - 2.0 * dot * u[j]);
+    }
+    free(row);
+}
+
+static void make_head(const bench_opts *o, int h, bench_head *bh)
+{
+    size_t n = (size_t)o->rows, d = (size_t)o->dim;
+    bh->q = qk_malloc(n * d * sizeof(float));
+    bh->k = qk_malloc(n * d * sizeof(float));
+    bh->tq = qk_malloc(n * sizeof(int32_t));
+    bh->tk = qk_malloc(n * sizeof(int32_t));
+    qk_rng r;
+    uint64_t keys[2] = {o->seed, (uint64_t)h};
+    qk_rng_seed(&r, keys, 2);
+    double *u = qk_malloc(d * sizeof(double)), norm = 0.0;
+    for (size_t j = 0; j < d; j++) {
+        u[j] = qk_rng_normal(&r);
+        norm += u[j] * u[j];
+    }
+    for (size_t j = 0; j < d; j++)
+        u[j] /= sqrt(norm);
+    make_kind(&r, o->rows, o->dim, 4e-5, 8.0, u, bh->q, bh->tq);
+    make_kind(&r, o->rows, o->dim, 2e-5 * (h % 2 ? -1 : 1), -8.0, u, bh->k, bh->tk);
+    free(u);
+}
+
+static void dump_heads(const bench_opts *o, const bench_head *heads)
+{
+    qk_atomic out;
+    qk_err err;
+    if (qk_atomic_open(&out, o->dump, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->dump, "%s", err.msg);
+    int32_t count = o->heads, hdr[3] = {o->rows, o->rows, o->dim};
+    size_t n = (size_t)o->rows, d = (size_t)o->dim;
+    fwrite(&count, 4, 1, out.fp);
+    for (int h = 0; h < o->heads; h++) {
+        fwrite(hdr, 4, 3, out.fp);
+        fwrite(heads[h].q, sizeof(float), n * d, out.fp);
+        fwrite(heads[h].tq, 4, n, out.fp);
+        fwrite(heads[h].k, sizeof(float), n * d, out.fp);
+        fwrite(heads[h].tk, 4, n, out.fp);
+    }
+    if (qk_atomic_commit(&out, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->dump, "%s", err.msg);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Fastest of o->repeat passes over the heads, in seconds. With group g,
+ * head h is paired with the keys of head h - h % g, whose moments are
+ * computed once for the g heads (as qk-pca does for a key head). Without
+ * full, only the fit (moments, eigenvectors, EV, r) is timed: the work the
+ * scikit-learn side does. */
+static double time_heads(const bench_opts *o, const bench_head *heads, int group, int full,
+                         qk_moments *mq, qk_moments *mk, qk_pca_work *w, double *check)
+{
+    double best = INFINITY;
+    *check = 0.0;
+    for (int rep = 0; rep < o->repeat; rep++) {
+        double start = now(), sum = 0.0;
+        for (int h = 0; h < o->heads; h++) {
+            const bench_head *kh = &heads[h - h % group];
+            qk_pca_rows rq = {heads[h].q, heads[h].tq, o->rows};
+            qk_pca_rows rk = {kh->k, kh->tk, o->rows};
+            if (h % group == 0)
+                qk_moments_compute(mk, rk.vector, rk.position, rk.n);
+            qk_moments_compute(mq, rq.vector, rq.position, rq.n);
+            qk_pca_head res;
+            qk_err err;
+            if (qk_pca_fit(mq, mk, w, &res, &err) != 0)
+                qk_die(QK_EXIT_DATA, NULL, "head %d: %s", h, err.msg);
+            if (full)
+                qk_pca_metrics(&rq, &rk, mq, mk, w, &res);
+            sum += res.r_q[0] + res.ev[0] + res.acc01;
+        }
+        double elapsed = now() - start;
+        if (elapsed < best)
+            best = elapsed;
+        *check = sum;
+    }
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    qk_set_progname("qk-bench-pca");
+    bench_opts o;
+    parse_args(argc, argv, &o);
+    openblas_set_num_threads(1);
+    bench_head *heads = qk_calloc((size_t)o.heads, sizeof *heads);
+    for (int h = 0; h < o.heads; h++)
+        make_head(&o, h, &heads[h]);
+    if (o.dump)
+        dump_heads(&o, heads);
+
+    qk_moments mq, mk;
+    qk_pca_work w;
+    qk_moments_init(&mq, o.dim);
+    qk_moments_init(&mk, o.dim);
+    qk_pca_work_init(&w, o.dim);
+    double check = 0.0;
+    double fit = time_heads(&o, heads, 1, 0, &mq, &mk, &w, &check);
+    printf("qk-pca per head: %.3f ms for moments, components, EV and r (%d heads of %d + %d "
+           "rows x %d, one core, best of %d)\n", 1e3 * fit / o.heads, o.heads, o.rows, o.rows,
+           o.dim, o.repeat);
+    double full = time_heads(&o, heads, 1, 1, &mq, &mk, &w, &check);
+    printf("qk-pca per head, with every derived metric (acc01, acc0, fisher0 ...): %.3f ms "
+           "(check %.6f)\n", 1e3 * full / o.heads, check);
+    double shared = time_heads(&o, heads, GQA_GROUP, 1, &mq, &mk, &w, &check);
+    printf("qk-pca per head, every metric, key moments shared by %d query heads as in "
+           "qk-pca: %.3f ms\n", GQA_GROUP, 1e3 * shared / o.heads);
+    qk_moments_free(&mq);
+    qk_moments_free(&mk);
+    qk_pca_work_free(&w);
+    for (int h = 0; h < o.heads; h++) {
+        free(heads[h].q);
+        free(heads[h].k);
+        free(heads[h].tq);
+        free(heads[h].tk);
+    }
+    free(heads);
+    return QK_EXIT_OK;
+}

@@ -1,0 +1,63 @@
+# Stage qk-pca: the combined query/key PCA of every head (docs/pca.md), the
+# head taxonomy, and the study tables results/<study>/qk.csv (10 rows a head)
+# and results/<study>/qk_heads.csv (one row a head, with its category).
+
+PCA_TAX_HIGH  ?= 0.7
+PCA_TAX_LOW   ?= 0.3
+PCA_THREADS   ?= 2
+# use only the first N rows of each config; 0 = all rows (the analysis default)
+PCA_MAX_ROWS  ?= 0
+
+# The thresholds change only the taxonomy, the row cap only the PCA; the
+# thread count never changes an output, so it is no parameter.
+$(call param_group,pca,high=$(PCA_TAX_HIGH) low=$(PCA_TAX_LOW))
+$(call param_group,pca-fit,max_rows=$(PCA_MAX_ROWS))
+
+PCA_FLAGS = --quiet --threads $(PCA_THREADS) \
+  $(if $(filter-out 0,$(PCA_MAX_ROWS)),--max-rows $(PCA_MAX_ROWS))
+
+build/%/pca.tsv build/%/pca_heads.tsv: build/%/store.qks bin/qk-pca build/params/pca-fit.txt
+	bin/qk-pca $(PCA_FLAGS) --output build/$*/pca.tsv --heads-output build/$*/pca_heads.tsv $<
+
+build/%/taxonomy.tsv: build/%/pca_heads.tsv bin/qk-taxonomy build/params/pca.txt
+	bin/qk-taxonomy --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) --output $@ $<
+
+# The study of a dataset: column 2 of the registry; a dataset outside the
+# registry takes "study = ..." from its qkreport.conf, else "extra".
+PCA_ID_STUDY := $(shell awk -F'\t' '!/^\#/ && $$1 != "id" && NF {print $$1 "=" $$2}' $(REGISTRY))
+pca_conf_study = $(or $(shell sed -n 's/^[[:space:]]*study[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' \
+  $(DATA_DIR)/$(1)/qkreport.conf 2>/dev/null),extra)
+study_of = $(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(PCA_ID_STUDY))),$(call pca_conf_study,$(1)))
+# The datasets of a study in registry order.
+study_datasets = $(foreach d,$(ORDERED_DATASETS),$(if $(filter $(1),$(call study_of,$(d))),$(d)))
+# Model ids in the study tables are dataset ids; SmolLM3 rows name the checkpoint.
+study_model_prefix = $(if $(filter smollm3_training_progress,$(1)),smollm3-3b-)
+
+PCA_STUDIES := $(sort $(foreach d,$(RUN_DATASETS),$(call study_of,$(d))))
+
+# pca_study_rules STUDY, DATASETS, MODEL_PREFIX
+define pca_study_rules
+results/$(1)/qk.csv: $(foreach d,$(2),build/$(d)/pca.tsv) bin/qk-merge
+	@mkdir -p $$(@D)
+	bin/qk-merge --model-from-dir$(if $(3), --strip-prefix $(3)) --output $$@ $$(filter %.tsv,$$^)
+
+results/$(1)/qk_heads.csv: $(foreach d,$(2),build/$(d)/taxonomy.tsv) bin/qk-merge
+	@mkdir -p $$(@D)
+	bin/qk-merge --model-from-dir$(if $(3), --strip-prefix $(3)) --output $$@ $$(filter %.tsv,$$^)
+endef
+$(foreach s,$(PCA_STUDIES),$(eval $(call pca_study_rules,$(s),$(call study_datasets,$(s)),$(call study_model_prefix,$(s)))))
+
+PCA_OUTPUTS := $(foreach d,$(RUN_DATASETS),build/$(d)/pca.tsv build/$(d)/pca_heads.tsv build/$(d)/taxonomy.tsv)
+PCA_TABLES  := $(foreach s,$(PCA_STUDIES),results/$(s)/qk.csv results/$(s)/qk_heads.csv)
+
+.PHONY: pca bench-pca
+pca: $(PCA_OUTPUTS) $(PCA_TABLES)
+
+# Per-head time at thesis size (8000 + 8000 rows x 128), one core, against
+# scikit-learn on the same vectors; prints figures, passes or fails nothing.
+bench-pca: bin/qk-bench-pca
+	@echo "== combined QK PCA per head: qk-pca against scikit-learn PCA(svd_solver='full') + numpy r"
+	/usr/bin/python3 workflow/bench_pca.py --qk-bench bin/qk-bench-pca --heads 8 --rows 8000 \
+	  --dim 128 --repeat 5 --dump build/bench/pca-heads.bin
+
+bench: bench-pca
