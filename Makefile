@@ -19,7 +19,12 @@ include workflow/datasets.mk
 include workflow/synth.mk
 include workflow/load.mk
 include workflow/pca.mk
+include workflow/rotation.mk
+include workflow/plasticity.mk
 include workflow/figures.mk
+include workflow/figures-pca.mk
+include workflow/figures-rotation.mk
+include workflow/figures-plasticity.mk
 include workflow/report.mk
 include workflow/check.mk
 include workflow/bench.mk

@@ -23,7 +23,9 @@ static void usage(FILE *fp)
         "  {{table:NAME}}             the whole TSV table NAME as an HTML (or Markdown) table\n"
         "  {{count:NAME}}             its number of rows\n"
         "  {{sum:NAME.COLUMN}}        the sum of a numeric column\n"
-        "  {{...|FILTER}}             format: int (digit groups), mb (bytes as MB), gib\n"
+        "  {{...|FILTER}}             format: int (digit groups), mb (bytes as MB), gib,\n"
+        "                             f1 f2 f3 f4 (fixed decimals), pct1 (x100, 1 decimal)\n"
+        "  {{include:PATH}}           another template rendered in place (nested up to 8 deep)\n"
         "Unknown keys, tables, columns or filters are errors (exit 2).\n"
         "\n"
         "Options:\n"
@@ -142,7 +144,11 @@ static void render_table_markdown(FILE *fp, const qk_table *t)
 /* Formats a number with a filter; returns -1 for an unknown filter. */
 static int apply_filter(const char *filter, double v, char *out, size_t cap)
 {
-    if (strcmp(filter, "mb") == 0)
+    if (filter[0] == 'f' && filter[1] >= '0' && filter[1] <= '9' && !filter[2])
+        snprintf(out, cap, "%.*f", filter[1] - '0', v);
+    else if (strcmp(filter, "pct1") == 0)
+        snprintf(out, cap, "%.1f", 100.0 * v);
+    else if (strcmp(filter, "mb") == 0)
         snprintf(out, cap, "%.1f", v / 1e6);
     else if (strcmp(filter, "gib") == 0)
         snprintf(out, cap, "%.2f", v / (1024.0 * 1024.0 * 1024.0));
@@ -211,13 +217,34 @@ static void resolve(const renderer *r, int line, char *expr, char *out, size_t c
     *is_num = *v && *end == '\0';
 }
 
-static void render_directive(const renderer *r, FILE *fp, int line, char *inner)
+static void render(const renderer *r, const char *tpl, FILE *fp, int depth);
+
+static void render_include(const renderer *r, FILE *fp, int line, const char *path, int depth)
+{
+    if (depth >= 8)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: includes nested too deep", line);
+    uint8_t *text;
+    size_t len;
+    qk_err err;
+    if (qk_read_file(path, &text, &len, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s (included at %s line %d)", err.msg, r->template_path, line);
+    renderer sub = *r;
+    sub.template_path = path;
+    render(&sub, (const char *)text, fp, depth + 1);
+    free(text);
+}
+
+static void render_directive(const renderer *r, FILE *fp, int line, char *inner, int depth)
 {
     while (isspace((unsigned char)*inner))
         inner++;
     size_t n = strlen(inner);
     while (n && isspace((unsigned char)inner[n - 1]))
         inner[--n] = '\0';
+    if (strncmp(inner, "include:", 8) == 0) {
+        render_include(r, fp, line, inner + 8, depth);
+        return;
+    }
     if (strncmp(inner, "table:", 6) == 0) {
         const qk_table *t = find_table(r, inner + 6);
         if (!t)
@@ -242,7 +269,7 @@ static void render_directive(const renderer *r, FILE *fp, int line, char *inner)
     put_escaped(fp, text, !r->markdown);
 }
 
-static void render(const renderer *r, const char *tpl, FILE *fp)
+static void render(const renderer *r, const char *tpl, FILE *fp, int depth)
 {
     int line = 1;
     for (const char *p = tpl; *p;) {
@@ -256,7 +283,7 @@ static void render(const renderer *r, const char *tpl, FILE *fp)
             inner[len] = '\0';
             if (strchr(inner, '\n'))
                 qk_die(QK_EXIT_DATA, r->template_path, "line %d: directive spans lines", line);
-            render_directive(r, fp, line, inner);
+            render_directive(r, fp, line, inner, depth);
             free(inner);
             p = end + 2;
             continue;
@@ -314,7 +341,7 @@ int main(int argc, char **argv)
     FILE *mem = open_memstream(&text, &text_len);
     if (!mem)
         qk_die(QK_EXIT_DATA, NULL, "out of memory");
-    render(&r, (const char *)tpl, mem);
+    render(&r, (const char *)tpl, mem, 0);
     fclose(mem);
     qk_atomic out;
     if (qk_atomic_open(&out, output, &err) != 0)

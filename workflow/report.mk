@@ -14,10 +14,13 @@ SUITE_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unkno
 $(call param_group,report,version=$(SUITE_VERSION) data=$(if $(DATA),$(DATA),synthetic))
 
 DATA_SOURCE = $(if $(DATA),$(DATA),synthetic (qk-synth, seed $(SEED), scale $(SCALE)))
-REPORT_FLAGS = --set suite_version=$(SUITE_VERSION) --set data_source="$(DATA_SOURCE)" \
+# Each study's .mk adds its section's tables and values:
+#   REPORT_FLAGS += --table NAME=FILE --values FILE   and   REPORT_INPUTS += FILE ...
+REPORT_FLAGS += --set suite_version=$(SUITE_VERSION) --set data_source="$(DATA_SOURCE)" \
   --table inventory=build/report/inventory.tsv
+REPORT_INPUTS += build/report/inventory.tsv $(wildcard templates/sections/*.html.in)
 
-report/index.html: templates/report.html.in bin/qk-report build/report/inventory.tsv \
+report/index.html: templates/report.html.in bin/qk-report $(REPORT_INPUTS) \
                    build/params/report.txt build/params/synth.txt $(ALL_FIGURES)
 	@mkdir -p $(@D)
 	bin/qk-report --template $< --output $@ $(REPORT_FLAGS)

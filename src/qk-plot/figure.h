@@ -31,6 +31,9 @@ typedef struct fig_def {
 
 /* The figure tables of each study, each ended by an entry with id NULL. */
 extern const fig_def inventory_figures[];
+extern const fig_def pca_figures[];
+extern const fig_def rotation_figures[];
+extern const fig_def plasticity_figures[];
 
 /* Input table by name; dies with a message naming the figure if absent. */
 const qk_table *fig_input(const fig_ctx *ctx, const char *name);

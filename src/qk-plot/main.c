@@ -8,7 +8,8 @@
 
 #include "figure.h"
 
-static const fig_def *const all_studies[] = {inventory_figures};
+static const fig_def *const all_studies[] = {inventory_figures, pca_figures, rotation_figures,
+                                              plasticity_figures};
 
 static const fig_def *find_figure(const char *id)
 {

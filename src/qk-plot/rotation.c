@@ -1,0 +1,5 @@
+/* Figures of the rotation study. */
+#include "figure.h"
+
+const fig_def rotation_figures[] = {
+    {NULL, NULL, NULL, NULL}};
