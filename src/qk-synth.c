@@ -1,0 +1,207 @@
+/* qk-synth: writes synthetic datasets in the sniffed-qk layout, with planted
+ * query/key geometry and its exact population truth (docs/synth.md). */
+#include <cblas.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qk/common.h"
+#include "qk/registry.h"
+#include "qk/synth.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "Usage: qk-synth --out DIR (--dataset ID... | --all) [OPTION]...\n"
+        "Write synthetic datasets in the sniffed-qk layout: DIR/<ID>/lLLhHH{q,k}/data.parquet,\n"
+        "README.md, _saver_state.json, truth.json per query config and DIR/<ID>/synth-truth.tsv\n"
+        "(written last; it marks the dataset as complete).\n"
+        "\n"
+        "  -o, --out DIR          output directory (created if missing)\n"
+        "  -r, --registry PATH    dataset registry (default workflow/datasets.tsv)\n"
+        "  -d, --dataset ID       dataset to write; may be repeated\n"
+        "  -a, --all              write every dataset of the registry\n"
+        "  -s, --scale SCALE      demo (default: 24 query heads, about 1000 rows per file)\n"
+        "                         or thesis (all sampled heads, 500 examples)\n"
+        "  -H, --heads N          query heads per dataset (overrides the scale)\n"
+        "  -e, --examples N       examples per dataset (overrides the scale)\n"
+        "  -S, --seed N           seed of every random draw (default 0)\n"
+        "  -m, --mode MODE        population (default: drift, separation and RoPE\n"
+        "                         rotation planes) or planted-linear (linear drift only,\n"
+        "                         closed-form truth)\n"
+        "  -t, --stratified       give keys the query positions (identical multisets)\n"
+        "  -q, --quiet            no progress lines\n"
+        "  -h, --help             show this help and exit\n"
+        "  -V, --version          show the version and exit\n"
+        "\n"
+        "Example:\n"
+        "  qk-synth --out data/synth --all\n"
+        "  qk-synth --out /tmp/s --dataset llama3.2-3b --scale thesis --seed 7\n"
+        "\n"
+        "Exit status: 0 ok, 1 usage error, 2 bad data or failed write.\n");
+}
+
+static int parse_count(const char *arg, const char *what, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (*arg == '\0' || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "qk-synth: error: %s must be an integer in %ld..%ld, not '%s'\n", what,
+                lo, hi, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+typedef struct cli {
+    const char *out;
+    const char *registry;
+    const char **ids;
+    int n_ids;
+    int all;
+    int quiet;
+    qk_synth_options opts;
+} cli;
+
+static int parse_args(int argc, char **argv, cli *c)
+{
+    static const struct option longopts[] = {
+        {"out", required_argument, 0, 'o'},      {"registry", required_argument, 0, 'r'},
+        {"dataset", required_argument, 0, 'd'},  {"all", no_argument, 0, 'a'},
+        {"scale", required_argument, 0, 's'},    {"heads", required_argument, 0, 'H'},
+        {"examples", required_argument, 0, 'e'}, {"seed", required_argument, 0, 'S'},
+        {"mode", required_argument, 0, 'm'},     {"stratified", no_argument, 0, 't'},
+        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},        {0, 0, 0, 0}};
+    int ch;
+    long v;
+    opterr = 0; /* report bad options in the suite's one-line format */
+    while ((ch = getopt_long(argc, argv, "o:r:d:as:H:e:S:m:tqhV", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'o': c->out = optarg; break;
+        case 'r': c->registry = optarg; break;
+        case 'd':
+            c->ids = qk_realloc(c->ids, (size_t)(c->n_ids + 1) * sizeof *c->ids);
+            c->ids[c->n_ids++] = optarg;
+            break;
+        case 'a': c->all = 1; break;
+        case 's':
+            if (strcmp(optarg, "demo") == 0)
+                c->opts.scale = QK_SYNTH_DEMO;
+            else if (strcmp(optarg, "thesis") == 0)
+                c->opts.scale = QK_SYNTH_THESIS;
+            else {
+                fprintf(stderr, "qk-synth: error: --scale must be demo or thesis, not '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case 'H':
+            if (parse_count(optarg, "--heads", 1, 100000, &v) != 0)
+                return -1;
+            c->opts.n_heads = (int)v;
+            break;
+        case 'e':
+            if (parse_count(optarg, "--examples", 1, 1000000, &v) != 0)
+                return -1;
+            c->opts.n_examples = (int)v;
+            break;
+        case 'S': {
+            char *end;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (*optarg == '\0' || *optarg == '-' || *end != '\0') {
+                fprintf(stderr, "qk-synth: error: --seed must be a non-negative integer, not '%s'\n", optarg);
+                return -1;
+            }
+            c->opts.seed = s;
+            break;
+        }
+        case 'm':
+            if (strcmp(optarg, "population") == 0)
+                c->opts.mode = QK_SYNTH_POPULATION;
+            else if (strcmp(optarg, "planted-linear") == 0)
+                c->opts.mode = QK_SYNTH_PLANTED_LINEAR;
+            else {
+                fprintf(stderr, "qk-synth: error: --mode must be population or planted-linear, not '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case 't': c->opts.stratified = 1; break;
+        case 'q': c->quiet = 1; break;
+        case 'h': usage(stdout); exit(QK_EXIT_OK);
+        case 'V': printf("qk-synth (qkreport) %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
+        default:
+            fprintf(stderr, "qk-synth: error: option '%s' is unknown or needs a value\n",
+                    argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "qk-synth: error: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (!c->out) {
+        fprintf(stderr, "qk-synth: error: --out DIR is required\n");
+        return -1;
+    }
+    if (!c->all && c->n_ids == 0) {
+        fprintf(stderr, "qk-synth: error: name datasets with --dataset ID or use --all\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int write_one(const cli *c, const qk_dataset *ds, int index, int total)
+{
+    qk_err err;
+    qk_progress("%s: writing (%d/%d, %d examples)", ds->id, index + 1, total,
+                qk_synth_n_examples(ds, &c->opts));
+    if (qk_synth_write_dataset(c->out, ds, &c->opts, &err) != 0) {
+        char *path = qk_path_join(c->out, ds->id);
+        qk_report_error(path, err.msg);
+        free(path);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    qk_set_progname("qk-synth");
+    cli c = {0};
+    c.registry = "workflow/datasets.tsv";
+    qk_synth_options_default(&c.opts);
+    if (parse_args(argc, argv, &c) != 0) {
+        free(c.ids);
+        return QK_EXIT_USAGE;
+    }
+    qk_progress_set_quiet(c.quiet);
+    /* one BLAS thread: the matrices are small, and the build runs datasets
+     * side by side instead */
+    openblas_set_num_threads(1);
+    qk_registry reg;
+    qk_err err;
+    if (qk_registry_load(c.registry, &reg, &err) != 0)
+        qk_die(QK_EXIT_DATA, c.registry, "%s", err.msg);
+    for (int i = 0; i < c.n_ids; i++) {
+        if (!qk_registry_find(&reg, c.ids[i])) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "no dataset '%.100s' in the registry", c.ids[i]);
+            qk_report_error(c.registry, msg);
+            qk_registry_free(&reg);
+            free(c.ids);
+            return QK_EXIT_USAGE;
+        }
+    }
+    int status = QK_EXIT_OK;
+    int total = c.all ? reg.n : c.n_ids;
+    for (int i = 0; i < total && status == QK_EXIT_OK; i++) {
+        const qk_dataset *ds = c.all ? &reg.items[i] : qk_registry_find(&reg, c.ids[i]);
+        if (write_one(&c, ds, i, total) != 0)
+            status = QK_EXIT_DATA;
+    }
+    qk_registry_free(&reg);
+    free(c.ids);
+    return status;
+}
