@@ -100,7 +100,7 @@ static int looks_numeric(const char *s)
 
 static void render_table_html(FILE *fp, const qk_table *t)
 {
-    fputs("<table>\n<thead><tr>", fp);
+    fputs("<div class=\"table\"><table>\n<thead><tr>", fp);
     for (int c = 0; c < t->n_cols; c++) {
         fputs("<th>", fp);
         put_escaped(fp, t->header[c], 1);
@@ -117,7 +117,7 @@ static void render_table_html(FILE *fp, const qk_table *t)
         }
         fputs("</tr>\n", fp);
     }
-    fputs("</tbody>\n</table>", fp);
+    fputs("</tbody>\n</table></div>", fp);
 }
 
 static void render_table_markdown(FILE *fp, const qk_table *t)

@@ -1,0 +1,42 @@
+#!/bin/bash
+# Opens report/index.html in headless Chromium (closed-network flags, a fresh
+# profile), dumps the DOM after load and takes a screenshot, then checks:
+# the page's self-check says ok (every image loaded, every contents link
+# resolves, no script error), every section is present, and Chromium logged
+# no console error. The screenshot is kept in build/browser/ for review.
+set -u
+cd "$(dirname "$0")/.."
+source tests/lib-e2e.sh
+
+page=${1:-report/index.html}
+out=build/browser
+mkdir -p "$out"
+profile=$(mktemp -d)
+trap 'rm -rf "$profile"; rm -f "$e2e_out" "$e2e_err"' EXIT
+flags=(--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
+       --disable-component-update --disable-sync --disable-quic --user-data-dir="$profile"
+       --allow-file-access-from-files --virtual-time-budget=15000 --enable-logging=stderr --v=0)
+url="file://$(realpath "$page")"
+
+run chromium "${flags[@]}" --dump-dom "$url"
+expect_status 0 "chromium dumps the DOM"
+cp "$e2e_out" "$out/dom.html"
+cp "$e2e_err" "$out/chromium.log"
+check=$(grep -o 'data-check="[^"]*"' "$out/dom.html" | head -1)
+if [ "$check" = 'data-check="ok"' ]; then ok; else bad "page self-check: ${check:-no data-check attribute}"; fi
+images=$(grep -o 'data-images="[0-9]*"' "$out/dom.html" | grep -o '[0-9]*')
+if [ "${images:-0}" -ge 1 ]; then ok; else bad "page has images (${images:-0})"; fi
+for section in $(grep -o 'href="#[a-z0-9_-]*"' "$page" | sed 's/href="#//; s/"//' | sort -u); do
+    if grep -q "<section id=\"$section\"" "$out/dom.html"; then ok; else bad "section $section present"; fi
+done
+if grep -E 'CONSOLE|Uncaught|Failed to load' "$out/chromium.log" | grep -qvi 'dbus\|gpu'; then
+    bad "console errors (see $out/chromium.log)"
+else
+    ok
+fi
+
+run chromium "${flags[@]}" --screenshot="$out/report.png" --window-size=1400,4000 "$url"
+expect_status 0 "chromium takes a screenshot"
+if [ -s "$out/report.png" ]; then ok; else bad "screenshot written"; fi
+
+finish
