@@ -27,3 +27,16 @@ endif
 
 # Datasets in registry order (unlisted ones last), for tables and the report.
 ORDERED_DATASETS := $(filter $(RUN_DATASETS),$(REGISTRY_IDS)) $(filter-out $(REGISTRY_IDS),$(RUN_DATASETS))
+
+# The study of a dataset: column 2 of the registry; a dataset outside the
+# registry takes "study = ..." from its qkreport.conf, else "extra".
+ID_STUDY := $(shell awk -F'\t' '!/^\#/ && $$1 != "id" && NF {print $$1 "=" $$2}' $(REGISTRY))
+conf_study = $(or $(shell sed -n 's/^[[:space:]]*study[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' \
+  $(DATA_DIR)/$(1)/qkreport.conf 2>/dev/null),extra)
+study_of = $(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(ID_STUDY))),$(call conf_study,$(1)))
+# The datasets of a study in registry order.
+study_datasets = $(foreach d,$(ORDERED_DATASETS),$(if $(filter $(1),$(call study_of,$(d))),$(d)))
+# Model ids in the study tables are dataset ids; SmolLM3 rows name the checkpoint.
+study_model_prefix = $(if $(filter smollm3_training_progress,$(1)),smollm3-3b-)
+# The studies with at least one dataset in this run.
+RUN_STUDIES := $(sort $(foreach d,$(RUN_DATASETS),$(call study_of,$(d))))

@@ -22,18 +22,7 @@ build/%/pca.tsv build/%/pca_heads.tsv: build/%/store.qks bin/qk-pca build/params
 build/%/taxonomy.tsv: build/%/pca_heads.tsv bin/qk-taxonomy build/params/pca.txt
 	bin/qk-taxonomy --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) --output $@ $<
 
-# The study of a dataset: column 2 of the registry; a dataset outside the
-# registry takes "study = ..." from its qkreport.conf, else "extra".
-PCA_ID_STUDY := $(shell awk -F'\t' '!/^\#/ && $$1 != "id" && NF {print $$1 "=" $$2}' $(REGISTRY))
-pca_conf_study = $(or $(shell sed -n 's/^[[:space:]]*study[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' \
-  $(DATA_DIR)/$(1)/qkreport.conf 2>/dev/null),extra)
-study_of = $(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(PCA_ID_STUDY))),$(call pca_conf_study,$(1)))
-# The datasets of a study in registry order.
-study_datasets = $(foreach d,$(ORDERED_DATASETS),$(if $(filter $(1),$(call study_of,$(d))),$(d)))
-# Model ids in the study tables are dataset ids; SmolLM3 rows name the checkpoint.
-study_model_prefix = $(if $(filter smollm3_training_progress,$(1)),smollm3-3b-)
-
-PCA_STUDIES := $(sort $(foreach d,$(RUN_DATASETS),$(call study_of,$(d))))
+PCA_STUDIES := $(RUN_STUDIES)
 
 # pca_study_rules STUDY, DATASETS, MODEL_PREFIX
 define pca_study_rules

@@ -64,6 +64,12 @@ int qk_table_load(const char *path, qk_table *t, qk_err *err)
     t->text = (char *)data;
     int n_lines;
     char **lines = split_lines(t->text, &n_lines);
+    /* '#' lines are comments (the registry and benchmark tables have some) */
+    int kept = 0;
+    for (int i = 0; i < n_lines; i++)
+        if (lines[i][0] != '#')
+            lines[kept++] = lines[i];
+    n_lines = kept;
     if (n_lines == 0) {
         free(lines);
         qk_table_free(t);

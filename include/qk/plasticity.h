@@ -1,0 +1,193 @@
+/* Attention plasticity (docs/plasticity.md): for a query at position t and
+ * two earlier keys k1, k2 of the same example, p = P(q.k1 > q.k2) under a
+ * Gaussian model of the queries near t, and the pairwise plasticity
+ * PP = 4 p (1 - p): 1 when the query content decides which key wins, 0 when
+ * position fixes the order. Per head the queries are oriented, regressed on
+ * position and rotated so that coordinate 1 carries the positional drift
+ * (a Householder reflection); the content coordinates 2..d get a mean and a
+ * variance per query bin of width B / bin_factor. PP is averaged over every
+ * eligible same-example key pair (exactly, or over a seeded sample) per
+ * bin and per (inter-key distance, query-to-midpoint distance) cell, and
+ * the profiles of the heads are aggregated to model-level scalars. */
+#ifndef QK_PLASTICITY_H
+#define QK_PLASTICITY_H
+
+#include <stdint.h>
+
+#include "qk/common.h"
+
+enum qk_plast_cov {
+    QK_PLAST_COV_DIAG = 0, /* per-bin variances of the content coordinates */
+    QK_PLAST_COV_FULL = 1  /* per-bin sample covariance + 1e-12 I */
+};
+
+enum qk_plast_pairs {
+    QK_PLAST_PAIRS_EXACT = 0, /* every eligible pair of every bin */
+    QK_PLAST_PAIRS_SAMPLE = 1 /* pairs_per_bin uniform draws per bin */
+};
+
+#define QK_PLAST_N_DECILES 10
+#define QK_PLAST_N_QUINTILES 5
+#define QK_PLAST_N_LENGTHS 5      /* [0,L/16) [L/16,L/8) [L/8,L/4) [L/4,L/2) [L/2,L] */
+#define QK_PLAST_FULL_RIDGE 1e-12 /* added to the full content covariance */
+#define QK_PLAST_MIN_BIN_QUERIES 2
+
+typedef struct qk_plast_params {
+    int cov;                   /* enum qk_plast_cov (diag) */
+    int bin_factor;            /* query bins are B / bin_factor wide (10) */
+    int64_t min_pairs_per_bin; /* bins with fewer eligible pairs are dropped (32) */
+    int64_t pair2d_min_count;  /* heatmap cells with fewer evaluations are NaN (32) */
+    int pair_mode;             /* enum qk_plast_pairs (exact) */
+    int pairs_per_bin;         /* draws per bin in sample mode (256) */
+    uint64_t seed;             /* every random choice (0) */
+    int64_t max_tokens;        /* rows per kind above which a subset is drawn (50000) */
+    int normality_max_dims;    /* content dimensions given a KS test (64) */
+    double p_alpha;            /* level of q_noise_frac_ks_p_lt_alpha (0.01) */
+} qk_plast_params;
+
+void qk_plast_params_default(qk_plast_params *p);
+/* Checks ranges; returns -1 with a message naming the parameter. */
+int qk_plast_params_check(const qk_plast_params *p, qk_err *err);
+
+/* The position grid shared by every head of a dataset: query bin j holds
+ * positions t with floor(t * bin_factor / B) = j, heatmap cells are B
+ * wide on both axes. */
+typedef struct qk_plast_grid {
+    int bucket_size;    /* B */
+    int bin_factor;
+    int context_length; /* L: the per-length ranges are fractions of it */
+    int n_bins;         /* query bins 0 .. n_bins - 1 */
+    int n_cells;        /* heatmap cells per axis */
+} qk_plast_grid;
+
+/* A grid covering positions 0 .. max_position. */
+int qk_plast_grid_init(qk_plast_grid *g, int bucket_size, int bin_factor, int context_length,
+                       int64_t max_position, qk_err *err);
+double qk_plast_bin_start(const qk_plast_grid *g, int bin);
+double qk_plast_bin_centre(const qk_plast_grid *g, int bin);
+/* The query bin of a position (may be >= n_bins for positions off the grid). */
+int64_t qk_plast_bin_of(const qk_plast_grid *g, int64_t position);
+
+/* The rows of one kind of one head, as the store holds them. */
+typedef struct qk_plast_rows {
+    int64_t n;
+    const float *vector; /* n * d, row-major */
+    const int32_t *position;
+    const int32_t *example_id;
+    const int32_t *bucket;
+} qk_plast_rows;
+
+/* Scalars of a profile (§7): segments of the observed bin range, averaged
+ * over their bins without weights. NaN where a segment holds no bin. */
+typedef struct qk_plast_scalars {
+    double ap_overall; /* head: query-count weighted; model: mean of the heads */
+    double first20, last20, drop;
+    double decile[QK_PLAST_N_DECILES];
+    double quintile[QK_PLAST_N_QUINTILES];
+    double length[QK_PLAST_N_LENGTHS];
+    double recovery;     /* mean(d6, d7) - mean(d4, d5) */
+    double profile_mean; /* unweighted mean over the bins with a value */
+    int first_bin, last_bin; /* -1 when the profile is empty */
+    int n_bins;              /* bins with a value */
+} qk_plast_scalars;
+
+/* Everything computed for one (query head, key head). */
+typedef struct qk_plast_head {
+    int d, n_bins, n_cells;
+    int64_t n_q, n_k; /* rows used (after subsampling) */
+    /* positional regression of the oriented queries (§2.3-2.5) */
+    double q_r2_pos, q_beta_norm;
+    double alpha_pos, beta_pos, sigma2_pos; /* coordinate 1 refit against t */
+    double q_r2_scalar, q_mae_baseline, q_mae_proj, q_mae_ratio;
+    double resid0_skew, resid0_kurt, resid0_ks_p;
+    double noise_med_abs_skew, noise_med_abs_kurt, noise_med_ks_p, noise_frac_ks_lt_alpha;
+    double *component_r2;     /* [d] */
+    double *component_weight; /* [d], sums to 1 */
+    /* the 1-D profile, [n_bins] each */
+    int64_t *bin_queries;
+    double *bin_tau;     /* mean query position; NaN without queries */
+    int64_t *bin_pairs;  /* eligible same-example pairs */
+    int64_t *bin_evals;  /* pairs evaluated (0 for dropped bins) */
+    double *bin_ap;      /* mean PP; NaN for dropped bins */
+    /* the 2-D heatmap, [n_cells * n_cells], index dist_bin * n_cells + mid_bin */
+    int64_t *cell_evals;
+    double *cell_ap;     /* NaN below pair2d_min_count */
+    int64_t n_key_pairs; /* same-example pairs eligible for some bin */
+    int64_t n_evals;     /* (pair, bin) evaluations */
+    qk_plast_scalars s;
+} qk_plast_head;
+
+void qk_plast_head_init(qk_plast_head *h, int d, const qk_plast_grid *g);
+void qk_plast_head_free(qk_plast_head *h);
+
+/* Analyses one head: q and k rows of dimension d. layer and q_head key the
+ * random streams. Returns 0, or -1 with a message (bad positions, too few
+ * rows, non-finite vectors). h must be initialised with the same d and g. */
+int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
+                     const qk_plast_grid *g, const qk_plast_params *p, int layer, int q_head,
+                     qk_plast_head *h, qk_err *err);
+
+/* The model level (§7b step 8): per bin and per cell the mean over the
+ * heads that have a value, then the scalars of the model profile; the
+ * model ap_overall is the mean of the heads' values. */
+typedef struct qk_plast_model {
+    int n_bins, n_cells;
+    int n_heads;       /* heads given */
+    int n_heads_valid; /* heads with a finite ap_overall */
+    double *bin_ap;    /* [n_bins] */
+    int *bin_heads;
+    double *cell_ap;   /* [n_cells * n_cells] */
+    int *cell_heads;
+    int64_t *cell_evals;
+    qk_plast_scalars s;
+} qk_plast_model;
+
+void qk_plast_model_compute(qk_plast_model *m, const qk_plast_head *heads, int n_heads,
+                            const qk_plast_grid *g);
+void qk_plast_model_free(qk_plast_model *m);
+
+/* Scalars of a profile ap[n_bins] (NaN = no value). weights (the query
+ * counts) give ap_overall; without them it is NaN. */
+void qk_plast_profile_scalars(const double *ap, const int64_t *weights, const qk_plast_grid *g,
+                              qk_plast_scalars *s);
+
+/* ---- the building blocks, exposed for the tests ------------------------------- */
+
+/* Standard normal CDF, 0.5 erfc(-z / sqrt 2). */
+double qk_plast_phi(double z);
+/* 4 Phi(z) Phi(-z), from Phi(-|z|) alone, so no 1 - p cancels. */
+double qk_plast_pp_z(double z);
+/* PP of D ~ N(m, v); v <= 0: p is 1, 0 or 1/2 by the sign of m. */
+double qk_plast_pp(double m, double v);
+
+/* Sign vector s[d]: the sign of the unweighted mean of the per-bucket mean
+ * keys, +1 where it is 0. k is n x d. */
+void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
+                          double *sign);
+
+/* OLS per column x_i = alpha_i + beta_i t of x (n x d); r2[i] is
+ * 1 - SS_res / max(SS_tot, 1e-12), at most 1; constant t gives beta = 0,
+ * alpha = mean, r2 = 0. Returns the mean of r2. */
+double qk_plast_regress(const double *x, const double *t, int64_t n, int d, double *alpha,
+                        double *beta, double *r2);
+
+/* The Householder vector w of H = I - 2 w w^T with H u = e1, u = beta/|beta|.
+ * Returns 0 (H = I, w untouched) when |beta| < 1e-12 or u is e1. */
+int qk_plast_householder(const double *beta, int d, double *w);
+/* x <- x H = x - 2 (x w) w^T for the n rows of x; tmp holds n doubles. */
+void qk_plast_reflect_rows(double *x, int64_t n, int d, const double *w, double *tmp);
+
+/* w_i = max(r2_i, 0) / sum_j max(r2_j, 0), or 1/d when the sum is <= 0. */
+void qk_plast_component_weights(const double *r2, int d, double *w);
+
+/* Bias-corrected sample skewness and excess kurtosis (NaN for n < 3 / n < 4
+ * or constant data). */
+void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt);
+
+/* Two-sided one-sample Kolmogorov-Smirnov test of x[n] against N(0,1): the
+ * p-value of the exact distribution of D_n (sorts x in place). */
+double qk_plast_ks_norm(double *x, int64_t n);
+/* P(D_n >= x) for the two-sided statistic of n samples. */
+double qk_plast_kolmogorov_sf(int64_t n, double x);
+
+#endif

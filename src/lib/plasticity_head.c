@@ -1,0 +1,873 @@
+/* The per-head V4 algorithm (spec plasticity.md §7b): orientation,
+ * positional regression, Householder rotation, per-bin query model, key
+ * pairs and the closed-form PP of every (pair, bin), as BLAS tables:
+ *   S = K_rot M^T              the mean term m = S[k1,b] - S[k2,b]
+ *   V = (delta o delta) C^T     the diagonal variance v (one GEMM per block
+ *                               of pairs; the squares of the differences
+ *                               are formed first, so nothing cancels)
+ *   Y = K Qc_b^T                the full-covariance variance |Y_k1 - Y_k2|^2
+ *                               / (n_b - 1), one GEMM per bin.
+ * One head runs in one thread, every sum in a fixed order: the results do
+ * not depend on the thread that computed them. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qk/moments.h"
+#include "qk/plasticity.h"
+#include "qk/rng.h"
+
+#define PAIR_BLOCK 1024
+/* stream tags of the random choices of a head */
+enum { STREAM_SUBSAMPLE_Q = 1, STREAM_SUBSAMPLE_K = 2, STREAM_NOISE_DIMS = 3, STREAM_PAIRS = 4 };
+
+/* A same-example key pair: rows a < b of the sorted keys (position of a <=
+ * position of b), eligible for the query bins first .. n_bins - 1. */
+typedef struct key_pair {
+    int32_t a, b;
+    int32_t first;
+    int32_t dist_cell; /* |t_a - t_b| / B */
+    int64_t pos_sum;   /* t_a + t_b */
+} key_pair;
+
+typedef struct head_work {
+    int d, n_bins, n_cells, bucket_size;
+    int64_t nq, nk;
+    double *q;          /* [nq * d] oriented, rotated, rows sorted by bin */
+    double *t_q;        /* positions of those rows */
+    int64_t *bin_row;   /* [n_bins + 1] first sorted query row of each bin */
+    double *k;          /* [nk * d] oriented, rotated, sorted by (example, position) */
+    int32_t *t_k, *ex_k;
+    double *mean;       /* [n_bins * d] M_b */
+    double *var;        /* [n_bins * d] diagonal of C_b */
+    unsigned char *kept;
+    double *score;      /* [nk * n_bins] S */
+    key_pair *pairs;    /* sorted by first bin */
+    int64_t n_pairs;
+    double *bin_sum;    /* [n_bins] */
+    double *cell_sum;   /* [n_cells^2] */
+} head_work;
+
+static void work_free(head_work *w)
+{
+    free(w->q);
+    free(w->t_q);
+    free(w->bin_row);
+    free(w->k);
+    free(w->t_k);
+    free(w->ex_k);
+    free(w->mean);
+    free(w->var);
+    free(w->kept);
+    free(w->score);
+    free(w->pairs);
+    free(w->bin_sum);
+    free(w->cell_sum);
+}
+
+/* ---- input rows ------------------------------------------------------------------ */
+
+static int cmp_row(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The rows to use: all, or max_tokens of them drawn without replacement
+ * (partial Fisher-Yates), in ascending order. */
+static int64_t *choose_rows(int64_t n, int64_t max_tokens, qk_rng *rng, int64_t *n_used)
+{
+    int64_t *rows = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *rows);
+    for (int64_t i = 0; i < n; i++)
+        rows[i] = i;
+    *n_used = n;
+    if (n > max_tokens) {
+        for (int64_t i = 0; i < max_tokens; i++) {
+            int64_t j = i + (int64_t)qk_rng_below(rng, (uint64_t)(n - i));
+            int64_t tmp = rows[i];
+            rows[i] = rows[j];
+            rows[j] = tmp;
+        }
+        *n_used = max_tokens;
+        /* ascending, so the kept rows keep their file order */
+        qsort(rows, (size_t)max_tokens, sizeof *rows, cmp_row);
+    }
+    return rows;
+}
+
+/* Positions must lie on the grid: queries in a bin < n_bins, keys in a
+ * heatmap cell < n_cells; vectors must be finite. */
+static int check_rows(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d,
+                      const qk_plast_grid *g, char kind, qk_err *err)
+{
+    const char *what = kind == 'q' ? "query" : "key";
+    for (int64_t i = 0; i < n; i++) {
+        int64_t row = rows[i];
+        int32_t t = r->position[row];
+        int off = t < 0 || (kind == 'q' ? qk_plast_bin_of(g, t) >= g->n_bins
+                                         : t / g->bucket_size >= g->n_cells);
+        if (off)
+            return qk_fail(err, "%s row %lld: position %d is outside the grid of the "
+                           "dataset", what, (long long)row, t);
+        const float *v = r->vector + row * d;
+        for (int c = 0; c < d; c++)
+            if (!isfinite(v[c]))
+                return qk_fail(err, "%s row %lld: component %d is not finite", what,
+                               (long long)row, c);
+    }
+    return 0;
+}
+
+/* rows[] of r as doubles, each multiplied by sign (if given). */
+static double *gather(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d,
+                      const double *sign)
+{
+    double *x = qk_doubles((size_t)(n > 0 ? n : 1) * (size_t)d);
+    for (int64_t i = 0; i < n; i++) {
+        const float *src = r->vector + rows[i] * d;
+        double *dst = x + i * d;
+        for (int c = 0; c < d; c++)
+            dst[c] = sign ? sign[c] * (double)src[c] : (double)src[c];
+    }
+    return x;
+}
+
+/* ---- regression diagnostics (§2.7) ---------------------------------------------------- */
+
+/* OLS of y on x: slope, intercept; constant x gives slope 0. */
+static void ols(const double *x, const double *y, int64_t n, double *slope, double *icept)
+{
+    double xm = 0.0, ym = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        xm += x[i];
+        ym += y[i];
+    }
+    xm = n ? xm / (double)n : 0.0;
+    ym = n ? ym / (double)n : 0.0;
+    double sxx = 0.0, sxy = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        sxx += (x[i] - xm) * (x[i] - xm);
+        sxy += (x[i] - xm) * y[i];
+    }
+    *slope = sxx > 0.0 ? sxy / sxx : 0.0;
+    *icept = ym - *slope * xm;
+}
+
+/* q_R2_scalar and the MAEs: y = log2(t + 1) regressed on s = X u. */
+static void scalar_predictability(const double *x, const double *t, int64_t n, int d,
+                                  const double *beta, double beta_norm, qk_plast_head *h)
+{
+    double *y = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *y);
+    double ym = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = log2(t[i] + 1.0);
+        ym += y[i];
+    }
+    ym = n ? ym / (double)n : 0.0;
+    double base = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        base += fabs(y[i] - ym);
+    base = n ? base / (double)n : 0.0;
+    h->q_r2_scalar = 0.0;
+    h->q_mae_baseline = base;
+    h->q_mae_proj = base;
+    double *u = qk_doubles((size_t)d), *s = qk_doubles((size_t)(n > 0 ? n : 1));
+    double sm = 0.0, sxx = 0.0;
+    if (beta_norm > 0.0 && n > 0) {
+        for (int c = 0; c < d; c++)
+            u[c] = beta[c] / beta_norm;
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, d, 1.0, x, d, u, 1, 0.0, s, 1);
+        for (int64_t i = 0; i < n; i++)
+            sm += s[i];
+        sm /= (double)n;
+        for (int64_t i = 0; i < n; i++)
+            sxx += (s[i] - sm) * (s[i] - sm);
+    }
+    if (sxx > 0.0) {
+        double slope, icept, ss_res = 0.0, ss_tot = 0.0, mae = 0.0;
+        ols(s, y, n, &slope, &icept);
+        for (int64_t i = 0; i < n; i++) {
+            double r = y[i] - (icept + slope * s[i]);
+            ss_res += r * r;
+            ss_tot += (y[i] - ym) * (y[i] - ym);
+            mae += fabs(r);
+        }
+        h->q_mae_proj = mae / (double)n;
+        h->q_r2_scalar = ss_tot > 0.0 ? 1.0 - ss_res / ss_tot : 0.0;
+    }
+    h->q_mae_ratio = h->q_mae_baseline > 0.0 ? h->q_mae_proj / h->q_mae_baseline : 1.0;
+    free(s);
+    free(u);
+    free(y);
+}
+
+static double mean_of(const double *x, int64_t n)
+{
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        m += x[i];
+    return n ? m / (double)n : 0.0;
+}
+
+static double sd_of(const double *x, int64_t n, double mean)
+{
+    double ss = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        ss += (x[i] - mean) * (x[i] - mean);
+    return n > 1 ? sqrt(ss / (double)(n - 1)) : NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median (mean of the middle two for an even count); NaN if any is NaN. */
+static double median(double *x, int n)
+{
+    if (n <= 0)
+        return NAN;
+    for (int i = 0; i < n; i++)
+        if (isnan(x[i]))
+            return NAN;
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* Coordinate 1 of the rotated queries against position: alpha_pos,
+ * beta_pos, sigma2_pos (ddof 1) and the residual's shape. */
+static void position_coordinate(const double *q, const double *t, int64_t n, int d,
+                                qk_plast_head *h)
+{
+    double *y = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *y);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = q[i * d];
+    double slope, icept;
+    ols(t, y, n, &slope, &icept);
+    h->alpha_pos = icept;
+    h->beta_pos = slope;
+    for (int64_t i = 0; i < n; i++)
+        y[i] -= icept + slope * t[i];
+    double rm = mean_of(y, n), sd = sd_of(y, n, rm);
+    h->sigma2_pos = n < 2 ? 1.0 : sd * sd;
+    h->resid0_skew = 0.0;
+    h->resid0_kurt = 0.0;
+    h->resid0_ks_p = 1.0;
+    if (n >= 2 && sd > 0.0) {
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (y[i] - rm) / sd;
+        qk_plast_skew_kurt(y, n, &h->resid0_skew, &h->resid0_kurt);
+        h->resid0_ks_p = qk_plast_ks_norm(y, n);
+    }
+    free(y);
+}
+
+/* The content coordinates 2..d, each z-scored: median |skew| and |kurt| over
+ * all, KS against N(0,1) on a seeded choice of normality_max_dims. */
+static void noise_normality(const double *q, int64_t n, int d, const qk_plast_params *p,
+                            qk_rng *rng, qk_plast_head *h)
+{
+    int nd = d - 1;
+    h->noise_med_abs_skew = 0.0;
+    h->noise_med_abs_kurt = 0.0;
+    h->noise_med_ks_p = 1.0;
+    h->noise_frac_ks_lt_alpha = 0.0;
+    if (nd <= 0 || n < 3)
+        return;
+    double *col = qk_malloc((size_t)n * sizeof *col);
+    double *skews = qk_malloc((size_t)nd * sizeof *skews);
+    double *kurts = qk_malloc((size_t)nd * sizeof *kurts);
+    int *dims = qk_malloc((size_t)nd * sizeof *dims);
+    for (int c = 0; c < nd; c++) {
+        for (int64_t i = 0; i < n; i++)
+            col[i] = q[i * d + 1 + c];
+        double sk, ku;
+        qk_plast_skew_kurt(col, n, &sk, &ku);
+        skews[c] = fabs(sk);
+        kurts[c] = fabs(ku);
+        dims[c] = c;
+    }
+    h->noise_med_abs_skew = median(skews, nd);
+    h->noise_med_abs_kurt = median(kurts, nd);
+    int n_test = p->normality_max_dims < nd ? p->normality_max_dims : nd;
+    for (int i = 0; i < n_test; i++) { /* partial Fisher-Yates */
+        int j = i + (int)qk_rng_below(rng, (uint64_t)(nd - i));
+        int tmp = dims[i];
+        dims[i] = dims[j];
+        dims[j] = tmp;
+    }
+    int below = 0;
+    for (int i = 0; i < n_test; i++) {
+        for (int64_t r = 0; r < n; r++)
+            col[r] = q[r * d + 1 + dims[i]];
+        double m = mean_of(col, n), sd = sd_of(col, n, m);
+        if (!(sd > 0.0))
+            sd = 1.0;
+        for (int64_t r = 0; r < n; r++)
+            col[r] = (col[r] - m) / sd;
+        skews[i] = qk_plast_ks_norm(col, n); /* reuse as the p-values */
+        below += skews[i] < p->p_alpha;
+    }
+    if (n_test > 0) {
+        h->noise_frac_ks_lt_alpha = (double)below / n_test;
+        h->noise_med_ks_p = median(skews, n_test);
+    }
+    free(dims);
+    free(kurts);
+    free(skews);
+    free(col);
+}
+
+/* ---- the query model per bin (§3, §4) ------------------------------------------------- */
+
+/* Sorts the query rows by bin (stable) into w->q, w->t_q, w->bin_row. */
+static void sort_queries(head_work *w, const double *q, const double *t, const int64_t *bin)
+{
+    int64_t *count = qk_calloc((size_t)w->n_bins + 1, sizeof *count);
+    for (int64_t i = 0; i < w->nq; i++)
+        count[bin[i] + 1]++;
+    for (int b = 0; b < w->n_bins; b++)
+        count[b + 1] += count[b];
+    w->bin_row = qk_malloc(((size_t)w->n_bins + 1) * sizeof *w->bin_row);
+    memcpy(w->bin_row, count, ((size_t)w->n_bins + 1) * sizeof *count);
+    w->q = qk_doubles((size_t)(w->nq > 0 ? w->nq : 1) * (size_t)w->d);
+    w->t_q = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *w->t_q);
+    for (int64_t i = 0; i < w->nq; i++) {
+        int64_t to = count[bin[i]]++;
+        memcpy(w->q + to * w->d, q + i * w->d, (size_t)w->d * sizeof *q);
+        w->t_q[to] = t[i];
+    }
+    free(count);
+}
+
+/* n_b, tau_b, M_b = (alpha_pos + beta_pos tau_b, mu_b) and the diagonal
+ * C_b = (sigma2_pos, sigma2_b) with ddof 1. */
+static void bin_model(head_work *w, qk_plast_head *h)
+{
+    int d = w->d;
+    w->mean = qk_doubles((size_t)w->n_bins * (size_t)d);
+    w->var = qk_doubles((size_t)w->n_bins * (size_t)d);
+    for (int b = 0; b < w->n_bins; b++) {
+        int64_t lo = w->bin_row[b], n = w->bin_row[b + 1] - lo;
+        h->bin_queries[b] = n;
+        h->bin_tau[b] = n ? mean_of(w->t_q + lo, n) : NAN;
+        if (n < QK_PLAST_MIN_BIN_QUERIES)
+            continue;
+        double *m = w->mean + (size_t)b * d, *v = w->var + (size_t)b * d;
+        for (int64_t i = lo; i < lo + n; i++)
+            for (int c = 1; c < d; c++)
+                m[c] += w->q[i * d + c];
+        for (int c = 1; c < d; c++)
+            m[c] /= (double)n;
+        for (int64_t i = lo; i < lo + n; i++)
+            for (int c = 1; c < d; c++) {
+                double dev = w->q[i * d + c] - m[c];
+                v[c] += dev * dev;
+            }
+        for (int c = 1; c < d; c++)
+            v[c] /= (double)(n - 1);
+        m[0] = h->alpha_pos + h->beta_pos * h->bin_tau[b];
+        v[0] = h->sigma2_pos;
+    }
+}
+
+/* ---- keys and pairs (§5) -------------------------------------------------------------- */
+
+typedef struct key_order {
+    int32_t example, position;
+    int64_t row;
+} key_order;
+
+static int cmp_key_order(const void *a, const void *b)
+{
+    const key_order *x = a, *y = b;
+    if (x->example != y->example)
+        return x->example < y->example ? -1 : 1;
+    if (x->position != y->position)
+        return x->position < y->position ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Sorts the keys by (example, position) into w->k, w->t_k, w->ex_k. */
+static void sort_keys(head_work *w, const double *k, const int32_t *t, const int32_t *ex)
+{
+    size_t n = (size_t)(w->nk > 0 ? w->nk : 1);
+    key_order *order = qk_malloc(n * sizeof *order);
+    for (int64_t i = 0; i < w->nk; i++) {
+        order[i].example = ex[i];
+        order[i].position = t[i];
+        order[i].row = i;
+    }
+    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_order);
+    w->k = qk_doubles(n * (size_t)w->d);
+    w->t_k = qk_malloc(n * sizeof *w->t_k);
+    w->ex_k = qk_malloc(n * sizeof *w->ex_k);
+    for (int64_t i = 0; i < w->nk; i++) {
+        memcpy(w->k + i * w->d, k + order[i].row * w->d, (size_t)w->d * sizeof *k);
+        w->t_k[i] = order[i].position;
+        w->ex_k[i] = order[i].example;
+    }
+    free(order);
+}
+
+/* Every same-example pair (a < b in key order), with the first query bin
+ * whose start lies above both positions: t_b * f < bin * B, i.e.
+ * first = floor(t_b f / B) + 1. Pairs are counting-sorted by first bin
+ * (stable, so the order is the generation order within a bin);
+ * eligible[b] = pairs with first <= b. */
+static int enumerate_pairs(head_work *w, const qk_plast_grid *g, int64_t *eligible,
+                           qk_err *err)
+{
+    int64_t *count = qk_calloc((size_t)w->n_bins + 1, sizeof *count);
+    int64_t total = 0;
+    for (int64_t lo = 0; lo < w->nk;) {
+        int64_t hi = lo;
+        while (hi < w->nk && w->ex_k[hi] == w->ex_k[lo])
+            hi++;
+        for (int64_t b = lo + 1; b < hi; b++) {
+            int64_t first = qk_plast_bin_of(g, w->t_k[b]) + 1;
+            if (first < w->n_bins) {
+                count[first + 1] += b - lo;
+                total += b - lo;
+            }
+        }
+        lo = hi;
+    }
+    if (total > INT64_C(50000000)) { /* 24 bytes each */
+        free(count);
+        return qk_fail(err, "%lld same-example key pairs: too many to hold", (long long)total);
+    }
+    for (int b = 0; b < w->n_bins; b++)
+        count[b + 1] += count[b];
+    for (int b = 0; b < w->n_bins; b++)
+        eligible[b] = count[b + 1];
+    w->n_pairs = total;
+    w->pairs = qk_malloc((size_t)(total > 0 ? total : 1) * sizeof *w->pairs);
+    for (int64_t lo = 0; lo < w->nk;) {
+        int64_t hi = lo;
+        while (hi < w->nk && w->ex_k[hi] == w->ex_k[lo])
+            hi++;
+        for (int64_t b = lo + 1; b < hi; b++) {
+            int64_t first = qk_plast_bin_of(g, w->t_k[b]) + 1;
+            if (first >= w->n_bins)
+                continue;
+            for (int64_t a = lo; a < b; a++) {
+                key_pair *p = &w->pairs[count[first]++];
+                p->a = (int32_t)a;
+                p->b = (int32_t)b;
+                p->first = (int32_t)first;
+                p->dist_cell = (w->t_k[b] - w->t_k[a]) / g->bucket_size;
+                p->pos_sum = (int64_t)w->t_k[a] + w->t_k[b];
+            }
+        }
+        lo = hi;
+    }
+    free(count);
+    return 0;
+}
+
+/* ---- evaluation (§3, §6) ----------------------------------------------------------------- */
+
+/* Adds PP of one (pair, bin) to the bin and to its heatmap cell:
+ * (floor(delta_t / B), floor((tau_b - midpoint) / B)). */
+static inline void accumulate(head_work *w, qk_plast_head *h, const key_pair *p, int b,
+                              double m, double v)
+{
+    double pp = qk_plast_pp(m, v);
+    w->bin_sum[b] += pp;
+    double mid = floor((2.0 * h->bin_tau[b] - (double)p->pos_sum) / (2.0 * w->bucket_size));
+    int row = mid < 0.0 ? 0 : mid >= w->n_cells ? w->n_cells - 1 : (int)mid;
+    int col = p->dist_cell < w->n_cells ? p->dist_cell : w->n_cells - 1;
+    size_t cell = (size_t)col * w->n_cells + row;
+    w->cell_sum[cell] += pp;
+    h->cell_evals[cell]++;
+}
+
+static inline double mean_term(const head_work *w, const key_pair *p, int b)
+{
+    return w->score[(size_t)p->a * w->n_bins + b] - w->score[(size_t)p->b * w->n_bins + b];
+}
+
+/* S = K M^T: the mean of q.k for every key and bin. */
+static void score_table(head_work *w)
+{
+    w->score = qk_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
+    if (w->nk > 0)
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)w->nk, w->n_bins, w->d, 1.0,
+                    w->k, w->d, w->mean, w->d, 0.0, w->score, w->n_bins);
+}
+
+/* delta = k_a - k_b for pairs[0..n) into out (n x d); squared if asked. */
+static void pair_differences(const head_work *w, const key_pair *pairs, int64_t n, int square,
+                             double *out)
+{
+    int d = w->d;
+    for (int64_t i = 0; i < n; i++) {
+        const double *ka = w->k + (size_t)pairs[i].a * d, *kb = w->k + (size_t)pairs[i].b * d;
+        double *o = out + i * d;
+        for (int c = 0; c < d; c++) {
+            double diff = ka[c] - kb[c];
+            o[c] = square ? diff * diff : diff;
+        }
+    }
+}
+
+static void exact_diag(head_work *w, qk_plast_head *h)
+{
+    int d = w->d;
+    int last = w->n_bins - 1;
+    while (last >= 0 && !w->kept[last])
+        last--;
+    double *sq = qk_doubles((size_t)PAIR_BLOCK * d);
+    double *v = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    for (int64_t p0 = 0; p0 < w->n_pairs; p0 += PAIR_BLOCK) {
+        int64_t nb = w->n_pairs - p0 < PAIR_BLOCK ? w->n_pairs - p0 : PAIR_BLOCK;
+        const key_pair *blk = w->pairs + p0;
+        int b0 = blk[0].first; /* the smallest in the block: sorted */
+        if (b0 > last)
+            break;
+        int ncol = last - b0 + 1;
+        pair_differences(w, blk, nb, 1, sq);
+        /* V[i, b] = sum_c delta_ic^2 C_b,cc for the block's bins b0..last */
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
+                    w->var + (size_t)b0 * d, d, 0.0, v, ncol);
+        for (int64_t i = 0; i < nb; i++) {
+            const double *vrow = v + i * ncol;
+            for (int b = blk[i].first; b <= last; b++)
+                if (w->kept[b])
+                    accumulate(w, h, &blk[i], b, mean_term(w, &blk[i], b), vrow[b - b0]);
+        }
+    }
+    free(v);
+    free(sq);
+}
+
+/* The centred content coordinates of bin b's queries (column 0 zeroed):
+ * C_b restricted to 2..d is Qc^T Qc / (n_b - 1). */
+static void centred_bin(const head_work *w, int b, double *qc)
+{
+    int d = w->d;
+    int64_t lo = w->bin_row[b], n = w->bin_row[b + 1] - lo;
+    const double *m = w->mean + (size_t)b * d;
+    for (int64_t i = 0; i < n; i++) {
+        qc[i * d] = 0.0;
+        for (int c = 1; c < d; c++)
+            qc[i * d + c] = w->q[(lo + i) * d + c] - m[c];
+    }
+}
+
+/* v = delta_1^2 sigma2_pos + |Qc delta|^2 / (n_b - 1) + 1e-12 |delta_perp|^2,
+ * from z = Qc delta. */
+static double full_variance(const head_work *w, int b, const double *delta, const double *z,
+                            int64_t n_b)
+{
+    double zz = 0.0, perp = 0.0;
+    for (int64_t j = 0; j < n_b; j++)
+        zz += z[j] * z[j];
+    for (int c = 1; c < w->d; c++)
+        perp += delta[c] * delta[c];
+    return delta[0] * delta[0] * w->var[(size_t)b * w->d] + zz / (double)(n_b - 1) +
+           QK_PLAST_FULL_RIDGE * perp;
+}
+
+static int64_t max_bin_queries(const head_work *w)
+{
+    int64_t most = 1;
+    for (int b = 0; b < w->n_bins; b++)
+        if (w->bin_row[b + 1] - w->bin_row[b] > most)
+            most = w->bin_row[b + 1] - w->bin_row[b];
+    return most;
+}
+
+/* The keys in position order (ties in key order): the keys before a bin
+ * start are a prefix. rank[i] is the place of key i in that order. */
+typedef struct key_ranks {
+    int32_t position;
+    int64_t key;
+} key_ranks;
+
+static int cmp_key_ranks(const void *a, const void *b)
+{
+    const key_ranks *x = a, *y = b;
+    if (x->position != y->position)
+        return x->position < y->position ? -1 : 1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static double *keys_by_position(const head_work *w, int64_t *rank, int32_t *tpos)
+{
+    size_t n = (size_t)(w->nk > 0 ? w->nk : 1);
+    key_ranks *order = qk_malloc(n * sizeof *order);
+    for (int64_t i = 0; i < w->nk; i++) {
+        order[i].position = w->t_k[i];
+        order[i].key = i;
+    }
+    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_ranks);
+    double *k = qk_doubles(n * (size_t)w->d);
+    for (int64_t r = 0; r < w->nk; r++) {
+        memcpy(k + r * w->d, w->k + order[r].key * w->d, (size_t)w->d * sizeof *k);
+        rank[order[r].key] = r;
+        tpos[r] = order[r].position;
+    }
+    free(order);
+    return k;
+}
+
+/* Full covariance: |Qc delta|^2 = |Y_a - Y_b|^2 with Y = K Qc^T, one GEMM
+ * per bin over the keys before its start (a prefix in position order), then
+ * O(n_b) per pair. */
+static void exact_full(head_work *w, qk_plast_head *h, const qk_plast_grid *g)
+{
+    int d = w->d;
+    int64_t most = max_bin_queries(w);
+    int64_t *rank = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *rank);
+    int32_t *tpos = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *tpos);
+    double *kpos = keys_by_position(w, rank, tpos);
+    double *qc = qk_doubles((size_t)most * d);
+    double *y = qk_doubles((size_t)(w->nk > 0 ? w->nk : 1) * most);
+    /* delta_1^2 and |delta_perp|^2 of every pair */
+    double *d0 = qk_malloc((size_t)(w->n_pairs > 0 ? w->n_pairs : 1) * sizeof *d0);
+    double *perp = qk_malloc((size_t)(w->n_pairs > 0 ? w->n_pairs : 1) * sizeof *perp);
+    for (int64_t i = 0; i < w->n_pairs; i++) {
+        const double *ka = w->k + (size_t)w->pairs[i].a * d, *kb = w->k + (size_t)w->pairs[i].b * d;
+        d0[i] = (ka[0] - kb[0]) * (ka[0] - kb[0]);
+        perp[i] = 0.0;
+        for (int c = 1; c < d; c++)
+            perp[i] += (ka[c] - kb[c]) * (ka[c] - kb[c]);
+    }
+    int64_t before = 0; /* keys with t f < b B */
+    for (int b = 0; b < w->n_bins; b++) {
+        while (before < w->nk &&
+               (int64_t)tpos[before] * g->bin_factor < (int64_t)b * g->bucket_size)
+            before++;
+        if (!w->kept[b] || before < 2)
+            continue;
+        int64_t n_b = w->bin_row[b + 1] - w->bin_row[b];
+        centred_bin(w, b, qc);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)before, (int)n_b, d, 1.0,
+                    kpos, d, qc, d, 0.0, y, (int)n_b);
+        double s2 = w->var[(size_t)b * d];
+        for (int64_t i = 0; i < h->bin_pairs[b]; i++) {
+            const key_pair *pair = &w->pairs[i];
+            const double *ya = y + rank[pair->a] * n_b, *yb = y + rank[pair->b] * n_b;
+            double zz = 0.0;
+            for (int64_t j = 0; j < n_b; j++)
+                zz += (ya[j] - yb[j]) * (ya[j] - yb[j]);
+            double v = d0[i] * s2 + zz / (double)(n_b - 1) + QK_PLAST_FULL_RIDGE * perp[i];
+            accumulate(w, h, pair, b, mean_term(w, pair, b), v);
+        }
+    }
+    free(perp);
+    free(d0);
+    free(y);
+    free(qc);
+    free(kpos);
+    free(tpos);
+    free(rank);
+}
+
+/* pairs_per_bin uniform draws (with replacement) from the eligible pairs of
+ * each bin, or all of them when there are no more than that. */
+static void sampled(head_work *w, qk_plast_head *h, const qk_plast_params *p, qk_rng *rng)
+{
+    int d = w->d;
+    int64_t most = max_bin_queries(w);
+    double *qc = qk_doubles((size_t)most * d);
+    double *delta = qk_doubles((size_t)d);
+    double *z = qk_doubles((size_t)most);
+    for (int b = 0; b < w->n_bins; b++) {
+        if (!w->kept[b])
+            continue;
+        int64_t n_b = w->bin_row[b + 1] - w->bin_row[b];
+        int64_t avail = h->bin_pairs[b];
+        int64_t draws = avail <= p->pairs_per_bin ? avail : p->pairs_per_bin;
+        if (p->cov == QK_PLAST_COV_FULL)
+            centred_bin(w, b, qc);
+        for (int64_t r = 0; r < draws; r++) {
+            int64_t idx =
+                avail <= p->pairs_per_bin ? r : (int64_t)qk_rng_below(rng, (uint64_t)avail);
+            const key_pair *pair = &w->pairs[idx];
+            pair_differences(w, pair, 1, 0, delta);
+            double v;
+            if (p->cov == QK_PLAST_COV_FULL) {
+                cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n_b, d, 1.0, qc, d, delta, 1,
+                            0.0, z, 1);
+                v = full_variance(w, b, delta, z, n_b);
+            } else {
+                const double *var = w->var + (size_t)b * d;
+                v = 0.0;
+                for (int c = 0; c < d; c++)
+                    v += delta[c] * delta[c] * var[c];
+            }
+            accumulate(w, h, pair, b, mean_term(w, pair, b), v);
+        }
+        h->bin_evals[b] = draws;
+    }
+    free(z);
+    free(delta);
+    free(qc);
+}
+
+/* ---- the head ------------------------------------------------------------------------- */
+
+static void finish_head(head_work *w, qk_plast_head *h, const qk_plast_grid *g,
+                        const qk_plast_params *p)
+{
+    h->n_evals = 0;
+    for (int b = 0; b < w->n_bins; b++) {
+        if (p->pair_mode == QK_PLAST_PAIRS_EXACT)
+            h->bin_evals[b] = w->kept[b] ? h->bin_pairs[b] : 0;
+        h->n_evals += h->bin_evals[b];
+        h->bin_ap[b] = h->bin_evals[b] > 0 ? w->bin_sum[b] / (double)h->bin_evals[b] : NAN;
+    }
+    size_t nc = (size_t)w->n_cells * w->n_cells;
+    for (size_t c = 0; c < nc; c++)
+        h->cell_ap[c] = h->cell_evals[c] >= p->pair2d_min_count && h->cell_evals[c] > 0
+                            ? w->cell_sum[c] / (double)h->cell_evals[c]
+                            : NAN;
+    qk_plast_profile_scalars(h->bin_ap, h->bin_queries, g, &h->s);
+}
+
+static void reset_head(qk_plast_head *h)
+{
+    size_t nb = (size_t)h->n_bins, nc = (size_t)h->n_cells * h->n_cells;
+    memset(h->bin_queries, 0, nb * sizeof *h->bin_queries);
+    memset(h->bin_pairs, 0, nb * sizeof *h->bin_pairs);
+    memset(h->bin_evals, 0, nb * sizeof *h->bin_evals);
+    memset(h->cell_evals, 0, nc * sizeof *h->cell_evals);
+    for (size_t b = 0; b < nb; b++)
+        h->bin_ap[b] = h->bin_tau[b] = NAN;
+    for (size_t c = 0; c < nc; c++)
+        h->cell_ap[c] = NAN;
+}
+
+/* Steps 1-3: rows, orientation, regression, rotation; fills the diagnostics
+ * and leaves rotated queries (with positions and bins) and keys. */
+static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
+                   const qk_plast_grid *g, const qk_plast_params *p, const uint64_t *keys,
+                   qk_plast_head *h, head_work *w, qk_err *err)
+{
+    qk_rng rng;
+    uint64_t kk[4] = {keys[0], keys[1], keys[2], STREAM_SUBSAMPLE_Q};
+    qk_rng_seed(&rng, kk, 4);
+    int64_t *qrows = choose_rows(q->n, p->max_tokens, &rng, &w->nq);
+    kk[3] = STREAM_SUBSAMPLE_K;
+    qk_rng_seed(&rng, kk, 4);
+    int64_t *krows = choose_rows(k->n, p->max_tokens, &rng, &w->nk);
+    if (check_rows(q, qrows, w->nq, d, g, 'q', err) != 0 ||
+        check_rows(k, krows, w->nk, d, g, 'k', err) != 0) {
+        free(qrows);
+        free(krows);
+        return -1;
+    }
+    h->n_q = w->nq;
+    h->n_k = w->nk;
+
+    /* orientation from the keys' bucket means */
+    double *kx = gather(k, krows, w->nk, d, NULL);
+    int32_t *kb = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *kb);
+    int32_t *kt = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *kt);
+    int32_t *ke = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *ke);
+    for (int64_t i = 0; i < w->nk; i++) {
+        kb[i] = k->bucket[krows[i]];
+        kt[i] = k->position[krows[i]];
+        ke[i] = k->example_id[krows[i]];
+    }
+    double *sign = qk_doubles((size_t)d);
+    qk_plast_orientation(kx, w->nk, d, kb, sign);
+    for (int64_t i = 0; i < w->nk; i++)
+        for (int c = 0; c < d; c++)
+            kx[i * d + c] *= sign[c];
+    double *qx = gather(q, qrows, w->nq, d, sign);
+    double *t = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *t);
+    int64_t *bin = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *bin);
+    for (int64_t i = 0; i < w->nq; i++) {
+        t[i] = q->position[qrows[i]];
+        bin[i] = qk_plast_bin_of(g, q->position[qrows[i]]);
+    }
+
+    /* positional regression in the oriented basis, then the reflection */
+    double *alpha = qk_doubles((size_t)d), *beta = qk_doubles((size_t)d);
+    h->q_r2_pos = qk_plast_regress(qx, t, w->nq, d, alpha, beta, h->component_r2);
+    h->q_beta_norm = cblas_dnrm2(d, beta, 1);
+    qk_plast_component_weights(h->component_r2, d, h->component_weight);
+    scalar_predictability(qx, t, w->nq, d, beta, h->q_beta_norm, h);
+    double *hv = qk_doubles((size_t)d);
+    size_t most = (size_t)(w->nq > w->nk ? w->nq : w->nk);
+    double *tmp = qk_doubles(most > 0 ? most : 1);
+    if (qk_plast_householder(beta, d, hv)) {
+        qk_plast_reflect_rows(qx, w->nq, d, hv, tmp);
+        qk_plast_reflect_rows(kx, w->nk, d, hv, tmp);
+    }
+    position_coordinate(qx, t, w->nq, d, h);
+    kk[3] = STREAM_NOISE_DIMS;
+    qk_rng_seed(&rng, kk, 4);
+    noise_normality(qx, w->nq, d, p, &rng, h);
+
+    sort_queries(w, qx, t, bin);
+    sort_keys(w, kx, kt, ke);
+    free(tmp);
+    free(hv);
+    free(beta);
+    free(alpha);
+    free(bin);
+    free(t);
+    free(qx);
+    free(sign);
+    free(ke);
+    free(kt);
+    free(kb);
+    free(kx);
+    free(krows);
+    free(qrows);
+    return 0;
+}
+
+int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
+                     const qk_plast_grid *g, const qk_plast_params *p, int layer, int q_head,
+                     qk_plast_head *h, qk_err *err)
+{
+    if (d < 1 || d != h->d || g->n_bins != h->n_bins || g->n_cells != h->n_cells)
+        return qk_fail(err, "head result not initialised for d = %d and this grid", d);
+    if (qk_plast_params_check(p, err) != 0)
+        return -1;
+    reset_head(h);
+    head_work w;
+    memset(&w, 0, sizeof w);
+    w.d = d;
+    w.n_bins = g->n_bins;
+    w.n_cells = g->n_cells;
+    w.bucket_size = g->bucket_size;
+    uint64_t keys[3] = {p->seed, (uint64_t)layer, (uint64_t)q_head};
+    int rc = -1;
+    if (prepare(q, k, d, g, p, keys, h, &w, err) != 0)
+        goto out;
+    bin_model(&w, h);
+    if (enumerate_pairs(&w, g, h->bin_pairs, err) != 0)
+        goto out;
+    h->n_key_pairs = w.n_pairs;
+    w.kept = qk_calloc((size_t)w.n_bins, 1);
+    for (int b = 0; b < w.n_bins; b++)
+        w.kept[b] = h->bin_queries[b] >= QK_PLAST_MIN_BIN_QUERIES &&
+                    h->bin_pairs[b] >= p->min_pairs_per_bin;
+    score_table(&w);
+    w.bin_sum = qk_calloc((size_t)w.n_bins, sizeof *w.bin_sum);
+    w.cell_sum = qk_calloc((size_t)w.n_cells * w.n_cells, sizeof *w.cell_sum);
+    if (p->pair_mode == QK_PLAST_PAIRS_SAMPLE) {
+        qk_rng rng;
+        uint64_t kk[4] = {keys[0], keys[1], keys[2], STREAM_PAIRS};
+        qk_rng_seed(&rng, kk, 4);
+        sampled(&w, h, p, &rng);
+    } else if (p->cov == QK_PLAST_COV_FULL) {
+        exact_full(&w, h, g);
+    } else {
+        exact_diag(&w, h);
+    }
+    finish_head(&w, h, g, p);
+    rc = 0;
+out:
+    work_free(&w);
+    return rc;
+}

@@ -1,0 +1,271 @@
+/* The one-sample two-sided Kolmogorov-Smirnov test against N(0, 1), for
+ * the normality diagnostics of the query residuals (spec plasticity.md
+ * §2.7). The p-value is P(D_n >= x) for the exact distribution of D_n,
+ * evaluated as the usual numerical libraries do, by regime:
+ *   - closed forms of Ruben and Gambino at the two ends (n x <= 1,
+ *     n x >= n - 1);
+ *   - twice the exact one-sided Smirnov tail (Birnbaum and Tingey) where
+ *     the two one-sided events cannot overlap (x >= 1/2) or their overlap
+ *     is negligible (n x^2 >= 2.2 for n > 140, n x^2 > 4 otherwise);
+ *   - the Durbin matrix of Marsaglia, Tsang and Wang (2003), exact, where
+ *     its matrix stays small;
+ *   - otherwise the Pelz-Good (1976) asymptotic series (n > 140 only). */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qk/moments.h"
+#include "qk/plasticity.h"
+
+/* Ascending sort of doubles without NaN: quicksort with a median-of-three
+ * pivot, insertion sort below 16 elements, recursion on the smaller part
+ * only. The KS tests sort tens of columns of thousands of values per head,
+ * where qsort's comparison callbacks would dominate the whole stage. */
+static void sort_doubles(double *x, int64_t n)
+{
+    while (n > 16) {
+        int64_t mid = n / 2, last = n - 1;
+        if (x[mid] < x[0]) { double t = x[mid]; x[mid] = x[0]; x[0] = t; }
+        if (x[last] < x[0]) { double t = x[last]; x[last] = x[0]; x[0] = t; }
+        if (x[last] < x[mid]) { double t = x[last]; x[last] = x[mid]; x[mid] = t; }
+        double pivot = x[mid];
+        int64_t i = 0, j = last;
+        while (i <= j) {
+            while (x[i] < pivot)
+                i++;
+            while (x[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = x[i];
+                x[i++] = x[j];
+                x[j--] = t;
+            }
+        }
+        /* [0, j] and [i, n) remain */
+        if (j + 1 < n - i) {
+            sort_doubles(x, j + 1);
+            x += i;
+            n -= i;
+        } else {
+            sort_doubles(x + i, n - i);
+            n = j + 1;
+        }
+    }
+    for (int64_t i = 1; i < n; i++) {
+        double v = x[i];
+        int64_t j = i;
+        for (; j > 0 && x[j - 1] > v; j--)
+            x[j] = x[j - 1];
+        x[j] = v;
+    }
+}
+
+double qk_plast_ks_norm(double *x, int64_t n)
+{
+    if (n <= 0)
+        return NAN;
+    for (int64_t i = 0; i < n; i++)
+        if (isnan(x[i]))
+            return NAN;
+    sort_doubles(x, n);
+    double stat = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double cdf = qk_plast_phi(x[i]);
+        double above = (double)(i + 1) / (double)n - cdf;
+        double below = cdf - (double)i / (double)n;
+        stat = fmax(stat, fmax(above, below));
+    }
+    return qk_plast_kolmogorov_sf(n, stat);
+}
+
+/* P(D+_n >= x), exactly: x sum_j C(n,j) (1-x-j/n)^(n-j) (x+j/n)^(j-1) over
+ * j = 0 .. floor(n (1 - x)); every term is positive, summed in log scale. */
+static double smirnov_sf(int64_t n, double x)
+{
+    double nn = (double)n;
+    int64_t last = (int64_t)floor(nn * (1.0 - x));
+    double *logs = qk_malloc((size_t)(last + 1) * sizeof *logs);
+    double top = -INFINITY;
+    double lfact_n = lgamma(nn + 1.0);
+    for (int64_t j = 0; j <= last; j++) {
+        double jj = (double)j;
+        double base = 1.0 - x - jj / nn;
+        double l;
+        if (base <= 0.0)
+            l = j == n ? 0.0 : -INFINITY; /* 0^0 = 1 */
+        else
+            l = (nn - jj) * log(base);
+        l += lfact_n - lgamma(jj + 1.0) - lgamma(nn - jj + 1.0) + (jj - 1.0) * log(x + jj / nn);
+        logs[j] = l;
+        if (l > top)
+            top = l;
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j <= last; j++)
+        sum += exp(logs[j] - top);
+    free(logs);
+    return x * exp(top) * sum;
+}
+
+/* c <- a b for m x m matrices, with the decimal exponents added. */
+static void mat_mul(const double *a, int ea, const double *b, int eb, double *c, int *ec, int m)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, m, m, 1.0, a, m, b, m, 0.0, c,
+                m);
+    *ec = ea + eb;
+    /* keep the central element away from overflow */
+    if (c[(m / 2) * m + m / 2] > 1e140) {
+        for (int i = 0; i < m * m; i++)
+            c[i] *= 1e-140;
+        *ec += 140;
+    }
+}
+
+/* out = h^n (decimal exponent in *eout) by repeated squaring. */
+static void mat_pow(const double *h, int m, int64_t n, double *out, int *eout)
+{
+    size_t sz = (size_t)m * (size_t)m;
+    double *base = qk_doubles(sz), *tmp = qk_doubles(sz);
+    int ebase = 0, eacc = 0, have = 0;
+    memcpy(base, h, sz * sizeof *base);
+    for (int64_t e = n; e > 0; e >>= 1) {
+        if (e & 1) {
+            if (!have) {
+                memcpy(out, base, sz * sizeof *out);
+                eacc = ebase;
+                have = 1;
+            } else {
+                mat_mul(out, eacc, base, ebase, tmp, &eacc, m);
+                memcpy(out, tmp, sz * sizeof *out);
+            }
+        }
+        if (e > 1) {
+            mat_mul(base, ebase, base, ebase, tmp, &ebase, m);
+            memcpy(base, tmp, sz * sizeof *base);
+        }
+    }
+    *eout = eacc;
+    free(tmp);
+    free(base);
+}
+
+/* P(D_n < x) by the Durbin matrix (Marsaglia, Tsang and Wang 2003):
+ * n!/n^n times the central element of H^n for the m x m matrix H below. */
+static double durbin_cdf(int64_t n, double x)
+{
+    double nx = (double)n * x;
+    int k = (int)nx + 1, m = 2 * k - 1;
+    double h = (double)k - nx;
+    double *mat = qk_doubles((size_t)m * (size_t)m);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            mat[i * m + j] = i - j + 1 >= 0 ? 1.0 : 0.0;
+    for (int i = 0; i < m; i++) {
+        mat[i * m] -= pow(h, i + 1);
+        mat[(m - 1) * m + i] -= pow(h, m - i);
+    }
+    if (2.0 * h - 1.0 > 0.0)
+        mat[(m - 1) * m] += pow(2.0 * h - 1.0, m);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            for (int g = 1; g <= i - j + 1; g++)
+                mat[i * m + j] /= g;
+    double *power = qk_doubles((size_t)m * (size_t)m);
+    int e;
+    mat_pow(mat, m, n, power, &e);
+    double s = power[(k - 1) * m + (k - 1)];
+    /* times n!/n^n, rescaling as it shrinks */
+    for (int64_t i = 1; i <= n; i++) {
+        s = s * (double)i / (double)n;
+        if (s < 1e-140) {
+            s *= 1e140;
+            e -= 140;
+        }
+    }
+    free(power);
+    free(mat);
+    return s * pow(10.0, e);
+}
+
+/* P(D_n <= x) ~ K0(z) + K1(z)/sqrt n + K2(z)/n + K3(z)/n^1.5, z = x sqrt n,
+ * with the terms in the form of Pelz and Good (1976) that converges fast
+ * for small z. */
+static double pelz_good_cdf(int64_t n, double x)
+{
+    const double pi2 = M_PI * M_PI, pi4 = pi2 * pi2, pi6 = pi4 * pi2;
+    const double sqrt2pi = sqrt(2.0 * M_PI);
+    double z = sqrt((double)n) * x;
+    double z2 = z * z, z4 = z2 * z2, z6 = z4 * z2, z8 = z4 * z4;
+    if (-pi2 / (8.0 * z2) < -745.0)
+        return 0.0;
+    int kmax = (int)ceil(16.0 * z / M_PI) + 2;
+    /* sums over odd m = 2k - 1 of c(m) exp(-pi^2 m^2 / (8 z^2)) */
+    double k0 = 0.0, k1 = 0.0, k2 = 0.0, k3 = 0.0;
+    for (int k = kmax; k >= 1; k--) {
+        double mm = 2.0 * k - 1.0, m2 = mm * mm, m4 = m2 * m2, m6 = m4 * m2;
+        double ex = exp(-pi2 * m2 / (8.0 * z2));
+        k0 += ex;
+        k1 += (pi2 * m2 / 4.0 - z2) * ex;
+        k2 += (6.0 * z6 + 2.0 * z4 + pi2 * (2.0 * z4 - 5.0 * z2) * m2 / 4.0 +
+               pi4 * (1.0 - 2.0 * z2) * m4 / 16.0) * ex;
+        k3 += (-30.0 * z6 - 90.0 * z8 + pi2 * (135.0 * z4 - 96.0 * z6) * m2 / 4.0 +
+               pi4 * (212.0 * z4 - 60.0 * z2) * m4 / 16.0 + pi6 * (5.0 - 30.0 * z2) * m6 / 64.0) *
+              ex;
+    }
+    k0 *= sqrt2pi / z;
+    k1 *= sqrt2pi / (6.0 * z4);
+    k2 *= sqrt2pi / (72.0 * z6 * z);
+    k3 *= sqrt2pi / (6480.0 * z8 * z2);
+    /* and over all integers k of k^2 exp(-pi^2 k^2 / (2 z^2)) terms */
+    double s2 = 0.0, s3 = 0.0;
+    for (int k = kmax; k >= 1; k--) {
+        double kk = (double)k * (double)k;
+        double ex = exp(-pi2 * kk / (2.0 * z2));
+        s2 += kk * ex;
+        s3 += (3.0 * z2 - pi2 * kk) * kk * ex;
+    }
+    k2 -= pi2 * sqrt2pi / (36.0 * z2 * z) * s2;
+    k3 += pi2 * sqrt2pi / (216.0 * z6) * s3;
+    double rn = sqrt((double)n);
+    return k0 + k1 / rn + k2 / (double)n + k3 / ((double)n * rn);
+}
+
+static double clip01(double p)
+{
+    return p < 0.0 ? 0.0 : p > 1.0 ? 1.0 : p;
+}
+
+double qk_plast_kolmogorov_sf(int64_t n, double x)
+{
+    if (n <= 0 || isnan(x))
+        return NAN;
+    if (x <= 0.0)
+        return 1.0;
+    if (x >= 1.0)
+        return 0.0;
+    double nn = (double)n, t = nn * x;
+    if (t <= 1.0) { /* Ruben-Gambino: P(D_n < x) = n!/n^n (2t - 1)^n */
+        if (t <= 0.5)
+            return 1.0;
+        double cdf = exp(lgamma(nn + 1.0) - nn * log(nn) + nn * log(2.0 * t - 1.0));
+        return clip01(1.0 - cdf);
+    }
+    if (t >= nn - 1.0) /* Ruben-Gambino */
+        return clip01(2.0 * pow(1.0 - x, nn));
+    if (x >= 0.5)
+        return clip01(2.0 * smirnov_sf(n, x));
+    double nx2 = t * x;
+    if (n <= 140) {
+        if (nx2 <= 4.0)
+            return clip01(1.0 - durbin_cdf(n, x));
+        return clip01(2.0 * smirnov_sf(n, x));
+    }
+    if (nx2 >= 370.0)
+        return 0.0;
+    if (nx2 >= 2.2)
+        return clip01(2.0 * smirnov_sf(n, x));
+    double cdf = n <= 100000 && nn * pow(x, 1.5) <= 1.4 ? durbin_cdf(n, x)
+                                                          : pelz_good_cdf(n, x);
+    return clip01(1.0 - cdf);
+}

@@ -1,0 +1,209 @@
+/* The small numerical pieces of the plasticity stage: the normal CDF and
+ * PP, orientation, the positional regression, the Householder reflection,
+ * component weights and sample skewness/kurtosis (spec plasticity.md
+ * §2-§3). */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qk/moments.h"
+#include "qk/plasticity.h"
+
+double qk_plast_phi(double z)
+{
+    return 0.5 * erfc(-z * M_SQRT1_2);
+}
+
+double qk_plast_pp_z(double z)
+{
+    /* s = Phi(-|z|) is computed directly, so it keeps full relative
+     * precision however small it is; 1 - s is then exact enough, and PP is
+     * the same for z and -z by construction. */
+    double s = 0.5 * erfc(fabs(z) * M_SQRT1_2);
+    return 4.0 * s * (1.0 - s);
+}
+
+double qk_plast_pp(double m, double v)
+{
+    if (v > 0.0)
+        return qk_plast_pp_z(m / sqrt(v));
+    /* D is the constant m: p is 1 or 0 (PP 0), or 1/2 when m = 0 (PP 1) */
+    return m == 0.0 ? 1.0 : 0.0;
+}
+
+/* ---- orientation (§2.2) --------------------------------------------------------- */
+
+typedef struct bucket_row {
+    int32_t bucket;
+    int64_t row;
+} bucket_row;
+
+static int cmp_bucket_row(const void *a, const void *b)
+{
+    const bucket_row *x = a, *y = b;
+    if (x->bucket != y->bucket)
+        return x->bucket < y->bucket ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
+                          double *sign)
+{
+    double *total = qk_calloc((size_t)d, sizeof *total);
+    double *part = qk_calloc((size_t)d, sizeof *part);
+    bucket_row *rows = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *rows);
+    for (int64_t i = 0; i < n; i++) {
+        rows[i].bucket = bucket[i];
+        rows[i].row = i;
+    }
+    qsort(rows, (size_t)n, sizeof *rows, cmp_bucket_row);
+    /* the mean of each bucket, then their unweighted sum */
+    for (int64_t start = 0; start < n;) {
+        int64_t end = start;
+        memset(part, 0, (size_t)d * sizeof *part);
+        for (; end < n && rows[end].bucket == rows[start].bucket; end++) {
+            const double *row = k + rows[end].row * d;
+            for (int c = 0; c < d; c++)
+                part[c] += row[c];
+        }
+        double inv = 1.0 / (double)(end - start);
+        for (int c = 0; c < d; c++)
+            total[c] += part[c] * inv;
+        start = end;
+    }
+    for (int c = 0; c < d; c++)
+        sign[c] = total[c] < 0.0 ? -1.0 : 1.0;
+    free(rows);
+    free(part);
+    free(total);
+}
+
+/* ---- positional regression (§2.3) -------------------------------------------------- */
+
+double qk_plast_regress(const double *x, const double *t, int64_t n, int d, double *alpha,
+                        double *beta, double *r2)
+{
+    size_t rows = (size_t)(n > 0 ? n : 1);
+    /* BLAS operands on 64-byte boundaries (see qk_doubles) */
+    double *tc = qk_doubles(rows);
+    double *weight = qk_doubles(rows);
+    double *mean = qk_doubles((size_t)d);
+    double *ss_tot = qk_calloc((size_t)d, sizeof *ss_tot);
+    double *ss_res = qk_calloc((size_t)d, sizeof *ss_res);
+    double t_mean = 0.0, stt = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        t_mean += t[i];
+    t_mean = n > 0 ? t_mean / (double)n : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        tc[i] = t[i] - t_mean;
+        stt += tc[i] * tc[i];
+        weight[i] = 1.0 / (double)n;
+    }
+    memset(beta, 0, (size_t)d * sizeof *beta);
+    if (n > 0) {
+        /* column means and X^T (t - tbar) / Stt: two GEMVs */
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, d, 1.0, x, d, weight, 1, 0.0, mean, 1);
+        if (stt > 0.0)
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, d, 1.0 / stt, x, d, tc, 1, 0.0,
+                        beta, 1);
+    }
+    for (int c = 0; c < d; c++)
+        alpha[c] = mean[c] - beta[c] * t_mean;
+    /* sums of squares about the mean and about the fitted line */
+    for (int64_t i = 0; i < n; i++) {
+        const double *row = x + i * d;
+        for (int c = 0; c < d; c++) {
+            double dev = row[c] - mean[c];
+            double res = row[c] - (alpha[c] + beta[c] * t[i]);
+            ss_tot[c] += dev * dev;
+            ss_res[c] += res * res;
+        }
+    }
+    double r2_sum = 0.0;
+    for (int c = 0; c < d; c++) {
+        double v = stt > 0.0 ? 1.0 - ss_res[c] / fmax(ss_tot[c], 1e-12) : 0.0;
+        r2[c] = v > 1.0 ? 1.0 : v;
+        r2_sum += r2[c];
+    }
+    free(ss_res);
+    free(ss_tot);
+    free(mean);
+    free(weight);
+    free(tc);
+    return d > 0 ? r2_sum / d : 0.0;
+}
+
+/* ---- Householder basis (§2.4) -------------------------------------------------------- */
+
+int qk_plast_householder(const double *beta, int d, double *w)
+{
+    double norm = cblas_dnrm2(d, beta, 1);
+    if (!(norm >= 1e-12))
+        return 0;
+    /* w = (u - e1) / |u - e1| with u = beta / |beta| */
+    double len2 = 0.0;
+    for (int c = 0; c < d; c++) {
+        double v = beta[c] / norm - (c == 0 ? 1.0 : 0.0);
+        len2 += v * v;
+    }
+    double len = sqrt(len2);
+    if (!(len >= 1e-12))
+        return 0;
+    for (int c = 0; c < d; c++)
+        w[c] = (beta[c] / norm - (c == 0 ? 1.0 : 0.0)) / len;
+    return 1;
+}
+
+void qk_plast_reflect_rows(double *x, int64_t n, int d, const double *w, double *tmp)
+{
+    if (n <= 0)
+        return;
+    /* tmp = x w, then x -= 2 tmp w^T: O(n d), H is never formed */
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, d, 1.0, x, d, w, 1, 0.0, tmp, 1);
+    cblas_dger(CblasRowMajor, (int)n, d, -2.0, tmp, 1, w, 1, x, d);
+}
+
+/* ---- component weights (§2.6) ---------------------------------------------------------- */
+
+void qk_plast_component_weights(const double *r2, int d, double *w)
+{
+    double sum = 0.0;
+    for (int c = 0; c < d; c++)
+        sum += r2[c] > 0.0 ? r2[c] : 0.0;
+    for (int c = 0; c < d; c++)
+        w[c] = sum > 0.0 ? (r2[c] > 0.0 ? r2[c] : 0.0) / sum : 1.0 / d;
+}
+
+/* ---- skewness and kurtosis ---------------------------------------------------------------- */
+
+void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt)
+{
+    *skew = *kurt = NAN;
+    if (n < 3)
+        return;
+    double mean = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        mean += x[i];
+    mean /= (double)n;
+    double m2 = 0.0, m3 = 0.0, m4 = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double dev = x[i] - mean, dev2 = dev * dev;
+        m2 += dev2;
+        m3 += dev2 * dev;
+        m4 += dev2 * dev2;
+    }
+    m2 /= (double)n;
+    m3 /= (double)n;
+    m4 /= (double)n;
+    /* a constant column (up to rounding) has no shape */
+    double tiny = 1e-15 * fabs(mean);
+    if (!(m2 > tiny * tiny) || m2 == 0.0)
+        return;
+    double nn = (double)n;
+    /* the adjusted Fisher-Pearson G1 and the unbiased excess kurtosis G2 */
+    *skew = sqrt(nn * (nn - 1.0)) / (nn - 2.0) * m3 / pow(m2, 1.5);
+    if (n >= 4)
+        *kurt = ((nn * nn - 1.0) * m4 / (m2 * m2) - 3.0 * (nn - 1.0) * (nn - 1.0)) /
+                ((nn - 2.0) * (nn - 3.0));
+}

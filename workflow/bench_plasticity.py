@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+"""Benchmark of the attention plasticity stage: qk-plasticity against numpy.
+
+Usage: bench_plasticity.py --store STORE [--qk-plasticity bin/qk-plasticity]
+                           [--c-heads 8] [--numpy-heads 2] [--model-heads 0]
+                           [--threads 2] [--workdir DIR]
+
+Times, on the heads of one store (thesis size: about 8000 queries and 8000
+keys of d = 128 per head, B = 8192, 128K context):
+  1. qk-plasticity on the first --c-heads heads with one thread: the wall
+     time per head (the program's --timing line; the store is opened and
+     checked before the clock starts);
+  2. a numpy implementation of the same per-head computation (orientation,
+     positional regression, Householder rotation, diagnostics with
+     scipy.stats, per-bin diagonal Gaussian model, exact enumeration of the
+     same-example key pairs, PP per (pair, bin), profile and heatmap) on the
+     first --numpy-heads heads, with one BLAS thread;
+  3. one whole model with --threads threads: every head, or the first
+     --model-heads heads with the time scaled to all heads (said so).
+Prints both per-head times, their ratio, the model time, and the largest
+difference between the numpy profile and the C profile of the same heads.
+It measures; it passes or fails nothing.
+"""
+import argparse
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+# one BLAS thread, like each worker of the C program; set before numpy loads
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = "1"
+
+try:
+    import numpy as np
+except ImportError as exc:
+    sys.exit(f"bench_plasticity: {sys.executable} cannot import numpy ({exc})")
+try:
+    from scipy import special, stats
+    HAVE_SCIPY = True
+except ImportError:
+    HAVE_SCIPY = False
+
+
+# ---- the store (docs/store-format.md) ------------------------------------------------
+
+def open_store(path):
+    raw = np.memmap(path, dtype=np.uint8, mode="r")
+    head = bytes(raw[:128])
+    if head[:8] != b"QKSTORE\0":
+        sys.exit(f"bench_plasticity: {path}: not a qkreport store")
+    (n_configs, n_pairs, dim, _nl, _nq, _nkv, context, bucket) = struct.unpack_from(
+        "<8I", head, 16)
+    table_offset = struct.unpack_from("<Q", head, 48)[0]
+    configs = []
+    for i in range(n_configs):
+        rec = bytes(raw[table_offset + 64 * i: table_offset + 64 * (i + 1)])
+        layer, headno, kind = struct.unpack_from("<HHB", rec, 0)
+        rows, pos_off, ex_off, b_off, v_off = struct.unpack_from("<5Q", rec, 8)
+        configs.append(dict(layer=layer, head=headno, kind=chr(kind), rows=rows,
+                            position=np.frombuffer(raw, "<i4", rows, pos_off),
+                            example=np.frombuffer(raw, "<i4", rows, ex_off),
+                            bucket=np.frombuffer(raw, "<i4", rows, b_off),
+                            vector=np.frombuffer(raw, "<f4", rows * dim, v_off)
+                            .reshape(rows, dim)))
+    pairs_offset = table_offset + 64 * n_configs
+    pairs = np.frombuffer(raw, "<u4", 2 * n_pairs, pairs_offset).reshape(n_pairs, 2)
+    heads = sorted(((configs[q]["layer"], configs[q]["head"], int(q), int(k))
+                    for q, k in pairs), key=lambda h: (h[0], h[1]))
+    return dict(dim=dim, context=context, bucket=bucket, configs=configs, heads=heads)
+
+
+# ---- the numpy implementation of one head ----------------------------------------------
+
+def regress(t, x):
+    tc = t - t.mean()
+    stt = float(tc @ tc)
+    mean = x.mean(axis=0)
+    beta = (tc @ x) / stt if stt > 0 else np.zeros(x.shape[1])
+    alpha = mean - beta * t.mean()
+    ss_res = ((x - alpha - np.outer(t, beta)) ** 2).sum(axis=0)
+    ss_tot = ((x - mean) ** 2).sum(axis=0)
+    r2 = np.minimum(1.0 - ss_res / np.maximum(ss_tot, 1e-12), 1.0) if stt > 0 else 0 * mean
+    return alpha, beta, r2
+
+
+def diagnostics(t, xq, beta, xr, rng):
+    """The head_metrics diagnostics, as the original analysis computed them."""
+    norm = np.linalg.norm(beta)
+    y = np.log2(t + 1.0)
+    s = xq @ (beta / norm)
+    b, a = np.polyfit(s, y, 1)
+    out = [1.0 - ((y - a - b * s) ** 2).sum() / ((y - y.mean()) ** 2).sum()]
+    if not HAVE_SCIPY:
+        return out
+    slope, icept = np.polyfit(t, xr[:, 0], 1)
+    resid = xr[:, 0] - icept - slope * t
+    z = (resid - resid.mean()) / resid.std(ddof=1)
+    out += [stats.skew(z, bias=False), stats.kurtosis(z, bias=False), stats.kstest(z, "norm")[1]]
+    noise = xr[:, 1:]
+    zn = (noise - noise.mean(axis=0)) / noise.std(axis=0, ddof=1)
+    out += [np.median(np.abs(stats.skew(zn, axis=0, bias=False))),
+            np.median(np.abs(stats.kurtosis(zn, axis=0, bias=False)))]
+    dims = rng.choice(zn.shape[1], size=min(64, zn.shape[1]), replace=False)
+    out.append(np.median([stats.kstest(zn[:, j], "norm")[1] for j in dims]))
+    return out
+
+
+def normal_cdf(z):
+    if HAVE_SCIPY:
+        return special.ndtr(z)
+    from math import erfc
+    return 0.5 * np.vectorize(erfc)(-z / np.sqrt(2.0))
+
+
+def numpy_head(store, q_cfg, k_cfg, factor=10, min_pairs=32, cell_min=32):
+    B, L = store["bucket"], store["context"]
+    q, k = store["configs"][q_cfg], store["configs"][k_cfg]
+    xq = q["vector"].astype(np.float64)
+    xk = k["vector"].astype(np.float64)
+    tq = q["position"].astype(np.float64)
+    tk = k["position"].astype(np.int64)
+    # orientation: sign of the unweighted mean of the key bucket means
+    buckets = np.unique(k["bucket"])
+    means = np.stack([xk[k["bucket"] == b].mean(axis=0) for b in buckets])
+    sign = np.sign(means.mean(axis=0))
+    sign[sign == 0] = 1.0
+    xq *= sign
+    xk *= sign
+    # regression, Householder basis, rotation
+    _, beta, _ = regress(tq, xq)
+    u = beta / np.linalg.norm(beta)
+    w = u.copy()
+    w[0] -= 1.0
+    w /= np.linalg.norm(w)
+    h = np.eye(len(w)) - 2.0 * np.outer(w, w)
+    xr, kr = xq @ h, xk @ h
+    diagnostics(tq, xq, beta, xr, np.random.default_rng(0))
+    beta_pos, alpha_pos = np.polyfit(tq, xr[:, 0], 1)
+    sigma2_pos = np.var(xr[:, 0] - alpha_pos - beta_pos * tq, ddof=1)
+    # per-bin model
+    n_bins = (L - 1) * factor // B + 1
+    qbin = q["position"].astype(np.int64) * factor // B
+    mean = np.zeros((n_bins, xr.shape[1]))
+    var = np.zeros_like(mean)
+    tau = np.full(n_bins, np.nan)
+    nq = np.bincount(qbin, minlength=n_bins)
+    for b in np.nonzero(nq >= 2)[0]:
+        rows = xr[qbin == b]
+        tau[b] = tq[qbin == b].mean()
+        mean[b, 1:] = rows[:, 1:].mean(axis=0)
+        var[b, 1:] = rows[:, 1:].var(axis=0, ddof=1)
+        mean[b, 0] = alpha_pos + beta_pos * tau[b]
+        var[b, 0] = sigma2_pos
+    # every same-example key pair, with its first eligible bin
+    order = np.lexsort((tk, k["example"]))
+    ex_sorted, t_sorted = k["example"][order], tk[order]
+    starts = np.flatnonzero(np.r_[True, ex_sorted[1:] != ex_sorted[:-1], True])
+    pa, pb = [], []
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        i, j = np.triu_indices(hi - lo, 1)
+        pa.append(order[lo + i])
+        pb.append(order[lo + j])
+    pa, pb = np.concatenate(pa), np.concatenate(pb)
+    first = np.maximum(tk[pa], tk[pb]) * factor // B + 1
+    keep = first < n_bins
+    pa, pb, first = pa[keep], pb[keep], first[keep]
+    srt = np.argsort(first, kind="stable")
+    pa, pb, first = pa[srt], pb[srt], first[srt]
+    eligible = np.searchsorted(first, np.arange(n_bins), side="right")
+    # the BLAS tables: S = K M^T and V = (delta o delta) C^T
+    score = kr @ mean.T
+    delta = kr[pa] - kr[pb]
+    vtab = (delta * delta) @ var.T
+    m_all = score[pa] - score[pb]
+    dist = np.abs(tk[pa] - tk[pb]) // B
+    pos_sum = tk[pa] + tk[pb]
+    n_cells = (L - 1) // B + 1
+    ap = np.full(n_bins, np.nan)
+    cell_sum = np.zeros(n_cells * n_cells)
+    cell_n = np.zeros(n_cells * n_cells, dtype=np.int64)
+    for b in range(n_bins):
+        n = eligible[b]
+        if nq[b] < 2 or n < min_pairs:
+            continue
+        z = m_all[:n, b] / np.sqrt(vtab[:n, b])
+        pp = 4.0 * normal_cdf(z) * normal_cdf(-z)
+        ap[b] = pp.mean()
+        mid = np.floor((2.0 * tau[b] - pos_sum[:n]) / (2.0 * B)).astype(np.int64)
+        cell = dist[:n] * n_cells + mid
+        cell_sum += np.bincount(cell, weights=pp, minlength=n_cells * n_cells)
+        cell_n += np.bincount(cell, minlength=n_cells * n_cells)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cell_ap = np.where(cell_n >= cell_min, cell_sum / cell_n, np.nan)
+    valid = ~np.isnan(ap)
+    overall = float((nq[valid] * ap[valid]).sum() / nq[valid].sum())
+    return ap, cell_ap, overall
+
+
+# ---- running the C program ---------------------------------------------------------------
+
+def run_c(args, heads, threads, outdir):
+    cmd = [args.qk_plasticity, "--timing", "--quiet", "--no-verify", "--threads", str(threads),
+           "--out-dir", outdir, args.store]
+    if heads:
+        cmd[1:1] = ["--max-heads", str(heads)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    found = re.search(r"(\d+) heads in ([0-9.]+) s", out)
+    if not found:
+        sys.exit(f"bench_plasticity: no timing line from {' '.join(cmd)}: {out!r}")
+    return int(found.group(1)), float(found.group(2))
+
+
+def c_profiles(outdir):
+    prof = {}
+    with open(os.path.join(outdir, "plasticity_profile.tsv")) as fh:
+        next(fh)
+        for line in fh:
+            layer, head, _k, qbin, _tau, _n, _p, ap = line.rstrip("\n").split("\t")
+            prof.setdefault((int(layer), int(head)), {})[int(qbin)] = float(ap)
+    return prof
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--store", required=True)
+    ap.add_argument("--qk-plasticity", default="bin/qk-plasticity")
+    ap.add_argument("--c-heads", type=int, default=8)
+    ap.add_argument("--numpy-heads", type=int, default=2)
+    ap.add_argument("--model-heads", type=int, default=0,
+                    help="time only this many heads for the model and scale (0: all)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--workdir", default=None)
+    args = ap.parse_args()
+
+    store = open_store(args.store)
+    heads = store["heads"]
+    q0 = store["configs"][heads[0][2]]
+    k0 = store["configs"][heads[0][3]]
+    print(f"== attention plasticity per head: {len(heads)} heads, n_q {q0['rows']}, "
+          f"n_k {k0['rows']}, d {store['dim']}, B {store['bucket']}, "
+          f"context {store['context']}")
+    work = args.workdir or tempfile.mkdtemp(prefix="bench-plasticity-")
+    os.makedirs(work, exist_ok=True)
+
+    n_c, c_s = run_c(args, args.c_heads, 1, os.path.join(work, "c1"))
+    c_per_head = c_s / n_c
+    print(f"qk-plasticity, 1 thread, {n_c} heads: {c_per_head:.4f} s per head")
+
+    profiles = c_profiles(os.path.join(work, "c1"))
+    n_np = min(args.numpy_heads, n_c)
+    worst = 0.0
+    t0 = time.perf_counter()
+    results = [numpy_head(store, h[2], h[3]) for h in heads[:n_np]]
+    np_per_head = (time.perf_counter() - t0) / n_np
+    for h, (ap_np, _cells, _overall) in zip(heads[:n_np], results):
+        cprof = profiles.get((h[0], h[1]), {})
+        for b, v in cprof.items():
+            if np.isnan(v) != np.isnan(ap_np[b]):
+                worst = float("inf")
+            elif not np.isnan(v):
+                worst = max(worst, abs(v - ap_np[b]))
+    what = "numpy + scipy" if HAVE_SCIPY else "numpy (no scipy: math.erfc, no KS diagnostics)"
+    print(f"{what}, 1 BLAS thread, {n_np} heads: {np_per_head:.4f} s per head")
+    print(f"ratio numpy / qk-plasticity per head: {np_per_head / c_per_head:.1f}")
+    print(f"largest |ap_numpy - ap_C| over the profile bins of those heads: {worst:.3g}")
+
+    n_m, m_s = run_c(args, args.model_heads, args.threads, os.path.join(work, "model"))
+    if n_m < len(heads):
+        total = m_s * len(heads) / n_m
+        print(f"per model, {args.threads} threads: {n_m} heads in {m_s:.2f} s, "
+              f"extrapolated to {len(heads)} heads: {total:.1f} s")
+    else:
+        print(f"per model, {args.threads} threads: all {n_m} heads in {m_s:.2f} s (measured)")
+
+
+if __name__ == "__main__":
+    main()

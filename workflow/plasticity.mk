@@ -1,0 +1,87 @@
+# Stage qk-plasticity: attention plasticity of every head (docs/plasticity.md).
+# Per dataset, build/<ds>/plasticity_*.tsv from the store; per study, the
+# tables results/<study>/head_metrics.csv, head_bucket_plasticity.csv,
+# head_component_weights.csv, head_pair2d.csv, model_report.csv
+# (smollm3_model_report.csv for the SmolLM3 study), model_bucket_plasticity.csv
+# and model_pair2d.csv, merged by qk-merge with a model column.
+
+PLAST_COV            ?= diag
+PLAST_BIN_FACTOR     ?= 10
+PLAST_MIN_PAIRS      ?= 32
+PLAST_PAIR2D_MIN     ?= 32
+PLAST_PAIRS          ?= exact
+PLAST_PAIRS_PER_BIN  ?= 256
+PLAST_SEED           ?= 0
+PLAST_MAX_TOKENS     ?= 50000
+PLAST_NORMALITY_DIMS ?= 64
+PLAST_P_ALPHA        ?= 0.01
+PLAST_THREADS        ?= 2
+
+# The thread count never changes an output, so it is no parameter.
+$(call param_group,plasticity,cov=$(PLAST_COV) bin_factor=$(PLAST_BIN_FACTOR) \
+  min_pairs=$(PLAST_MIN_PAIRS) pair2d_min=$(PLAST_PAIR2D_MIN) pairs=$(PLAST_PAIRS) \
+  pairs_per_bin=$(PLAST_PAIRS_PER_BIN) seed=$(PLAST_SEED) max_tokens=$(PLAST_MAX_TOKENS) \
+  normality_dims=$(PLAST_NORMALITY_DIMS) p_alpha=$(PLAST_P_ALPHA))
+
+PLAST_FLAGS = --quiet --threads $(PLAST_THREADS) --cov $(PLAST_COV) \
+  --bin-factor $(PLAST_BIN_FACTOR) --min-pairs $(PLAST_MIN_PAIRS) \
+  --pair2d-min-count $(PLAST_PAIR2D_MIN) --pairs $(PLAST_PAIRS) \
+  --pairs-per-bin $(PLAST_PAIRS_PER_BIN) --seed $(PLAST_SEED) \
+  --max-tokens $(PLAST_MAX_TOKENS) --normality-dims $(PLAST_NORMALITY_DIMS) \
+  --p-alpha $(PLAST_P_ALPHA)
+
+# One run of qk-plasticity writes all of them.
+PLAST_TSVS := heads profile pair2d weights model model_profile model_pair2d
+plast_outputs = $(foreach t,$(PLAST_TSVS),build/$(1)/plasticity_$(t).tsv)
+
+$(call plast_outputs,%): build/%/store.qks bin/qk-plasticity build/params/plasticity.txt
+	bin/qk-plasticity $(PLAST_FLAGS) --out-dir build/$* $<
+
+plast_model_report = $(if $(filter smollm3_training_progress,$(1)),smollm3_model_report.csv,model_report.csv)
+
+PLAST_STUDIES := $(RUN_STUDIES)
+
+# plast_merge STUDY, TABLE, DATASETS, TSV NAME, MODEL PREFIX
+define plast_merge
+results/$(1)/$(2): $(foreach d,$(3),build/$(d)/plasticity_$(4).tsv) bin/qk-merge
+	@mkdir -p $$(@D)
+	bin/qk-merge --model-from-dir $(if $(5),--strip-prefix $(5)) --output $$@ $$(filter %.tsv,$$^)
+endef
+
+# plast_study_tables STUDY, DATASETS, MODEL PREFIX
+define plast_study_tables
+$(call plast_merge,$(1),head_metrics.csv,$(2),heads,$(3))
+$(call plast_merge,$(1),head_bucket_plasticity.csv,$(2),profile,$(3))
+$(call plast_merge,$(1),head_component_weights.csv,$(2),weights,$(3))
+$(call plast_merge,$(1),head_pair2d.csv,$(2),pair2d,$(3))
+$(call plast_merge,$(1),$(call plast_model_report,$(1)),$(2),model,$(3))
+$(call plast_merge,$(1),model_bucket_plasticity.csv,$(2),model_profile,$(3))
+$(call plast_merge,$(1),model_pair2d.csv,$(2),model_pair2d,$(3))
+endef
+$(foreach s,$(PLAST_STUDIES),$(eval $(call plast_study_tables,$(s),$(call study_datasets,$(s)),$(call study_model_prefix,$(s)))))
+
+PLAST_OUTPUTS := $(foreach d,$(RUN_DATASETS),$(call plast_outputs,$(d)))
+PLAST_TABLES  := $(foreach s,$(PLAST_STUDIES),$(addprefix results/$(s)/,head_metrics.csv \
+  head_bucket_plasticity.csv head_component_weights.csv head_pair2d.csv \
+  $(call plast_model_report,$(s)) model_bucket_plasticity.csv model_pair2d.csv))
+
+.PHONY: plasticity bench-plasticity
+plasticity: $(PLAST_OUTPUTS) $(PLAST_TABLES)
+
+# Benchmark (prints figures, passes or fails nothing): per-head time at
+# thesis size against a numpy implementation of the same computation, and
+# one whole model on PLAST_THREADS cores; on the thesis-scale synthetic
+# model that bench.mk writes.
+PLAST_BENCH_DIR := build/bench
+PLAST_BENCH_DATA := $(PLAST_BENCH_DIR)/data/llama3.2-3b
+
+$(PLAST_BENCH_DIR)/store.qks: $(PLAST_BENCH_DATA)/synth-truth.tsv bin/qk-load
+	bin/qk-load --quiet --dataset llama3.2-3b $(PLAST_BENCH_DATA) -o $@
+
+bench-plasticity: bin/qk-plasticity $(PLAST_BENCH_DIR)/store.qks
+	@echo "== attention plasticity: qk-plasticity against numpy on llama3.2-3b at thesis scale"
+	/usr/bin/python3 workflow/bench_plasticity.py --store $(PLAST_BENCH_DIR)/store.qks \
+	  --qk-plasticity bin/qk-plasticity --c-heads 8 --numpy-heads 2 \
+	  --threads $(PLAST_THREADS) --workdir $(PLAST_BENCH_DIR)/plasticity
+
+bench: bench-plasticity
