@@ -26,6 +26,7 @@ include workflow/figures-pca.mk
 include workflow/figures-rotation.mk
 include workflow/figures-plasticity.mk
 include workflow/report.mk
+include workflow/archive.mk
 include workflow/check.mk
 include workflow/browser.mk
 include workflow/bench.mk
@@ -47,7 +48,10 @@ help:
 	@echo "make synth | load    only write the synthetic data | the stores"
 	@echo "make pca             combined QK PCA: build/<ds>/pca*.tsv, taxonomy.tsv, results/<study>/qk*.csv"
 	@echo "make bench-pca       per-head PCA time against scikit-learn (one core)"
+	@echo "make figures/qk-pca/NN  one PCA figure (NN = 01..12); make pca-figures: all twelve"
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."
 	@echo "make bench-plasticity  qk-plasticity per head and per model against numpy"
+	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/"
+	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"
 	@echo "make clean           remove build outputs (keeps data/synth)"
 	@echo "variables: DATA=<dir of downloads>  DATASETS=\"id id ...\"  SCALE=demo|thesis  SEED=<n>"

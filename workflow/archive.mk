@@ -1,0 +1,27 @@
+# make archive: dist/qkreport-results-<commit>.tar.gz, a reproducible archive
+# of results/, figures/ and report/ whose first entry, MANIFEST, records the
+# suite version, the pipeline parameters and the SHA-256 of every file
+# (bin/qk-archive, docs/archive.md).  Check it with
+#   bin/qk-archive verify dist/qkreport-results-<commit>.tar.gz
+
+ARCHIVE_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+ARCHIVE_FILE   := dist/qkreport-results-$(ARCHIVE_COMMIT).tar.gz
+ARCHIVE_INPUTS := results figures report
+
+# The parameters recorded in MANIFEST; changing one rewrites the archive.
+ARCHIVE_PARAMS := --param 'SEED=$(SEED)' --param 'SCALE=$(SCALE)' \
+  --param 'SYNTH_MODE=$(SYNTH_MODE)' --param 'DATA=$(DATA)' --param 'DATASETS=$(strip $(DATASETS))'
+$(call param_group,archive,version=$(SUITE_VERSION) seed=$(SEED) scale=$(SCALE) \
+  mode=$(SYNTH_MODE) data=$(DATA) datasets=$(DATASETS))
+
+# report/index.html already depends on every table and figure; they are
+# listed too so that the rule stays right if the report stops showing one.
+$(ARCHIVE_FILE): report/index.html $(ALL_FIGURES) $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) \
+                 bin/qk-archive build/params/archive.txt
+	@mkdir -p $(@D)
+	bin/qk-archive create --output $@ --suite-version '$(SUITE_VERSION)' $(ARCHIVE_PARAMS) \
+	  $(ARCHIVE_INPUTS)
+	bin/qk-archive verify $@
+
+.PHONY: archive
+archive: $(ARCHIVE_FILE)
