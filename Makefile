@@ -49,6 +49,8 @@ help:
 	@echo "make pca             combined QK PCA: build/<ds>/pca*.tsv, taxonomy.tsv, results/<study>/qk*.csv"
 	@echo "make bench-pca       per-head PCA time against scikit-learn (one core)"
 	@echo "make figures/qk-pca/NN  one PCA figure (NN = 01..12); make pca-figures: all twelve"
+	@echo "make rotation        planar rotation model: build/<ds>/rotation.tsv, rotated.tsv, complement_*.tsv, results/<study>/{rotated,complement_pairs,model_summary}.csv"
+	@echo "make bench-rotate    per-head qk-rotate + qk-complement time against numpy (one core)"
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."
 	@echo "make bench-plasticity  qk-plasticity per head and per model against numpy"
 	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/"

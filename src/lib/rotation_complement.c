@@ -1,0 +1,471 @@
+/* The d - 2 dimensional complement of the {a, b} plane (rotation.md 2.7,
+ * docs/rotation.md): its principal directions, their pairs, the angle of
+ * each pair against position, Q/K separability on each ring, and the
+ * residual correlation with position that the drift lemma says is 0. */
+#include "qk/rotation.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qk/pca.h"
+
+#define PROJ_BLOCK 256
+
+void qk_comp_work_init(qk_comp_work *w, int dim)
+{
+    size_t dd = (size_t)dim * dim;
+    w->dim = dim;
+    qk_moments_init(&w->pooled, dim);
+    w->basis = qk_doubles(dd);
+    w->lambda = qk_doubles((size_t)dim);
+    w->qr = qk_doubles(dd);
+    w->tmp = qk_doubles(dd);
+    w->reduced = qk_doubles(dd);
+    w->evec = qk_doubles(dd);
+    w->scratch = qk_doubles(4 * (size_t)dim);
+    w->block = qk_doubles((size_t)PROJ_BLOCK * dim);
+    w->proj = NULL;
+    w->proj_cap = 0;
+}
+
+void qk_comp_work_free(qk_comp_work *w)
+{
+    qk_moments_free(&w->pooled);
+    free(w->basis);
+    free(w->lambda);
+    free(w->qr);
+    free(w->tmp);
+    free(w->reduced);
+    free(w->evec);
+    free(w->scratch);
+    free(w->block);
+    free(w->proj);
+    memset(w, 0, sizeof *w);
+}
+
+/* ---- the basis ------------------------------------------------------------------ */
+
+/* An orthonormal basis of the complement of {a, b}: the last d - 2 columns
+ * of the orthogonal factor of the QR factorisation of [a b]. Column-major
+ * in w->qr, so column j (a unit vector) starts at w->qr + j * d. */
+static int complement_frame(const double *a, const double *b, qk_comp_work *w, qk_err *err)
+{
+    int d = w->dim;
+    double tau[2];
+    memcpy(w->qr, a, (size_t)d * sizeof(double));
+    memcpy(w->qr + d, b, (size_t)d * sizeof(double));
+    lapack_int info = LAPACKE_dgeqrf(LAPACK_COL_MAJOR, d, 2, w->qr, d, tau);
+    if (info == 0)
+        info = LAPACKE_dorgqr(LAPACK_COL_MAJOR, d, d, 2, w->qr, d, tau);
+    if (info != 0)
+        return qk_fail(err, "QR factorisation of the axes failed (info %d)", (int)info);
+    return 0;
+}
+
+/* The eigenvectors of P_ab Sigma P_ab inside the complement: with Z the
+ * d x (d-2) frame, Z^T Sigma Z is decomposed and each eigenvector y mapped
+ * back as Z y. This equals decomposing P_ab Sigma P_ab and dropping the two
+ * null directions of a and b, but cannot confuse those with other null
+ * directions of a rank-deficient Sigma. */
+static int complement_eigen(qk_comp_work *w, qk_err *err)
+{
+    int d = w->dim, n = d - 2;
+    const double *z = w->qr + 2 * (size_t)d; /* row j = frame vector j */
+    cblas_dsymm(CblasRowMajor, CblasRight, CblasUpper, n, d, 1.0, w->pooled.cov, d, z, d, 0.0,
+                w->tmp, d);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, 1.0, w->tmp, d, z, d, 0.0,
+                w->reduced, n);
+    for (int i = 0; i < n; i++) /* exactly symmetric */
+        for (int j = i + 1; j < n; j++) {
+            double v = 0.5 * (w->reduced[(size_t)i * n + j] + w->reduced[(size_t)j * n + i]);
+            w->reduced[(size_t)i * n + j] = v;
+            w->reduced[(size_t)j * n + i] = v;
+        }
+    if (qk_pca_eigen(w->reduced, n, n, w->lambda, w->evec, err) != 0)
+        return -1;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, w->evec, n, z, d, 0.0,
+                w->basis, d);
+    return 0;
+}
+
+/* Re-projects each basis vector with P_ab, renormalises it and makes its
+ * largest entry positive; negative rounding residue in lambda becomes 0. */
+static void canonical_basis(const double *a, const double *b, qk_comp_work *w)
+{
+    int d = w->dim;
+    for (int j = 0; j < d - 2; j++) {
+        double *v = w->basis + (size_t)j * d;
+        cblas_daxpy(d, -cblas_ddot(d, a, 1, v, 1), a, 1, v, 1);
+        cblas_daxpy(d, -cblas_ddot(d, b, 1, v, 1), b, 1, v, 1);
+        double norm = sqrt(cblas_ddot(d, v, 1, v, 1));
+        if (norm > 0.0)
+            cblas_dscal(d, 1.0 / norm, v, 1);
+        qk_rot_canonical_sign(v, d);
+        if (!(w->lambda[j] > 0.0))
+            w->lambda[j] = 0.0;
+    }
+}
+
+/* max |Pearson r with position| over b and the complement basis. */
+static double residual_position_r(const double *b, qk_comp_work *w)
+{
+    int d = w->dim;
+    double zero_var = QK_ROT_ZERO_VAR * qk_moments_trace(&w->pooled);
+    double worst = fabs(qk_rot_correlation(b, &w->pooled, zero_var, w->scratch));
+    for (int j = 0; j < d - 2; j++) {
+        double r = fabs(qk_rot_correlation(w->basis + (size_t)j * d, &w->pooled, zero_var,
+                                           w->scratch));
+        worst = r > worst ? r : worst;
+    }
+    return worst;
+}
+
+int qk_comp_basis(const qk_moments *pooled, const double *a, const double *b, qk_comp_work *w,
+                  qk_comp_head *out, qk_err *err)
+{
+    int d = w->dim;
+    memset(out, 0, sizeof *out);
+    int pairs = d >= 4 ? (d - 2) / 2 : 0;
+    out->n_pairs = pairs < QK_ROT_MAX_PAIRS ? pairs : QK_ROT_MAX_PAIRS;
+    if (pooled->dim != d)
+        return qk_fail(err, "moments of dimension %d for axes of dimension %d", pooled->dim, d);
+    qk_moments_copy(&w->pooled, pooled);
+    if (!qk_moments_finite(&w->pooled))
+        return qk_fail(err, "vectors or positions hold values that are not finite");
+    if (d > 2) {
+        if (complement_frame(a, b, w, err) != 0 || complement_eigen(w, err) != 0)
+            return -1;
+        canonical_basis(a, b, w);
+    }
+    double total = 0.0;
+    for (int j = 0; j < d - 2; j++)
+        total += w->lambda[j];
+    out->complement_var = total;
+    out->residual_pos_r = residual_position_r(b, w);
+    return 0;
+}
+
+/* ---- angles ---------------------------------------------------------------------- */
+
+enum { CUTS = QK_ROT_ANGLE_CUTS };
+
+/* The sums over rows that give the Pearson r of the angle with position at
+ * all 72 cuts, gathered in one pass. With I_j the indicator of the rows the
+ * cut psi_j = 2 pi j / 72 wraps (wrap(theta - psi_j) adds 2 pi exactly when
+ * theta <= c_j = -pi + psi_j) and centred theta~ and t~, the wrapped angle
+ * is theta + 2 pi I_j - psi_j, so
+ *   N Cov_j = S_theta,t + 2 pi sum_{I_j} t~
+ *   N Var_j = S_theta,theta + 4 pi sum_{I_j} theta~ + 4 pi^2 (C_j - C_j^2 / N)
+ * with C_j = #I_j: sums per interval between cuts, accumulated over the
+ * intervals, give every cut. */
+typedef struct angle_sums {
+    double cuts[CUTS];
+    double n, th, th2, th_t, t_sum; /* sums of theta, theta^2, theta t~, t~ */
+    double count[CUTS + 1], t[CUTS + 1], h[CUTS + 1]; /* rows, t~, theta per interval */
+} angle_sums;
+
+static void angle_init(angle_sums *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int j = 0; j < CUTS; j++)
+        s->cuts[j] = -M_PI + 2.0 * M_PI * j / CUTS;
+}
+
+/* Index of the first cut c_j with theta <= c_j (CUTS if none): the guess
+ * from the angle is corrected against the cut values themselves. */
+static int cut_index(const angle_sums *s, double theta)
+{
+    double q = (theta + M_PI) * (CUTS / (2.0 * M_PI));
+    int j = q <= 0.0 ? 0 : q >= CUTS ? CUTS : (int)q + ((double)(int)q < q);
+    while (j > 0 && theta <= s->cuts[j - 1])
+        j--;
+    while (j < CUTS && theta > s->cuts[j])
+        j++;
+    return j;
+}
+
+/* One row: its angle and its centred position t~. */
+static void angle_add(angle_sums *s, double theta, double tc)
+{
+    int j = cut_index(s, theta);
+    s->n += 1.0;
+    s->th += theta;
+    s->th2 += theta * theta;
+    s->th_t += theta * tc;
+    s->t_sum += tc;
+    s->count[j] += 1.0;
+    s->t[j] += tc;
+    s->h[j] += theta;
+}
+
+/* The raw r (psi = 0) and the signed r of largest magnitude over the cuts;
+ * stt is the sum of t~^2. A constant angle or position gives 0. */
+static double angle_finish(const angle_sums *s, double stt, double *r_raw, double *best_cut)
+{
+    double n = s->n, thbar = s->th / n;
+    double shh = s->th2 - s->th * thbar, sht = s->th_t - thbar * s->t_sum;
+    double floor_var = 1e-12 * n; /* rad^2 * rows: a constant angle */
+    *r_raw = stt > 0.0 && shh > floor_var ? sht / sqrt(shh * stt) : 0.0;
+    double c = 0.0, st = 0.0, sh = 0.0, best = 0.0;
+    *best_cut = 0.0;
+    for (int j = 0; j < CUTS; j++) {
+        c += s->count[j];
+        st += s->t[j];
+        sh += s->h[j];
+        double cov = sht + 2.0 * M_PI * st;
+        double var = shh + 4.0 * M_PI * (sh - c * thbar) + 4.0 * M_PI * M_PI * (c - c * c / n);
+        double r = stt > 0.0 && var > floor_var ? cov / sqrt(var * stt) : 0.0;
+        if (fabs(r) > fabs(best)) {
+            best = r;
+            *best_cut = 2.0 * M_PI * j / CUTS;
+        }
+    }
+    *r_raw = *r_raw > 1.0 ? 1.0 : *r_raw < -1.0 ? -1.0 : *r_raw + 0.0;
+    return best > 1.0 ? 1.0 : best < -1.0 ? -1.0 : best + 0.0;
+}
+
+double qk_comp_angle_r(const double *theta, const double *t, int64_t n, double *r_raw,
+                       double *best_cut)
+{
+    angle_sums s;
+    angle_init(&s);
+    double tbar = 0.0, stt = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        tbar += t[i];
+    tbar /= (double)n;
+    for (int64_t i = 0; i < n; i++) {
+        stt += (t[i] - tbar) * (t[i] - tbar);
+        angle_add(&s, theta[i], t[i] - tbar);
+    }
+    return angle_finish(&s, stt, r_raw, best_cut);
+}
+
+/* ---- Fisher LDA ------------------------------------------------------------------- */
+
+/* The sums of one class's points, shifted by its first point so that one
+ * pass gives moments without cancellation. */
+typedef struct class_sums {
+    int64_t n;
+    double x0, y0, sx, sy, sxx, sxy, syy;
+} class_sums;
+
+static void class_add(class_sums *c, double x, double y)
+{
+    if (c->n++ == 0) {
+        c->x0 = x;
+        c->y0 = y;
+    }
+    double dx = x - c->x0, dy = y - c->y0;
+    c->sx += dx;
+    c->sy += dy;
+    c->sxx += dx * dx;
+    c->sxy += dx * dy;
+    c->syy += dy * dy;
+}
+
+/* Mean and population covariance (xx, xy, yy). */
+static void class_moments(const class_sums *c, double mean[2], double cov[3])
+{
+    double n = (double)c->n, mx = c->sx / n, my = c->sy / n;
+    mean[0] = c->x0 + mx;
+    mean[1] = c->y0 + my;
+    cov[0] = c->sxx / n - mx * mx;
+    cov[1] = c->sxy / n - mx * my;
+    cov[2] = c->syy / n - my * my;
+}
+
+/* The discriminant w = S_w^-1 (m_a - m_b) and the cut w.(m_a + m_b)/2. */
+static void lda_direction(const class_sums *a, const class_sums *b, double w[2], double *cut)
+{
+    double ma[2], mb[2], ca[3], cb[3];
+    class_moments(a, ma, ca);
+    class_moments(b, mb, cb);
+    double n = (double)(a->n + b->n), pa = (double)a->n / n, pb = (double)b->n / n;
+    double sxx = pa * ca[0] + pb * cb[0], sxy = pa * ca[1] + pb * cb[1];
+    double syy = pa * ca[2] + pb * cb[2];
+    /* a singular S_w gets a ridge of 1e-12 of its trace (1 if it is 0) */
+    double det = sxx * syy - sxy * sxy, tr = sxx + syy;
+    if (!(det > 1e-24 * tr * tr)) {
+        double ridge = tr > 0.0 ? 1e-12 * tr : 1.0;
+        sxx += ridge;
+        syy += ridge;
+        det = sxx * syy - sxy * sxy;
+    }
+    double dx = ma[0] - mb[0], dy = ma[1] - mb[1];
+    w[0] = (syy * dx - sxy * dy) / det;
+    w[1] = (sxx * dy - sxy * dx) / det;
+    *cut = w[0] * 0.5 * (ma[0] + mb[0]) + w[1] * 0.5 * (ma[1] + mb[1]);
+}
+
+static int64_t count_above(const double *x, const double *y, int64_t n, const double w[2],
+                           double cut)
+{
+    int64_t c = 0;
+    for (int64_t i = 0; i < n; i++)
+        c += w[0] * x[i] + w[1] * y[i] > cut;
+    return c;
+}
+
+static double balanced_accuracy(const double *xa, const double *ya, int64_t n_a,
+                                const double *xb, const double *yb, int64_t n_b,
+                                const double w[2], double cut)
+{
+    double right_a = (double)count_above(xa, ya, n_a, w, cut);
+    double right_b = (double)(n_b - count_above(xb, yb, n_b, w, cut));
+    return 0.5 * (right_a / (double)n_a + right_b / (double)n_b);
+}
+
+double qk_comp_lda_balanced(const double *xa, const double *ya, int64_t n_a, const double *xb,
+                            const double *yb, int64_t n_b)
+{
+    if (n_a <= 0 || n_b <= 0)
+        return NAN;
+    class_sums a = {0}, b = {0};
+    for (int64_t i = 0; i < n_a; i++)
+        class_add(&a, xa[i], ya[i]);
+    for (int64_t i = 0; i < n_b; i++)
+        class_add(&b, xb[i], yb[i]);
+    double w[2], cut;
+    lda_direction(&a, &b, w, &cut);
+    return balanced_accuracy(xa, ya, n_a, xb, yb, n_b, w, cut);
+}
+
+/* ---- the pairs on the rows ---------------------------------------------------------- */
+
+static void widen(const float *src, size_t n, double *dst)
+{
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        dst[i] = src[i];
+        dst[i + 1] = src[i + 1];
+        dst[i + 2] = src[i + 2];
+        dst[i + 3] = src[i + 3];
+    }
+    for (; i < n; i++)
+        dst[i] = src[i];
+}
+
+/* Centred coordinates (x - mu).v_j of n rows on the first n_dir basis
+ * vectors: direction j of row r lands in out[j * ld + r], so that each
+ * direction's coordinates are contiguous. */
+static void project_rows(const float *x, int64_t n, qk_comp_work *w, int n_dir,
+                         const double *offset, double *out, int64_t ld)
+{
+    int d = w->dim;
+    for (int64_t start = 0; start < n; start += PROJ_BLOCK) {
+        int nb = (int)(n - start < PROJ_BLOCK ? n - start : PROJ_BLOCK);
+        widen(x + (size_t)start * d, (size_t)nb * d, w->block);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_dir, nb, d, 1.0, w->basis, d,
+                    w->block, d, 0.0, out + start, (int)ld);
+        for (int j = 0; j < n_dir; j++) {
+            double *dst = out + (size_t)j * ld + start;
+            for (int i = 0; i < nb; i++)
+                dst[i] -= offset[j];
+        }
+    }
+}
+
+static double *proj_buffer(qk_comp_work *w, size_t count)
+{
+    if ((int64_t)count > w->proj_cap) {
+        free(w->proj);
+        w->proj = qk_doubles(count);
+        w->proj_cap = (int64_t)count;
+    }
+    return w->proj;
+}
+
+/* The metrics of pair i from the coordinates of every row (Q rows first)
+ * and their centred positions tc (sum of squares stt): one pass for the
+ * angles, radii and class moments, one more to count the discriminant's
+ * hits. */
+static void pair_metrics(const double *coords, int64_t ld, int64_t n_q, int64_t n_k,
+                         const double *tc, double stt, int i, qk_comp_pair *out)
+{
+    int64_t n = n_q + n_k;
+    const double *u = coords + (size_t)(2 * i) * ld, *w = coords + (size_t)(2 * i + 1) * ld;
+    angle_sums s;
+    angle_init(&s);
+    class_sums cls[2] = {{0}, {0}};
+    double rho0 = sqrt(u[0] * u[0] + w[0] * w[0]), sr = 0.0, srr = 0.0;
+    for (int64_t r = 0; r < n; r++) {
+        /* atan2(SVD_2i+1, SVD_2i): the argument order of rotation.md 2.7 */
+        angle_add(&s, atan2(w[r], u[r]), tc[r]);
+        double dr = sqrt(u[r] * u[r] + w[r] * w[r]) - rho0; /* shifted radius */
+        sr += dr;
+        srr += dr * dr;
+        class_add(&cls[r >= n_q], u[r], w[r]);
+    }
+    out->angle_r_best = angle_finish(&s, stt, &out->angle_r, &out->best_cut);
+    double mean_dr = sr / (double)n, mean = rho0 + mean_dr;
+    double var = srr / (double)n - mean_dr * mean_dr;
+    out->radial_cv = mean > 0.0 ? sqrt(var > 0.0 ? var : 0.0) / mean : NAN;
+    double wf[2], cut;
+    lda_direction(&cls[0], &cls[1], wf, &cut);
+    out->cls_acc = balanced_accuracy(u, w, n_q, u + n_q, w + n_q, n_k, wf, cut);
+}
+
+static void head_summary(double tau, qk_comp_head *out)
+{
+    double acc = 0.0, frac = 0.0, worst = NAN; /* NaN: no pair with an angle */
+    out->n_active = out->n_active_high = 0;
+    for (int i = 0; i < out->n_pairs; i++) {
+        const qk_comp_pair *p = &out->pair[i];
+        double r = fabs(p->angle_r_best);
+        if (!isnan(r) && (isnan(worst) || r > worst))
+            worst = r;
+        out->n_active_high += r >= QK_ROT_ACTIVE_TAU_HIGH;
+        if (r >= tau) {
+            out->n_active++;
+            frac += p->var_frac;
+            acc += p->cls_acc;
+        }
+    }
+    out->active_var_frac = frac;
+    out->max_abs_angle_r = worst;
+    out->ring_cls_acc = out->n_active ? acc / out->n_active : NAN;
+}
+
+int qk_comp_analyse(const qk_rot_rows *q, const qk_rot_rows *k, const qk_moments *pooled,
+                    const double *a, const double *b, double tau, qk_comp_work *w,
+                    qk_comp_head *out, qk_err *err)
+{
+    if (qk_comp_basis(pooled, a, b, w, out, err) != 0)
+        return -1;
+    int n_dir = 2 * out->n_pairs, d = w->dim;
+    int64_t n = q->n + k->n;
+    if (n_dir > 0 && n > 0) {
+        double *coords = proj_buffer(w, (size_t)n * (n_dir + 1));
+        double *tc = coords + (size_t)n * n_dir;
+        double offset[2 * QK_ROT_MAX_PAIRS];
+        for (int j = 0; j < n_dir; j++)
+            offset[j] = cblas_ddot(d, w->pooled.mean, 1, w->basis + (size_t)j * d, 1);
+        project_rows(q->vector, q->n, w, n_dir, offset, coords, n);
+        project_rows(k->vector, k->n, w, n_dir, offset, coords + q->n, n);
+        double tbar = 0.0, stt = 0.0;
+        for (int64_t r = 0; r < n; r++)
+            tbar += r < q->n ? q->position[r] : k->position[r - q->n];
+        tbar /= (double)n;
+        for (int64_t r = 0; r < n; r++) {
+            tc[r] = (r < q->n ? q->position[r] : k->position[r - q->n]) - tbar;
+            stt += tc[r] * tc[r];
+        }
+        double flat = QK_ROT_ZERO_VAR * qk_moments_trace(&w->pooled);
+        for (int i = 0; i < out->n_pairs; i++) {
+            qk_comp_pair *p = &out->pair[i];
+            double lam = w->lambda[2 * i] + w->lambda[2 * i + 1];
+            p->var_frac = out->complement_var > 0.0 ? lam / out->complement_var : NAN;
+            if (lam > flat && lam > 0.0) {
+                pair_metrics(coords, n, q->n, k->n, tc, stt, i, p);
+            } else { /* no spread: the angles would be rounding noise */
+                p->angle_r = p->angle_r_best = p->best_cut = NAN;
+                p->cls_acc = p->radial_cv = NAN;
+            }
+        }
+    }
+    head_summary(tau, out);
+    return 0;
+}

@@ -1,0 +1,149 @@
+/* The heads of a store as jobs, and their parallel processing grouped by
+ * key head (include/qk/rotation.h). Each job's result lands in a slot of
+ * the caller's, so outputs do not depend on which thread did what. */
+#include "qk/rotation.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_THREADS 256
+
+static int cmp_job(const void *pa, const void *pb)
+{
+    const qk_head_job *x = pa, *y = pb;
+    if (x->layer != y->layer)
+        return x->layer < y->layer ? -1 : 1;
+    return (x->head > y->head) - (x->head < y->head);
+}
+
+int qk_head_jobs(const qk_store *s, qk_head_job **jobs_out, int *n_jobs, qk_err *err)
+{
+    qk_head_job *jobs = qk_calloc((size_t)(s->n_pairs ? s->n_pairs : 1), sizeof *jobs);
+    for (int i = 0; i < s->n_pairs; i++) {
+        const qk_store_config *q = &s->configs[s->pairs[i].q];
+        const qk_store_config *k = &s->configs[s->pairs[i].k];
+        if (q->kind != 'q' || k->kind != 'k' || q->layer != k->layer) {
+            free(jobs);
+            return qk_fail(err, "pair %d joins l%02dh%02d%c with l%02dh%02d%c (expected a "
+                           "query and a key config of one layer)", i, q->layer, q->head,
+                           q->kind, k->layer, k->head, k->kind);
+        }
+        jobs[i] = (qk_head_job){q->layer, q->head, k->head, (int)s->pairs[i].q,
+                                (int)s->pairs[i].k};
+    }
+    qsort(jobs, (size_t)s->n_pairs, sizeof *jobs, cmp_job);
+    for (int i = 1; i < s->n_pairs; i++)
+        if (cmp_job(&jobs[i - 1], &jobs[i]) == 0) {
+            int layer = jobs[i].layer, head = jobs[i].head;
+            free(jobs);
+            return qk_fail(err, "query head l%02dh%02d appears in two pairs", layer, head);
+        }
+    *jobs_out = jobs;
+    *n_jobs = s->n_pairs;
+    return 0;
+}
+
+/* ---- the runner ------------------------------------------------------------------ */
+
+typedef struct run_state {
+    const qk_head_runner *r;
+    int *order;       /* job indices sorted by key config, then index */
+    int *group_start; /* [n_groups + 1] */
+    int n_groups;
+    int next_group;
+    int failed;
+    qk_err error;
+    pthread_mutex_t lock;
+} run_state;
+
+static int cmp_by_key(const void *pa, const void *pb, void *arg)
+{
+    const qk_head_job *jobs = arg;
+    int a = *(const int *)pa, b = *(const int *)pb;
+    if (jobs[a].k_config != jobs[b].k_config)
+        return jobs[a].k_config < jobs[b].k_config ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static void make_groups(run_state *st)
+{
+    int n = st->r->n_jobs;
+    st->order = qk_malloc((size_t)(n ? n : 1) * sizeof(int));
+    st->group_start = qk_malloc((size_t)(n + 1) * sizeof(int));
+    for (int i = 0; i < n; i++)
+        st->order[i] = i;
+    qsort_r(st->order, (size_t)n, sizeof(int), cmp_by_key, (void *)st->r->jobs);
+    st->n_groups = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || st->r->jobs[st->order[i]].k_config != st->r->jobs[st->order[i - 1]].k_config)
+            st->group_start[st->n_groups++] = i;
+    st->group_start[st->n_groups] = n;
+}
+
+static int take_group(run_state *st)
+{
+    pthread_mutex_lock(&st->lock);
+    int g = st->failed || st->next_group >= st->n_groups ? -1 : st->next_group++;
+    pthread_mutex_unlock(&st->lock);
+    return g;
+}
+
+static void record_failure(run_state *st, int job, const qk_err *err)
+{
+    pthread_mutex_lock(&st->lock);
+    if (!st->failed) {
+        const qk_head_job *j = &st->r->jobs[job];
+        qk_fail(&st->error, "head l%02dh%02d: %s", j->layer, j->head, err->msg);
+    }
+    st->failed = 1;
+    pthread_mutex_unlock(&st->lock);
+}
+
+static void *worker(void *arg)
+{
+    run_state *st = arg;
+    const qk_head_runner *r = st->r;
+    void *state = r->thread_init(r->ctx);
+    for (int g; (g = take_group(st)) >= 0;) {
+        int start = st->group_start[g], n = st->group_start[g + 1] - start;
+        int failed_job = st->order[start];
+        qk_err err;
+        if (r->group(r->ctx, state, st->order + start, n, &failed_job, &err) != 0)
+            record_failure(st, failed_job, &err);
+    }
+    r->thread_free(state);
+    return NULL;
+}
+
+int qk_head_run(const qk_head_runner *r, int n_threads, qk_err *err)
+{
+    run_state st;
+    memset(&st, 0, sizeof st);
+    st.r = r;
+    make_groups(&st);
+    pthread_mutex_init(&st.lock, NULL);
+    if (n_threads > MAX_THREADS)
+        n_threads = MAX_THREADS;
+    if (n_threads > st.n_groups)
+        n_threads = st.n_groups > 0 ? st.n_groups : 1;
+    pthread_t tid[MAX_THREADS];
+    int started = 0;
+    for (int i = 1; i < n_threads; i++) {
+        if (pthread_create(&tid[started], NULL, worker, &st) != 0)
+            break; /* fewer threads only make it slower */
+        started++;
+    }
+    worker(&st);
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    pthread_mutex_destroy(&st.lock);
+    free(st.order);
+    free(st.group_start);
+    if (st.failed) {
+        if (err)
+            *err = st.error;
+        return -1;
+    }
+    return 0;
+}

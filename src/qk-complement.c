@@ -1,0 +1,454 @@
+/* qk-complement: the complement of the {a, b} plane of every head (spec
+ * rotation.md 2.7, docs/rotation.md), from a store and the axes qk-rotate
+ * found: principal pairs with their variance share, angle-position
+ * correlation and Q/K separability, the per-head summaries, the residual
+ * position correlation of the drift lemma, and the joined per-head table
+ * (rotation metrics + complement summaries). */
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "qk/common.h"
+#include "qk/moments.h"
+#include "qk/rotation.h"
+#include "qk/store.h"
+#include "qk/table.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "Usage: qk-complement [OPTIONS] STORE\n"
+        "\n"
+        "The complement of the {a, b} plane of every head that qk-rotate analysed:\n"
+        "the pooled covariance projected off a and b is decomposed, and the first\n"
+        "min(%d, (d-2)/2) pairs of its principal directions get their share of the\n"
+        "complement variance, the Pearson r of the pair angle atan2(w, u) with\n"
+        "position (at the raw cut and at the best of %d cuts), the balanced accuracy\n"
+        "of a query/key Fisher discriminant and the radial spread. A pair is active\n"
+        "when |angle_r_best| >= TAU. Also checks the drift lemma: residual_pos_r is\n"
+        "the largest |r| of position with b or any complement direction.\n"
+        "\n"
+        "Options:\n"
+        "      --axes FILE            axes from qk-rotate (default: rotation_axes.bin\n"
+        "                             beside STORE)\n"
+        "      --rotation FILE        per-head table from qk-rotate (default:\n"
+        "                             rotation.tsv beside STORE)\n"
+        "      --pairs-output FILE    one row per (head, pair) (default:\n"
+        "                             complement_pairs.tsv beside STORE)\n"
+        "      --heads-output FILE    one row per head (default: complement_heads.tsv)\n"
+        "      --rotated-output FILE  the rotation table with the complement summaries\n"
+        "                             appended (default: rotated.tsv beside STORE)\n"
+        "      --active-tau TAU       |angle_r_best| of an active pair (default %g)\n"
+        "  -j, --threads N            worker threads (default 2); the output does not\n"
+        "                             depend on N\n"
+        "      --no-verify            do not check the store's checksum\n"
+        "  -q, --quiet                no progress lines\n"
+        "  -h, --help                 this text\n"
+        "      --version              print the version\n"
+        "\n"
+        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
+        "Example: qk-complement --threads 2 build/llama3.2-3b/store.qks\n",
+        QK_ROT_MAX_PAIRS, QK_ROT_ANGLE_CUTS, QK_ROT_ACTIVE_TAU);
+}
+
+typedef struct options {
+    const char *store;
+    char *axes, *rotation, *pairs_output, *heads_output, *rotated_output;
+    double tau;
+    int threads;
+    int verify;
+} options;
+
+static long parse_count(const char *opt, const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
+               hi, s);
+    return v;
+}
+
+static double parse_tau(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0.0 && v <= 1.0))
+        qk_die(QK_EXIT_USAGE, NULL, "--active-tau: expected a number in [0, 1], got '%s'", s);
+    return v;
+}
+
+static char *beside(const char *path, const char *name)
+{
+    char *dir = qk_strdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir ? 1 : 0] = '\0';
+    char *out = qk_path_join(slash ? dir : ".", name);
+    free(dir);
+    return out;
+}
+
+static char *path_or_beside(const char *given, const char *store, const char *name)
+{
+    return given ? qk_strdup(given) : beside(store, name);
+}
+
+static void parse_args(int argc, char **argv, options *o)
+{
+    enum { OPT_AXES = 256, OPT_ROTATION, OPT_PAIRS, OPT_HEADS, OPT_ROTATED, OPT_TAU,
+           OPT_NO_VERIFY, OPT_VERSION };
+    static const struct option longopts[] = {
+        {"axes", required_argument, NULL, OPT_AXES},
+        {"rotation", required_argument, NULL, OPT_ROTATION},
+        {"pairs-output", required_argument, NULL, OPT_PAIRS},
+        {"heads-output", required_argument, NULL, OPT_HEADS},
+        {"rotated-output", required_argument, NULL, OPT_ROTATED},
+        {"active-tau", required_argument, NULL, OPT_TAU},
+        {"threads", required_argument, NULL, 'j'},
+        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    o->tau = QK_ROT_ACTIVE_TAU;
+    o->threads = 2;
+    o->verify = 1;
+    const char *given[5] = {NULL};
+    int c;
+    while ((c = getopt_long(argc, argv, "j:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_AXES: given[0] = optarg; break;
+        case OPT_ROTATION: given[1] = optarg; break;
+        case OPT_PAIRS: given[2] = optarg; break;
+        case OPT_HEADS: given[3] = optarg; break;
+        case OPT_ROTATED: given[4] = optarg; break;
+        case OPT_TAU: o->tau = parse_tau(optarg); break;
+        case 'j': o->threads = (int)parse_count("--threads", optarg, 1, 256); break;
+        case OPT_NO_VERIFY: o->verify = 0; break;
+        case 'q': qk_progress_set_quiet(1); break;
+        case 'h': usage(stdout); exit(QK_EXIT_OK);
+        case OPT_VERSION: printf("qk-complement %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
+        default: usage(stderr); exit(QK_EXIT_USAGE);
+        }
+    }
+    if (optind + 1 != argc) {
+        usage(stderr);
+        exit(QK_EXIT_USAGE);
+    }
+    o->store = argv[optind];
+    o->axes = path_or_beside(given[0], o->store, "rotation_axes.bin");
+    o->rotation = path_or_beside(given[1], o->store, "rotation.tsv");
+    o->pairs_output = path_or_beside(given[2], o->store, "complement_pairs.tsv");
+    o->heads_output = path_or_beside(given[3], o->store, "complement_heads.tsv");
+    o->rotated_output = path_or_beside(given[4], o->store, "rotated.tsv");
+}
+
+/* ---- inputs ------------------------------------------------------------------------ */
+
+/* The rotation table and, for each of its rows, the index of its head in
+ * the axes file (the rows and the axes must name the same heads). */
+typedef struct rotation_table {
+    qk_table t;
+    int col_checkpoint;
+    int *axes_index; /* [n_rows] */
+} rotation_table;
+
+static int cell_int(const qk_table *t, int row, int col, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(qk_table_cell(t, row, col), &end, 10);
+    if (errno || end == qk_table_cell(t, row, col) || *end)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static void load_rotation(const options *o, const qk_rot_axes_file *axes, rotation_table *r)
+{
+    qk_err err;
+    if (qk_table_load(o->rotation, &r->t, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->rotation, "%s", err.msg);
+    int col_layer = qk_table_column(&r->t, "layer"), col_head = qk_table_column(&r->t, "head");
+    r->col_checkpoint = qk_table_column(&r->t, "checkpoint");
+    if (col_layer < 0 || col_head < 0 || r->col_checkpoint < 0)
+        qk_die(QK_EXIT_DATA, o->rotation, "no layer, head or checkpoint column");
+    if (r->t.n_rows != axes->n_heads)
+        qk_die(QK_EXIT_DATA, o->rotation, "%d heads, but %s has %d", r->t.n_rows, o->axes,
+               axes->n_heads);
+    r->axes_index = qk_malloc((size_t)(r->t.n_rows ? r->t.n_rows : 1) * sizeof(int));
+    for (int i = 0; i < r->t.n_rows; i++) {
+        int layer, head;
+        if (cell_int(&r->t, i, col_layer, &layer) != 0 ||
+            cell_int(&r->t, i, col_head, &head) != 0)
+            qk_die(QK_EXIT_DATA, o->rotation, "line %d: bad layer or head", i + 2);
+        r->axes_index[i] = qk_rot_axes_find(axes, layer, head);
+        if (r->axes_index[i] < 0)
+            qk_die(QK_EXIT_DATA, o->rotation, "head l%02dh%02d has no axes in %s", layer, head,
+                   o->axes);
+    }
+}
+
+/* ---- the analysis ---------------------------------------------------------------------- */
+
+typedef struct run_ctx {
+    const qk_store *store;
+    const options *opt;
+    const qk_rot_axes_file *axes;
+    const qk_head_job *jobs;
+    int *axes_of_job;   /* [n_jobs] index into axes, -1: not analysed */
+    qk_comp_head *results;
+} run_ctx;
+
+static void *thread_init(void *arg)
+{
+    run_ctx *ctx = arg;
+    qk_comp_work *w = qk_malloc(sizeof *w);
+    qk_comp_work_init(w, ctx->store->dim);
+    return w;
+}
+
+static void thread_free(void *arg)
+{
+    qk_comp_work_free(arg);
+    free(arg);
+}
+
+/* The heads of one key head; the pooled moments come from the axes file,
+ * where qk-rotate left them. */
+static int analyse_group(void *arg, void *state, const int *job_idx, int n, int *failed_job,
+                         qk_err *err)
+{
+    run_ctx *ctx = arg;
+    const qk_store *s = ctx->store;
+    size_t d = (size_t)s->dim;
+    for (int i = 0; i < n; i++) {
+        int j = job_idx[i], h = ctx->axes_of_job[j];
+        if (h < 0)
+            continue;
+        const qk_store_config *cq = &s->configs[ctx->jobs[j].q_config];
+        const qk_store_config *ck = &s->configs[ctx->jobs[j].k_config];
+        qk_rot_rows rq = {cq->vector, cq->position, cq->rows};
+        qk_rot_rows rk = {ck->vector, ck->position, ck->rows};
+        if (ctx->axes->pooled[h].n != rq.n + rk.n) {
+            *failed_job = j;
+            return qk_fail(err, "%" PRId64 " rows in the axes file, %" PRId64 " in the store "
+                           "(the axes are from another store)", ctx->axes->pooled[h].n,
+                           rq.n + rk.n);
+        }
+        if (qk_comp_analyse(&rq, &rk, &ctx->axes->pooled[h], ctx->axes->a + (size_t)h * d,
+                            ctx->axes->b + (size_t)h * d, ctx->opt->tau, state,
+                            &ctx->results[h], err) != 0) {
+            *failed_job = j;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Which job each axes head belongs to; every axes head must be in the
+ * store with the same key head. */
+static int *match_jobs(const options *o, const qk_rot_axes_file *axes, const qk_head_job *jobs,
+                       int n_jobs)
+{
+    int *of_job = qk_malloc((size_t)(n_jobs ? n_jobs : 1) * sizeof(int));
+    int found = 0;
+    for (int j = 0; j < n_jobs; j++) {
+        of_job[j] = qk_rot_axes_find(axes, jobs[j].layer, jobs[j].head);
+        if (of_job[j] < 0)
+            continue;
+        found++;
+        if (axes->kv_head[of_job[j]] != jobs[j].kv_head)
+            qk_die(QK_EXIT_DATA, o->axes, "head l%02dh%02d: key head %d, the store pairs it "
+                   "with %d", jobs[j].layer, jobs[j].head, axes->kv_head[of_job[j]],
+                   jobs[j].kv_head);
+    }
+    if (found != axes->n_heads)
+        qk_die(QK_EXIT_DATA, o->axes, "%d of its %d heads are not in %s",
+               axes->n_heads - found, axes->n_heads, o->store);
+    return of_job;
+}
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+static void put_num(FILE *fp, double v)
+{
+    fputc('\t', fp);
+    qk_fprint_double(fp, v + 0.0);
+}
+
+static void write_pairs(FILE *fp, const rotation_table *rot, const qk_rot_axes_file *axes,
+                        const qk_comp_head *results, double tau)
+{
+    fputs("checkpoint\tlayer\thead\tkv_head\tpair\tpair_var_frac\tangle_r\tangle_r_best"
+          "\tbest_cut\tcls_acc\tradial_cv\tactive\n", fp);
+    for (int i = 0; i < rot->t.n_rows; i++) {
+        int h = rot->axes_index[i];
+        const qk_comp_head *r = &results[h];
+        for (int p = 0; p < r->n_pairs; p++) {
+            const qk_comp_pair *q = &r->pair[p];
+            fprintf(fp, "%s\t%d\t%d\t%d\t%d", qk_table_cell(&rot->t, i, rot->col_checkpoint),
+                    axes->layer[h], axes->head[h], axes->kv_head[h], p);
+            const double v[] = {q->var_frac, q->angle_r, q->angle_r_best, q->best_cut,
+                                q->cls_acc, q->radial_cv};
+            for (size_t c = 0; c < sizeof v / sizeof v[0]; c++)
+                put_num(fp, v[c]);
+            fprintf(fp, "\t%d\n", fabs(q->angle_r_best) >= tau);
+        }
+    }
+}
+
+static const char summary_columns[] =
+    "residual_pos_r\tn_active_planes\tn_active_planes_03\tactive_var_frac"
+    "\tmax_abs_angle_r\tring_cls_acc";
+
+static void put_summary(FILE *fp, const qk_comp_head *r)
+{
+    put_num(fp, r->residual_pos_r);
+    fprintf(fp, "\t%d\t%d", r->n_active, r->n_active_high);
+    put_num(fp, r->active_var_frac);
+    put_num(fp, r->max_abs_angle_r);
+    put_num(fp, r->ring_cls_acc);
+    fputc('\n', fp);
+}
+
+static void write_heads(FILE *fp, const rotation_table *rot, const qk_rot_axes_file *axes,
+                        const qk_comp_head *results)
+{
+    fprintf(fp, "layer\thead\tkv_head\tn_pairs\tcomplement_var\t%s\n", summary_columns);
+    for (int i = 0; i < rot->t.n_rows; i++) {
+        int h = rot->axes_index[i];
+        fprintf(fp, "%d\t%d\t%d\t%d", axes->layer[h], axes->head[h], axes->kv_head[h],
+                results[h].n_pairs);
+        put_num(fp, results[h].complement_var);
+        put_summary(fp, &results[h]);
+    }
+}
+
+/* The rotation table's cells as they are, then the summaries. */
+static void write_rotated(FILE *fp, const rotation_table *rot, const qk_comp_head *results)
+{
+    for (int c = 0; c < rot->t.n_cols; c++)
+        fprintf(fp, "%s\t", rot->t.header[c]);
+    fprintf(fp, "%s\n", summary_columns);
+    for (int i = 0; i < rot->t.n_rows; i++) {
+        for (int c = 0; c < rot->t.n_cols; c++)
+            fprintf(fp, "%s%s", c ? "\t" : "", qk_table_cell(&rot->t, i, c));
+        put_summary(fp, &results[rot->axes_index[i]]);
+    }
+}
+
+typedef void (*table_writer)(FILE *fp, const rotation_table *, const qk_rot_axes_file *,
+                             const qk_comp_head *, double);
+
+static void wrap_heads(FILE *fp, const rotation_table *r, const qk_rot_axes_file *a,
+                       const qk_comp_head *res, double tau)
+{
+    (void)tau;
+    write_heads(fp, r, a, res);
+}
+
+static void wrap_rotated(FILE *fp, const rotation_table *r, const qk_rot_axes_file *a,
+                         const qk_comp_head *res, double tau)
+{
+    (void)a;
+    (void)tau;
+    write_rotated(fp, r, res);
+}
+
+/* Writes all three tables; none is renamed into place unless all were
+ * written. */
+static void write_outputs(const options *o, const rotation_table *rot,
+                          const qk_rot_axes_file *axes, const qk_comp_head *results)
+{
+    const char *paths[3] = {o->pairs_output, o->heads_output, o->rotated_output};
+    table_writer writers[3] = {write_pairs, wrap_heads, wrap_rotated};
+    qk_atomic out[3];
+    qk_err err;
+    for (int i = 0; i < 3; i++) {
+        if (qk_atomic_open(&out[i], paths[i], &err) != 0) {
+            for (int k = 0; k < i; k++)
+                qk_atomic_abort(&out[k]);
+            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
+        }
+        writers[i](out[i].fp, rot, axes, results, o->tau);
+    }
+    for (int i = 0; i < 3; i++)
+        if (qk_atomic_commit(&out[i], &err) != 0) {
+            for (int k = i + 1; k < 3; k++)
+                qk_atomic_abort(&out[k]);
+            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
+        }
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+int main(int argc, char **argv)
+{
+    qk_set_progname("qk-complement");
+    options o;
+    parse_args(argc, argv, &o);
+    openblas_set_num_threads(1); /* parallelism comes from the heads */
+
+    qk_err err;
+    qk_rot_axes_file axes;
+    if (qk_rot_axes_load(o.axes, &axes, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.axes, "%s", err.msg);
+    rotation_table rot;
+    load_rotation(&o, &axes, &rot);
+    qk_store s;
+    if (qk_store_open(o.store, &s, o.verify, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
+    if (axes.n_heads > 0 && axes.dim != s.dim)
+        qk_die(QK_EXIT_DATA, o.axes, "axes of dimension %d, the store's vectors have %d",
+               axes.dim, s.dim);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+
+    qk_head_job *jobs;
+    int n_jobs;
+    if (qk_head_jobs(&s, &jobs, &n_jobs, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
+    run_ctx ctx = {.store = &s, .opt = &o, .axes = &axes, .jobs = jobs};
+    ctx.axes_of_job = match_jobs(&o, &axes, jobs, n_jobs);
+    ctx.results = qk_calloc((size_t)(axes.n_heads ? axes.n_heads : 1), sizeof(qk_comp_head));
+    qk_progress("%.56s: complement of %d heads, d = %d, %d threads", s.header.dataset_id,
+                axes.n_heads, s.dim, o.threads);
+
+    qk_head_runner runner = {jobs, n_jobs, &ctx, thread_init, analyse_group, thread_free};
+    if (qk_head_run(&runner, o.threads, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
+    write_outputs(&o, &rot, &axes, ctx.results);
+    qk_progress("%.56s: %d heads, %.2f s", s.header.dataset_id, axes.n_heads,
+                seconds_since(&t0));
+
+    free(jobs);
+    free(ctx.axes_of_job);
+    free(ctx.results);
+    free(rot.axes_index);
+    qk_table_free(&rot.t);
+    qk_rot_axes_free(&axes);
+    free(o.axes);
+    free(o.rotation);
+    free(o.pairs_output);
+    free(o.heads_output);
+    free(o.rotated_output);
+    qk_store_close(&s);
+    return QK_EXIT_OK;
+}

@@ -1,0 +1,90 @@
+# Stages qk-rotate and qk-complement: the planar rotation model of every head
+# (docs/rotation.md), and the study tables results/<study>/rotated.csv (one row
+# a head), complement_pairs.csv (one row a complement pair) and
+# model_summary.csv (one row a model). The cross-model table
+# results/rotation/ holds every dataset outside the SmolLM3 trajectory (the
+# attention_plasticity models and the extra ones);
+# results/smollm3_training_progress/ holds the checkpoints.
+
+ROT_B_MODE       ?= eigen
+ROT_B_SIGN       ?= canonical
+ROT_OMEGA_GRID   ?= 400
+ROT_OMEGA_REFINE ?= 20
+ROT_ACTIVE_TAU   ?= 0.1
+ROT_THREADS      ?= 2
+
+# The axis and omega parameters change qk-rotate's outputs, the threshold
+# only qk-complement's; the thread count changes nothing, so it is no
+# parameter.
+$(call param_group,rotation,b_mode=$(ROT_B_MODE) b_sign=$(ROT_B_SIGN) \
+  omega_grid=$(ROT_OMEGA_GRID) omega_refine=$(ROT_OMEGA_REFINE))
+$(call param_group,rotation-complement,active_tau=$(ROT_ACTIVE_TAU))
+
+ROT_FLAGS = --quiet --threads $(ROT_THREADS) --b-mode $(ROT_B_MODE) --b-sign $(ROT_B_SIGN) \
+  --omega-grid $(ROT_OMEGA_GRID) --omega-refine $(ROT_OMEGA_REFINE)
+
+# Registry columns of a dataset (id=value words); a dataset outside the
+# registry takes them from its qkreport.conf (the study: study_of, datasets.mk).
+rot_registry_column = $(shell awk -F'\t' '!/^\#/ && $$1 != "id" && NF {print $$1 "=" $$$(1)}' $(REGISTRY))
+ROT_ID_FAMILY := $(call rot_registry_column,3)
+ROT_ID_LABEL  := $(call rot_registry_column,4)
+rot_lookup = $(patsubst $(1)=%,%,$(filter $(1)=%,$(2)))
+rot_conf = $(shell sed -n 's/^[[:space:]]*$(2)[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' \
+  $(DATA_DIR)/$(1)/qkreport.conf 2>/dev/null)
+rot_family = $(or $(call rot_lookup,$(1),$(ROT_ID_FAMILY)),$(call rot_conf,$(1),family),unknown)
+# The checkpoint column: the registry label of a SmolLM3 checkpoint ("S1-40K"),
+# "-" for the other models.
+rot_checkpoint = $(if $(filter smollm3_training_progress,$(call study_of,$(1))),$(or \
+  $(call rot_lookup,$(1),$(ROT_ID_LABEL)),$(call rot_conf,$(1),label),$(1)),-)
+
+build/%/rotation.tsv build/%/rotation_axes.bin: build/%/store.qks bin/qk-rotate \
+    build/params/rotation.txt
+	bin/qk-rotate $(ROT_FLAGS) --family $(call rot_family,$*) --checkpoint $(call rot_checkpoint,$*) \
+	  --output build/$*/rotation.tsv --axes-output build/$*/rotation_axes.bin $<
+
+build/%/rotated.tsv build/%/complement_pairs.tsv build/%/complement_heads.tsv: build/%/store.qks \
+    build/%/rotation.tsv build/%/rotation_axes.bin bin/qk-complement \
+    build/params/rotation-complement.txt
+	bin/qk-complement --quiet --threads $(ROT_THREADS) --active-tau $(ROT_ACTIVE_TAU) \
+	  --axes build/$*/rotation_axes.bin --rotation build/$*/rotation.tsv \
+	  --pairs-output build/$*/complement_pairs.tsv --heads-output build/$*/complement_heads.tsv \
+	  --rotated-output build/$*/rotated.tsv $<
+
+ROT_SMOL_DATASETS  := $(foreach d,$(ORDERED_DATASETS),$(if $(filter smollm3_training_progress,$(call study_of,$(d))),$(d)))
+ROT_CROSS_DATASETS := $(filter-out $(ROT_SMOL_DATASETS),$(ORDERED_DATASETS))
+
+# rotation_study_rules DIR, DATASETS, MODEL_PREFIX: the merged tables of a
+# study; the model column is the dataset id without MODEL_PREFIX.
+define rotation_study_rules
+results/$(1)/rotated.csv: $(foreach d,$(2),build/$(d)/rotated.tsv) bin/qk-merge
+	@mkdir -p $$(@D)
+	bin/qk-merge --model-from-dir$(if $(3), --strip-prefix $(3)) --output $$@ $$(filter %.tsv,$$^)
+
+results/$(1)/complement_pairs.csv: $(foreach d,$(2),build/$(d)/complement_pairs.tsv) bin/qk-merge
+	@mkdir -p $$(@D)
+	bin/qk-merge --model-from-dir$(if $(3), --strip-prefix $(3)) --output $$@ $$(filter %.tsv,$$^)
+
+results/$(1)/model_summary.csv: results/$(1)/rotated.csv bin/qk-rotate
+	bin/qk-rotate --summary --output $$@ $$<
+
+ROT_TABLES += results/$(1)/rotated.csv results/$(1)/complement_pairs.csv results/$(1)/model_summary.csv
+endef
+ROT_TABLES :=
+$(if $(ROT_CROSS_DATASETS),$(eval $(call rotation_study_rules,rotation,$(ROT_CROSS_DATASETS),)))
+$(if $(ROT_SMOL_DATASETS),$(eval $(call rotation_study_rules,smollm3_training_progress,$(ROT_SMOL_DATASETS),smollm3-3b-)))
+
+ROT_OUTPUTS := $(foreach d,$(RUN_DATASETS),build/$(d)/rotation.tsv build/$(d)/rotation_axes.bin \
+  build/$(d)/rotated.tsv build/$(d)/complement_pairs.tsv build/$(d)/complement_heads.tsv)
+
+.PHONY: rotation bench-rotate
+rotation: $(ROT_OUTPUTS) $(ROT_TABLES)
+
+# Per-head time of rotate + complement at thesis size (about 8000 + 8000 rows
+# x 128, made in memory by the synthetic generator), one core, against numpy
+# on the same vectors; prints figures, passes or fails nothing.
+bench-rotate: bin/qk-bench-rotate
+	@echo "== rotation model per head: qk-rotate + qk-complement against numpy (same formulas)"
+	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 workflow/bench_rotate.py --qk-bench bin/qk-bench-rotate \
+	  --heads 4 --examples 500 --repeat 3 --dump $(BENCH_DIR)/rotate-heads.bin
+
+bench: bench-rotate
