@@ -1,0 +1,314 @@
+/* qk-pca-collage: the data of the PCA collage figure (spec pca.md 7.5).
+ * A few query heads of one store are drawn as the thesis drew them
+ * (Python random.Random(seed).sample of the sorted query heads), each is
+ * refitted with the combined QK PCA of qk-pca, and its query and key
+ * vectors are projected on PC0 and PC1 with the solver's signs. */
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qk/common.h"
+#include "qk/moments.h"
+#include "qk/pca.h"
+#include "qk/rng.h"
+#include "qk/store.h"
+
+#define MAX_PANELS 16
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "Usage: qk-pca-collage [OPTIONS] --points-output FILE --panels-output FILE STORE\n"
+        "\n"
+        "Draws query heads of a store as Python's random.Random(SEED).sample(heads, N)\n"
+        "does on the list of its analysable query heads sorted by (layer, head), fits\n"
+        "the combined query/key PCA of each as qk-pca does, and projects its query and\n"
+        "key vectors (centred on the pooled mean) on PC0 and PC1. The components keep\n"
+        "the solver's orientation, made unique as scikit-learn does: the loading of\n"
+        "largest magnitude is positive. The correlations written use the same signs.\n"
+        "\n"
+        "Options:\n"
+        "      --points-output FILE  panel, kind, position, pc0, pc1 of the plotted vectors\n"
+        "      --panels-output FILE  one row per head: its numbers on PC0 and PC1\n"
+        "  -s, --seed N              seed of the head draw (default 42)\n"
+        "  -n, --panels N            heads to draw (default 4, at most %d)\n"
+        "      --max-points N        plot at most N vectors per kind and head, evenly\n"
+        "                            spaced in store order (default 2000; 0 = all)\n"
+        "      --max-rows N          fit on the first N rows of each config, as\n"
+        "                            qk-pca --max-rows (default: all rows)\n"
+        "      --no-verify           do not check the store's checksum\n"
+        "  -h, --help                this text\n"
+        "      --version             print the version\n"
+        "\n"
+        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
+        "Example: qk-pca-collage --points-output p.tsv --panels-output h.tsv \\\n"
+        "           build/llama3.2-3b/store.qks\n",
+        MAX_PANELS);
+}
+
+typedef struct options {
+    const char *store;
+    const char *points_output;
+    const char *panels_output;
+    long seed;
+    int panels;
+    int64_t max_points;
+    int64_t max_rows;
+    int verify;
+} options;
+
+static long parse_count(const char *opt, const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
+               hi, s);
+    return v;
+}
+
+static void parse_args(int argc, char **argv, options *o)
+{
+    enum { OPT_POINTS = 256, OPT_PANELS_OUT, OPT_MAX_POINTS, OPT_MAX_ROWS, OPT_NO_VERIFY,
+           OPT_VERSION };
+    static const struct option longopts[] = {
+        {"points-output", required_argument, NULL, OPT_POINTS},
+        {"panels-output", required_argument, NULL, OPT_PANELS_OUT},
+        {"seed", required_argument, NULL, 's'},
+        {"panels", required_argument, NULL, 'n'},
+        {"max-points", required_argument, NULL, OPT_MAX_POINTS},
+        {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
+        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    o->seed = 42;
+    o->panels = 4;
+    o->max_points = 2000;
+    o->verify = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:n:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_POINTS: o->points_output = optarg; break;
+        case OPT_PANELS_OUT: o->panels_output = optarg; break;
+        case 's': o->seed = parse_count("--seed", optarg, 0, 4294967295L); break;
+        case 'n': o->panels = (int)parse_count("--panels", optarg, 1, MAX_PANELS); break;
+        case OPT_MAX_POINTS:
+            o->max_points = parse_count("--max-points", optarg, 0, 2147483647L);
+            break;
+        case OPT_MAX_ROWS:
+            o->max_rows = parse_count("--max-rows", optarg, 1, 2147483647L);
+            break;
+        case OPT_NO_VERIFY: o->verify = 0; break;
+        case 'h': usage(stdout); exit(QK_EXIT_OK);
+        case OPT_VERSION: printf("qk-pca-collage %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
+        default: usage(stderr); exit(QK_EXIT_USAGE);
+        }
+    }
+    if (optind + 1 != argc || !o->points_output || !o->panels_output) {
+        usage(stderr);
+        exit(QK_EXIT_USAGE);
+    }
+    o->store = argv[optind];
+}
+
+/* ---- the heads -------------------------------------------------------------------- */
+
+typedef struct head_ref {
+    int layer, head, k_head;
+    const qk_store_config *q, *k;
+} head_ref;
+
+static int cmp_head(const void *a, const void *b)
+{
+    const head_ref *x = a, *y = b;
+    if (x->layer != y->layer)
+        return x->layer < y->layer ? -1 : 1;
+    return (x->head > y->head) - (x->head < y->head);
+}
+
+static int64_t capped(int64_t rows, int64_t max_rows)
+{
+    return max_rows > 0 && rows > max_rows ? max_rows : rows;
+}
+
+/* The query heads qk-pca analyses (enough rows), sorted by (layer, head). */
+static head_ref *sorted_heads(const qk_store *s, const options *o, int *n)
+{
+    head_ref *heads = qk_calloc((size_t)(s->n_pairs ? s->n_pairs : 1), sizeof *heads);
+    *n = 0;
+    for (int i = 0; i < s->n_pairs; i++) {
+        const qk_store_config *q = &s->configs[s->pairs[i].q];
+        const qk_store_config *k = &s->configs[s->pairs[i].k];
+        if (q->kind != 'q' || k->kind != 'k' || q->layer != k->layer)
+            qk_die(QK_EXIT_DATA, o->store, "pair %d does not join a query and a key config "
+                   "of one layer", i);
+        if (!qk_pca_head_usable(capped(q->rows, o->max_rows), capped(k->rows, o->max_rows)))
+            continue;
+        heads[(*n)++] = (head_ref){q->layer, q->head, k->head, q, k};
+    }
+    qsort(heads, (size_t)*n, sizeof *heads, cmp_head);
+    return heads;
+}
+
+/* ---- one panel -------------------------------------------------------------------- */
+
+/* The result for one head, with the solver's signs. */
+typedef struct panel {
+    head_ref ref;
+    qk_pca_head fit;
+    double sign[2];                   /* +1: as canonical, -1: negated */
+    int64_t plotted_q, plotted_k;
+} panel;
+
+/* The orientation scikit-learn (>= 1.5) gives a component: its entry of
+ * largest magnitude positive (the first such entry on ties). */
+static double solver_sign(const double *v, int dim)
+{
+    int best = 0;
+    for (int j = 1; j < dim; j++)
+        if (fabs(v[j]) > fabs(v[best]))
+            best = j;
+    return v[best] < 0 ? -1.0 : 1.0;
+}
+
+static int64_t stride_of(int64_t rows, int64_t max_points)
+{
+    if (max_points <= 0 || rows <= max_points)
+        return 1;
+    return (rows + max_points - 1) / max_points;
+}
+
+/* Writes the projections of every stride-th row of one kind on the two
+ * oriented components; returns the rows written. */
+static int64_t write_projections(FILE *fp, int index, char kind, const qk_pca_rows *rows,
+                                 const double *mean, const double *v0, const double *v1,
+                                 int dim, int64_t max_points, double *scratch)
+{
+    int64_t step = stride_of(rows->n, max_points), written = 0;
+    for (int64_t i = 0; i < rows->n; i += step) {
+        const float *x = rows->vector + i * dim;
+        for (int j = 0; j < dim; j++)
+            scratch[j] = (double)x[j] - mean[j];
+        double p0 = cblas_ddot(dim, scratch, 1, v0, 1);
+        double p1 = cblas_ddot(dim, scratch, 1, v1, 1);
+        fprintf(fp, "%d\t%c\t%d\t%.9g\t%.9g\n", index, kind, (int)rows->position[i], p0 + 0.0,
+                p1 + 0.0);
+        written++;
+    }
+    return written;
+}
+
+/* Fits one head and writes its points; fills *out. */
+static void fit_panel(const qk_store *s, const options *o, int index, const head_ref *ref,
+                      FILE *points, panel *out)
+{
+    int dim = s->dim;
+    qk_pca_rows q = {ref->q->vector, ref->q->position, capped(ref->q->rows, o->max_rows)};
+    qk_pca_rows k = {ref->k->vector, ref->k->position, capped(ref->k->rows, o->max_rows)};
+    qk_moments mq, mk;
+    qk_pca_work w;
+    qk_moments_init(&mq, dim);
+    qk_moments_init(&mk, dim);
+    qk_pca_work_init(&w, dim);
+    qk_moments_compute(&mq, q.vector, q.position, q.n);
+    qk_moments_compute(&mk, k.vector, k.position, k.n);
+    qk_err err;
+    memset(out, 0, sizeof *out);
+    out->ref = *ref;
+    if (qk_pca_fit(&mq, &mk, &w, &out->fit, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->store, "head l%02dh%02d: %s", ref->layer, ref->head, err.msg);
+    if (out->fit.n_pc < 2)
+        qk_die(QK_EXIT_DATA, o->store, "head dimension %d: the collage needs two components",
+               dim);
+    /* orient PC0 and PC1 as the solver would, and their correlations with them */
+    double *v[2];
+    for (int i = 0; i < 2; i++) {
+        v[i] = w.components + (size_t)i * dim;
+        out->sign[i] = solver_sign(v[i], dim);
+        cblas_dscal(dim, out->sign[i], v[i], 1);
+    }
+    double *scratch = qk_doubles((size_t)dim);
+    out->plotted_q = write_projections(points, index, 'q', &q, w.pooled.mean, v[0], v[1], dim,
+                                       o->max_points, scratch);
+    out->plotted_k = write_projections(points, index, 'k', &k, w.pooled.mean, v[0], v[1], dim,
+                                       o->max_points, scratch);
+    free(scratch);
+    qk_moments_free(&mq);
+    qk_moments_free(&mk);
+    qk_pca_work_free(&w);
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+static void put_num(FILE *fp, double v)
+{
+    fputc('\t', fp);
+    qk_fprint_double(fp, v);
+}
+
+static void write_panels(FILE *fp, const qk_store *s, const options *o, const panel *p, int n,
+                         int available)
+{
+    fputs("panel\tmodel\tlayer\thead\tk_head\tn_q\tn_k\tev0\tev1\tr_q0\tr_k0\tr_q1\tr_k1"
+          "\tsign0\tsign1\tplotted_q\tplotted_k\theads_available\tseed\n", fp);
+    for (int i = 0; i < n; i++) {
+        const qk_pca_head *f = &p[i].fit;
+        fprintf(fp, "%d\t%.56s\t%d\t%d\t%d\t%" PRId64 "\t%" PRId64, i, s->header.dataset_id,
+                p[i].ref.layer, p[i].ref.head, p[i].ref.k_head, f->n_q, f->n_k);
+        put_num(fp, f->ev[0]);
+        put_num(fp, f->ev[1]);
+        put_num(fp, p[i].sign[0] * f->r_q[0]);
+        put_num(fp, p[i].sign[0] * f->r_k[0]);
+        put_num(fp, p[i].sign[1] * f->r_q[1]);
+        put_num(fp, p[i].sign[1] * f->r_k[1]);
+        fprintf(fp, "\t%+d\t%+d\t%" PRId64 "\t%" PRId64 "\t%d\t%ld\n", (int)p[i].sign[0],
+                (int)p[i].sign[1], p[i].plotted_q, p[i].plotted_k, available, o->seed);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    qk_set_progname("qk-pca-collage");
+    options o;
+    parse_args(argc, argv, &o);
+    openblas_set_num_threads(1);
+    qk_store s;
+    qk_err err;
+    if (qk_store_open(o.store, &s, o.verify, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
+    int n_heads;
+    head_ref *heads = sorted_heads(&s, &o, &n_heads);
+    if (n_heads == 0)
+        qk_die(QK_EXIT_DATA, o.store, "no query head with enough rows");
+    int n = o.panels < n_heads ? o.panels : n_heads;
+    int picks[MAX_PANELS];
+    if (qk_python_sample((uint32_t)o.seed, n_heads, n, picks) != 0)
+        qk_die(QK_EXIT_DATA, o.store, "cannot draw %d of %d heads", n, n_heads);
+
+    qk_atomic points;
+    if (qk_atomic_open(&points, o.points_output, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.points_output, "%s", err.msg);
+    fputs("panel\tkind\tposition\tpc0\tpc1\n", points.fp);
+    panel panels[MAX_PANELS];
+    for (int i = 0; i < n; i++)
+        fit_panel(&s, &o, i, &heads[picks[i]], points.fp, &panels[i]);
+    if (qk_atomic_commit(&points, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.points_output, "%s", err.msg);
+
+    qk_atomic out;
+    if (qk_atomic_open(&out, o.panels_output, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.panels_output, "%s", err.msg);
+    write_panels(out.fp, &s, &o, panels, n, n_heads);
+    if (qk_atomic_commit(&out, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.panels_output, "%s", err.msg);
+    free(heads);
+    qk_store_close(&s);
+    return QK_EXIT_OK;
+}

@@ -1,0 +1,338 @@
+/* Figures of the combined QK PCA study (spec pca.md 7): the cross-model
+ * figures 01-05 are here, the collage 06 in pca_collage.c and the SmolLM3
+ * training figures 07-12 in pca_training.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pca_fig.h"
+
+/* Distinct values of the model column of a table. */
+static int count_models(const pca_src *t)
+{
+    int c = pca_col(t, "model"), n = 0;
+    const char **seen = qk_calloc((size_t)(t->t->n_rows ? t->t->n_rows : 1), sizeof *seen);
+    for (int r = 0; r < t->t->n_rows; r++) {
+        const char *id = qk_table_cell(t->t, r, c);
+        int known = 0;
+        for (int i = n - 1; i >= 0 && !known; i--) /* rows come grouped by model */
+            known = strcmp(seen[i], id) == 0;
+        if (!known)
+            seen[n++] = id;
+    }
+    free(seen);
+    return n;
+}
+
+/* Number of heads: every head has one row per component, so the rows of
+ * PC0; dies if the components do not all have that many rows. */
+static int heads_of(const pca_src *qk, const int n[PCA_N_PC])
+{
+    if (n[0] == 0)
+        qk_die(QK_EXIT_DATA, qk->path, "no rows with pc = 0");
+    for (int i = 1; i < PCA_N_PC; i++)
+        if (n[i] != n[0])
+            qk_die(QK_EXIT_DATA, qk->path, "%d rows with pc = %d but %d with pc = 0", n[i], i,
+                   n[0]);
+    return n[0];
+}
+
+static void pc_xaxis(qk_plot *p)
+{
+    qk_plot_printf(p, "set xtics scale 0 (");
+    for (int i = 0; i < PCA_N_PC; i++)
+        qk_plot_printf(p, "\"PC%d\" %d%s", i, i, i + 1 < PCA_N_PC ? ", " : ")\n");
+    qk_plot_printf(p,
+        "set xrange [-0.6:%d.6]\n"
+        "set xlabel \"principal component of the pooled query + key cloud (by decreasing "
+        "variance)\"\n"
+        "set grid noxtics ytics\n", PCA_N_PC - 1);
+}
+
+/* ---- 01: mean r_q and r_k by component ------------------------------------------ */
+
+int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
+{
+    pca_src qk = pca_input(ctx, "qk");
+    double rq[PCA_N_PC], rk[PCA_N_PC], ev[PCA_N_PC];
+    int n[PCA_N_PC];
+    pca_component_means(&qk, rq, rk, ev, n);
+    int heads = heads_of(&qk, n), models = count_models(&qk);
+    double lo = -0.1;
+    for (int i = 0; i < PCA_N_PC; i++)
+        lo = fmin(lo, fmin(rq[i], rk[i]) - 0.06);
+    qk_plot p;
+    pca_begin(&p, 1481, 731, 16);
+    qk_plot_data_begin(&p, "pcs");
+    for (int i = 0; i < PCA_N_PC; i++)
+        qk_plot_printf(&p, "%d %.6f %.6f %.6f %.6f \"%.2f\" \"%.2f\"\n", i, rq[i], rk[i],
+                       rq[i] >= 0 ? rq[i] + 0.025 : rq[i] - 0.03,
+                       rk[i] >= 0 ? rk[i] + 0.025 : rk[i] - 0.03, rq[i], rk[i]);
+    qk_plot_data_end(&p);
+    pc_xaxis(&p);
+    qk_plot_printf(&p,
+        "set title \"Combined QK PCA: position correlation by principal component\\n"
+        "{/*0.8 mean over %d heads of %d models; signs canonical (r_q ≥ 0)}\" "
+        "font \",19\"\n"
+        "set ylabel \"mean Pearson r with token position\"\n"
+        "set yrange [%.2f:1.0]\nset ytics 0.2\nset format y \"%%.1f\"\n"
+        "set boxwidth 0.35 absolute\nset style fill solid 0.9 noborder\n"
+        "set arrow from graph 0, first 0 to graph 1, first 0 nohead front lw 1 lc rgb '%s'\n"
+        "set key top right reverse Left samplen 1.5\n"
+        "plot $pcs using ($1-0.175):2 with boxes lc rgb '%s' title \"{/:Italic r}_q  (queries)\", \\\n"
+        "     $pcs using ($1+0.175):3 with boxes lc rgb '%s' title \"{/:Italic r}_k  (keys)\", \\\n"
+        "     $pcs using ($1-0.175):4:6 with labels font \",12\" notitle, \\\n"
+        "     $pcs using ($1+0.175):5:7 with labels font \",12\" notitle\n",
+        heads, models, lo, PCA_COLOR_ZERO, PCA_COLOR_Q, PCA_COLOR_K);
+    fig_key(ctx, "heads", "%d", heads);
+    fig_key(ctx, "models", "%d", models);
+    for (int i = 0; i < PCA_N_PC; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "mean r_q, PC%d", i);
+        fig_key(ctx, name, "%.3f", rq[i]);
+    }
+    for (int i = 0; i < PCA_N_PC; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "mean r_k, PC%d", i);
+        fig_key(ctx, name, "%.3f", rk[i]);
+    }
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- 05: mean explained variance by component ---------------------------------- */
+
+int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
+{
+    pca_src qk = pca_input(ctx, "qk");
+    double rq[PCA_N_PC], rk[PCA_N_PC], ev[PCA_N_PC];
+    int n[PCA_N_PC];
+    pca_component_means(&qk, rq, rk, ev, n);
+    int heads = heads_of(&qk, n), models = count_models(&qk);
+    double top = 0, total = 0;
+    for (int i = 0; i < PCA_N_PC; i++) {
+        top = fmax(top, ev[i]);
+        total += ev[i];
+    }
+    qk_plot p;
+    pca_begin(&p, 1481, 731, 16);
+    qk_plot_data_begin(&p, "pcs");
+    for (int i = 0; i < PCA_N_PC; i++)
+        qk_plot_printf(&p, "%d %.6f %.6f \"%.1f%%\"\n", i, ev[i], ev[i] + 0.012 * top,
+                       100 * ev[i]);
+    qk_plot_data_end(&p);
+    pc_xaxis(&p);
+    qk_plot_printf(&p,
+        "set title \"Combined QK PCA: explained variance by principal component\\n"
+        "{/*0.8 mean over %d heads of %d models}\" font \",19\"\n"
+        "set ylabel \"mean explained variance ratio\\n{/*0.8 (eigenvalue / total pooled "
+        "Q+K variance)}\"\n"
+        "set yrange [0:%.4f]\nset format y \"%%.2f\"\n"
+        "set boxwidth 0.8 absolute\nset style fill solid 0.9 noborder\nunset key\n"
+        "set label 1 \"PC0 to PC%d together: %.1f%% of the pooled variance\" at graph 0.97, "
+        "graph 0.92 right font \",15\"\n"
+        "plot $pcs using 1:2 with boxes lc rgb '%s' notitle, \\\n"
+        "     $pcs using 1:3:4 with labels offset 0,0.6 font \",13\" notitle\n",
+        heads, models, 1.1 * top, PCA_N_PC - 1, 100 * total, PCA_COLOR_EV);
+    fig_key(ctx, "heads", "%d", heads);
+    fig_key(ctx, "models", "%d", models);
+    for (int i = 0; i < PCA_N_PC; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "mean explained variance, PC%d", i);
+        fig_key(ctx, name, "%.1f%%", 100 * ev[i]);
+    }
+    fig_key(ctx, "sum over PC0-PC9", "%.1f%%", 100 * total);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- 02: r_q against r_k on PC0, every head ------------------------------------- */
+
+/* Marker of the k-th model of a family: circle, square, triangle, diamond,
+ * inverted triangle, pentagon. */
+static int family_marker(int k)
+{
+    static const int markers[] = {7, 5, 9, 13, 11, 15};
+    return markers[k % 6];
+}
+
+static void scatter_keys(fig_ctx *ctx, const pca_study *s)
+{
+    int cat[PCA_N_CAT] = {0};
+    for (int m = 0; m < s->n_models; m++) {
+        int c[PCA_N_CAT];
+        pca_model_categories(s, m, c);
+        for (int k = 0; k < PCA_N_CAT; k++)
+            cat[k] += c[k];
+    }
+    fig_key(ctx, "heads", "%d", s->n_heads);
+    fig_key(ctx, "models", "%d", s->n_models);
+    for (int k = 0; k < PCA_N_CAT; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s heads", pca_cat_label[k]);
+        fig_key(ctx, name, "%d (%.1f%%)", cat[k], 100.0 * cat[k] / s->n_heads);
+    }
+    for (int m = 0; m < s->n_models; m++) {
+        double mq, sq, mk, sk;
+        pca_model_mean_sd(s, m, PCA_R_Q0, &mq, &sq);
+        pca_model_mean_sd(s, m, PCA_R_K0, &mk, &sk);
+        char name[128];
+        snprintf(name, sizeof name, "%s: heads, mean r_q, mean r_k (PC0)", s->models[m].label);
+        fig_key(ctx, name, "%d, %.3f, %.3f", s->models[m].n_heads, mq, mk);
+    }
+}
+
+int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    pca_study_need_category(&s);
+    double high, low;
+    pca_thresholds(ctx, &high, &low);
+    qk_plot p;
+    pca_begin(&p, 1332, 1031, 16);
+    for (int m = 0; m < s.n_models; m++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%d", m);
+        qk_plot_data_begin(&p, name);
+        const pca_model *md = &s.models[m];
+        for (int h = md->first_head; h < md->first_head + md->n_heads; h++)
+            qk_plot_printf(&p, "%.6f %.6f\n", s.heads[h].r_q0, s.heads[h].r_k0);
+        qk_plot_data_end(&p);
+    }
+    qk_plot_printf(&p,
+        "set title \"Combined QK PCA, PC0: {/:Italic r}_q against {/:Italic r}_k of every head\\n"
+        "{/*0.8 %d heads of %d models; colour = family, marker = model}\" font \",19\"\n"
+        "set xlabel \"{/:Italic r}_q: Pearson r of the query projections with position "
+        "(sign-canonical)\"\n"
+        "set ylabel \"{/:Italic r}_k: Pearson r of the key projections with position\"\n"
+        "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics 0.2\nset ytics 0.25\n"
+        "set format y \"%%.2f\"\nset format x \"%%.1f\"\nunset grid\n"
+        "set key bottom right reverse Left font \",12\" spacing 1.0 samplen 1\n",
+        s.n_heads, s.n_models);
+    pca_threshold_lines(&p, low, high, 1);
+    qk_plot_printf(&p, "plot ");
+    int rank_in_family[64] = {0};
+    for (int m = 0; m < s.n_models; m++) {
+        int f = pca_family_index(&s, m);
+        const char *color = pca_family_colors[f % pca_n_family_colors];
+        int k = f < 64 ? rank_in_family[f]++ : 0;
+        qk_plot_printf(&p, "%s$m%d using 1:2 with points pt %d ps 1.3*qk_ps lc rgb '#80%s' title ",
+                       m ? ", \\\n     " : "", m, family_marker(k), color + 1);
+        char title[128];
+        snprintf(title, sizeof title, "%s (n=%d)", s.models[m].label, s.models[m].n_heads);
+        pca_text(&p, title);
+    }
+    qk_plot_printf(&p, "\n");
+    scatter_keys(ctx, &s);
+    fig_key(ctx, "thresholds (low, high)", "%g, %g", low, high);
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- 03 / 04: depth heatmaps ------------------------------------------------------- */
+
+int pca_draw_heatmap_rq(fig_ctx *ctx, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    qk_plot p;
+    pca_begin(&p, 1654, 808, 16);
+    pca_depth_heatmap(ctx, &p, &s, PCA_R_Q0, pca_palette_blues,
+                      "Mean {/:Italic r}_q (PC0) by normalized layer depth",
+                      "mean {/:Italic r}_q (PC0)", 0);
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+int pca_draw_heatmap_rk(fig_ctx *ctx, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    qk_plot p;
+    pca_begin(&p, 1654, 808, 16);
+    pca_depth_heatmap(ctx, &p, &s, PCA_R_K0, pca_palette_reds,
+                      "Mean {/:Italic r}_k (PC0) by normalized layer depth",
+                      "mean {/:Italic r}_k (PC0)", 0);
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- the table of figures ------------------------------------------------------------ */
+
+const fig_def pca_figures[] = {
+    {"qk-pca/01", "Combined QK PCA: position correlation by principal component",
+     "Grouped bars: for each of the ten principal components of the pooled query + key "
+     "cloud of a head, the mean over all heads of all models of the Pearson correlation of "
+     "the query projections with token position (r_q, blue) and of the key projections (r_k, "
+     "vermillion). Signs are canonical: r_q >= 0 (r_k decides when |r_q| < 0.05), so a "
+     "positive r_k means the keys drift with position in the same direction as the queries. "
+     "Each head counts once; the numbers above the bars are the means.",
+     pca_draw_pc_roles},
+    {"qk-pca/02", "Combined QK PCA, PC0: r_q against r_k of every head",
+     "One point per query head: x is r_q and y is r_k on PC0. Colour gives the model "
+     "family, the marker the model (legend, with the heads per model). Dashed lines mark the "
+     "taxonomy thresholds (the key numbers list them): right of the high line and above the "
+     "high line in |r_k| is position-dominated, right of the high line and inside the low "
+     "band is Q-positional, left of the low line with |r_k| above the high line is "
+     "K-positional, left of the low line inside the low band is content-focused, the rest "
+     "is mixed.",
+     pca_draw_scatter},
+    {"qk-pca/03", "Mean r_q (PC0) by normalized layer depth",
+     "Heatmap: one row per model, one column per depth bin (layer / (layers - 1) in ten bins "
+     "labelled by their lower edge; the last layer falls in bin 0.9). Each cell is the mean "
+     "PC0 r_q of the model's heads in that bin, printed in the cell; the colour scale runs "
+     "from 0 to 1. Grey cells with a dash hold no head. The heads per model are given at "
+     "the right.",
+     pca_draw_heatmap_rq},
+    {"qk-pca/04", "Mean r_k (PC0) by normalized layer depth",
+     "Heatmap as in figure 03, for the key correlation r_k on PC0 (signed; a mean below 0 "
+     "takes the lightest colour, the printed number is exact).",
+     pca_draw_heatmap_rk},
+    {"qk-pca/05", "Combined QK PCA: explained variance by principal component",
+     "Bars: the mean over all heads of the explained-variance ratio of each principal "
+     "component, the component's eigenvalue divided by the total variance of the pooled "
+     "query + key cloud (all dimensions). The label on each bar is the mean in percent; the "
+     "sum of the ten is printed at the top right.",
+     pca_draw_explained_variance},
+    {"qk-pca/06", "Four Llama-3.2-3B heads in the plane of their first two components",
+     "Scatter plots of the queries (blue scale) and keys (red scale) of four query heads "
+     "of Llama-3.2-3B projected on PC0 (x) and PC1 (y) of the head's combined PCA; the "
+     "colour gives the token position (lighter = earlier, one scale for all queries and one "
+     "for all keys). Signs are the solver's, not canonical: each component is oriented so "
+     "that its largest loading is positive. The box in each panel gives the explained "
+     "variance and r_q, r_k of PC0 and PC1; the title gives the head, its key head and its "
+     "category. The heads are drawn by the thesis's rule, Python random.Random(42).sample "
+     "of the sorted query heads, 4 of them. Applied to the 300 heads the thesis sampled "
+     "from Llama-3.2-3B, the rule gives layer 5 head 13, layer 1 head 8, layer 13 head 20 "
+     "and layer 12 head 6; applied to other heads (the demo data hold fewer) it "
+     "picks others. The key numbers give the heads drawn and from how many.",
+     pca_draw_collage},
+    {"qk-pca/07", "SmolLM3-3B: position correlation on PC0 during training",
+     "Mean PC0 r_q (blue, circles) and r_k (vermillion, squares) over the heads of each "
+     "training checkpoint, with bands of one standard deviation across heads. Dashed lines "
+     "separate the training phases named at the top. The same heads are analysed at every "
+     "checkpoint.",
+     pca_draw_training_signal},
+    {"qk-pca/08", "SmolLM3-3B: head taxonomy during training",
+     "Stacked bars: the share of the heads of each checkpoint in each category of the PC0 "
+     "taxonomy (thresholds in the legend). Shares of at least 5% are printed in the bars.",
+     pca_draw_training_taxonomy},
+    {"qk-pca/09", "SmolLM3-3B: PC0 explained variance during training",
+     "Mean explained-variance ratio of PC0 over the heads of each checkpoint, with a band of "
+     "one standard deviation across heads; dashed lines separate the training phases.",
+     pca_draw_training_ev},
+    {"qk-pca/10", "SmolLM3-3B: mean r_q (PC0) by layer depth during training",
+     "Heatmap: one row per checkpoint (training order, top to bottom), one column per depth "
+     "bin (layer / (layers - 1), ten bins labelled by their lower edge). Each cell is the mean "
+     "PC0 r_q of the heads in that bin; grey cells hold no head.",
+     pca_draw_training_heatmap_rq},
+    {"qk-pca/11", "SmolLM3-3B: mean r_k (PC0) by layer depth during training",
+     "Heatmap as in figure 10, for r_k (signed; a mean below 0 takes the lightest colour, "
+     "the printed number is exact).",
+     pca_draw_training_heatmap_rk},
+    {"qk-pca/12", "SmolLM3-3B: r_q against r_k (PC0) at selected checkpoints",
+     "One panel per selected checkpoint (the first two, the end of stage 1, the end of "
+     "stage 3 and the end of each long-context phase), one point per head: x is r_q and y is "
+     "r_k on PC0. Dashed lines mark the taxonomy thresholds (vertical at the low and high "
+     "value, horizontal at plus and minus the high value).",
+     pca_draw_training_scatter},
+    {NULL, NULL, NULL, NULL}};

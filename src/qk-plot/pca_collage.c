@@ -1,0 +1,283 @@
+/* Figure 06: the queries and keys of a few heads in the plane of their
+ * first two principal components, coloured by token position. The points
+ * and the per-head numbers come from qk-pca-collage. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pca_fig.h"
+
+#define MAX_PANELS 16
+
+/* ColorBrewer Blues and Reds as RGB stops at 0, 1/8, ..., 1. */
+static const int blues[9] = {0xf7fbff, 0xdeebf7, 0xc6dbef, 0x9ecae1, 0x6baed6,
+                             0x4292c6, 0x2171b5, 0x08519c, 0x08306b};
+static const int reds[9] = {0xfff5f0, 0xfee0d2, 0xfcbba1, 0xfc9272, 0xfb6a4a,
+                            0xef3b2c, 0xcb181d, 0xa50f15, 0x67000d};
+
+/* The colour of a map at x in [0, 1], truncated to its part above 0.2 so
+ * that the earliest positions stay visible on white. */
+static int map_color(const int stops[9], double x)
+{
+    x = 0.2 + 0.8 * fmin(1.0, fmax(0.0, x));
+    double at = 8.0 * x;
+    int i = (int)floor(at);
+    if (i >= 8)
+        return stops[8];
+    double f = at - i;
+    int rgb = 0;
+    for (int shift = 16; shift >= 0; shift -= 8) {
+        double a = (stops[i] >> shift) & 0xff, b = (stops[i + 1] >> shift) & 0xff;
+        rgb |= (int)lround(a + f * (b - a)) << shift;
+    }
+    return rgb;
+}
+
+/* A gnuplot palette of the truncated map (17 samples). */
+static void print_palette(qk_plot *p, const int stops[9])
+{
+    qk_plot_printf(p, "set palette defined (");
+    for (int i = 0; i <= 16; i++)
+        qk_plot_printf(p, "%s%d '#%06x'", i ? ", " : "", i, map_color(stops, i / 16.0));
+    qk_plot_printf(p, ")\n");
+}
+
+/* ---- the inputs ---------------------------------------------------------------- */
+
+typedef struct collage_panel {
+    char model[64];
+    int layer, head, k_head;
+    double ev[2], r_q[2], r_k[2];
+    int plotted_q, plotted_k;
+    int available;
+    long seed;
+    const char *category; /* from the heads table, or NULL */
+} collage_panel;
+
+static int read_panels(const pca_src *t, collage_panel *out)
+{
+    static const char *const num_cols[] = {"layer", "head", "k_head", "ev0", "ev1", "r_q0",
+                                           "r_k0", "r_q1", "r_k1", "plotted_q", "plotted_k",
+                                           "heads_available", "seed"};
+    int c[13];
+    for (int i = 0; i < 13; i++)
+        c[i] = pca_col(t, num_cols[i]);
+    int c_panel = pca_col(t, "panel"), c_model = pca_col(t, "model");
+    int n = t->t->n_rows;
+    if (n < 1 || n > MAX_PANELS)
+        qk_die(QK_EXIT_DATA, t->path, "%d panels (expected 1 to %d)", n, MAX_PANELS);
+    for (int r = 0; r < n; r++) {
+        collage_panel *p = &out[r];
+        if ((int)pca_num(t, r, c_panel) != r)
+            qk_die(QK_EXIT_DATA, t->path, "line %d: panels must be numbered 0, 1, ...", r + 2);
+        snprintf(p->model, sizeof p->model, "%s", qk_table_cell(t->t, r, c_model));
+        p->layer = (int)pca_num(t, r, c[0]);
+        p->head = (int)pca_num(t, r, c[1]);
+        p->k_head = (int)pca_num(t, r, c[2]);
+        p->ev[0] = pca_num(t, r, c[3]), p->ev[1] = pca_num(t, r, c[4]);
+        p->r_q[0] = pca_num(t, r, c[5]), p->r_k[0] = pca_num(t, r, c[6]);
+        p->r_q[1] = pca_num(t, r, c[7]), p->r_k[1] = pca_num(t, r, c[8]);
+        p->plotted_q = (int)pca_num(t, r, c[9]), p->plotted_k = (int)pca_num(t, r, c[10]);
+        p->available = (int)pca_num(t, r, c[11]);
+        p->seed = (long)pca_num(t, r, c[12]);
+        p->category = NULL;
+    }
+    return n;
+}
+
+/* The category of each panel's head from the study's per-head table. */
+static void find_categories(const pca_study *s, collage_panel *panels, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int h = 0; h < s->n_heads; h++) {
+            const pca_head *x = &s->heads[h];
+            if (x->layer == panels[i].layer && x->head == panels[i].head && x->category >= 0 &&
+                strcmp(s->models[x->model].id, panels[i].model) == 0)
+                panels[i].category = pca_cat_label[x->category];
+        }
+}
+
+/* Smallest and largest position of each kind over all points. */
+typedef struct position_range {
+    double lo[2], hi[2]; /* [0] queries, [1] keys */
+} position_range;
+
+static int kind_index(const pca_src *t, int r, int c_kind)
+{
+    const char *kind = qk_table_cell(t->t, r, c_kind);
+    if (strcmp(kind, "q") == 0)
+        return 0;
+    if (strcmp(kind, "k") == 0)
+        return 1;
+    qk_die(QK_EXIT_DATA, t->path, "line %d: kind '%s' (expected q or k)", r + 2, kind);
+}
+
+static position_range position_extent(const pca_src *t)
+{
+    int c_kind = pca_col(t, "kind"), c_pos = pca_col(t, "position");
+    position_range pr = {{INFINITY, INFINITY}, {-INFINITY, -INFINITY}};
+    for (int r = 0; r < t->t->n_rows; r++) {
+        int k = kind_index(t, r, c_kind);
+        double pos = pca_num(t, r, c_pos);
+        pr.lo[k] = fmin(pr.lo[k], pos);
+        pr.hi[k] = fmax(pr.hi[k], pos);
+    }
+    for (int k = 0; k < 2; k++)
+        if (!(pr.hi[k] >= pr.lo[k]))
+            qk_die(QK_EXIT_DATA, t->path, "no %s points", k ? "key" : "query");
+    return pr;
+}
+
+/* ---- drawing -------------------------------------------------------------------- */
+
+/* $pN: pc0, pc1 and an ARGB colour (alpha 0.6) for each point of panel N;
+ * the keys first, so that the queries are drawn on top. */
+static void panel_data(qk_plot *p, const pca_src *t, int panel, const position_range *pr)
+{
+    int c_panel = pca_col(t, "panel"), c_kind = pca_col(t, "kind");
+    int c_pos = pca_col(t, "position"), c_x = pca_col(t, "pc0"), c_y = pca_col(t, "pc1");
+    char name[16];
+    snprintf(name, sizeof name, "p%d", panel);
+    qk_plot_data_begin(p, name);
+    for (int kind = 1; kind >= 0; kind--)
+        for (int r = 0; r < t->t->n_rows; r++) {
+            if ((int)pca_num(t, r, c_panel) != panel || kind_index(t, r, c_kind) != kind)
+                continue;
+            double span = pr->hi[kind] - pr->lo[kind];
+            double x = span > 0 ? (pca_num(t, r, c_pos) - pr->lo[kind]) / span : 1.0;
+            unsigned argb = 0x66000000u | (unsigned)map_color(kind ? reds : blues, x);
+            qk_plot_printf(p, "%.5g %.5g %u\n", pca_num(t, r, c_x), pca_num(t, r, c_y), argb);
+        }
+    qk_plot_data_end(p);
+}
+
+/* Panel geometry: a grid of up to two columns left of the colour bars. */
+static void panel_margins(qk_plot *p, int i, int n)
+{
+    int cols = n < 2 ? 1 : 2, rows = (n + cols - 1) / cols;
+    int row = i / cols, col = i % cols;
+    double w = 0.80 / cols, h = 0.91 / rows;
+    double x0 = 0.02 + col * w, y0 = 0.02 + (rows - 1 - row) * h;
+    qk_plot_printf(p, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
+                      "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
+                   x0 + 0.045, x0 + w - 0.015, y0 + 0.045, y0 + h - 0.04);
+    qk_plot_printf(p, row == rows - 1 || i + cols >= n ? "set xlabel \"PC0\"\n"
+                                                       : "unset xlabel\n");
+    qk_plot_printf(p, col == 0 ? "set ylabel \"PC1\"\n" : "unset ylabel\n");
+}
+
+/* The colour bar a panel carries: its palette, range, place and label.
+ * Colour bars are drawn by panels (their position is in screen
+ * coordinates), so that the script changes no axis setting between panels
+ * and renders the same under each terminal it is loaded for. */
+typedef struct colorbar {
+    const int *stops;
+    double lo, hi;
+    double y0, height;
+    const char *label;
+} colorbar;
+
+static void set_colorbar(qk_plot *p, const colorbar *cb)
+{
+    if (!cb) {
+        qk_plot_printf(p, "unset colorbox\n");
+        return;
+    }
+    print_palette(p, cb->stops);
+    qk_plot_printf(p, "set cbrange [%.0f:%.0f]\nset cbtics auto\nset format cb \"%%.0s%%c\"\n"
+                      "set colorbox vertical user origin screen 0.875, screen %.4f size screen "
+                      "0.018, screen %.4f\nset cblabel ",
+                   cb->lo, cb->hi, cb->y0, cb->height);
+    qk_plot_quoted(p, cb->label);
+    qk_plot_printf(p, " offset 1,0\n");
+}
+
+static void draw_panel(qk_plot *p, const collage_panel *c, int i, int n, const colorbar *cb)
+{
+    panel_margins(p, i, n);
+    set_colorbar(p, cb);
+    char title[160], box[200];
+    snprintf(title, sizeof title, "Layer %d, head %d (key head %d)%s%s", c->layer, c->head,
+             c->k_head, c->category ? ": " : "", c->category ? c->category : "");
+    snprintf(box, sizeof box, "PC0: var=%.1f%%, rQ=%+.3f, rK=%+.3f\\nPC1: var=%.1f%%, "
+             "rQ=%+.3f, rK=%+.3f", 100 * c->ev[0], c->r_q[0], c->r_k[0], 100 * c->ev[1],
+             c->r_q[1], c->r_k[1]);
+    qk_plot_printf(p, "set title ");
+    pca_text(p, title);
+    qk_plot_printf(p, " font \",21\"\n"
+                      "set label 1 \"%s\" at graph 0.02, graph 0.965 left front boxed noenhanced "
+                      "font \"DejaVu Sans Mono,15\"\n"
+                      "plot $p%d using 1:2:3 with points pt 7 ps 0.45*qk_ps lc rgb variable notitle",
+                   box, i);
+    if (cb)
+        qk_plot_printf(p, ", \\\n     $nothing using 1:2:3 with points pt 7 ps 0 lc palette "
+                          "notitle");
+    qk_plot_printf(p, "\n");
+}
+
+int pca_draw_collage(fig_ctx *ctx, qk_err *err)
+{
+    pca_src points = pca_input(ctx, "points"), panels_t = pca_input(ctx, "panels");
+    collage_panel panels[MAX_PANELS];
+    int n = read_panels(&panels_t, panels);
+    pca_study heads;
+    pca_load_input(ctx, "heads", &heads);
+    find_categories(&heads, panels, n);
+    pca_src registry = pca_input(ctx, "registry");
+    /* the dataset's display name from the registry */
+    char label[64];
+    snprintf(label, sizeof label, "%s", panels[0].model);
+    int c_id = pca_col(&registry, "id"), c_label = pca_col(&registry, "label");
+    for (int r = 0; r < registry.t->n_rows; r++)
+        if (strcmp(qk_table_cell(registry.t, r, c_id), panels[0].model) == 0)
+            snprintf(label, sizeof label, "%s", qk_table_cell(registry.t, r, c_label));
+    position_range pr = position_extent(&points);
+
+    qk_plot p;
+    pca_begin(&p, 2163, 1768, 17);
+    for (int i = 0; i < n; i++)
+        panel_data(&p, &points, i, &pr);
+    /* an invisible point that makes a panel draw its colour bar */
+    qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
+    qk_plot_printf(&p, "set multiplot title ");
+    char title[256];
+    snprintf(title, sizeof title,
+             "%s: queries and keys of %d heads in the plane of their first two components\\n"
+             "{/*0.8 colour = token position (queries blue, keys red; lighter = earlier); "
+             "component signs as the solver gives them}", label, n);
+    qk_plot_printf(&p, "\"%s\" font \",23\"\n", title);
+    qk_plot_printf(&p, "set style textbox opaque fillcolor rgb 'white' border lc rgb 'black'\n"
+                       "unset key\nset grid\nset tics font \",16\"\n");
+    /* the query bar beside the top row, drawn by the first panel; the key
+     * bar beside the bottom row, drawn by the last (with one panel there
+     * is one bar, for the queries) */
+    int rows = n < 2 ? 1 : (n + 1) / 2;
+    double row_h = 0.91 / rows, bottom = 0.065, top = 0.89;
+    double bar_h = rows > 1 ? row_h - 0.085 : (top - bottom) / 2 - 0.05;
+    colorbar q_bar = {blues, pr.lo[0], pr.hi[0], top - bar_h, bar_h,
+                      "query position (token index)"};
+    colorbar k_bar = {reds, pr.lo[1], pr.hi[1], bottom, bar_h, "key position (token index)"};
+    for (int i = 0; i < n; i++)
+        draw_panel(&p, &panels[i], i, n, i == 0 ? &q_bar : i == n - 1 ? &k_bar : NULL);
+    qk_plot_printf(&p, "unset multiplot\n");
+
+    fig_key(ctx, "dataset", "%s", panels[0].model);
+    fig_key(ctx, "heads drawn", "%d of %d (random.Random(%ld).sample of the sorted query heads)",
+            n, panels[0].available, panels[0].seed);
+    for (int i = 0; i < n; i++) {
+        const collage_panel *c = &panels[i];
+        char name[96];
+        snprintf(name, sizeof name, "layer %d, head %d (key head %d)", c->layer, c->head,
+                 c->k_head);
+        fig_key(ctx, name,
+                "%s; PC0 var %.1f%%, r_q %+.3f, r_k %+.3f; PC1 var %.1f%%, r_q %+.3f, r_k %+.3f; "
+                "%d query and %d key points",
+                c->category ? c->category : "category not in the heads table", 100 * c->ev[0],
+                c->r_q[0], c->r_k[0], 100 * c->ev[1], c->r_q[1], c->r_k[1], c->plotted_q,
+                c->plotted_k);
+    }
+    fig_key(ctx, "query positions", "%.0f to %.0f", pr.lo[0], pr.hi[0]);
+    fig_key(ctx, "key positions", "%.0f to %.0f", pr.lo[1], pr.hi[1]);
+    pca_study_free(&heads);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}

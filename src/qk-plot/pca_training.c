@@ -1,0 +1,342 @@
+/* The SmolLM3-3B training figures of the PCA study (figures 07-12): the
+ * rows of the per-head table are grouped by checkpoint, in training order
+ * (the registry order). */
+#include <math.h>
+#include <string.h>
+
+#include "pca_fig.h"
+
+/* ---- 07 / 09: means with a band of one standard deviation ------------------------ */
+
+/* Writes $t: x, mean and sd of each quantity listed. */
+static void trajectory_data(qk_plot *p, const pca_study *s, const int *which, int n_which)
+{
+    qk_plot_data_begin(p, "t");
+    for (int m = 0; m < s->n_models; m++) {
+        qk_plot_printf(p, "%d", m);
+        for (int w = 0; w < n_which; w++) {
+            double mean, sd;
+            pca_model_mean_sd(s, m, which[w], &mean, &sd);
+            qk_plot_printf(p, " %.6f %.6f", mean, sd);
+        }
+        qk_plot_printf(p, "\n");
+    }
+    qk_plot_data_end(p);
+}
+
+static void trajectory_keys(fig_ctx *ctx, const pca_study *s, int which, const char *what)
+{
+    for (int m = 0; m < s->n_models; m++) {
+        double mean, sd;
+        pca_model_mean_sd(s, m, which, &mean, &sd);
+        char name[128];
+        snprintf(name, sizeof name, "%s, %s: mean (SD)", s->models[m].label, what);
+        fig_key(ctx, name, "%.3f (%.3f)", mean, sd);
+    }
+}
+
+int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    static const int which[] = {PCA_R_Q0, PCA_R_K0};
+    double lo = -0.2;
+    for (int m = 0; m < s.n_models; m++) {
+        double mean, sd;
+        pca_model_mean_sd(&s, m, PCA_R_K0, &mean, &sd);
+        lo = fmin(lo, floor((mean - 0.1) * 10) / 10);
+    }
+    char heads[64];
+    pca_heads_phrase(&s, heads, sizeof heads);
+    qk_plot p;
+    pca_begin(&p, 1781, 728, 16);
+    trajectory_data(&p, &s, which, 2);
+    pca_checkpoint_axis(&p, &s);
+    qk_plot_printf(&p,
+        "set title \"SmolLM3-3B: position correlation on PC0 during training\\n"
+        "{/*0.8 mean and band of one standard deviation over the heads of each checkpoint "
+        "(%s)}\" font \",19\" offset 0,1.2\n"
+        "set tmargin 5.5\n"
+        "set ylabel \"Pearson r with token position\"\n"
+        "set yrange [%.1f:1.0]\nset ytics 0.2\nset format y \"%%.1f\"\n"
+        "set grid noxtics ytics\n"
+        "set arrow from graph 0, first 0 to graph 1, first 0 nohead back lw 1 lc rgb '%s'\n"
+        "set key bottom left reverse Left width 1 samplen 2 font \",14\"\n"
+        "plot $t using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.15 noborder "
+        "lc rgb '%s' title \"±1 SD of {/:Italic r}_q\", \\\n"
+        "     $t using 1:($4-$5):($4+$5) with filledcurves fs transparent solid 0.15 noborder "
+        "lc rgb '%s' title \"±1 SD of {/:Italic r}_k\", \\\n"
+        "     $t using 1:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
+        "title \"mean {/:Italic r}_q (PC0)\", \\\n"
+        "     $t using 1:4 with linespoints pt 5 ps 1.4*qk_ps lw 2.5 lc rgb '%s' "
+        "title \"mean {/:Italic r}_k (PC0)\"\n",
+        heads, lo, PCA_COLOR_ZERO, PCA_COLOR_Q, PCA_COLOR_K, PCA_COLOR_Q, PCA_COLOR_K);
+    fig_key(ctx, "checkpoints", "%d", s.n_models);
+    fig_key(ctx, "heads per checkpoint", "%s", heads);
+    trajectory_keys(ctx, &s, PCA_R_Q0, "r_q (PC0)");
+    trajectory_keys(ctx, &s, PCA_R_K0, "r_k (PC0)");
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    static const int which[] = {PCA_EV0};
+    char heads[64];
+    pca_heads_phrase(&s, heads, sizeof heads);
+    qk_plot p;
+    pca_begin(&p, 1781, 728, 16);
+    trajectory_data(&p, &s, which, 1);
+    pca_checkpoint_axis(&p, &s);
+    qk_plot_printf(&p,
+        "set title \"SmolLM3-3B: PC0 explained variance during training\\n"
+        "{/*0.8 mean and band of one standard deviation over the heads of each checkpoint "
+        "(%s)}\" font \",19\" offset 0,1.2\n"
+        "set tmargin 5.5\n"
+        "set ylabel \"mean explained variance ratio of PC0\\n{/*0.8 (share of the pooled "
+        "Q+K variance)}\"\n"
+        "set format y \"%%.2f\"\nset grid noxtics ytics\n"
+        "set key top left reverse Left width 1 samplen 2 font \",14\"\n"
+        "plot $t using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.15 noborder "
+        "lc rgb '%s' title \"±1 SD\", \\\n"
+        "     $t using 1:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
+        "title \"mean explained variance of PC0\"\n",
+        heads, PCA_COLOR_EV, PCA_COLOR_EV);
+    fig_key(ctx, "checkpoints", "%d", s.n_models);
+    fig_key(ctx, "heads per checkpoint", "%s", heads);
+    trajectory_keys(ctx, &s, PCA_EV0, "PC0 explained variance");
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- 08: taxonomy shares ---------------------------------------------------------- */
+
+/* The legend text of a category with its rule. */
+static void category_rule(int c, double low, double high, char *out, size_t cap)
+{
+    const char *rq = "{/:Italic r}_q", *rk = "|{/:Italic r}_k|";
+    switch (c) {
+    case PCA_POS_DOM:
+        snprintf(out, cap, "position-dominated (%s > %g, %s > %g)", rq, high, rk, high);
+        break;
+    case PCA_Q_POS: snprintf(out, cap, "Q-positional (%s > %g, %s < %g)", rq, high, rk, low); break;
+    case PCA_K_POS: snprintf(out, cap, "K-positional (%s < %g, %s > %g)", rq, low, rk, high); break;
+    case PCA_CONTENT:
+        snprintf(out, cap, "content-focused (%s < %g, %s < %g)", rq, low, rk, low);
+        break;
+    default: snprintf(out, cap, "mixed (all other heads)"); break;
+    }
+}
+
+/* $shares: x, then for each category the bottom and top of its segment,
+ * then the label position and text of each segment of at least 5%. */
+static void taxonomy_data(qk_plot *p, const pca_study *s)
+{
+    qk_plot_data_begin(p, "shares");
+    for (int m = 0; m < s->n_models; m++) {
+        int cat[PCA_N_CAT];
+        pca_model_categories(s, m, cat);
+        double bottom = 0;
+        qk_plot_printf(p, "%d", m);
+        for (int c = 0; c < PCA_N_CAT; c++) {
+            double share = (double)cat[c] / s->models[m].n_heads;
+            qk_plot_printf(p, " %.6f %.6f", bottom, bottom + share);
+            bottom += share;
+        }
+        qk_plot_printf(p, "\n");
+    }
+    qk_plot_data_end(p);
+    qk_plot_data_begin(p, "labels");
+    for (int m = 0; m < s->n_models; m++) {
+        int cat[PCA_N_CAT];
+        pca_model_categories(s, m, cat);
+        double bottom = 0;
+        for (int c = 0; c < PCA_N_CAT; c++) {
+            double share = (double)cat[c] / s->models[m].n_heads;
+            if (share >= 0.05)
+                qk_plot_printf(p, "%d %.6f \"%.0f%%\" %d\n", m, bottom + share / 2,
+                               100 * share, c == PCA_POS_DOM ? 0xffffff : 0);
+            bottom += share;
+        }
+    }
+    qk_plot_printf(p, "NaN NaN \"\" 0\n");
+    qk_plot_data_end(p);
+}
+
+int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    pca_study_need_category(&s);
+    double high, low;
+    pca_thresholds(ctx, &high, &low);
+    char heads[64];
+    pca_heads_phrase(&s, heads, sizeof heads);
+    qk_plot p;
+    pca_begin(&p, 1780, 878, 16);
+    taxonomy_data(&p, &s);
+    pca_checkpoint_axis(&p, &s);
+    qk_plot_printf(&p,
+        "set title \"SmolLM3-3B: head taxonomy (PC0) during training\\n"
+        "{/*0.8 share of the heads of each checkpoint in each category (%s)}\" font \",19\" "
+        "offset 0,1.2\n"
+        "set tmargin 5.5\nset rmargin at screen 0.70\n"
+        "set ylabel \"fraction of heads\"\n"
+        "set yrange [0:1]\nset ytics 0.2\nset format y \"%%.1f\"\nunset grid\n"
+        "set key at screen 0.99, graph 1 top right font \",14\" samplen 1.5 spacing 1.3 reverse Left\n"
+        "plot ",
+        heads);
+    for (int c = 0; c < PCA_N_CAT; c++) {
+        char rule[160];
+        category_rule(c, low, high, rule, sizeof rule);
+        qk_plot_printf(&p, "%s$shares using 1:(($%d+$%d)/2):(0.35):(($%d-$%d)/2) with boxxyerror "
+                           "fs solid 1.0 noborder lc rgb '%s' title ",
+                       c ? ", \\\n     " : "", 2 + 2 * c, 3 + 2 * c, 3 + 2 * c, 2 + 2 * c,
+                       pca_category_colors[c]);
+        qk_plot_quoted(&p, rule);
+    }
+    qk_plot_printf(&p, ", \\\n     $labels using 1:2:3:4 with labels tc rgb variable "
+                       "font \",12\" notitle\n");
+    fig_key(ctx, "checkpoints", "%d", s.n_models);
+    fig_key(ctx, "heads per checkpoint", "%s", heads);
+    fig_key(ctx, "thresholds (low, high)", "%g, %g", low, high);
+    for (int m = 0; m < s.n_models; m++) {
+        int cat[PCA_N_CAT];
+        pca_model_categories(&s, m, cat);
+        char name[128], value[160] = "";
+        snprintf(name, sizeof name, "%s: position-dominated / Q-pos / K-pos / content / mixed",
+                 s.models[m].label);
+        for (int c = 0; c < PCA_N_CAT; c++) {
+            size_t used = strlen(value);
+            snprintf(value + used, sizeof value - used, "%s%.1f%%", c ? " / " : "",
+                     100.0 * cat[c] / s.models[m].n_heads);
+        }
+        fig_key(ctx, name, "%s", value);
+    }
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- 10 / 11: depth heatmaps per checkpoint --------------------------------------- */
+
+int pca_draw_training_heatmap_rq(fig_ctx *ctx, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    qk_plot p;
+    pca_begin(&p, 1670, 733, 16);
+    pca_depth_heatmap(ctx, &p, &s, PCA_R_Q0, pca_palette_blues,
+                      "SmolLM3-3B: mean {/:Italic r}_q (PC0) by layer depth during training",
+                      "mean {/:Italic r}_q (PC0)", 1);
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+int pca_draw_training_heatmap_rk(fig_ctx *ctx, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    qk_plot p;
+    pca_begin(&p, 1670, 733, 16);
+    pca_depth_heatmap(ctx, &p, &s, PCA_R_K0, pca_palette_reds,
+                      "SmolLM3-3B: mean {/:Italic r}_k (PC0) by layer depth during training",
+                      "mean {/:Italic r}_k (PC0)", 1);
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- 12: scatter grid -------------------------------------------------------------- */
+
+/* The checkpoints shown: with the ten SmolLM3 checkpoints those of the
+ * thesis (the first two, the ends of stage 1 and stage 3, the ends of the
+ * two long-context phases); otherwise up to six evenly spaced ones. */
+static int select_checkpoints(int n, int *pick)
+{
+    static const int thesis[] = {0, 1, 3, 5, 7, 9};
+    if (n == 10) {
+        memcpy(pick, thesis, sizeof thesis);
+        return 6;
+    }
+    if (n <= 6) {
+        for (int i = 0; i < n; i++)
+            pick[i] = i;
+        return n;
+    }
+    for (int i = 0; i < 6; i++)
+        pick[i] = (int)lround(i * (n - 1) / 5.0);
+    return 6;
+}
+
+static void grid_panel(qk_plot *p, const pca_study *s, int m, int slot, int n_slots,
+                       double low, double high)
+{
+    int cols = n_slots < 3 ? n_slots : 3, rows = (n_slots + cols - 1) / cols;
+    int row = slot / cols, col = slot % cols;
+    /* panels between 0.05 and 0.99 of the width, 0.06 and 0.92 of the height */
+    double w = 0.94 / cols, h = 0.86 / rows;
+    double x0 = 0.05 + col * w, y0 = 0.06 + (rows - 1 - row) * h;
+    const pca_model *md = &s->models[m];
+    qk_plot_printf(p, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
+                      "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
+                   x0 + 0.035, x0 + w - 0.012, y0 + 0.05, y0 + h - 0.045);
+    qk_plot_printf(p, "unset arrow\nset title ");
+    char title[96];
+    snprintf(title, sizeof title, "%s (n=%d)", md->label, md->n_heads);
+    pca_text(p, title);
+    qk_plot_printf(p, " font \",17\"\n");
+    qk_plot_printf(p, row == rows - 1 || slot + cols >= n_slots
+                          ? "set xlabel \"{/:Italic r}_q (PC0)\"\nset format x \"%%.1f\"\n"
+                          : "unset xlabel\nset format x \"%%.1f\"\n");
+    qk_plot_printf(p, col == 0 ? "set ylabel \"{/:Italic r}_k (PC0)\"\n" : "unset ylabel\n");
+    pca_threshold_lines(p, low, high, 0);
+    qk_plot_printf(p, "plot $c%d using 1:2 with points pt 7 ps 1.1*qk_ps lc rgb '#80%s' notitle\n",
+                   slot, PCA_COLOR_Q + 1);
+}
+
+int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    double high, low;
+    pca_thresholds(ctx, &high, &low);
+    int pick[10];
+    int n = select_checkpoints(s.n_models, pick);
+    qk_plot p;
+    pca_begin(&p, 2232, 1330, 16);
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "c%d", i);
+        qk_plot_data_begin(&p, name);
+        const pca_model *md = &s.models[pick[i]];
+        for (int h = md->first_head; h < md->first_head + md->n_heads; h++)
+            qk_plot_printf(&p, "%.6f %.6f\n", s.heads[h].r_q0, s.heads[h].r_k0);
+        qk_plot_data_end(&p);
+    }
+    qk_plot_printf(&p,
+        "set multiplot title \"SmolLM3-3B: {/:Italic r}_q against {/:Italic r}_k (PC0) at "
+        "selected checkpoints\\n{/*0.8 one point per head; dashed lines: taxonomy thresholds}\" "
+        "font \",20\"\n"
+        "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics 0.2\nset ytics 0.5\n"
+        "set format y \"%%.2f\"\nunset grid\nunset key\n");
+    for (int i = 0; i < n; i++)
+        grid_panel(&p, &s, pick[i], i, n, low, high);
+    qk_plot_printf(&p, "unset multiplot\n");
+    fig_key(ctx, "thresholds (low, high)", "%g, %g", low, high);
+    for (int i = 0; i < n; i++) {
+        const pca_model *md = &s.models[pick[i]];
+        double mq, sq, mk, sk;
+        pca_model_mean_sd(&s, pick[i], PCA_R_Q0, &mq, &sq);
+        pca_model_mean_sd(&s, pick[i], PCA_R_K0, &mk, &sk);
+        int discordant = 0;
+        for (int h = md->first_head; h < md->first_head + md->n_heads; h++)
+            discordant += s.heads[h].r_k0 < -low;
+        char name[128];
+        snprintf(name, sizeof name, "%s: heads, mean r_q, mean r_k, heads with r_k < -%g",
+                 md->label, low);
+        fig_key(ctx, name, "%d, %.3f, %.3f, %d", md->n_heads, mq, mk, discordant);
+    }
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}

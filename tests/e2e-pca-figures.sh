@@ -1,0 +1,183 @@
+#!/bin/bash
+# End to end: the twelve figures of the PCA study (qk-plot), the collage data
+# (qk-pca-collage) and the report values (qk-pca-summary) on a tiny synthetic
+# run of two models and three SmolLM3 checkpoints, six heads each.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib-e2e.sh
+
+for p in qk-synth qk-load qk-pca qk-taxonomy qk-merge qk-plot qk-report qk-pca-collage \
+         qk-pca-summary; do
+    if [ ! -x "bin/$p" ]; then
+        echo "FAIL: bin/$p is missing (make bin/$p)" >&2
+        exit 1
+    fi
+done
+
+T=build/tests/tmp/e2e-pca-figures
+rm -rf "$T"
+mkdir -p "$T/results/cross" "$T/results/training"
+CROSS="qwen3-0.6b llama3.2-3b"
+TRAINING="smollm3-3b-stage1-step-40000 smollm3-3b-stage2-step-4200000 smollm3-3b-lc-4k-to-32k-step-4000"
+
+# ---- a tiny pipeline run ----------------------------------------------------------
+
+synth_args=()
+for d in $CROSS $TRAINING; do synth_args+=(--dataset "$d"); done
+run bin/qk-synth --quiet --out "$T/data" --heads 6 "${synth_args[@]}"
+expect_status 0 "qk-synth writes the datasets"
+for d in $CROSS $TRAINING; do
+    mkdir -p "$T/build/$d"
+    bin/qk-load --quiet --dataset "$d" "$T/data/$d" -o "$T/build/$d/store.qks" &&
+    bin/qk-pca --quiet --threads 1 "$T/build/$d/store.qks" &&
+    bin/qk-taxonomy --output "$T/build/$d/taxonomy.tsv" "$T/build/$d/pca_heads.tsv" ||
+        bad "pipeline on $d"
+done
+merge() { # study prefix output inputs...
+    local prefix=$1 out=$2
+    shift 2
+    bin/qk-merge --model-from-dir ${prefix:+--strip-prefix "$prefix"} --output "$out" "$@" ||
+        bad "qk-merge $out"
+}
+merge "" "$T/results/cross/qk.csv" $(for d in $CROSS; do echo "$T/build/$d/pca.tsv"; done)
+merge "" "$T/results/cross/qk_heads.csv" $(for d in $CROSS; do echo "$T/build/$d/taxonomy.tsv"; done)
+merge smollm3-3b- "$T/results/training/qk_heads.csv" \
+    $(for d in $TRAINING; do echo "$T/build/$d/taxonomy.tsv"; done)
+grep -v '^#' workflow/datasets.tsv > "$T/registry.tsv"
+printf 'name\tvalue\nhigh\t0.7\nlow\t0.3\n' > "$T/thresholds.tsv"
+
+# ---- the collage data ----------------------------------------------------------------
+
+COLLAGE="$T/collage"
+run bin/qk-pca-collage --max-points 300 --points-output "$COLLAGE-points.tsv" \
+    --panels-output "$COLLAGE-panels.tsv" "$T/build/llama3.2-3b/store.qks"
+expect_status 0 "qk-pca-collage writes its tables"
+expect_same "$(awk 'NR > 1' "$COLLAGE-panels.tsv" | wc -l)" 4 "four panels"
+expect_same "$(awk -F'\t' 'NR > 1 && ($14 != 1 && $14 != -1 || $15 != 1 && $15 != -1)' \
+    "$COLLAGE-panels.tsv" | wc -l)" 0 "components oriented +-1"
+check=$(awk -F'\t' 'NR > 1 { n[$1 $2]++ } END { for (k in n) if (n[k] > 300) print k }' \
+    "$COLLAGE-points.tsv")
+expect_same "$check" "" "at most --max-points points per kind and panel ($check)"
+# the heads drawn are those of Python's random.Random(42).sample of the sorted heads
+if command -v python3 > /dev/null; then
+    want=$(python3 - "$T/build/llama3.2-3b/pca_heads.tsv" <<'PY'
+import csv, random, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+heads = sorted((int(r["layer"]), int(r["head"])) for r in rows)
+print(" ".join(f"{l}/{h}" for l, h in random.Random(42).sample(heads, 4)))
+PY
+)
+    got=$(awk -F'\t' 'NR > 1 { printf "%s%s/%s", (NR > 2 ? " " : ""), $3, $4 }' "$COLLAGE-panels.tsv")
+    expect_same "$got" "$want" "collage heads as random.Random(42).sample ($got vs $want)"
+fi
+# PC0 of the refit equals qk-pca's (up to the solver orientation)
+check=$(awk -F'\t' 'FNR == 1 { next } FILENAME == ARGV[1] { ev[$1 "/" $2] = $7; rq[$1 "/" $2] = $8; next }
+    { k = $3 "/" $4; d = $8 - ev[k]; if (d < 0) d = -d; e = $10 * $14 - rq[k]; if (e < 0) e = -e
+      if (d > 1e-12 || e > 1e-12) print k }' "$T/build/llama3.2-3b/pca_heads.tsv" "$COLLAGE-panels.tsv")
+expect_same "$check" "" "collage PC0 equals the qk-pca fit ($check)"
+
+# ---- every figure twice --------------------------------------------------------------
+
+X="$T/results/cross"
+TR="$T/results/training"
+figure_inputs() { # NN
+    case $1 in
+    01|05) echo "qk=$X/qk.csv" ;;
+    02) echo "heads=$X/qk_heads.csv registry=$T/registry.tsv thresholds=$T/thresholds.tsv" ;;
+    03|04) echo "heads=$X/qk_heads.csv registry=$T/registry.tsv" ;;
+    06) echo "points=$COLLAGE-points.tsv panels=$COLLAGE-panels.tsv heads=$X/qk_heads.csv registry=$T/registry.tsv" ;;
+    08|12) echo "heads=$TR/qk_heads.csv registry=$T/registry.tsv thresholds=$T/thresholds.tsv" ;;
+    *) echo "heads=$TR/qk_heads.csv registry=$T/registry.tsv" ;;
+    esac
+}
+render() { # NN out-dir
+    local args=()
+    for i in $(figure_inputs "$1"); do args+=(--input "$i"); done
+    run bin/qk-plot --figure "qk-pca/$1" --out "$2" "${args[@]}"
+    expect_status 0 "qk-plot qk-pca/$1"
+    bin/qk-report --markdown --template templates/figure-README.md.in --output "$2/README.md" \
+        --values "$2/readme.tsv" --table numbers="$2/numbers.tsv" --table inputs="$2/inputs.tsv" \
+        --set suite_version=test --set data_source=test || bad "README of qk-pca/$1"
+}
+FIGS="01 02 03 04 05 06 07 08 09 10 11 12"
+for n in $FIGS; do
+    render "$n" "$T/a/$n"
+    render "$n" "$T/b/$n"
+    png=$T/a/$n/figure.png svg=$T/a/$n/figure.svg
+    if [ -s "$png" ] && [ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+       [ "$(stat -c %s "$png")" -gt 20000 ]; then ok; else bad "qk-pca/$n: figure.png missing or trivial"; fi
+    if [ -s "$svg" ] && grep -q '<svg' "$svg" && [ "$(stat -c %s "$svg")" -gt 10000 ]; then ok; else
+        bad "qk-pca/$n: figure.svg missing or trivial"; fi
+    keys=$(awk 'NR > 1' "$T/a/$n/numbers.tsv" | wc -l)
+    if [ "$keys" -ge 2 ] && grep -q '^## Key numbers' "$T/a/$n/README.md" &&
+       grep -qF "| $(sed -n 2p "$T/a/$n/numbers.tsv" | cut -f1)" "$T/a/$n/README.md"; then ok; else
+        bad "qk-pca/$n: README lacks the key numbers"; fi
+    for f in figure.png figure.svg figure.gp README.md numbers.tsv; do
+        cmp -s "$T/a/$n/$f" "$T/b/$n/$f" || bad "qk-pca/$n: $f differs between two runs"
+    done
+    ok
+done
+
+# ---- key numbers against an independent computation ------------------------------------
+
+key() { # figure, quantity
+    awk -F'\t' -v q="$2" '$1 == q { print $2 }' "$T/a/$1/numbers.tsv"
+}
+want=$(awk -F, 'NR > 1 && $5 == 0 { s += $7; n++ } END { printf "%.3f", s / n }' "$X/qk.csv")
+expect_same "$(key 01 'mean r_q, PC0')" "$want" "figure 01: grand mean r_q on PC0 = awk ($want)"
+want=$(awk -F, 'NR > 1 && $5 == 3 { s += $8; n++ } END { printf "%.3f", s / n }' "$X/qk.csv")
+expect_same "$(key 01 'mean r_k, PC3')" "$want" "figure 01: grand mean r_k on PC3 = awk ($want)"
+want=$(awk -F, 'NR > 1 && $5 == 0 { s += $6; n++ } END { printf "%.1f%%", 100 * s / n }' "$X/qk.csv")
+expect_same "$(key 05 'mean explained variance, PC0')" "$want" "figure 05: mean EV of PC0 = awk ($want)"
+# heatmap row of Qwen3-0.6B (28 layers): bin = int(10 * layer / 27), capped at 9
+want=$(awk -F, 'NR > 1 && $1 == "qwen3-0.6b" { b = int(10 * $2 / 27); if (b > 9) b = 9; s[b] += $9; n[b]++ }
+    END { for (b = 0; b < 10; b++) printf "%s%s", (b ? " " : ""), (n[b] ? sprintf("%.2f", s[b] / n[b]) : "-") }' \
+    "$X/qk_heads.csv")
+expect_same "$(key 03 'mean r_q (PC0) by depth bin 0.0-0.9, Qwen3-0.6B')" "$want" \
+    "figure 03: Qwen3-0.6B row = awk ($want)"
+want=$(awk -F, 'NR > 1 && $1 == "stage1-step-40000" { s += $10; ss += $10 * $10; n++ }
+    END { m = s / n; printf "%.3f (%.3f)", m, sqrt((ss - n * m * m) / (n - 1)) }' "$TR/qk_heads.csv")
+expect_same "$(key 07 'S1-40K, r_k (PC0): mean (SD)')" "$want" "figure 07: S1-40K r_k = awk ($want)"
+
+# ---- the report values -------------------------------------------------------------------
+
+V=$T/values.tsv
+run bin/qk-pca-summary --registry "$T/registry.tsv" --components "$X/qk.csv" \
+    --heads "$X/qk_heads.csv" --training-heads "$TR/qk_heads.csv" --values-output "$V" \
+    --by-pc-output "$T/by_pc.tsv" --by-family-output "$T/by_family.tsv" \
+    --by-model-output "$T/by_model.tsv" --training-output "$T/training.tsv"
+expect_status 0 "qk-pca-summary"
+value() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$V"; }
+expect_same "$(value pca_rq_pc0)" "$(key 01 'mean r_q, PC0')" "summary and figure 01 agree on r_q PC0"
+expect_same "$(value pca_heads)" 12 "summary counts 12 cross-model heads"
+expect_same "$(awk 'NR > 1' "$T/training.tsv" | wc -l)" 3 "one training row per checkpoint"
+expect_same "$(awk 'NR > 1' "$T/by_family.tsv" | cut -f1 | tr '\n' ' ')" "Qwen3-0.6B Llama-3.2-3B " \
+    "families in figure order (one model each: named by its label)"
+run bin/qk-pca-summary --registry "$T/registry.tsv" --values-output "$T/none.tsv"
+expect_status 0 "qk-pca-summary without studies"
+expect_same "$(awk -F'\t' '$1 == "pca_rq_pc0" || $1 == "pca_t_rq_last" { print $2 }' "$T/none.tsv" | tr '\n' ' ')" \
+    "n/a n/a " "values are n/a without studies"
+
+# ---- errors ------------------------------------------------------------------------------
+
+# a heads table without r_k0: exit 2, one line naming the file
+awk -F, -v OFS=, '{ $10 = ""; print }' "$X/qk_heads.csv" | sed 's/,,/,/' > "$T/no_rk.csv"
+run bin/qk-plot --figure qk-pca/04 --out "$T/err" --input heads="$T/no_rk.csv" \
+    --input registry="$T/registry.tsv"
+expect_status 2 "missing column r_k0 exits 2"
+expect_one_line_naming "$T/no_rk.csv" "r_k0" "the error names the table and the column"
+cut -d, -f1-5,7- "$X/qk.csv" > "$T/no_ev.csv"
+run bin/qk-plot --figure qk-pca/05 --out "$T/err" --input qk="$T/no_ev.csv"
+expect_status 2 "missing column explained_variance exits 2"
+expect_one_line_naming "$T/no_ev.csv" "explained_variance" "the error names the qk table"
+run bin/qk-plot --figure qk-pca/02 --out "$T/err" --input heads="$X/qk_heads.csv" \
+    --input registry="$T/registry.tsv"
+expect_status_in "1 2" "a missing input table is an error"
+expect_out_contains_err "thresholds" "the error names the missing input"
+run bin/qk-pca-summary --registry "$T/registry.tsv" --training-heads "$T/no_rk.csv" \
+    --values-output "$T/x.tsv"
+expect_status 2 "qk-pca-summary: missing column exits 2"
+expect_one_line_naming "$T/no_rk.csv" "r_k0" "qk-pca-summary names the table"
+expect_missing "$T/x.tsv" "no values file after an error"
+
+finish
