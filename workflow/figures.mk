@@ -11,7 +11,7 @@ figures/$(1)/$(2)/readme.tsv &: $(foreach i,$(3),$(lastword $(subst =, ,$(i)))) 
 	  $(foreach i,$(3),--input $(i))
 
 figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png templates/figure-README.md.in \
-    bin/qk-report build/params/report.txt
+    bin/qk-report build/params/report.txt build/report/parameters.tsv build/report/stores.tsv
 	bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \
 	  --values figures/$(1)/$(2)/readme.tsv --table numbers=figures/$(1)/$(2)/numbers.tsv \
 	  --table inputs=figures/$(1)/$(2)/inputs.tsv $$(README_FLAGS)
@@ -21,7 +21,8 @@ figures/$(1)/$(firstword $(subst _, ,$(2))): figures/$(1)/$(2)/README.md
 ALL_FIGURES += figures/$(1)/$(2)/README.md
 endef
 
-README_FLAGS = --set suite_version=$(SUITE_VERSION) --set data_source="$(DATA_SOURCE)"
+README_FLAGS = --set suite_version=$(SUITE_VERSION) --set data_source="$(DATA_SOURCE)" \
+  --table parameters=build/report/parameters.tsv --table stores=build/report/stores.tsv
 
 $(eval $(call figure_rule,inventory,01_vectors,inventory=build/report/inventory.tsv))
 

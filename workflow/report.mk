@@ -10,6 +10,20 @@ build/report/inventory.tsv: $(INVENTORIES)
 	@mkdir -p $(@D)
 	$(call merge_tsv,$^,$@)
 
+# Provenance tables for the report and every figure README: the parameters
+# of every stage (build/params/*.txt, written by param_group) and the
+# checksums of the stores every number comes from.
+build/report/parameters.tsv: $$(sort $$(wildcard build/params/*.txt))
+	@mkdir -p $(@D)
+	awk 'BEGIN { OFS = "\t"; print "stage", "parameter", "value" } \
+	  { g = FILENAME; sub(/.*\//, "", g); sub(/\.txt$$/, "", g); \
+	    i = index($$0, "="); print g, substr($$0, 1, i - 1), substr($$0, i + 1) }' $^ > $@.tmp
+	mv -f $@.tmp $@
+
+build/report/stores.tsv: build/report/inventory.tsv
+	awk -F'\t' 'BEGIN { OFS = "\t" } { print $$1, $$11, $$12 }' $< > $@.tmp
+	mv -f $@.tmp $@
+
 SUITE_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(call param_group,report,version=$(SUITE_VERSION) data=$(if $(DATA),$(DATA),synthetic))
 
@@ -17,8 +31,8 @@ DATA_SOURCE = $(if $(DATA),$(DATA),synthetic (qk-synth, seed $(SEED), scale $(SC
 # Each study's .mk adds its section's tables and values:
 #   REPORT_FLAGS += --table NAME=FILE --values FILE   and   REPORT_INPUTS += FILE ...
 REPORT_FLAGS += --set suite_version=$(SUITE_VERSION) --set data_source="$(DATA_SOURCE)" \
-  --table inventory=build/report/inventory.tsv
-REPORT_INPUTS += build/report/inventory.tsv $(wildcard templates/sections/*.html.in)
+  --table inventory=build/report/inventory.tsv --table parameters=build/report/parameters.tsv
+REPORT_INPUTS += build/report/inventory.tsv build/report/parameters.tsv $(wildcard templates/sections/*.html.in)
 
 report/index.html: templates/report.html.in bin/qk-report $(REPORT_INPUTS) \
                    build/params/report.txt build/params/synth.txt $(ALL_FIGURES)
