@@ -27,7 +27,7 @@ if [ "$check" = 'data-check="ok"' ]; then ok; else bad "page self-check: ${check
 images=$(grep -o 'data-images="[0-9]*"' "$out/dom.html" | grep -o '[0-9]*')
 if [ "${images:-0}" -ge 1 ]; then ok; else bad "page has images (${images:-0})"; fi
 for section in $(grep -o 'href="#[a-z0-9_-]*"' "$page" | sed 's/href="#//; s/"//' | sort -u); do
-    if grep -q "<section id=\"$section\"" "$out/dom.html"; then ok; else bad "section $section present"; fi
+    if grep -q " id=\"$section\"" "$out/dom.html"; then ok; else bad "section $section present"; fi
 done
 if grep -E 'CONSOLE|Uncaught|Failed to load' "$out/chromium.log" | grep -qvi 'dbus\|gpu'; then
     bad "console errors (see $out/chromium.log)"

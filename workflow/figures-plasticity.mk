@@ -1,1 +1,93 @@
-# (filled by its stage)
+# Figures of the attention plasticity study (figures/attention-plasticity/NN_name,
+# spec plasticity.md 11), the joint SmolLM3 table (results/smollm3_training_progress/
+# joint_rotation_plasticity.csv, spec 8) and the values and tables of the
+# report's plasticity section.
+#
+#   make figures/attention-plasticity/05   one figure and only what it depends on
+#   make plasticity-figures                all of them (for the datasets of the run)
+#
+# A figure is defined only when the run analyses the datasets it draws.
+
+PLAST_X_STUDY := attention_plasticity
+PLAST_T_STUDY := smollm3_training_progress
+PLAST_X := results/$(PLAST_X_STUDY)
+PLAST_T := results/$(PLAST_T_STUDY)
+PLAST_JOINT := $(PLAST_T)/joint_rotation_plasticity.csv
+PLAST_BENCHMARKS := workflow/benchmarks.tsv
+
+PLAST_X_DATASETS := $(if $(filter $(PLAST_X_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_X_STUDY)))
+PLAST_T_DATASETS := $(if $(filter $(PLAST_T_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_T_STUDY)))
+# models with a published LongBench-Pro overall score (figure 10)
+PLAST_LBP_MODELS := $(shell awk -F'\t' '!/^\#/ && $$2 == "longbench-pro" && $$3 == "overall" \
+  {print $$1}' $(PLAST_BENCHMARKS))
+
+PLAST_FIGURE_READMES :=
+PLAST_FIGURE_IDS :=
+
+# plast_figure NN_NAME, CONDITION, INPUTS: the figure's rules when CONDITION is not empty.
+plast_figure = $(if $(strip $(2)),$(eval $(call figure_rule,attention-plasticity,$(1),$(3))) \
+  $(eval PLAST_FIGURE_READMES += figures/attention-plasticity/$(1)/README.md) \
+  $(eval PLAST_FIGURE_IDS += $(firstword $(subst _, ,$(1)))))
+plast_in_run = $(filter $(1),$(PLAST_X_DATASETS))
+
+PLAST_MAP_IN := pair2d=$(PLAST_X)/model_pair2d.csv registry=$(REGISTRY)
+PLAST_PROFILE_IN := profile=$(PLAST_X)/head_bucket_plasticity.csv \
+  mean=$(PLAST_X)/model_bucket_plasticity.csv registry=$(REGISTRY)
+
+$(call plast_figure,01_bucket_heatmap_ministral3_14b,$(call plast_in_run,ministral3-14b),$(PLAST_MAP_IN))
+$(call plast_figure,02_bucket_heatmap_qwen3_14b,$(call plast_in_run,qwen3-14b),$(PLAST_MAP_IN))
+$(call plast_figure,03_bucket_heatmap_llama3.2_3b,$(call plast_in_run,llama3.2-3b),$(PLAST_MAP_IN))
+$(call plast_figure,04_bucket_heatmap_llama3.2_11b,$(call plast_in_run,llama3.2-11b),$(PLAST_MAP_IN))
+$(call plast_figure,05_profile_ministral3_3b,$(call plast_in_run,ministral3-3b),$(PLAST_PROFILE_IN))
+$(call plast_figure,06_profile_qwen3_4b,$(call plast_in_run,qwen3-4b),$(PLAST_PROFILE_IN))
+$(call plast_figure,07_profile_llama3.2_3b,$(call plast_in_run,llama3.2-3b),$(PLAST_PROFILE_IN))
+$(call plast_figure,08_component_weights_qwen3_14b,$(call plast_in_run,qwen3-14b), \
+  weights=$(PLAST_X)/head_component_weights.csv registry=$(REGISTRY))
+$(call plast_figure,09_smollm3_trajectory,$(PLAST_T_DATASETS),joint=$(PLAST_JOINT))
+# a correlation needs at least three models with a score
+$(call plast_figure,10_ap_drop_vs_lbp,$(word 3,$(filter $(PLAST_LBP_MODELS),$(PLAST_X_DATASETS))), \
+  report=$(PLAST_X)/model_report.csv benchmarks=$(PLAST_BENCHMARKS) registry=$(REGISTRY))
+
+# ---- the joint SmolLM3 table (rotation summary x plasticity report) ----------------
+ifneq ($(strip $(PLAST_T_DATASETS)),)
+$(PLAST_JOINT): $(PLAST_T)/model_summary.csv $(PLAST_T)/smollm3_model_report.csv $(REGISTRY) \
+    bin/qk-joint
+	bin/qk-joint --summary $(PLAST_T)/model_summary.csv \
+	  --plasticity $(PLAST_T)/smollm3_model_report.csv --registry $(REGISTRY) \
+	  --prefix $(call study_model_prefix,$(PLAST_T_STUDY)) --output $@
+endif
+
+.PHONY: plasticity-figures
+plasticity-figures: $(PLAST_FIGURE_READMES) $(if $(PLAST_T_DATASETS),$(PLAST_JOINT))
+
+# ---- the report section's numbers ---------------------------------------------------
+# Every number of templates/sections/plasticity.html.in comes from these files;
+# a study missing from the run gives "n/a" values, header-only tables, and
+# HTML fragments that leave its part (and every figure not drawn) out.
+$(call param_group,plasticity-figures,$(addprefix figure=,$(PLAST_FIGURE_IDS)))
+
+PLAST_SUMMARY_TABLES := models families lengths smollm3
+PLAST_BLOCKS_DIR := build/report/plasticity
+PLAST_SUMMARY_OUT := build/report/plasticity-values.tsv \
+  $(foreach t,$(PLAST_SUMMARY_TABLES),build/report/plasticity_$(t).tsv) \
+  $(PLAST_BLOCKS_DIR)/cross-begin.html
+PLAST_SUMMARY_IN := $(REGISTRY) $(PLAST_BENCHMARKS) \
+  $(if $(PLAST_X_DATASETS),$(PLAST_X)/model_report.csv $(PLAST_X)/model_pair2d.csv \
+    $(PLAST_X)/head_component_weights.csv) \
+  $(if $(PLAST_T_DATASETS),$(PLAST_JOINT))
+
+$(PLAST_SUMMARY_OUT) &: $(PLAST_SUMMARY_IN) bin/qk-plasticity-summary \
+    build/params/plasticity-figures.txt
+	@mkdir -p build/report
+	bin/qk-plasticity-summary --registry $(REGISTRY) --benchmarks $(PLAST_BENCHMARKS) \
+	  $(if $(PLAST_X_DATASETS),--report $(PLAST_X)/model_report.csv \
+	    --pair2d $(PLAST_X)/model_pair2d.csv --weights $(PLAST_X)/head_component_weights.csv) \
+	  $(if $(PLAST_T_DATASETS),--joint $(PLAST_JOINT)) \
+	  --figures "$(strip $(PLAST_FIGURE_IDS))" \
+	  --values-output build/report/plasticity-values.tsv \
+	  $(foreach t,$(PLAST_SUMMARY_TABLES),--$(t)-output build/report/plasticity_$(t).tsv) \
+	  --blocks-dir $(PLAST_BLOCKS_DIR)
+
+REPORT_FLAGS += --values build/report/plasticity-values.tsv \
+  $(foreach t,$(PLAST_SUMMARY_TABLES),--table plasticity_$(t)=build/report/plasticity_$(t).tsv)
+REPORT_INPUTS += $(PLAST_SUMMARY_OUT)

@@ -83,7 +83,7 @@ static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const 
         return qk_fail(err, "cannot start gnuplot: %s", strerror(errno));
     fprintf(pipe,
             "set terminal pngcairo size %d,%d font \"DejaVu Sans,10\" enhanced\n"
-            "set output \"%s\"\nload \"%s\"\nunset output\n"
+            "set output \"%s\"\nload \"%s\"\nunset output\nreset\n"
             "set terminal svg size %d,%d font \"DejaVu Sans,10\" enhanced fontscale 1.3333\n"
             "set output \"%s\"\nload \"%s\"\nunset output\n",
             p->width, p->height, png, gp, p->width, p->height, svg, gp);

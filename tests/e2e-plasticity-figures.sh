@@ -1,0 +1,255 @@
+#!/bin/bash
+# End to end: the ten figures of the plasticity study (qk-plot), the joint
+# SmolLM3 table (qk-joint) and the report values (qk-plasticity-summary) on a
+# tiny synthetic run: the six models the figures draw, four heads each, and
+# three SmolLM3 checkpoints through the rotation stage.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib-e2e.sh
+
+for p in qk-synth qk-load qk-plasticity qk-rotate qk-complement qk-merge qk-plot qk-report \
+         qk-joint qk-plasticity-summary; do
+    if [ ! -x "bin/$p" ]; then
+        echo "FAIL: bin/$p is missing (make bin/$p)" >&2
+        exit 1
+    fi
+done
+
+T=build/tests/tmp/e2e-plasticity-figures
+rm -rf "$T"
+mkdir -p "$T/results/cross" "$T/results/training"
+CROSS="ministral3-3b ministral3-14b qwen3-4b qwen3-14b llama3.2-3b llama3.2-11b"
+TRAINING="smollm3-3b-stage1-step-40000 smollm3-3b-stage3-step-4720000 smollm3-3b-lc-4k-to-32k-step-4000"
+X=$T/results/cross
+J=$T/results/training
+
+# ---- a tiny pipeline run ----------------------------------------------------------
+
+synth_args=()
+for d in $CROSS $TRAINING; do synth_args+=(--dataset "$d"); done
+run bin/qk-synth --quiet --out "$T/data" --heads 4 "${synth_args[@]}"
+expect_status 0 "qk-synth writes the datasets"
+for d in $CROSS $TRAINING; do
+    b=$T/build/$d
+    mkdir -p "$b"
+    bin/qk-load --quiet --dataset "$d" "$T/data/$d" -o "$b/store.qks" &&
+    bin/qk-plasticity --quiet --threads 1 --out-dir "$b" "$b/store.qks" || bad "plasticity on $d"
+done
+for d in $TRAINING; do
+    b=$T/build/$d
+    bin/qk-rotate --quiet --threads 1 --family smollm3 --output "$b/rotation.tsv" \
+        --axes-output "$b/rotation_axes.bin" "$b/store.qks" &&
+    bin/qk-complement --quiet --threads 1 --axes "$b/rotation_axes.bin" --rotation "$b/rotation.tsv" \
+        --pairs-output "$b/complement_pairs.tsv" --heads-output "$b/complement_heads.tsv" \
+        --rotated-output "$b/rotated.tsv" "$b/store.qks" || bad "rotation on $d"
+done
+merge() { # prefix output tsv-name datasets...
+    local prefix=$1 out=$2 name=$3
+    shift 3
+    bin/qk-merge --model-from-dir ${prefix:+--strip-prefix "$prefix"} --output "$out" \
+        $(for d in "$@"; do echo "$T/build/$d/$name"; done) || bad "qk-merge $out"
+}
+merge "" "$X/model_pair2d.csv" plasticity_model_pair2d.tsv $CROSS
+merge "" "$X/head_bucket_plasticity.csv" plasticity_profile.tsv $CROSS
+merge "" "$X/model_bucket_plasticity.csv" plasticity_model_profile.tsv $CROSS
+merge "" "$X/head_component_weights.csv" plasticity_weights.tsv $CROSS
+merge "" "$X/model_report.csv" plasticity_model.tsv $CROSS
+merge smollm3-3b- "$J/smollm3_model_report.csv" plasticity_model.tsv $TRAINING
+merge smollm3-3b- "$J/rotated.csv" rotated.tsv $TRAINING
+run bin/qk-rotate --summary --output "$J/model_summary.csv" "$J/rotated.csv"
+expect_status 0 "qk-rotate --summary"
+REG=workflow/datasets.tsv
+BENCH=workflow/benchmarks.tsv
+
+# ---- the joint table -------------------------------------------------------------------
+
+JOINT=$J/joint_rotation_plasticity.csv
+run bin/qk-joint --summary "$J/model_summary.csv" --plasticity "$J/smollm3_model_report.csv" \
+    --registry $REG --output "$JOINT"
+expect_status 0 "qk-joint writes the joint table"
+expect_file_line "$JOINT" 1 "model,label,context_length,n_heads,bias_strength,abs_alpha_k,abs_r_k_a,separation_strength,plane_var_fraction,ap_overall,ap_first_20pct,ap_last_20pct,ap_drop" \
+    "joint header"
+expect_same "$(awk 'END { print NR }' "$JOINT")" 4 "one row per checkpoint"
+expect_file_line "$JOINT" 2 "stage1-step-40000,S1-40K,4096," "first checkpoint, label and context"
+# every value equals its source cell
+check=$(awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) col[FILENAME, $i] = i; next }
+    FILENAME == ARGV[1] { s[$1] = $0; next }
+    FILENAME == ARGV[2] { p[$1] = $0; next }
+    { split(s[$1], a, ","); split(p[$1], b, ",")
+      if ($5 != a[col[ARGV[1], "mean_bias_strength"]] || $7 != a[col[ARGV[1], "mean_abs_r_k_a"]] ||
+          $9 != a[col[ARGV[1], "mean_plane_var_fraction"]] ||
+          $11 != b[col[ARGV[2], "ap_first_20pct"]] || $13 != b[col[ARGV[2], "ap_drop"]]) print $1 }' \
+    "$J/model_summary.csv" "$J/smollm3_model_report.csv" "$JOINT")
+expect_same "$check" "" "joint values copied from their sources ($check)"
+head -2 "$J/model_summary.csv" > "$T/summary-short.csv"
+run bin/qk-joint --summary "$T/summary-short.csv" --plasticity "$J/smollm3_model_report.csv" \
+    --registry $REG --output "$T/joint-bad.csv"
+expect_status 2 "a checkpoint missing from the summary"
+expect_one_line_naming "$T/summary-short.csv" "stage3-step-4720000" "missing checkpoint names the file"
+expect_missing "$T/joint-bad.csv" "no table on error"
+sed '1s/mean_bias_strength/bias/' "$J/model_summary.csv" > "$T/summary-nocol.csv"
+run bin/qk-joint --summary "$T/summary-nocol.csv" --plasticity "$J/smollm3_model_report.csv" \
+    --registry $REG --output "$T/joint-bad.csv"
+expect_status 2 "a summary without mean_bias_strength"
+expect_one_line_naming "$T/summary-nocol.csv" "mean_bias_strength" "missing column names the file"
+
+# ---- every figure, twice -----------------------------------------------------------------
+
+fig_inputs() { # NN -> the --input arguments of that figure
+    case $1 in
+    01|02|03|04) echo "--input pair2d=$X/model_pair2d.csv --input registry=$REG" ;;
+    05|06|07) echo "--input profile=$X/head_bucket_plasticity.csv --input mean=$X/model_bucket_plasticity.csv --input registry=$REG" ;;
+    08) echo "--input weights=$X/head_component_weights.csv --input registry=$REG" ;;
+    09) echo "--input joint=$JOINT" ;;
+    10) echo "--input report=$X/model_report.csv --input benchmarks=$BENCH --input registry=$REG" ;;
+    esac
+}
+FIGS="01 02 03 04 05 06 07 08 09 10"
+printf 'dataset\tstore_bytes\tstore_checksum\n' > "$T/stores.tsv"
+printf 'stage\tparameter\tvalue\n' > "$T/parameters.tsv"
+render() { # NN, output dir
+    bin/qk-plot --figure "attention-plasticity/$1" --out "$2" $(fig_inputs "$1") &&
+    bin/qk-report --markdown --template templates/figure-README.md.in --output "$2/README.md" \
+        --values "$2/readme.tsv" --table numbers="$2/numbers.tsv" --table inputs="$2/inputs.tsv" \
+        --table stores="$T/stores.tsv" --table parameters="$T/parameters.tsv" \
+        --set suite_version=test --set data_source=synthetic
+}
+for n in $FIGS; do
+    run render "$n" "$T/fig/$n"
+    expect_status 0 "figure $n renders"
+    png=$T/fig/$n/figure.png svg=$T/fig/$n/figure.svg
+    if [ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+       [ "$(stat -c %s "$png")" -gt 20000 ]; then ok; else bad "figure $n: PNG missing or tiny"; fi
+    if grep -q '<svg' "$svg" && [ "$(stat -c %s "$svg")" -gt 10000 ]; then ok; else
+        bad "figure $n: SVG missing or tiny"; fi
+    if [ "$(awk 'END { print NR }' "$T/fig/$n/numbers.tsv")" -ge 3 ] &&
+       grep -q '^## Key numbers' "$T/fig/$n/README.md" &&
+       grep -qF "| $(sed -n 2p "$T/fig/$n/numbers.tsv" | cut -f1) |" "$T/fig/$n/README.md"; then ok
+    else bad "figure $n: README lists no key numbers"; fi
+    run render "$n" "$T/again/$n"
+    same=1
+    for f in figure.png figure.svg figure.gp numbers.tsv README.md; do
+        cmp -s "$T/fig/$n/$f" "$T/again/$n/$f" || same=0
+    done
+    expect_same "$same" 1 "figure $n: a second run is byte-identical"
+done
+expect_no_temporaries "$T/fig/01" "no temporaries left"
+
+key() { # NN, quantity -> value of the figure's key number
+    awk -F'\t' -v q="$2" '$1 == q { print $2 }' "$T/fig/$1/numbers.tsv"
+}
+
+# ---- key numbers against independent computations --------------------------------------
+
+# figure 10: Pearson r of AP_drop and the published scores
+want=$(python3 - "$X/model_report.csv" "$BENCH" <<'PY'
+import csv, math, sys
+drop = {r["model"]: float(r["ap_drop"]) for r in csv.DictReader(open(sys.argv[1]))}
+lbp = {}
+for line in open(sys.argv[2]):
+    f = line.rstrip("\n").split("\t")
+    if not line.startswith("#") and len(f) > 3 and f[1] == "longbench-pro" and f[2] == "overall":
+        lbp[f[0]] = float(f[3])
+pts = [(drop[m], lbp[m]) for m in drop if m in lbp]
+n = len(pts)
+mx = sum(p[0] for p in pts) / n
+my = sum(p[1] for p in pts) / n
+sxy = sum((x - mx) * (y - my) for x, y in pts)
+sxx = sum((x - mx) ** 2 for x, _ in pts)
+syy = sum((y - my) ** 2 for _, y in pts)
+print(f"{n} {sxy / math.sqrt(sxx * syy):.3f}")
+PY
+)
+expect_same "$(key 10 'models with a published score') $(key 10 'Pearson r (AP_drop, LongBench-Pro)')" \
+    "$want" "figure 10: n and Pearson r as computed from the CSV ($want)"
+
+# figure 08: share of the first half and the peak of the second, from the per-head weights
+want=$(awk -F, 'NR > 1 && $1 == "qwen3-14b" { s[$5] += $7; n[$5]++; if ($5 + 1 > d) d = $5 + 1 }
+    END { for (c = 0; c < d; c++) { m = s[c] / n[c]; if (c < d / 2) h += m
+              else if (c == d / 2 || m > best) { best = m; arg = c } }
+          printf "%.4f %d, %.4f\n", h, arg, best }' "$X/head_component_weights.csv")
+expect_same "$(key 08 'share in coordinates 0 to d/2 - 1') $(key 08 'peak of the second half (component, weight)')" \
+    "$want" "figure 08: half share and peak as computed from the CSV ($want)"
+
+# figure 05: mean of the red line over the first fifth of its bins = the model report's first 20 %
+want=$(awk -F, 'FILENAME == ARGV[1] { if ($1 == "ministral3-3b" && $6 != "nan") { b[++n] = $2; a[n] = $6 }; next }
+    $1 == "ministral3-3b" && FNR > 1 { for (i = 1; i <= n; i++) if (int(5 * (b[i] - b[1]) / (b[n] - b[1])) == 0) { s += a[i]; k++ }
+      printf "%.4f %.4f\n", s / k, $11 }' "$X/model_bucket_plasticity.csv" "$X/model_report.csv")
+got=$(key 05 'mean over the first 20 % of bins')
+expect_same "$got $got" "$want" "figure 05: first 20 % from the profile and from the report ($want)"
+
+# ---- bad inputs: one line, exit 2, naming the file -----------------------------------------
+
+cut -d, -f1-7 "$X/model_pair2d.csv" > "$T/pair2d-noap.csv"
+run bin/qk-plot --figure attention-plasticity/01 --out "$T/bad" --input pair2d="$T/pair2d-noap.csv" \
+    --input registry=$REG
+expect_status 2 "heatmap without the ap column"
+expect_one_line_naming "$T/pair2d-noap.csv" "no column 'ap'" "missing column names the file"
+sed '1s/component_weight/weight/' "$X/head_component_weights.csv" > "$T/weights-renamed.csv"
+run bin/qk-plot --figure attention-plasticity/08 --out "$T/bad" --input weights="$T/weights-renamed.csv" \
+    --input registry=$REG
+expect_status 2 "weights without component_weight"
+expect_one_line_naming "$T/weights-renamed.csv" "component_weight" "missing weight column names the file"
+sed '1s/ap_last_20pct/last/' "$JOINT" > "$T/joint-renamed.csv"
+run bin/qk-plot --figure attention-plasticity/09 --out "$T/bad" --input joint="$T/joint-renamed.csv"
+expect_status 2 "trajectory without ap_last_20pct"
+expect_one_line_naming "$T/joint-renamed.csv" "ap_last_20pct" "missing joint column names the file"
+grep -v '^qwen3-4b,' "$X/model_bucket_plasticity.csv" > "$T/mean-noqwen.csv"
+run bin/qk-plot --figure attention-plasticity/06 --out "$T/bad" \
+    --input profile="$X/head_bucket_plasticity.csv" --input mean="$T/mean-noqwen.csv" --input registry=$REG
+expect_status 2 "profile of a model the table lacks"
+expect_one_line_naming "$T/mean-noqwen.csv" "qwen3-4b" "absent model names the file"
+expect_missing "$T/bad/figure.png" "no figure from bad input"
+
+# ---- the report values -----------------------------------------------------------------------
+
+B=$T/build/report/plasticity
+run bin/qk-plasticity-summary --registry $REG --benchmarks $BENCH --report "$X/model_report.csv" \
+    --pair2d "$X/model_pair2d.csv" --weights "$X/head_component_weights.csv" --joint "$JOINT" \
+    --figures "$FIGS" \
+    --values-output "$T/values.tsv" --models-output "$T/models.tsv" \
+    --families-output "$T/families.tsv" --lengths-output "$T/lengths.tsv" \
+    --smollm3-output "$T/smollm3.tsv" --blocks-dir "$B"
+expect_status 0 "qk-plasticity-summary"
+value() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$T/values.tsv"; }
+expect_same "$(value plast_models) $(value plast_families)" "6 3" "six models in three families"
+# (the figure keeps 4 decimals of the share, the report 1 of the percentage)
+expect_same "$(awk -v r="$(value plast_fig08_share_low)" -v s="$(key 08 'share in coordinates 0 to d/2 - 1')" \
+    'BEGIN { d = r - 100 * s; print (d < 0 ? -d : d) <= 0.051 }')" 1 "report half share equals the figure's"
+r10=$(key 10 'Pearson r (AP_drop, LongBench-Pro)')
+expect_same "$(value plast_r_drop_lbp)" "$(printf '%.2f' "$r10")" "report r equals the figure's"
+expect_same "$(awk 'END { print NR }' "$T/smollm3.tsv")" 4 "SmolLM3 table: three checkpoints"
+expect_same "$(value plast_smol_base_label) $(value plast_smol_lc_checkpoints)" "S3-4.72M 1" \
+    "end of pre-training and long-context checkpoints"
+# the verdict follows the numbers
+verdict=$(awk -F'\t' '{ v[$1] = $2 } END {
+    up = v["plast_smol_lc_first"] > v["plast_smol_base_first"] ? "rises" : "falls"
+    print (up == v["plast_smol_first_verb"]) }' "$T/values.tsv")
+expect_same "$verdict" 1 "near-position verdict follows the numbers"
+if [ ! -s "$B/cross-begin.html" ] && [ ! -s "$B/fig05-begin.html" ]; then ok; else
+    bad "blocks of a full run are empty"; fi
+# the section renders with every directive resolved, shown or left out
+render_section() { # values-dir -> report of the section alone
+    (cd "$T" && ../../../../bin/qk-report --template ../../../../templates/sections/plasticity.html.in \
+        --output section.html --values values.tsv --table plasticity_models=models.tsv \
+        --table plasticity_families=families.tsv --table plasticity_lengths=lengths.tsv \
+        --table plasticity_smollm3=smollm3.tsv)
+}
+run render_section
+expect_status 0 "the section renders"
+if grep -q '09_smollm3_trajectory/figure.png' "$T/section.html" && ! grep -q '<!--' "$T/section.html"; then
+    ok; else bad "full section shows every figure"; fi
+run bin/qk-plasticity-summary --registry $REG --benchmarks $BENCH --figures "" \
+    --values-output "$T/values.tsv" --models-output "$T/models.tsv" \
+    --families-output "$T/families.tsv" --lengths-output "$T/lengths.tsv" \
+    --smollm3-output "$T/smollm3.tsv" --blocks-dir "$B"
+expect_status 0 "qk-plasticity-summary without studies"
+expect_same "$(value plast_r_drop_lbp) $(awk 'END { print NR }' "$T/models.tsv")" "n/a 1" \
+    "n/a values and header-only tables"
+run render_section
+expect_status 0 "the section renders without studies"
+visible=$(sed '/<!--/,/-->/d' "$T/section.html")
+if ! grep -q '<img' <<< "$visible" && grep -q 'plast-absent' <<< "$visible"; then ok; else
+    bad "without studies: no image shown, a note instead"; fi
+
+finish
