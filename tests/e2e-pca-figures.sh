@@ -90,6 +90,8 @@ figure_inputs() { # NN
     *) echo "heads=$TR/qk_heads.csv registry=$T/registry.tsv" ;;
     esac
 }
+printf 'dataset\tstore_bytes\tstore_checksum\n' > "$T/stores.tsv"
+printf 'stage\tparameter\tvalue\n' > "$T/parameters.tsv"
 render() { # NN out-dir
     local args=()
     for i in $(figure_inputs "$1"); do args+=(--input "$i"); done
@@ -97,6 +99,7 @@ render() { # NN out-dir
     expect_status 0 "qk-plot qk-pca/$1"
     bin/qk-report --markdown --template templates/figure-README.md.in --output "$2/README.md" \
         --values "$2/readme.tsv" --table numbers="$2/numbers.tsv" --table inputs="$2/inputs.tsv" \
+        --table stores="$T/stores.tsv" --table parameters="$T/parameters.tsv" \
         --set suite_version=test --set data_source=test || bad "README of qk-pca/$1"
 }
 FIGS="01 02 03 04 05 06 07 08 09 10 11 12"
