@@ -49,6 +49,7 @@ help:
 	@echo "make pca             combined QK PCA: build/<ds>/pca*.tsv, taxonomy.tsv, results/<study>/qk*.csv"
 	@echo "make bench-pca       per-head PCA time against scikit-learn (one core)"
 	@echo "make figures/qk-pca/NN  one PCA figure (NN = 01..12); make pca-figures: all twelve"
+	@echo "make figures/qk-rotation/NN  one rotation figure (NN = 01..10); make rotation-figures: all ten"
 	@echo "make plasticity-figures  the ten plasticity figures and results/smollm3_training_progress/joint_rotation_plasticity.csv"
 	@echo "make rotation        planar rotation model: build/<ds>/rotation.tsv, rotated.tsv, complement_*.tsv, results/<study>/{rotated,complement_pairs,model_summary}.csv"
 	@echo "make bench-rotate    per-head qk-rotate + qk-complement time against numpy (one core)"

@@ -1,5 +1,291 @@
-/* Figures of the rotation study. */
-#include "figure.h"
+/* Figures of the planar rotation study (spec rotation.md 4). The per-model
+ * bar charts 02, 03 and 05 are here; the per-head figures 04, 06 and 07 in
+ * rotation_heads.c, the point clouds 01 and 08 in rotation_collage.c and the
+ * SmolLM3-3B figures 09 and 10 in rotation_training.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotation_fig.h"
+
+/* Heads of a per-model table: the sum of n_heads. */
+static double total_heads(const rot_table *t)
+{
+    double n = 0;
+    for (int m = 0; m < t->n_models; m++)
+        n += rotfig_model_value(t, m, "n_heads");
+    return n;
+}
+
+/* Mean of a per-model column over the models, and over the heads (each
+ * model weighted by its n_heads). */
+static void model_and_head_means(const rot_table *t, const char *column, double *over_models,
+                                 double *over_heads)
+{
+    double sum = 0, weighted = 0, heads = 0;
+    for (int m = 0; m < t->n_models; m++) {
+        double v = rotfig_model_value(t, m, column), n = rotfig_model_value(t, m, "n_heads");
+        sum += v;
+        weighted += n * v;
+        heads += n;
+    }
+    *over_models = sum / t->n_models;
+    *over_heads = heads > 0 ? weighted / heads : NAN;
+}
+
+/* ---- 02: |r_q| and |r_k| on axis a ------------------------------------------------- */
+
+int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
+{
+    rot_table t;
+    rotfig_load(ctx, "summary", &t);
+    qk_plot p;
+    rotfig_begin(&p, 1500, 760, 14);
+    qk_plot_data_begin(&p, "r");
+    int k_wins = 0;
+    for (int m = 0; m < t.n_models; m++) {
+        double rq = rotfig_model_value(&t, m, "mean_abs_r_q_a");
+        double rk = rotfig_model_value(&t, m, "mean_abs_r_k_a");
+        qk_plot_printf(&p, "%d %.6f %.6f\n", m, rq, rk);
+        k_wins += rk > rq;
+        char name[128];
+        snprintf(name, sizeof name, "%s: mean |r_q_a|, |r_k_a| (heads)", t.models[m].label);
+        fig_key(ctx, name, "%.3f, %.3f (%.0f)", rq, rk, rotfig_model_value(&t, m, "n_heads"));
+    }
+    qk_plot_data_end(&p);
+    rotfig_model_axis(&p, &t, ",13");
+    qk_plot_printf(&p,
+        "set title \"Q vs K position correlation on the drift axis a\\n"
+        "{/*0.78 mean over the heads of each model of |Pearson r| between the projection on a "
+        "and token position, queries and keys separately}\" font \",17\" offset 0,1.4\n"
+        "set tmargin 6\nset bmargin 7\n"
+        "set ylabel \"Mean |Pearson r| with position\"\n"
+        "set yrange [0:1.16]\nset ytics 0, 0.2, 1\nset format y \"%%.1f\"\n"
+        "set grid noxtics ytics\n"
+        "set arrow from graph 0, first 0.3 to graph 1, first 0.3 nohead back dt 2 lw 1.2 lc rgb '%s'\n"
+        "set arrow from graph 0, first 0.7 to graph 1, first 0.7 nohead back dt 2 lw 1.2 lc rgb '%s'\n"
+        "set boxwidth 0.36 absolute\n"
+        "set key top right horizontal reverse Left samplen 1.5 font \",13\"\n"
+        "plot $r using ($1-0.18):2 with boxes fs solid 1.0 border lc rgb 'white' "
+        "lc rgb '%s' title \"|{/:Italic r}_q| on axis a (queries)\", \\\n"
+        "     $r using ($1+0.18):3 with boxes fs solid 1.0 border lc rgb 'white' "
+        "lc rgb '%s' title \"|{/:Italic r}_k| on axis a (keys)\"\n",
+        ROTFIG_REF, ROTFIG_REF, ROTFIG_Q, ROTFIG_K);
+    double q_models, q_heads, k_models, k_heads;
+    model_and_head_means(&t, "mean_abs_r_q_a", &q_models, &q_heads);
+    model_and_head_means(&t, "mean_abs_r_k_a", &k_models, &k_heads);
+    fig_key(ctx, "models", "%d", t.n_models);
+    fig_key(ctx, "heads", "%.0f", total_heads(&t));
+    fig_key(ctx, "mean |r_q_a| over heads (over model means)", "%.3f (%.3f)", q_heads, q_models);
+    fig_key(ctx, "mean |r_k_a| over heads (over model means)", "%.3f (%.3f)", k_heads, k_models);
+    fig_key(ctx, "models with mean |r_k_a| > mean |r_q_a|", "%d of %d", k_wins, t.n_models);
+    rot_table_free(&t);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- 03: variance on a, on b and in the complement ---------------------------------- */
+
+int rotfig_draw_variance(fig_ctx *ctx, qk_err *err)
+{
+    rot_table t;
+    rotfig_load(ctx, "summary", &t);
+    qk_plot p;
+    rotfig_begin(&p, 1500, 760, 14);
+    qk_plot_data_begin(&p, "v");
+    for (int m = 0; m < t.n_models; m++) {
+        double a = rotfig_model_value(&t, m, "mean_var_frac_a");
+        double b = rotfig_model_value(&t, m, "mean_var_frac_b");
+        double plane = rotfig_model_value(&t, m, "mean_plane_var_fraction");
+        qk_plot_printf(&p, "%d %.6f %.6f %.6f \"%.2f\"\n", m, a, a + b, plane, plane);
+        char name[128];
+        snprintf(name, sizeof name, "%s: mean var_frac_a, var_frac_b, plane", t.models[m].label);
+        fig_key(ctx, name, "%.3f, %.3f, %.3f", a, b, plane);
+    }
+    qk_plot_data_end(&p);
+    rotfig_model_axis(&p, &t, ",13");
+    qk_plot_printf(&p,
+        "set title \"Variance decomposition: the 2-D \\\\{a, b\\\\} plane against its complement\\n"
+        "{/*0.78 mean share of the pooled Q+K variance of the heads of each model; number "
+        "above a bar = a + b}\" font \",17\" offset 0,1.4\n"
+        "set tmargin 6\nset bmargin 7\nset rmargin at screen 0.83\n"
+        "set ylabel \"Fraction of total variance\"\n"
+        "set yrange [0:1.05]\nset ytics 0.2\nset format y \"%%.1f\"\nset grid noxtics ytics\n"
+        "set key at screen 0.995, graph 1 top right reverse Left samplen 1.5 font \",12\" "
+        "spacing 1.3 width -2\n"
+        "plot $v using 1:($2/2):(0.4):($2/2) with boxxyerror fs solid 1.0 border lc rgb 'white' "
+        "lc rgb '%s' title \"axis a (drift)\", \\\n"
+        "     $v using 1:(($2+$3)/2):(0.4):(($3-$2)/2) with boxxyerror fs solid 1.0 border "
+        "lc rgb 'white' lc rgb '%s' title \"axis b (separation)\", \\\n"
+        "     $v using 1:((1+$3)/2):(0.4):((1-$3)/2) with boxxyerror fs solid 1.0 border "
+        "lc rgb 'white' lc rgb '%s' title \"complement (d - 2)\", \\\n"
+        "     $v using 1:($3+0.025):5 with labels font \",11\" notitle\n",
+        ROTFIG_AXIS_A, ROTFIG_AXIS_B, ROTFIG_COMPLEMENT);
+    double over_models, over_heads;
+    model_and_head_means(&t, "mean_plane_var_fraction", &over_models, &over_heads);
+    fig_key(ctx, "models", "%d", t.n_models);
+    fig_key(ctx, "mean plane_var_fraction over heads (over model means)", "%.3f (%.3f)",
+            over_heads, over_models);
+    double lo = INFINITY, hi = -INFINITY;
+    for (int m = 0; m < t.n_models; m++) {
+        double v = rotfig_model_value(&t, m, "mean_plane_var_fraction");
+        lo = fmin(lo, v), hi = fmax(hi, v);
+    }
+    fig_key(ctx, "model means of plane_var_fraction, range", "%.3f to %.3f", lo, hi);
+    rot_table_free(&t);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- 05: median slope ratio ------------------------------------------------------------ */
+
+int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
+{
+    rot_table t, h;
+    rotfig_load(ctx, "summary", &t);
+    rotfig_load(ctx, "heads", &h);
+    double *ratio = rot_values(&h.src, "slope_ratio");
+    qk_plot p;
+    rotfig_begin(&p, 1500, 760, 14);
+    double top = 1.0;
+    for (int f = 0; f < t.n_families; f++) {
+        char name[16];
+        snprintf(name, sizeof name, "f%d", f);
+        qk_plot_data_begin(&p, name);
+        for (int m = 0; m < t.n_models; m++) {
+            if (t.family_of[m] != f)
+                continue;
+            double v = rotfig_model_value(&t, m, "median_slope_ratio");
+            if (isfinite(v))
+                top = fmax(top, v);
+            qk_plot_printf(&p, "%d %.6f \"%.2f\"\n", m, v, v);
+        }
+        qk_plot_data_end(&p);
+    }
+    rotfig_model_axis(&p, &t, ",13");
+    qk_plot_printf(&p,
+        "set title \"K-to-Q drift slope ratio (> 1: the keys drift faster along a)\\n"
+        "{/*0.78 median over the heads of each model of |alpha_k| / |alpha_q|, the per-token "
+        "slopes of the key and query projections on a}\" font \",17\" offset 0,1.4\n"
+        "set tmargin 6\nset bmargin 7\n"
+        "set ylabel \"Median |{/:Italic α}_k| / |{/:Italic α}_q|\"\n"
+        "set yrange [0:%.3f]\nset grid noxtics ytics\n"
+        "set arrow from graph 0, first 1 to graph 1, first 1 nohead back dt 2 lw 1.5 lc rgb '%s'\n"
+        "set boxwidth 0.75 absolute\n"
+        "set key top right reverse Left samplen 1.5 font \",13\"\n"
+        "plot ",
+        1.12 * top, ROTFIG_REF);
+    for (int f = 0; f < t.n_families; f++) {
+        char name[64];
+        rot_family_name(&t, f, name, sizeof name);
+        qk_plot_printf(&p, "%s$f%d using 1:2 with boxes fs solid 1.0 border lc rgb 'white' "
+                           "lc rgb '%s' title ", f ? ", \\\n     " : "", f, rotfig_family_color(f));
+        rotfig_text(&p, name);
+        qk_plot_printf(&p, ", \\\n     $f%d using 1:2:3 with labels offset 0,0.7 font \",11\" "
+                           "notitle", f);
+    }
+    qk_plot_printf(&p, "\n");
+    for (int m = 0; m < t.n_models; m++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s: median |alpha_k| / |alpha_q|", t.models[m].label);
+        fig_key(ctx, name, "%.2f", rotfig_model_value(&t, m, "median_slope_ratio"));
+    }
+    rot_rows all = rot_rows_all(&h);
+    fig_key(ctx, "median over all heads", "%.2f (%d heads)", rot_quantile(ratio, &all, 0.5, 0),
+            rot_count_defined(ratio, &all));
+    rot_rows_free(&all);
+    for (int f = 0; f < h.n_families; f++) {
+        char name[64], key[128];
+        rot_family_name(&h, f, name, sizeof name);
+        rot_rows rows = rot_rows_family(&h, f);
+        snprintf(key, sizeof key, "median over the heads of %s", name);
+        fig_key(ctx, key, "%.2f", rot_quantile(ratio, &rows, 0.5, 0));
+        rot_rows_free(&rows);
+    }
+    free(ratio);
+    rot_table_free(&h);
+    rot_table_free(&t);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- the table of figures ----------------------------------------------------------------- */
 
 const fig_def rotation_figures[] = {
+    {"qk-rotation/01", "Queries and keys of sampled heads in their {a, b} plane",
+     "Scatter plots of the query vectors (blue scale) and key vectors (red scale) of a few "
+     "query heads of one model, projected on the head's drift axis a (x) and separation axis "
+     "b (y), raw coordinates (no centring). Colour gives the token position on a scale from 0 "
+     "to the model's context length (lighter = earlier; K = 1024 tokens); black crosses mark "
+     "the query and key cluster means. Axis a is oriented so that the pooled projection grows "
+     "with position, b so that the query mean lies above the key mean. The title of each "
+     "panel gives the head, its key head, position_r (|Pearson r| of the pooled projection on "
+     "a with position) and the fitted frequency omega of the shared-frequency sinusoid fit "
+     "(rad/token; 'lower bound' when the fit settles on the lowest frequency tried, i.e. "
+     "straight drift). The heads are drawn as the thesis drew them, Python "
+     "random.Random(seed).sample of the heads sorted by (layer, head), and shown in (layer, "
+     "head) order; with the thesis's seed 42 and its 300 sampled Llama-3.2-3B heads this rule "
+     "picks layer 1 head 8, layer 5 head 13, layer 12 head 6 and layer 13 head 20. Beyond a "
+     "maximum per kind and head the vectors are thinned to evenly spaced ones. The key numbers "
+     "give the seed, the heads, their numbers and the points drawn.",
+     rotfig_draw_ab_collage},
+    {"qk-rotation/02", "Q vs K position correlation on the drift axis a",
+     "Grouped bars per model: the mean over the model's heads of |r_q_a| (blue), the |Pearson "
+     "r| of the query projections on a with position, and of |r_k_a| (vermillion), the same "
+     "for the keys. Dashed lines at 0.3 and 0.7; dotted lines separate the model families "
+     "named at the top.",
+     rotfig_draw_drift_bars},
+    {"qk-rotation/03", "Variance decomposition: the {a, b} plane against its complement",
+     "Stacked bars per model: the mean share of the pooled query + key variance of a head on "
+     "the drift axis a (vermillion), on the separation axis b (blue) and in the d - 2 "
+     "complement dimensions (grey). The number above each bar is the plane's share, a + b.",
+     rotfig_draw_variance},
+    {"qk-rotation/04", "Distribution of the bias strength by family",
+     "Histograms (density, one per model, translucent, bins over each model's own range) of "
+     "bias_strength = mu_q_a * alpha_k in units of 10^-3, one panel per family, shared y axis. "
+     "bias_strength is the slope, per token of key position, of the score the {a, b} plane "
+     "gives the mean query; > 0 favours later (more recent) keys. Dashed line at 0.",
+     rotfig_draw_bias_hist},
+    {"qk-rotation/05", "K-to-Q drift slope ratio",
+     "Bars per model: the median over its heads of |alpha_k| / |alpha_q|, the ratio of the "
+     "per-token slopes of the key and query projections on a; colour gives the family. A "
+     "ratio above 1 (dashed line) means the keys drift faster than the queries. The number "
+     "on each bar is the median.",
+     rotfig_draw_slope_ratio},
+    {"qk-rotation/06", "Key position signal and bias strength by layer depth",
+     "Two heatmaps, one row per model, one column per depth bin (layer / (layers - 1) in ten "
+     "bins labelled by their lower edge). Top: mean |r_k_a| of the heads in the cell, colour "
+     "scale 0 to 1. Bottom: mean bias_strength x 10^3, colour scale from the smallest to the "
+     "largest cell. Values are printed in the cells; grey cells with a dash hold no head.",
+     rotfig_draw_heatmaps},
+    {"qk-rotation/07", "Bias strength against separation strength (Simpson's paradox)",
+     "One panel per family, one point per head: x is separation_strength, y is bias_strength "
+     "x 10^3; the marker gives the model. The title gives the Pearson r over the family's "
+     "heads and the dashed line its least-squares fit. The pooled r over all heads (in the "
+     "figure title) can have the opposite sign to the r within families: the families differ "
+     "in both quantities at once.",
+     rotfig_draw_bias_vs_sep},
+    {"qk-rotation/08", "The complement of the {a, b} plane of one head, pair by pair",
+     "For the first head drawn for figure 01, its queries (blue scale, drawn first) and keys "
+     "(red scale, on top) on the first principal pairs of the complement of its {a, b} plane "
+     "(pooled-centred coordinates u, w on principal directions 2i and 2i+1 of the covariance "
+     "projected off a and b), coloured by token position. The title of each panel gives the "
+     "pair's share of the complement variance and angle_r_best, the Pearson r of the pair "
+     "angle atan2(w, u) with position at its best branch cut; the pairs with |angle_r_best| at "
+     "or above the active threshold have a vermillion frame. A rotation plane of RoPE shows as "
+     "a ring or an arc whose colour runs along it. Each panel uses one scale on both axes, so "
+     "a ring stays round. Beyond a maximum per kind the vectors are thinned to evenly spaced "
+     "ones (the key numbers give the points drawn).",
+     rotfig_draw_complement},
+    {"qk-rotation/09", "SmolLM3-3B: rotation metrics across training",
+     "Four bar panels, one bar per training checkpoint in training order: the mean over the "
+     "heads of |r_k_a|, separation_strength, bias_strength x 10^3 and plane_var_fraction; "
+     "the error bars run from the 25th to the 75th percentile over the heads. Colour gives "
+     "the training phase; dotted lines separate the phases.",
+     rotfig_draw_trajectory},
+    {"qk-rotation/10", "SmolLM3-3B: bias strength decomposition",
+     "Three bar panels, one bar per checkpoint: the mean over the heads of mu_q_a (the query "
+     "cluster mean on a), of |alpha_k| x 10^3 (the key drift slope per token) and of "
+     "bias_strength = mu_q_a * alpha_k x 10^3. Colour gives the training phase; dotted lines "
+     "separate the phases. Slopes and bias are per token of key position, and the context "
+     "window grows over the trajectory; the key numbers also give |alpha_k| and the bias times "
+     "the context length, i.e. over the whole window.",
+     rotfig_draw_decomposition},
     {NULL, NULL, NULL, NULL}};

@@ -1,0 +1,105 @@
+/* The tables of the planar rotation study as its figures (qk-plot) and the
+ * report's numbers (qk-rotation-summary) read them: results/<study>/
+ * rotated.csv (one row a head), model_summary.csv (one row a model or
+ * checkpoint), complement_pairs.csv, joined with the dataset registry for
+ * display names, families, layer counts and context lengths. Both programs
+ * aggregate with this code, so the text and the figures quote the same
+ * numbers. */
+#ifndef QK_ROTATION_TABLES_H
+#define QK_ROTATION_TABLES_H
+
+#include <stddef.h>
+
+#include "qk/common.h"
+#include "qk/table.h"
+
+#define ROT_N_BINS 10 /* depth bins 0.0, 0.1, ..., 0.9 */
+
+/* A loaded table and the file it came from (for error messages). */
+typedef struct rot_src {
+    const qk_table *t;
+    const char *path;
+} rot_src;
+
+/* Column index by name; exits with status 2 naming the file if absent. */
+int rot_col(const rot_src *s, const char *name);
+/* Numeric cell ("nan" and "inf" are numbers); exits with status 2 naming
+ * the file, line and column if the cell is not a number. */
+double rot_num(const rot_src *s, int row, int col);
+/* The numeric column NAME for every row of the table (malloc'd). */
+double *rot_values(const rot_src *s, const char *name);
+
+/* One model (or training checkpoint) of a table. */
+typedef struct rot_model {
+    char id[64];           /* as in the model column */
+    char label[64];        /* registry label ("Qwen3-0.6B", "S1-40K"), else the id */
+    char family[32];       /* the table's family column, else the registry's, else "other" */
+    int registry_row;      /* -1 if the model is not in the registry */
+    int n_layers;          /* registry n_layers, else the largest layer + 1, else 0 */
+    double context_length; /* registry context_length, else NAN */
+    int n_rows;            /* rows of the model in the table */
+    int *rows;             /* their indices, in table order */
+} rot_model;
+
+/* A table with its rows grouped by model, models in display order: the
+ * families of the thesis figures first (Qwen3, Llama, Ministral), then the
+ * other families in registry order; within a family the registry order
+ * (training order for checkpoints); models missing from the registry last.
+ * A model id matches a registry id exactly or as its suffix after a '-'
+ * ("stage1-step-40000" is "smollm3-3b-stage1-step-40000"). */
+typedef struct rot_table {
+    rot_src src;
+    int n_models;
+    rot_model *models;
+    int n_families;
+    int *family_of; /* [n_models] index of the model's family, in display order */
+} rot_table;
+
+/* registry may be NULL. Dies (status 2) if the table has no model column. */
+void rot_table_load(rot_table *t, const rot_src *src, const rot_src *registry);
+void rot_table_free(rot_table *t);
+
+/* The display name of family f: the longest common prefix of its models'
+ * labels cut back to a word boundary ("Qwen3-0.6B", "Qwen3-4B" -> "Qwen3");
+ * a family of one model is named by its label. */
+void rot_family_name(const rot_table *t, int f, char *out, size_t cap);
+
+/* A list of row indices: a model's rows, a family's, or all rows. */
+typedef struct rot_rows {
+    int n;
+    int *index;
+} rot_rows;
+
+rot_rows rot_rows_model(const rot_table *t, int m);
+rot_rows rot_rows_family(const rot_table *t, int f);
+rot_rows rot_rows_all(const rot_table *t);
+void rot_rows_free(rot_rows *r);
+
+/* Statistics of x over the rows, NaN skipped (NAN when nothing is left);
+ * absolute: of |x|. */
+double rot_mean(const double *x, const rot_rows *r, int absolute);
+/* Quantile q with linear interpolation between order statistics (numpy's
+ * default), as model_summary.csv's quartiles and medians. */
+double rot_quantile(const double *x, const rot_rows *r, double q, int absolute);
+double rot_max(const double *x, const rot_rows *r, int absolute);
+double rot_min(const double *x, const rot_rows *r, int absolute);
+/* Rows with x > 0 and rows with a defined x. */
+int rot_count_positive(const double *x, const rot_rows *r);
+int rot_count_defined(const double *x, const rot_rows *r);
+/* Rows with x > y (both defined). */
+int rot_count_greater(const double *x, const double *y, const rot_rows *r);
+/* Pearson r of x and y over the rows where both are finite (NAN if fewer
+ * than two or a variance is 0), as model_summary.csv's bias_sep_r. */
+double rot_pearson(const double *x, const double *y, const rot_rows *r);
+
+/* Depth bin of a layer: min(floor(10 layer / (n_layers - 1)), 9), as the
+ * PCA figures bin (0 when n_layers < 2). */
+int rot_depth_bin(int layer, int n_layers);
+
+/* The training phase of a checkpoint id: the part before "-step-"
+ * ("stage1", "lc-4k-to-32k"), or the whole id. */
+void rot_phase_of(const char *id, char *out, size_t cap);
+/* A readable phase name: "Stage 1", "LC 4k→32k"; unknown ids unchanged. */
+void rot_phase_label(const char *phase, char *out, size_t cap);
+
+#endif

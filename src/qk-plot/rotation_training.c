@@ -1,0 +1,240 @@
+/* The SmolLM3-3B figures of the rotation study (09, 10): per-checkpoint
+ * bars from the training study's model_summary.csv, in training order (the
+ * registry order), coloured by training phase. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rotation_fig.h"
+
+#define MAX_PHASES 8
+
+/* One bar quantity: the summary column of the bar, optionally the columns
+ * of the error bar, a scale and the panel title. */
+typedef struct bar_metric {
+    const char *column, *low, *high;
+    double scale;
+    const char *title, *ylabel, *key;
+    int unit_range; /* y from 0 to 1 */
+} bar_metric;
+
+/* Blocks $<name>_<phase>: x, value, low, high of the checkpoints of each
+ * phase; returns the largest value or whisker end. */
+static double metric_blocks(qk_plot *p, const rot_table *t, const bar_metric *b, const char *name,
+                            const int *phase, int n_phases)
+{
+    double top = 0;
+    for (int ph = 0; ph < n_phases; ph++) {
+        qk_plot_printf(p, "$%s_%d << EOD\n", name, ph);
+        for (int m = 0; m < t->n_models; m++) {
+            if (phase[m] != ph)
+                continue;
+            double v = b->scale * rotfig_model_value(t, m, b->column);
+            double lo = b->low ? b->scale * rotfig_model_value(t, m, b->low) : v;
+            double hi = b->high ? b->scale * rotfig_model_value(t, m, b->high) : v;
+            qk_plot_printf(p, "%d %.6g %.6g %.6g\n", m, v, lo, hi);
+            top = fmax(top, fmax(v, hi));
+        }
+        qk_plot_printf(p, "EOD\n");
+    }
+    return top;
+}
+
+/* The phase of every checkpoint and the phase names, as the checkpoint
+ * axis finds them (without drawing anything). */
+static int checkpoint_phases(const rot_table *t, int *phase, char names[][48])
+{
+    qk_plot scratch;
+    qk_plot_begin(&scratch, 1, 1);
+    int n = rotfig_checkpoint_axis(&scratch, t, phase, names, MAX_PHASES);
+    qk_plot_discard(&scratch);
+    return n;
+}
+
+/* Key numbers: the metric at every checkpoint. */
+static void metric_keys(fig_ctx *ctx, const rot_table *t, const bar_metric *b)
+{
+    for (int m = 0; m < t->n_models; m++) {
+        char name[160];
+        double v = b->scale * rotfig_model_value(t, m, b->column);
+        snprintf(name, sizeof name, "%s, %s", t->models[m].label, b->key);
+        if (b->low)
+            fig_key(ctx, name, "%.3f (p25-p75 %.3f-%.3f)", v,
+                    b->scale * rotfig_model_value(t, m, b->low),
+                    b->scale * rotfig_model_value(t, m, b->high));
+        else
+            fig_key(ctx, name, "%.4g", v);
+    }
+}
+
+/* One bar panel of the metric: a series per phase (titled only when
+ * titled), with whiskers when the metric has them. */
+static void metric_panel(qk_plot *p, const bar_metric *b, const char *name, int n_phases,
+                         char names[][48], double top, int titled)
+{
+    qk_plot_printf(p, "set title ");
+    qk_plot_quoted(p, b->title);
+    qk_plot_printf(p, " font \",14\"\n");
+    if (b->ylabel) {
+        qk_plot_printf(p, "set ylabel ");
+        qk_plot_quoted(p, b->ylabel);
+        qk_plot_printf(p, "\n");
+    } else {
+        qk_plot_printf(p, "unset ylabel\n");
+    }
+    qk_plot_printf(p, "set yrange [0:%.6g]\nplot ", b->unit_range ? 1.0 : 1.1 * top);
+    for (int ph = 0; ph < n_phases; ph++) {
+        qk_plot_printf(p, "%s$%s_%d using 1:2 with boxes fs solid 0.85 noborder lc rgb '%s' ",
+                       ph ? ", \\\n     " : "", name, ph, rotfig_phase_color(ph));
+        if (titled) {
+            qk_plot_printf(p, "title ");
+            rotfig_text(p, names[ph]);
+        } else {
+            qk_plot_printf(p, "notitle");
+        }
+    }
+    if (b->low)
+        for (int ph = 0; ph < n_phases; ph++)
+            /* whiskers as vectors: gnuplot's error bars leave a gap at the mean */
+            qk_plot_printf(p, ", \\\n     $%s_%d using 1:3:(0):($4-$3) with vectors nohead "
+                              "lw 1.2 lc rgb '#000000' notitle, \\\n"
+                              "     $%s_%d using ($1-0.1):3:(0.2):(0) with vectors nohead lw 1.2 "
+                              "lc rgb '#000000' notitle, \\\n"
+                              "     $%s_%d using ($1-0.1):4:(0.2):(0) with vectors nohead lw 1.2 "
+                              "lc rgb '#000000' notitle", name, ph, name, ph, name, ph);
+    qk_plot_printf(p, "\n");
+}
+
+/* Panel (row, col) of a rows x cols grid below a title band. */
+static void grid_margins(qk_plot *p, int row, int col, int rows, int cols, double left,
+                         double top, double bottom, double hgap, double vgap)
+{
+    double w = (0.985 - left - hgap * (cols - 1)) / cols;
+    double h = (top - bottom - vgap * (rows - 1)) / rows;
+    double l = left + col * (w + hgap), t = top - row * (h + vgap);
+    qk_plot_printf(p, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
+                      "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
+                   l, l + w, t - h, t);
+}
+
+/* The phases of the checkpoints as key numbers. */
+static void phase_keys(fig_ctx *ctx, const rot_table *t, const int *phase, char names[][48])
+{
+    fig_key(ctx, "checkpoints", "%d", t->n_models);
+    for (int m = 0; m < t->n_models; m++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s: phase, heads", t->models[m].label);
+        fig_key(ctx, name, "%s, %.0f", names[phase[m]], rotfig_model_value(t, m, "n_heads"));
+    }
+}
+
+/* ---- 09: four metrics with interquartile whiskers ---------------------------------------- */
+
+int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
+{
+    static const bar_metric metrics[4] = {
+        {"mean_abs_r_k_a", "p25_abs_r_k_a", "p75_abs_r_k_a", 1.0, "|r_k| on axis a", NULL,
+         "mean |r_k_a|", 1},
+        {"mean_separation_strength", "p25_separation_strength", "p75_separation_strength", 1.0,
+         "Separation strength", NULL, "mean separation_strength", 0},
+        {"mean_bias_strength", "p25_bias_strength", "p75_bias_strength", 1e3,
+         "Bias strength × 10^3", NULL, "mean bias_strength x1e3", 0},
+        {"mean_plane_var_fraction", "p25_plane_var_fraction", "p75_plane_var_fraction", 1.0,
+         "Plane variance fraction", NULL, "mean plane_var_fraction", 0}};
+    rot_table t;
+    rotfig_load(ctx, "summary", &t);
+    int *phase = qk_calloc((size_t)t.n_models, sizeof *phase);
+    char names[MAX_PHASES][48];
+    qk_plot p;
+    rotfig_begin(&p, 2080, 1420, 13);
+    int n_phases = checkpoint_phases(&t, phase, names);
+    double top[4];
+    char block[4][8];
+    for (int i = 0; i < 4; i++) {
+        snprintf(block[i], sizeof block[i], "b%d", i);
+        top[i] = metric_blocks(&p, &t, &metrics[i], block[i], phase, n_phases);
+    }
+    qk_plot_printf(&p,
+        "set multiplot title \"SmolLM3-3B: 2-D rotation metrics across training\\n"
+        "{/*0.75 bars: mean over the heads of each checkpoint; whiskers: 25th to 75th "
+        "percentile}\" font \",18\"\n"
+        "set boxwidth 0.78 absolute\n");
+    rotfig_phase_legend(&p, names, n_phases, 0.905);
+    rotfig_checkpoint_axis(&p, &t, phase, names, MAX_PHASES);
+    qk_plot_printf(&p, "set grid noxtics ytics\n");
+    for (int i = 0; i < 4; i++) {
+        grid_margins(&p, i / 2, i % 2, 2, 2, 0.05, 0.86, 0.07, 0.06, 0.12);
+        metric_panel(&p, &metrics[i], block[i], n_phases, names, top[i], 0);
+    }
+    qk_plot_printf(&p, "unset multiplot\n");
+    phase_keys(ctx, &t, phase, names);
+    for (int i = 0; i < 4; i++)
+        metric_keys(ctx, &t, &metrics[i]);
+    free(phase);
+    rot_table_free(&t);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+/* ---- 10: mu_Q^a, alpha_K and their product ------------------------------------------------ */
+
+/* Key numbers of the whole context window: |alpha_K| L and bias L with L
+ * the registry context length, and the table's mean bias_range. */
+static void window_keys(fig_ctx *ctx, const rot_table *t)
+{
+    for (int m = 0; m < t->n_models; m++) {
+        const rot_model *md = &t->models[m];
+        char name[160];
+        double alpha = rotfig_model_value(t, m, "mean_abs_alpha_k");
+        double bias = rotfig_model_value(t, m, "mean_bias_strength");
+        snprintf(name, sizeof name, "%s: context length L, |alpha_k| L, bias L, mean bias_range",
+                 md->label);
+        fig_key(ctx, name, "%.0f, %.2f, %.1f, %.1f", md->context_length,
+                alpha * md->context_length, bias * md->context_length,
+                rotfig_model_value(t, m, "mean_bias_range"));
+    }
+}
+
+int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
+{
+    static const bar_metric metrics[3] = {
+        {"mean_mu_q_a", NULL, NULL, 1.0, "{/:Italic μ}_Q^a (Q cluster mean on axis a)",
+         "Mean projection", "mean mu_q_a", 0},
+        {"mean_abs_alpha_k", NULL, NULL, 1e3, "|{/:Italic α}_K| × 10^3 (K drift slope per token)",
+         "Slope × 10^3", "mean |alpha_k| x1e3", 0},
+        {"mean_bias_strength", NULL, NULL, 1e3,
+         "bias = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3", "bias\\_strength × 10^3",
+         "mean bias_strength x1e3", 0}};
+    rot_table t;
+    rotfig_load(ctx, "summary", &t);
+    int *phase = qk_calloc((size_t)t.n_models, sizeof *phase);
+    char names[MAX_PHASES][48];
+    qk_plot p;
+    rotfig_begin(&p, 2240, 760, 13);
+    int n_phases = checkpoint_phases(&t, phase, names);
+    double top[3];
+    char block[3][8];
+    for (int i = 0; i < 3; i++) {
+        snprintf(block[i], sizeof block[i], "d%d", i);
+        top[i] = metric_blocks(&p, &t, &metrics[i], block[i], phase, n_phases);
+    }
+    qk_plot_printf(&p,
+        "set multiplot title \"SmolLM3-3B: bias strength decomposition\\n"
+        "{/*0.75 means over the heads of each checkpoint; slopes and bias are per token of key "
+        "position}\" font \",18\"\n"
+        "set boxwidth 0.78 absolute\n");
+    rotfig_phase_legend(&p, names, n_phases, 0.85);
+    rotfig_checkpoint_axis(&p, &t, phase, names, MAX_PHASES);
+    qk_plot_printf(&p, "set grid noxtics ytics\n");
+    for (int i = 0; i < 3; i++) {
+        grid_margins(&p, 0, i, 1, 3, 0.055, 0.76, 0.12, 0.06, 0.0);
+        metric_panel(&p, &metrics[i], block[i], n_phases, names, top[i], 0);
+    }
+    qk_plot_printf(&p, "unset multiplot\n");
+    phase_keys(ctx, &t, phase, names);
+    for (int i = 0; i < 3; i++)
+        metric_keys(ctx, &t, &metrics[i]);
+    window_keys(ctx, &t);
+    free(phase);
+    rot_table_free(&t);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}

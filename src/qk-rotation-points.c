@@ -1,0 +1,380 @@
+/* qk-rotation-points: the data of the two point-cloud figures of the
+ * rotation study (spec rotation.md 4, figures 01 and 08). A few query heads
+ * of one store are drawn as the thesis drew them (Python
+ * random.Random(seed).sample of the heads qk-rotate analysed, sorted by
+ * (layer, head)); the queries and keys of each are projected on the axes a
+ * and b qk-rotate found (raw coordinates, figure 01), and those of the first
+ * head drawn on the principal pairs of the complement of {a, b} (centred
+ * coordinates, figure 08), with the basis qk-complement uses. */
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qk/common.h"
+#include "qk/moments.h"
+#include "qk/rng.h"
+#include "qk/rotation.h"
+#include "qk/store.h"
+
+#define MAX_PANELS 16
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "Usage: qk-rotation-points [OPTIONS] --ab-output FILE --complement-output FILE\n"
+        "                          --panels-output FILE STORE\n"
+        "\n"
+        "Draws query heads of a store as Python's random.Random(SEED).sample(heads, N)\n"
+        "does on the list of the heads qk-rotate analysed, sorted by (layer, head).\n"
+        "Writes the raw projections of each drawn head's query and key vectors on its\n"
+        "drift axis a and separation axis b, and the pooled-centred coordinates of the\n"
+        "first drawn head's vectors on each principal pair of the complement of {a, b}\n"
+        "(the basis of qk-complement). Rows beyond the maximum are thinned to evenly\n"
+        "spaced ones in store order.\n"
+        "\n"
+        "Options:\n"
+        "      --axes FILE               axes from qk-rotate (default: rotation_axes.bin\n"
+        "                                beside STORE)\n"
+        "      --ab-output FILE          panel, kind, position, a, b\n"
+        "      --complement-output FILE  pair, kind, position, u, w (first drawn head)\n"
+        "      --panels-output FILE      one row per drawn head (panel = place in the\n"
+        "                                (layer, head) order, draw = place in the draw)\n"
+        "  -s, --seed N                  seed of the head draw (default 42)\n"
+        "  -n, --panels N                heads to draw (default 4, at most %d)\n"
+        "      --max-points N            at most N vectors per kind and head on {a, b}\n"
+        "                                (default 2000; 0 = all)\n"
+        "      --complement-max-points N at most N vectors per kind and pair\n"
+        "                                (default 1000; 0 = all)\n"
+        "      --no-verify               do not check the store's checksum\n"
+        "  -h, --help                    this text\n"
+        "      --version                 print the version\n"
+        "\n"
+        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
+        "Example: qk-rotation-points --ab-output ab.tsv --complement-output c.tsv \\\n"
+        "           --panels-output p.tsv build/llama3.2-3b/store.qks\n",
+        MAX_PANELS);
+}
+
+typedef struct options {
+    const char *store;
+    char *axes;
+    const char *ab_output, *complement_output, *panels_output;
+    long seed;
+    int panels;
+    int64_t max_points, complement_max_points;
+    int verify;
+} options;
+
+static long parse_count(const char *opt, const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
+               hi, s);
+    return v;
+}
+
+/* DIR/name for a store at DIR/store.qks. */
+static char *beside(const char *store, const char *name)
+{
+    const char *slash = strrchr(store, '/');
+    if (!slash)
+        return qk_strdup(name);
+    char *dir = qk_strdup(store);
+    dir[slash - store] = '\0';
+    char *path = qk_path_join(dir, name);
+    free(dir);
+    return path;
+}
+
+static void parse_args(int argc, char **argv, options *o)
+{
+    enum { OPT_AXES = 256, OPT_AB, OPT_COMPLEMENT, OPT_PANELS_OUT, OPT_MAX_POINTS,
+           OPT_COMPLEMENT_POINTS, OPT_NO_VERIFY, OPT_VERSION };
+    static const struct option longopts[] = {
+        {"axes", required_argument, NULL, OPT_AXES},
+        {"ab-output", required_argument, NULL, OPT_AB},
+        {"complement-output", required_argument, NULL, OPT_COMPLEMENT},
+        {"panels-output", required_argument, NULL, OPT_PANELS_OUT},
+        {"seed", required_argument, NULL, 's'},
+        {"panels", required_argument, NULL, 'n'},
+        {"max-points", required_argument, NULL, OPT_MAX_POINTS},
+        {"complement-max-points", required_argument, NULL, OPT_COMPLEMENT_POINTS},
+        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    o->seed = 42;
+    o->panels = 4;
+    o->max_points = 2000;
+    o->complement_max_points = 1000;
+    o->verify = 1;
+    const char *axes = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:n:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_AXES: axes = optarg; break;
+        case OPT_AB: o->ab_output = optarg; break;
+        case OPT_COMPLEMENT: o->complement_output = optarg; break;
+        case OPT_PANELS_OUT: o->panels_output = optarg; break;
+        case 's': o->seed = parse_count("--seed", optarg, 0, 4294967295L); break;
+        case 'n': o->panels = (int)parse_count("--panels", optarg, 1, MAX_PANELS); break;
+        case OPT_MAX_POINTS:
+            o->max_points = parse_count("--max-points", optarg, 0, 2147483647L);
+            break;
+        case OPT_COMPLEMENT_POINTS:
+            o->complement_max_points =
+                parse_count("--complement-max-points", optarg, 0, 2147483647L);
+            break;
+        case OPT_NO_VERIFY: o->verify = 0; break;
+        case 'h': usage(stdout); exit(QK_EXIT_OK);
+        case OPT_VERSION: printf("qk-rotation-points %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
+        default: usage(stderr); exit(QK_EXIT_USAGE);
+        }
+    }
+    if (optind + 1 != argc || !o->ab_output || !o->complement_output || !o->panels_output) {
+        usage(stderr);
+        exit(QK_EXIT_USAGE);
+    }
+    o->store = argv[optind];
+    o->axes = axes ? qk_strdup(axes) : beside(o->store, "rotation_axes.bin");
+}
+
+/* ---- the heads ---------------------------------------------------------------------- */
+
+/* A head of the axes file with its two configs in the store. */
+typedef struct head_ref {
+    int axes_index;
+    int layer, head, kv_head;
+    const qk_store_config *q, *k;
+} head_ref;
+
+static int cmp_head(const void *a, const void *b)
+{
+    const head_ref *x = a, *y = b;
+    if (x->layer != y->layer)
+        return x->layer < y->layer ? -1 : 1;
+    return (x->head > y->head) - (x->head < y->head);
+}
+
+static const qk_store_config *find_config(const qk_store *s, int layer, int head, char kind)
+{
+    for (int i = 0; i < s->n_configs; i++)
+        if (s->configs[i].layer == layer && s->configs[i].head == head &&
+            s->configs[i].kind == kind)
+            return &s->configs[i];
+    return NULL;
+}
+
+/* Every head of the axes file, sorted by (layer, head), with its rows
+ * checked against the store. */
+static head_ref *axes_heads(const qk_store *s, const qk_rot_axes_file *ax, const options *o)
+{
+    if (ax->dim != s->dim)
+        qk_die(QK_EXIT_DATA, o->axes, "dimension %d, the store has %d", ax->dim, s->dim);
+    head_ref *heads = qk_calloc((size_t)(ax->n_heads ? ax->n_heads : 1), sizeof *heads);
+    for (int h = 0; h < ax->n_heads; h++) {
+        head_ref *r = &heads[h];
+        *r = (head_ref){h, ax->layer[h], ax->head[h], ax->kv_head[h], NULL, NULL};
+        r->q = find_config(s, r->layer, r->head, 'q');
+        r->k = find_config(s, r->layer, r->kv_head, 'k');
+        if (!r->q || !r->k)
+            qk_die(QK_EXIT_DATA, o->axes, "head l%02dh%02d (key head %d) is not in %s",
+                   r->layer, r->head, r->kv_head, o->store);
+        if (ax->pooled[h].n != r->q->rows + r->k->rows)
+            qk_die(QK_EXIT_DATA, o->axes, "head l%02dh%02d: %" PRId64 " rows, the store has %"
+                   PRId64 " (the axes are from another store)", r->layer, r->head,
+                   ax->pooled[h].n, r->q->rows + r->k->rows);
+    }
+    qsort(heads, (size_t)ax->n_heads, sizeof *heads, cmp_head);
+    return heads;
+}
+
+/* ---- projections ---------------------------------------------------------------------- */
+
+/* The rows kept of a config: all, or max_points evenly spread ones (row
+ * k * rows / max_points for k = 0, 1, ...). */
+static int64_t kept_rows(int64_t rows, int64_t max_points)
+{
+    return max_points <= 0 || rows <= max_points ? rows : max_points;
+}
+
+static int64_t kept_row(int64_t k, int64_t rows, int64_t kept)
+{
+    return kept == rows ? k : k * rows / kept;
+}
+
+/* Row i of a config in double, minus centre (NULL: no centring). */
+static void row_of(const qk_store_config *c, int64_t i, int dim, const double *centre,
+                   double *out)
+{
+    const float *x = c->vector + i * dim;
+    for (int j = 0; j < dim; j++)
+        out[j] = (double)x[j] - (centre ? centre[j] : 0.0);
+}
+
+/* The raw projections on a and b of the kept rows of one kind;
+ * returns their number. */
+static int64_t write_ab(FILE *fp, int panel, char kind, const qk_store_config *c, int dim,
+                        const double *a, const double *b, int64_t max_points, double *x)
+{
+    int64_t kept = kept_rows(c->rows, max_points);
+    for (int64_t k = 0; k < kept; k++) {
+        int64_t i = kept_row(k, c->rows, kept);
+        row_of(c, i, dim, NULL, x);
+        fprintf(fp, "%d\t%c\t%d\t%.9g\t%.9g\n", panel, kind, (int)c->position[i],
+                cblas_ddot(dim, x, 1, a, 1) + 0.0, cblas_ddot(dim, x, 1, b, 1) + 0.0);
+    }
+    return kept;
+}
+
+/* The centred coordinates of the kept rows of one kind on each
+ * complement pair; returns their number (per pair). */
+static int64_t write_pairs(FILE *fp, char kind, const qk_store_config *c, int dim,
+                           const qk_comp_work *w, int n_pairs, int64_t max_points, double *x)
+{
+    int64_t kept = kept_rows(c->rows, max_points);
+    for (int p = 0; p < n_pairs; p++) {
+        const double *v0 = w->basis + (size_t)(2 * p) * dim;
+        const double *v1 = w->basis + (size_t)(2 * p + 1) * dim;
+        for (int64_t k = 0; k < kept; k++) {
+            int64_t i = kept_row(k, c->rows, kept);
+            row_of(c, i, dim, w->pooled.mean, x);
+            fprintf(fp, "%d\t%c\t%d\t%.9g\t%.9g\n", p, kind, (int)c->position[i],
+                    cblas_ddot(dim, x, 1, v0, 1) + 0.0, cblas_ddot(dim, x, 1, v1, 1) + 0.0);
+        }
+    }
+    return kept;
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+typedef struct panel {
+    head_ref ref;
+    int draw;
+    int64_t plotted_q, plotted_k;
+} panel;
+
+static int cmp_panel(const void *a, const void *b)
+{
+    return cmp_head(&((const panel *)a)->ref, &((const panel *)b)->ref);
+}
+
+static void open_output(qk_atomic *out, const char *path)
+{
+    qk_err err;
+    if (qk_atomic_open(out, path, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+}
+
+static void commit_output(qk_atomic *out, const char *path)
+{
+    qk_err err;
+    if (qk_atomic_commit(out, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+}
+
+static void write_ab_points(const options *o, const qk_rot_axes_file *ax, panel *panels, int n)
+{
+    int d = ax->dim;
+    double *x = qk_doubles((size_t)d);
+    qk_atomic out;
+    open_output(&out, o->ab_output);
+    fputs("panel\tkind\tposition\ta\tb\n", out.fp);
+    for (int i = 0; i < n; i++) {
+        const head_ref *r = &panels[i].ref;
+        const double *a = ax->a + (size_t)r->axes_index * d, *b = ax->b + (size_t)r->axes_index * d;
+        panels[i].plotted_q = write_ab(out.fp, i, 'q', r->q, d, a, b, o->max_points, x);
+        panels[i].plotted_k = write_ab(out.fp, i, 'k', r->k, d, a, b, o->max_points, x);
+    }
+    commit_output(&out, o->ab_output);
+    free(x);
+}
+
+/* The complement of the first drawn head; returns its pair count. */
+static int write_complement_points(const options *o, const qk_rot_axes_file *ax,
+                                   const head_ref *r, int64_t *plotted_q, int64_t *plotted_k)
+{
+    int d = ax->dim, h = r->axes_index;
+    qk_comp_work w;
+    qk_comp_work_init(&w, d);
+    qk_comp_head basis;
+    qk_err err;
+    if (qk_comp_basis(&ax->pooled[h], ax->a + (size_t)h * d, ax->b + (size_t)h * d, &w, &basis,
+                      &err) != 0)
+        qk_die(QK_EXIT_DATA, o->axes, "head l%02dh%02d: %s", r->layer, r->head, err.msg);
+    double *x = qk_doubles((size_t)d);
+    qk_atomic out;
+    open_output(&out, o->complement_output);
+    fputs("pair\tkind\tposition\tu\tw\n", out.fp);
+    *plotted_q = write_pairs(out.fp, 'q', r->q, d, &w, basis.n_pairs, o->complement_max_points, x);
+    *plotted_k = write_pairs(out.fp, 'k', r->k, d, &w, basis.n_pairs, o->complement_max_points, x);
+    commit_output(&out, o->complement_output);
+    free(x);
+    qk_comp_work_free(&w);
+    return basis.n_pairs;
+}
+
+static void write_panels(const options *o, const qk_store *s, const panel *p, int n,
+                         int available, int n_pairs, int64_t comp_q, int64_t comp_k)
+{
+    qk_atomic out;
+    open_output(&out, o->panels_output);
+    fputs("panel\tdraw\tdataset\tlayer\thead\tkv_head\tdim\tn_q\tn_k\tplotted_q\tplotted_k"
+          "\tcomplement_pairs\tcomplement_plotted_q\tcomplement_plotted_k\theads_available"
+          "\tseed\n", out.fp);
+    for (int i = 0; i < n; i++) {
+        const head_ref *r = &p[i].ref;
+        int first = p[i].draw == 0;
+        fprintf(out.fp, "%d\t%d\t%.56s\t%d\t%d\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+                "\t%" PRId64 "\t%d\t%" PRId64 "\t%" PRId64 "\t%d\t%ld\n", i, p[i].draw,
+                s->header.dataset_id, r->layer, r->head, r->kv_head, s->dim, r->q->rows,
+                r->k->rows, p[i].plotted_q, p[i].plotted_k, first ? n_pairs : 0,
+                first ? comp_q : 0, first ? comp_k : 0, available, o->seed);
+    }
+    commit_output(&out, o->panels_output);
+}
+
+int main(int argc, char **argv)
+{
+    qk_set_progname("qk-rotation-points");
+    options o;
+    parse_args(argc, argv, &o);
+    openblas_set_num_threads(1);
+    qk_store s;
+    qk_err err;
+    if (qk_store_open(o.store, &s, o.verify, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
+    qk_rot_axes_file ax;
+    if (qk_rot_axes_load(o.axes, &ax, &err) != 0)
+        qk_die(QK_EXIT_DATA, o.axes, "%s", err.msg);
+    if (ax.n_heads == 0)
+        qk_die(QK_EXIT_DATA, o.axes, "no heads");
+    head_ref *heads = axes_heads(&s, &ax, &o);
+    int n = o.panels < ax.n_heads ? o.panels : ax.n_heads;
+    int picks[MAX_PANELS];
+    if (qk_python_sample((uint32_t)o.seed, ax.n_heads, n, picks) != 0)
+        qk_die(QK_EXIT_DATA, o.axes, "cannot draw %d of %d heads", n, ax.n_heads);
+    panel panels[MAX_PANELS];
+    for (int i = 0; i < n; i++)
+        panels[i] = (panel){heads[picks[i]], i, 0, 0};
+    /* the complement figure shows the first head drawn; the {a, b} figure
+     * shows the drawn heads in (layer, head) order */
+    int64_t comp_q, comp_k;
+    int n_pairs = write_complement_points(&o, &ax, &panels[0].ref, &comp_q, &comp_k);
+    qsort(panels, (size_t)n, sizeof *panels, cmp_panel);
+    write_ab_points(&o, &ax, panels, n);
+    write_panels(&o, &s, panels, n, ax.n_heads, n_pairs, comp_q, comp_k);
+    free(heads);
+    free(o.axes);
+    qk_rot_axes_free(&ax);
+    qk_store_close(&s);
+    return QK_EXIT_OK;
+}

@@ -1,0 +1,263 @@
+#!/bin/bash
+# End to end: the ten figures of the rotation study (qk-plot), the point data
+# of figures 01 and 08 (qk-rotation-points) and the report values
+# (qk-rotation-summary) on a tiny synthetic run of three models and three
+# SmolLM3 checkpoints, six heads each.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib-e2e.sh
+
+for p in qk-synth qk-load qk-rotate qk-complement qk-merge qk-plot qk-report \
+         qk-rotation-points qk-rotation-summary; do
+    if [ ! -x "bin/$p" ]; then
+        echo "FAIL: bin/$p is missing (make bin/$p)" >&2
+        exit 1
+    fi
+done
+
+T=build/tests/tmp/e2e-rotation-figures
+rm -rf "$T"
+mkdir -p "$T/results/cross" "$T/results/training"
+CROSS="qwen3-0.6b llama3.2-3b ministral3-3b"
+TRAINING="smollm3-3b-stage1-step-40000 smollm3-3b-stage3-step-4720000 smollm3-3b-lc-4k-to-32k-step-4000"
+REG=workflow/datasets.tsv
+
+# ---- a tiny pipeline run, as workflow/rotation.mk runs it ----------------------------
+
+synth_args=()
+for d in $CROSS $TRAINING; do synth_args+=(--dataset "$d"); done
+run bin/qk-synth --quiet --out "$T/data" --heads 6 "${synth_args[@]}"
+expect_status 0 "qk-synth writes the datasets"
+registry_cell() { # id, column number
+    awk -F'\t' -v id="$1" -v c="$2" '$1 == id { print $c }' "$REG"
+}
+for d in $CROSS $TRAINING; do
+    B=$T/build/$d
+    mkdir -p "$B"
+    checkpoint=-
+    case $d in smollm3-*) checkpoint=$(registry_cell "$d" 4) ;; esac
+    bin/qk-load --quiet --dataset "$d" "$T/data/$d" -o "$B/store.qks" &&
+    bin/qk-rotate --quiet --threads 1 --family "$(registry_cell "$d" 3)" --checkpoint "$checkpoint" \
+        "$B/store.qks" &&
+    bin/qk-complement --quiet --threads 1 "$B/store.qks" || bad "pipeline on $d"
+done
+merge() { # prefix, output, inputs...
+    local prefix=$1 out=$2
+    shift 2
+    bin/qk-merge --model-from-dir ${prefix:+--strip-prefix "$prefix"} --output "$out" "$@" ||
+        bad "qk-merge $out"
+}
+X=$T/results/cross
+TR=$T/results/training
+merge "" "$X/rotated.csv" $(for d in $CROSS; do echo "$T/build/$d/rotated.tsv"; done)
+merge smollm3-3b- "$TR/rotated.csv" $(for d in $TRAINING; do echo "$T/build/$d/rotated.tsv"; done)
+bin/qk-rotate --summary --output "$X/model_summary.csv" "$X/rotated.csv" &&
+bin/qk-rotate --summary --output "$TR/model_summary.csv" "$TR/rotated.csv" || bad "qk-rotate --summary"
+
+# ---- the point data of figures 01 and 08 ----------------------------------------------
+
+D=$T/build/llama3.2-3b
+PTS=$T/points
+run bin/qk-rotation-points --max-points 300 --complement-max-points 200 \
+    --ab-output "$PTS-ab.tsv" --complement-output "$PTS-c.tsv" --panels-output "$PTS-p.tsv" \
+    "$D/store.qks"
+expect_status 0 "qk-rotation-points writes its tables"
+expect_same "$(awk 'NR > 1' "$PTS-p.tsv" | wc -l)" 4 "four panels"
+check=$(awk -F'\t' 'NR > 1 { n[$1 $2]++ } END { for (k in n) if (n[k] > 300) print k }' "$PTS-ab.tsv")
+expect_same "$check" "" "at most --max-points points per kind and panel ($check)"
+check=$(awk -F'\t' 'NR > 1 { n[$1 $2]++ } END { for (k in n) if (n[k] > 200) print k }' "$PTS-c.tsv")
+expect_same "$check" "" "at most --complement-max-points points per kind and pair ($check)"
+expect_same "$(awk -F'\t' 'NR > 1 { print $1 }' "$PTS-c.tsv" | sort -un | wc -l)" 30 \
+    "the complement points cover 30 pairs"
+expect_same "$(awk -F'\t' 'NR > 1 && $2 == 0 { print $12 }' "$PTS-p.tsv")" 30 \
+    "the first drawn head carries the complement"
+# the heads drawn are Python's random.Random(42).sample of the sorted heads
+if command -v python3 > /dev/null; then
+    want=$(python3 - "$D/rotation.tsv" <<'PY'
+import csv, random, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+heads = sorted((int(r["layer"]), int(r["head"])) for r in rows)
+print(" ".join(f"{l}/{h}" for l, h in sorted(random.Random(42).sample(heads, 4))))
+PY
+)
+    got=$(awk -F'\t' 'NR > 1 { printf "%s%s/%s", (NR > 2 ? " " : ""), $4, $5 }' "$PTS-p.tsv")
+    expect_same "$got" "$want" "heads as random.Random(42).sample ($got vs $want)"
+fi
+# with every row kept, the mean projections on a and b are the table's cluster means
+run bin/qk-rotation-points --max-points 0 --complement-max-points 1 --ab-output "$PTS-all.tsv" \
+    --complement-output "$PTS-c1.tsv" --panels-output "$PTS-p1.tsv" "$D/store.qks"
+expect_status 0 "qk-rotation-points with every row"
+check=$(awk -F'\t' 'function off(x, y) { x -= y; if (x < 0) x = -x; return x > 1e-6 * (1 + (y < 0 ? -y : y)) }
+    FILENAME == ARGV[1] { if (FNR > 1) { k = $1 "/" $2; n[k]++; sa[k] += $4; sb[k] += $5 }; next }
+    FILENAME == ARGV[2] { if (FNR > 1) panel[$4 "/" $5] = $1; next }
+    FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    ($c["layer"] "/" $c["head"]) in panel { p = panel[$c["layer"] "/" $c["head"]]; seen++
+        if (off(sa[p "/q"] / n[p "/q"], $c["mu_q_a"]) || off(sb[p "/q"] / n[p "/q"], $c["mu_q_b"]) ||
+            off(sa[p "/k"] / n[p "/k"], $c["mu_k_a"]) || off(sb[p "/k"] / n[p "/k"], $c["mu_k_b"]))
+            print "panel " p }
+    END { if (seen != 4) print seen " heads matched" }' "$PTS-all.tsv" "$PTS-p1.tsv" "$D/rotated.tsv")
+expect_same "$check" "" "mean point = mu_q_a, mu_k_a, mu_q_b, mu_k_b of rotated.tsv ($check)"
+
+# ---- every figure twice ------------------------------------------------------------------
+
+figure_inputs() { # NN
+    case $1 in
+    01) echo "points=$PTS-ab.tsv panels=$PTS-p.tsv heads=$D/rotated.tsv registry=$REG" ;;
+    08) echo "points=$PTS-c.tsv panels=$PTS-p.tsv heads=$D/rotated.tsv pairs=$D/complement_pairs.tsv registry=$REG" ;;
+    02|03) echo "summary=$X/model_summary.csv registry=$REG" ;;
+    05) echo "summary=$X/model_summary.csv heads=$X/rotated.csv registry=$REG" ;;
+    04|06|07) echo "heads=$X/rotated.csv registry=$REG" ;;
+    09|10) echo "summary=$TR/model_summary.csv registry=$REG" ;;
+    esac
+}
+render() { # NN, out-dir
+    local args=()
+    for i in $(figure_inputs "$1"); do args+=(--input "$i"); done
+    run bin/qk-plot --figure "qk-rotation/$1" --out "$2" "${args[@]}"
+    expect_status 0 "qk-plot qk-rotation/$1"
+    bin/qk-report --markdown --template templates/figure-README.md.in --output "$2/README.md" \
+        --values "$2/readme.tsv" --table numbers="$2/numbers.tsv" --table inputs="$2/inputs.tsv" \
+        --table stores="$T/stores.tsv" --table parameters="$T/parameters.tsv" \
+        --set suite_version=test --set data_source=test || bad "README of qk-rotation/$1"
+}
+printf 'dataset\tstore_bytes\tstore_checksum\ntest\t0\t0\n' > "$T/stores.tsv"
+printf 'stage\tparameter\tvalue\ntest\tnone\t0\n' > "$T/parameters.tsv"
+FIGS="01 02 03 04 05 06 07 08 09 10"
+for n in $FIGS; do
+    render "$n" "$T/a/$n"
+    render "$n" "$T/b/$n"
+    png=$T/a/$n/figure.png svg=$T/a/$n/figure.svg
+    if [ -s "$png" ] && [ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+       [ "$(stat -c %s "$png")" -gt 20000 ]; then ok; else bad "qk-rotation/$n: figure.png missing or trivial"; fi
+    if [ -s "$svg" ] && grep -q '<svg' "$svg" && [ "$(stat -c %s "$svg")" -gt 10000 ]; then ok; else
+        bad "qk-rotation/$n: figure.svg missing or trivial"; fi
+    keys=$(awk 'NR > 1' "$T/a/$n/numbers.tsv" | wc -l)
+    if [ "$keys" -ge 2 ] && grep -q '^## Key numbers' "$T/a/$n/README.md" &&
+       grep -qF "| $(sed -n 2p "$T/a/$n/numbers.tsv" | cut -f1 | sed 's/|/\\|/g')" "$T/a/$n/README.md"; then
+        ok; else bad "qk-rotation/$n: README lacks the key numbers"; fi
+    for f in figure.png figure.svg figure.gp README.md numbers.tsv inputs.tsv; do
+        cmp -s "$T/a/$n/$f" "$T/b/$n/$f" || bad "qk-rotation/$n: $f differs between two runs"
+    done
+    ok
+done
+
+# ---- a missing input column exits 2 naming the file ---------------------------------------
+
+cut -d, -f1-4,6- "$X/model_summary.csv" > "$T/no_rk.csv" # drops mean_abs_r_k_a
+run bin/qk-plot --figure qk-rotation/02 --out "$T/bad02" --input "summary=$T/no_rk.csv" \
+    --input "registry=$REG"
+expect_status 2 "figure 02 without mean_abs_r_k_a"
+expect_one_line_naming "$T/no_rk.csv" "mean_abs_r_k_a" "figure 02 names the file and the column"
+c=$(head -1 "$X/rotated.csv" | tr ',' '\n' | grep -nx bias_strength | cut -d: -f1)
+cut -d, -f"1-$((c - 1)),$((c + 1))-" "$X/rotated.csv" > "$T/no_bias.csv"
+run bin/qk-plot --figure qk-rotation/07 --out "$T/bad07" --input "heads=$T/no_bias.csv" \
+    --input "registry=$REG"
+expect_status 2 "figure 07 without bias_strength"
+expect_one_line_naming "$T/no_bias.csv" "bias_strength" "figure 07 names the file and the column"
+run bin/qk-plot --figure qk-rotation/08 --out "$T/bad08" --input "points=$PTS-c.tsv" \
+    --input "panels=$PTS-p.tsv" --input "heads=$D/rotated.tsv" --input "pairs=$T/no_bias.csv" \
+    --input "registry=$REG"
+expect_status 2 "figure 08 with a pairs table that is not one"
+expect_out_contains_err "$T/no_bias.csv" "figure 08 names the pairs table"
+
+# ---- key numbers against an independent computation ------------------------------------
+
+key() { # figure, quantity
+    awk -F'\t' -v q="$2" '$1 == q { print $2 }' "$T/a/$1/numbers.tsv"
+}
+col() { head -1 "$1" | tr ',' '\n' | grep -nx "$2" | cut -d: -f1; }
+want=$(awk -F, -v c="$(col "$X/rotated.csv" r_k_a)" 'NR > 1 { v = $c; s += (v < 0 ? -v : v); n++ }
+    END { printf "%.3f", s / n }' "$X/rotated.csv")
+got=$(key 02 "mean |r_k_a| over heads (over model means)")
+expect_same "${got%% *}" "$want" "figure 02: mean |r_k_a| over heads = awk ($got vs $want)"
+want=$(awk -F, -v c="$(col "$X/rotated.csv" bias_strength)" 'NR > 1 { n++; p += ($c > 0) }
+    END { printf "%d of %d (%.1f%%)", p, n, 100 * p / n }' "$X/rotated.csv")
+expect_same "$(key 04 "heads with bias_strength > 0")" "$want" "figure 04: heads with bias > 0 = awk ($want)"
+if command -v python3 > /dev/null; then
+    want=$(python3 - "$X/rotated.csv" <<'PY'
+import csv, math, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+fam = [r for r in rows if r["family"] == "llama"]
+x = [float(r["separation_strength"]) for r in fam]
+y = [float(r["bias_strength"]) for r in fam]
+mx, my = sum(x) / len(x), sum(y) / len(y)
+sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+sxx = sum((a - mx) ** 2 for a in x)
+syy = sum((b - my) ** 2 for b in y)
+print(f"{sxy / math.sqrt(sxx * syy):+.3f} ({len(fam)})")
+PY
+)
+    expect_same "$(key 07 "Llama-3.2-3B: Pearson r (heads)")" "$want" \
+        "figure 07: Pearson r of the Llama family = python ($want)"
+    want=$(python3 - "$X/rotated.csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+v = [float(r["slope_ratio"]) for r in rows if r["slope_ratio"] != "nan"]
+print(f"{statistics.median(v):.2f} ({len(v)} heads)")
+PY
+)
+    expect_same "$(key 05 "median over all heads")" "$want" "figure 05: pooled median slope ratio = python ($want)"
+fi
+# figure 07's family r equals model_summary.csv's family_bias_sep_r
+want=$(awk -F, -v c="$(col "$X/model_summary.csv" family_bias_sep_r)" '$1 == "ministral3-3b" { printf "%+.3f", $c }' \
+    "$X/model_summary.csv")
+got=$(key 07 "Ministral-3-3B: Pearson r (heads)")
+expect_same "${got%% *}" "$want" "figure 07: Ministral r = model_summary.csv ($got vs $want)"
+
+# ---- the report values ----------------------------------------------------------------------
+
+V=$T/values.tsv
+run bin/qk-rotation-summary --registry "$REG" --summary "$X/model_summary.csv" --heads "$X/rotated.csv" \
+    --training-summary "$TR/model_summary.csv" --training-heads "$TR/rotated.csv" \
+    --values-output "$V" --models-output "$T/models.tsv" --families-output "$T/families.tsv" \
+    --training-output "$T/training.tsv"
+expect_status 0 "qk-rotation-summary"
+value() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$V"; }
+want=$(awk -F, -v c="$(col "$X/rotated.csv" bias_strength)" 'NR > 1 { n++; p += ($c > 0) }
+    END { printf "%.1f", 100 * p / n }' "$X/rotated.csv")
+expect_same "$(value rot_bias_pos_pct)" "$want" "rot_bias_pos_pct = awk ($want)"
+want=$(awk -F, -v a="$(col "$X/rotated.csv" var_frac_a)" -v b="$(col "$X/rotated.csv" var_frac_b)" \
+    'NR > 1 { n++; k += ($b > $a) } END { printf "%.1f", 100 * k / n }' "$X/rotated.csv")
+expect_same "$(value rot_varb_gt_vara_pct)" "$want" "rot_varb_gt_vara_pct = awk ($want)"
+want=$(awk -F, -v q="$(col "$X/rotated.csv" r_q_a)" -v k="$(col "$X/rotated.csv" r_k_a)" \
+    'NR > 1 { n++; a = $k < 0 ? -$k : $k; b = $q < 0 ? -$q : $q; m += (a > b) }
+    END { printf "%.1f", 100 * m / n }' "$X/rotated.csv")
+expect_same "$(value rot_rk_gt_rq_heads_pct)" "$want" "rot_rk_gt_rq_heads_pct = awk ($want)"
+res=$(value rot_residual_max)
+if awk -v r="$res" 'BEGIN { exit !(r + 0 < 1e-12) }'; then ok; else bad "residual_pos_r max $res"; fi
+# the whole-window bias of the last checkpoint: mean bias x registry context length
+want=$(awk -F, -v c="$(col "$TR/model_summary.csv" mean_bias_strength)" \
+    '$1 == "lc-4k-to-32k-step-4000" { printf "%.1f", $c * 32768 }' "$TR/model_summary.csv")
+expect_same "$(value rot_t_biasL_last)" "$want" "rot_t_biasL_last = awk ($want)"
+expect_same "$(value rot_t_last)" "LC1-4K" "the last checkpoint in training order"
+expect_same "$(awk 'NR > 1' "$T/training.tsv" | wc -l)" 3 "one training row per checkpoint"
+expect_same "$(awk 'NR > 1' "$T/models.tsv" | wc -l)" 3 "one model row per model"
+
+# the section renders with both studies and with either missing ('n/a', header-only tables)
+section() { # values, models, families, training, name
+    run bin/qk-report --template templates/sections/rotation.html.in --output "$T/section.html" \
+        --values "$1" --table rotation_models="$2" --table rotation_families="$3" \
+        --table rotation_training="$4"
+    expect_status 0 "$5"
+}
+section "$V" "$T/models.tsv" "$T/families.tsv" "$T/training.tsv" "the section renders"
+# every value is defined except the ring accuracy, which needs an active pair
+check=$(awk -F'\t' '$2 == "n/a" && $1 != "rot_ring_acc_mean"' "$V")
+expect_same "$check" "" "every value defined with both studies ($check)"
+run bin/qk-rotation-summary --registry "$REG" --summary "$X/model_summary.csv" --heads "$X/rotated.csv" \
+    --values-output "$T/v-cross.tsv" --models-output "$T/m-cross.tsv" \
+    --families-output "$T/f-cross.tsv" --training-output "$T/t-cross.tsv"
+expect_status 0 "qk-rotation-summary without the training study"
+expect_same "$(awk -F'\t' '$1 == "rot_t_bias_fall" { print $2 }' "$T/v-cross.tsv")" "n/a" \
+    "training values are n/a without the study"
+expect_same "$(wc -l < "$T/t-cross.tsv")" 1 "the training table is a header line"
+section "$T/v-cross.tsv" "$T/m-cross.tsv" "$T/f-cross.tsv" "$T/t-cross.tsv" \
+    "the section renders without the training study"
+run bin/qk-rotation-summary --registry "$REG" --values-output "$T/v-none.tsv"
+expect_status 0 "qk-rotation-summary without any study"
+section "$T/v-none.tsv" "$T/m-cross.tsv" "$T/f-cross.tsv" "$T/t-cross.tsv" \
+    "the section renders without any study"
+expect_same "$(sort "$V" | cut -f1 | tr '\n' ' ')" "$(sort "$T/v-none.tsv" | cut -f1 | tr '\n' ' ')" \
+    "the same keys with and without the studies"
+
+finish
