@@ -12,16 +12,12 @@ build/report/inventory.tsv: $(INVENTORIES)
 
 # Provenance tables for the report and every figure README: the parameters
 # of every stage (build/params/*.txt, written by param_group) and the
-# checksums of the stores every number comes from.
+# stores behind each figure (figures/<study>/<NN_name>/stores.tsv, figures.mk).
 build/report/parameters.tsv: $$(sort $$(wildcard build/params/*.txt))
 	@mkdir -p $(@D)
 	awk 'BEGIN { OFS = "\t"; print "stage", "parameter", "value" } \
 	  { g = FILENAME; sub(/.*\//, "", g); sub(/\.txt$$/, "", g); \
 	    i = index($$0, "="); print g, substr($$0, 1, i - 1), substr($$0, i + 1) }' $^ > $@.tmp
-	mv -f $@.tmp $@
-
-build/report/stores.tsv: build/report/inventory.tsv
-	awk -F'\t' 'BEGIN { OFS = "\t" } { print $$1, $$11, $$12 }' $< > $@.tmp
 	mv -f $@.tmp $@
 
 SUITE_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
