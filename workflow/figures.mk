@@ -22,6 +22,7 @@ figures/$(1)/$(2)/readme.tsv &: $(foreach i,$(3),$(lastword $(subst =, ,$(i)))) 
 	  $(foreach i,$(3),--input $(i))
 
 figures/$(1)/$(2)/stores.tsv: $(foreach d,$(call figure_datasets,$(3)),build/$(d)/inventory.tsv)
+	@mkdir -p $$(@D)
 	awk -F'\t' 'BEGIN { OFS = "\t"; print "dataset", "store_bytes", "store_checksum" } \
 	  FNR > 1 { print $$$$1, $$$$11, $$$$12 }' $$^ > $$@.tmp
 	mv -f $$@.tmp $$@
