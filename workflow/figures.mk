@@ -4,11 +4,11 @@
 
 # The datasets an input table is made from, for the README's store list:
 # results/<study>/ tables cover the study's datasets (results/rotation/ the
-# cross-model and extra ones), build/<dataset>/ files their dataset, and the
+# cross-model ones), build/<dataset>/ files their dataset, and the
 # inventory every dataset of the run.
 input_datasets = $(strip \
   $(if $(filter build/report/inventory.tsv,$(1)),$(RUN_DATASETS), \
-  $(if $(filter results/rotation/%,$(1)),$(call study_datasets,attention_plasticity) $(call study_datasets,extra), \
+  $(if $(filter results/rotation/%,$(1)),$(call study_datasets,attention_plasticity), \
   $(if $(filter results/%,$(1)),$(call study_datasets,$(word 2,$(subst /, ,$(1)))), \
   $(if $(filter build/%,$(1)),$(filter $(word 2,$(subst /, ,$(1))),$(RUN_DATASETS)))))))
 figure_datasets = $(filter $(sort $(foreach i,$(1),$(call input_datasets,$(lastword $(subst =, ,$(i)))))),$(ORDERED_DATASETS))

@@ -30,6 +30,9 @@ REPORT_FLAGS += --set suite_version=$(SUITE_VERSION) --set data_source="$(DATA_S
   --table inventory=build/report/inventory.tsv --table parameters=build/report/parameters.tsv
 REPORT_INPUTS += build/report/inventory.tsv build/report/parameters.tsv $(wildcard templates/sections/*.html.in)
 
+# every study table is part of the result, quoted or not
+REPORT_INPUTS += $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES)
+
 report/index.html: templates/report.html.in bin/qk-report $(REPORT_INPUTS) \
                    build/params/report.txt build/params/synth.txt $(ALL_FIGURES)
 	@mkdir -p $(@D)

@@ -50,8 +50,12 @@ build/%/rotated.tsv build/%/complement_pairs.tsv build/%/complement_heads.tsv: b
 	  --pairs-output build/$*/complement_pairs.tsv --heads-output build/$*/complement_heads.tsv \
 	  --rotated-output build/$*/rotated.tsv $<
 
-ROT_SMOL_DATASETS  := $(foreach d,$(ORDERED_DATASETS),$(if $(filter smollm3_training_progress,$(call study_of,$(d))),$(d)))
-ROT_CROSS_DATASETS := $(filter-out $(ROT_SMOL_DATASETS),$(ORDERED_DATASETS))
+# The cross-model study's tables go to results/rotation/ (the thesis' path),
+# the SmolLM3 checkpoints' to results/smollm3_training_progress/, and those of
+# any other study (the extra models) to results/<study>/.
+ROT_SMOL_DATASETS  := $(call study_datasets,smollm3_training_progress)
+ROT_CROSS_DATASETS := $(call study_datasets,attention_plasticity)
+ROT_OTHER_STUDIES  := $(filter-out attention_plasticity smollm3_training_progress,$(RUN_STUDIES))
 
 # rotation_study_rules DIR, DATASETS, MODEL_PREFIX: the merged tables of a
 # study; the model column is the dataset id without MODEL_PREFIX.
@@ -72,6 +76,7 @@ endef
 ROT_TABLES :=
 $(if $(ROT_CROSS_DATASETS),$(eval $(call rotation_study_rules,rotation,$(ROT_CROSS_DATASETS),)))
 $(if $(ROT_SMOL_DATASETS),$(eval $(call rotation_study_rules,smollm3_training_progress,$(ROT_SMOL_DATASETS),smollm3-3b-)))
+$(foreach s,$(ROT_OTHER_STUDIES),$(eval $(call rotation_study_rules,$(s),$(call study_datasets,$(s)),)))
 
 ROT_OUTPUTS := $(foreach d,$(RUN_DATASETS),build/$(d)/rotation.tsv build/$(d)/rotation_axes.bin \
   build/$(d)/rotated.tsv build/$(d)/complement_pairs.tsv build/$(d)/complement_heads.tsv)
