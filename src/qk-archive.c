@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "qk/archive.h"
+#include "qk/cli.h"
 #include "qk/common.h"
 
 #define IO_CHUNK (64 * 1024)
@@ -470,9 +471,7 @@ static void write_file(writer *wr, const walk *w, const qk_manifest_file *f)
 static void write_archive(const create_options *o, const walk *w, const qk_manifest *m)
 {
     static qk_atomic out;
-    qk_err err;
-    if (qk_atomic_open(&out, o->output, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    qk_output_open(&out, o->output);
     pending_output = &out;
     writer wr;
     open_writer(&wr, out.fp, o->output);
@@ -481,8 +480,7 @@ static void write_archive(const create_options *o, const walk *w, const qk_manif
         write_file(&wr, w, &w->files[i]);
     writer_check(&wr, archive_write_close(wr.a), "close");
     archive_write_free(wr.a);
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    qk_output_commit(&out);
     pending_output = NULL;
 }
 

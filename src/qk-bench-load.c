@@ -4,7 +4,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zstd.h>
 
 #include "lib/parquet_internal.h"
@@ -23,13 +22,6 @@ typedef struct file_buf {
     uint8_t *data;
     size_t len;
 } file_buf;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Decompresses every ZSTD page of one chunk; returns the decompressed bytes. */
 static size_t zstd_chunk(const uint8_t *file, uint64_t start, uint64_t size,
@@ -88,11 +80,11 @@ static double time_floor(const file_buf *files, int n, size_t *bytes)
 {
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
     page_buffer out = {NULL, 0};
-    double t0 = now();
+    double t0 = qk_now();
     *bytes = 0;
     for (int i = 0; i < n; i++)
         *bytes += zstd_file(&files[i], dctx, &out);
-    double t = now() - t0;
+    double t = qk_now() - t0;
     free(out.data);
     ZSTD_freeDCtx(dctx);
     return t;
@@ -100,7 +92,7 @@ static double time_floor(const file_buf *files, int n, size_t *bytes)
 
 static double time_decode(const file_buf *files, int n, size_t *vectors)
 {
-    double t0 = now();
+    double t0 = qk_now();
     *vectors = 0;
     for (int i = 0; i < n; i++) {
         qk_pq_table t;
@@ -110,7 +102,7 @@ static double time_decode(const file_buf *files, int n, size_t *vectors)
         *vectors += (size_t)t.rows;
         qk_pq_table_free(&t);
     }
-    return now() - t0;
+    return qk_now() - t0;
 }
 
 static void usage(FILE *fp)

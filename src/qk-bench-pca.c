@@ -4,14 +4,14 @@
  * writes the heads for workflow/bench_pca.py, which times scikit-learn on
  * the same vectors. */
 #include <cblas.h>
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
+#include "qk/heads.h"
 #include "qk/moments.h"
 #include "qk/pca.h"
 #include "qk/rng.h"
@@ -48,17 +48,6 @@ typedef struct bench_opts {
     const char *dump;
 } bench_opts;
 
-static long parse_long(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
-               hi, s);
-    return v;
-}
-
 static void parse_args(int argc, char **argv, bench_opts *o)
 {
     enum { OPT_HEADS = 256, OPT_ROWS, OPT_DIM, OPT_REPEAT, OPT_SEED, OPT_DUMP, OPT_VERSION };
@@ -76,11 +65,11 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
-        case OPT_HEADS: o->heads = (int)parse_long("--heads", optarg, 1, 10000); break;
-        case OPT_ROWS: o->rows = (int)parse_long("--rows", optarg, 6, 10000000); break;
-        case OPT_DIM: o->dim = (int)parse_long("--dim", optarg, 2, 4096); break;
-        case OPT_REPEAT: o->repeat = (int)parse_long("--repeat", optarg, 1, 1000); break;
-        case OPT_SEED: o->seed = (uint64_t)parse_long("--seed", optarg, 0, 1L << 62); break;
+        case OPT_HEADS: o->heads = (int)qk_opt_int("--heads", optarg, 1, 10000); break;
+        case OPT_ROWS: o->rows = (int)qk_opt_int("--rows", optarg, 6, 10000000); break;
+        case OPT_DIM: o->dim = (int)qk_opt_int("--dim", optarg, 2, 4096); break;
+        case OPT_REPEAT: o->repeat = (int)qk_opt_int("--repeat", optarg, 1, 1000); break;
+        case OPT_SEED: o->seed = (uint64_t)qk_opt_int("--seed", optarg, 0, 1L << 62); break;
         case OPT_DUMP: o->dump = optarg; break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
         case OPT_VERSION: printf("qk-bench-pca %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
@@ -145,28 +134,12 @@ static void make_head(const bench_opts *o, int h, bench_head *bh)
 static void dump_heads(const bench_opts *o, const bench_head *heads)
 {
     qk_atomic out;
-    qk_err err;
-    if (qk_atomic_open(&out, o->dump, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->dump, "%s", err.msg);
-    int32_t count = o->heads, hdr[3] = {o->rows, o->rows, o->dim};
-    size_t n = (size_t)o->rows, d = (size_t)o->dim;
-    fwrite(&count, 4, 1, out.fp);
-    for (int h = 0; h < o->heads; h++) {
-        fwrite(hdr, 4, 3, out.fp);
-        fwrite(heads[h].q, sizeof(float), n * d, out.fp);
-        fwrite(heads[h].tq, 4, n, out.fp);
-        fwrite(heads[h].k, sizeof(float), n * d, out.fp);
-        fwrite(heads[h].tk, 4, n, out.fp);
-    }
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->dump, "%s", err.msg);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    qk_output_open(&out, o->dump);
+    qk_heads_file_begin(out.fp, o->heads);
+    for (int h = 0; h < o->heads; h++)
+        qk_heads_file_add(out.fp, o->dim, heads[h].q, heads[h].tq, o->rows, heads[h].k,
+                          heads[h].tk, o->rows);
+    qk_output_commit(&out);
 }
 
 /* Fastest of o->repeat passes over the heads, in seconds. With group g,
@@ -180,7 +153,7 @@ static double time_heads(const bench_opts *o, const bench_head *heads, int group
     double best = INFINITY;
     *check = 0.0;
     for (int rep = 0; rep < o->repeat; rep++) {
-        double start = now(), sum = 0.0;
+        double start = qk_now(), sum = 0.0;
         for (int h = 0; h < o->heads; h++) {
             const bench_head *kh = &heads[h - h % group];
             qk_pca_rows rq = {heads[h].q, heads[h].tq, o->rows};
@@ -196,7 +169,7 @@ static double time_heads(const bench_opts *o, const bench_head *heads, int group
                 qk_pca_metrics(&rq, &rk, mq, mk, w, &res);
             sum += res.r_q[0] + res.ev[0] + res.acc01;
         }
-        double elapsed = now() - start;
+        double elapsed = qk_now() - start;
         if (elapsed < best)
             best = elapsed;
         *check = sum;

@@ -5,14 +5,14 @@
  * for workflow/bench_rotate.py, which times numpy on the same vectors and
  * compares its numbers with these. */
 #include <cblas.h>
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
+#include "qk/heads.h"
 #include "qk/moments.h"
 #include "qk/registry.h"
 #include "qk/rotation.h"
@@ -48,17 +48,6 @@ typedef struct bench_opts {
     uint64_t seed;
 } bench_opts;
 
-static long parse_long(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
-               hi, s);
-    return v;
-}
-
 static void parse_args(int argc, char **argv, bench_opts *o)
 {
     enum { OPT_REGISTRY = 256, OPT_DATASET, OPT_HEADS, OPT_EXAMPLES, OPT_REPEAT, OPT_SEED,
@@ -81,10 +70,10 @@ static void parse_args(int argc, char **argv, bench_opts *o)
         switch (c) {
         case OPT_REGISTRY: o->registry = optarg; break;
         case OPT_DATASET: o->dataset = optarg; break;
-        case OPT_HEADS: o->heads = (int)parse_long("--heads", optarg, 1, 300); break;
-        case OPT_EXAMPLES: o->examples = (int)parse_long("--examples", optarg, 1, 100000); break;
-        case OPT_REPEAT: o->repeat = (int)parse_long("--repeat", optarg, 1, 1000); break;
-        case OPT_SEED: o->seed = (uint64_t)parse_long("--seed", optarg, 0, 1L << 62); break;
+        case OPT_HEADS: o->heads = (int)qk_opt_int("--heads", optarg, 1, 300); break;
+        case OPT_EXAMPLES: o->examples = (int)qk_opt_int("--examples", optarg, 1, 100000); break;
+        case OPT_REPEAT: o->repeat = (int)qk_opt_int("--repeat", optarg, 1, 1000); break;
+        case OPT_SEED: o->seed = (uint64_t)qk_opt_int("--seed", optarg, 0, 1L << 62); break;
         case OPT_DUMP: o->dump = optarg; break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
         case OPT_VERSION: printf("qk-bench-rotate %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
@@ -128,13 +117,6 @@ static void make_head(const qk_dataset *ds, const qk_synth_options *so, int laye
     qk_synth_model_free(&m);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 typedef struct stage_work {
     qk_moments mq, mk;
     qk_rot_work rot;
@@ -146,12 +128,12 @@ typedef struct stage_work {
 static double time_rotate(bench_head *h, stage_work *w)
 {
     qk_err err;
-    double t0 = now();
+    double t0 = qk_now();
     qk_moments_compute(&w->mk, h->k.vector, h->k.position, h->k.n);
     qk_moments_compute(&w->mq, h->q.vector, h->q.position, h->q.n);
     if (qk_rot_analyse(&h->q, &h->k, &w->mq, &w->mk, &w->opt, &w->rot, &h->rot, &err) != 0)
         qk_die(QK_EXIT_DATA, NULL, "%s", err.msg);
-    return now() - t0;
+    return qk_now() - t0;
 }
 
 /* qk-complement's work for one head, from the pooled moments and axes
@@ -160,37 +142,24 @@ static double time_complement(bench_head *h, stage_work *w, const qk_moments *po
                               const double *a, const double *b)
 {
     qk_err err;
-    double t0 = now();
+    double t0 = qk_now();
     if (qk_comp_analyse(&h->q, &h->k, pooled, a, b, QK_ROT_ACTIVE_TAU, &w->comp, &h->comp,
                         &err) != 0)
         qk_die(QK_EXIT_DATA, NULL, "%s", err.msg);
-    return now() - t0;
+    return qk_now() - t0;
 }
 
-static void write_u32(FILE *fp, int32_t v)
-{
-    fwrite(&v, sizeof v, 1, fp);
-}
-
-/* Heads in the format of workflow/bench_pca.py (count; per head n_q, n_k,
- * d, Q, t_q, K, t_k), then per head the C results as text lines. */
+/* The heads in the heads file format (qk/heads.h); the results go to
+ * stdout (print_results). */
 static void dump(const char *path, const bench_head *h, int n, int d)
 {
-    FILE *fp = fopen(path, "wb");
-    if (!fp)
-        qk_die(QK_EXIT_DATA, path, "cannot write: %s", strerror(errno));
-    write_u32(fp, n);
-    for (int i = 0; i < n; i++) {
-        write_u32(fp, (int32_t)h[i].q.n);
-        write_u32(fp, (int32_t)h[i].k.n);
-        write_u32(fp, d);
-        fwrite(h[i].q.vector, sizeof(float), (size_t)h[i].q.n * d, fp);
-        fwrite(h[i].q.position, sizeof(int32_t), (size_t)h[i].q.n, fp);
-        fwrite(h[i].k.vector, sizeof(float), (size_t)h[i].k.n * d, fp);
-        fwrite(h[i].k.position, sizeof(int32_t), (size_t)h[i].k.n, fp);
-    }
-    if (fclose(fp) != 0)
-        qk_die(QK_EXIT_DATA, path, "cannot write: %s", strerror(errno));
+    qk_atomic out;
+    qk_output_open(&out, path);
+    qk_heads_file_begin(out.fp, n);
+    for (int i = 0; i < n; i++)
+        qk_heads_file_add(out.fp, d, h[i].q.vector, h[i].q.position, h[i].q.n, h[i].k.vector,
+                          h[i].k.position, h[i].k.n);
+    qk_output_commit(&out);
 }
 
 /* One line per head with the values the numpy side recomputes. */

@@ -1,19 +1,19 @@
-/* qk-complement: the complement of the {a, b} plane of every head (spec
- * rotation.md 2.7, docs/rotation.md), from a store and the axes qk-rotate
+/* qk-complement: the complement of the {a, b} plane of every head
+ * (docs/rotation.md, "One head: the complement"), from a store and the axes qk-rotate
  * found: principal pairs with their variance share, angle-position
  * correlation and Q/K separability, the per-head summaries, the residual
  * position correlation of the drift lemma, and the joined per-head table
  * (rotation metrics + complement summaries). */
-#include <cblas.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
+#include "qk/heads.h"
 #include "qk/moments.h"
 #include "qk/rotation.h"
 #include "qk/store.h"
@@ -64,41 +64,9 @@ typedef struct options {
     int verify;
 } options;
 
-static long parse_count(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
-               hi, s);
-    return v;
-}
-
-static double parse_tau(const char *s)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0.0 && v <= 1.0))
-        qk_die(QK_EXIT_USAGE, NULL, "--active-tau: expected a number in [0, 1], got '%s'", s);
-    return v;
-}
-
-static char *beside(const char *path, const char *name)
-{
-    char *dir = qk_strdup(path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[slash == dir ? 1 : 0] = '\0';
-    char *out = qk_path_join(slash ? dir : ".", name);
-    free(dir);
-    return out;
-}
-
 static char *path_or_beside(const char *given, const char *store, const char *name)
 {
-    return given ? qk_strdup(given) : beside(store, name);
+    return given ? qk_strdup(given) : qk_path_beside(store, name);
 }
 
 static void parse_args(int argc, char **argv, options *o)
@@ -131,8 +99,8 @@ static void parse_args(int argc, char **argv, options *o)
         case OPT_PAIRS: given[2] = optarg; break;
         case OPT_HEADS: given[3] = optarg; break;
         case OPT_ROTATED: given[4] = optarg; break;
-        case OPT_TAU: o->tau = parse_tau(optarg); break;
-        case 'j': o->threads = (int)parse_count("--threads", optarg, 1, 256); break;
+        case OPT_TAU: o->tau = qk_opt_fraction("--active-tau", optarg); break;
+        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
         case OPT_NO_VERIFY: o->verify = 0; break;
         case 'q': qk_progress_set_quiet(1); break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
@@ -280,10 +248,10 @@ static int *match_jobs(const options *o, const qk_rot_axes_file *axes, const qk_
 
 /* ---- output ------------------------------------------------------------------------------ */
 
+/* A number cell without "-0". */
 static void put_num(FILE *fp, double v)
 {
-    fputc('\t', fp);
-    qk_fprint_double(fp, v + 0.0);
+    qk_put_num(fp, v + 0.0);
 }
 
 static void write_pairs(FILE *fp, const rotation_table *rot, const qk_rot_axes_file *axes,
@@ -392,19 +360,11 @@ static void write_outputs(const options *o, const rotation_table *rot,
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
-}
-
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-complement");
     options o;
     parse_args(argc, argv, &o);
-    openblas_set_num_threads(1); /* parallelism comes from the heads */
 
     qk_err err;
     qk_rot_axes_file axes;
@@ -413,13 +373,11 @@ int main(int argc, char **argv)
     rotation_table rot;
     load_rotation(&o, &axes, &rot);
     qk_store s;
-    if (qk_store_open(o.store, &s, o.verify, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
+    qk_open_store(o.store, &s, o.verify);
     if (axes.n_heads > 0 && axes.dim != s.dim)
         qk_die(QK_EXIT_DATA, o.axes, "axes of dimension %d, the store's vectors have %d",
                axes.dim, s.dim);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = qk_now();
 
     qk_head_job *jobs;
     int n_jobs;
@@ -431,12 +389,12 @@ int main(int argc, char **argv)
     qk_progress("%.56s: complement of %d heads, d = %d, %d threads", s.header.dataset_id,
                 axes.n_heads, s.dim, o.threads);
 
-    qk_head_runner runner = {jobs, n_jobs, &ctx, thread_init, analyse_group, thread_free};
+    qk_head_runner runner = {jobs, n_jobs, 1, 0, &ctx, thread_init, analyse_group, thread_free};
     if (qk_head_run(&runner, o.threads, &err) != 0)
         qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
     write_outputs(&o, &rot, &axes, ctx.results);
     qk_progress("%.56s: %d heads, %.2f s", s.header.dataset_id, axes.n_heads,
-                seconds_since(&t0));
+                qk_now() - t0);
 
     free(jobs);
     free(ctx.axes_of_job);

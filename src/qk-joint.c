@@ -1,5 +1,6 @@
-/* qk-joint: the joint table of the SmolLM3 training study (spec
- * plasticity.md 8, table 8.1): per checkpoint the rotation metrics of
+/* qk-joint: the joint table of the SmolLM3 training study
+ * (results/smollm3_training_progress/joint_rotation_plasticity.csv, the
+ * table the thesis compares the checkpoints with): per checkpoint the rotation metrics of
  * model_summary.csv next to the plasticity scalars of
  * smollm3_model_report.csv. */
 #include <getopt.h>
@@ -7,7 +8,9 @@
 #include <string.h>
 
 #include "qk/common.h"
+#include "qk/study.h"
 #include "qk/table.h"
+#include "qk/values.h"
 
 static void usage(FILE *fp)
 {
@@ -69,62 +72,11 @@ static void parse_args(int argc, char **argv, options *o)
     }
 }
 
-typedef struct source {
-    const char *path;
-    qk_table t;
-} source;
-
-static void load(source *s, const char *path)
-{
-    qk_err err;
-    s->path = path;
-    if (qk_table_load(path, &s->t, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-}
-
-static int column(const source *s, const char *name)
-{
-    int c = qk_table_column(&s->t, name);
-    if (c < 0)
-        qk_die(QK_EXIT_DATA, s->path, "no column '%s'", name);
-    return c;
-}
-
-/* Row whose column col equals key, or -1. */
-static int find_row(const source *s, int col, const char *key)
-{
-    for (int r = 0; r < s->t.n_rows; r++)
-        if (strcmp(qk_table_cell(&s->t, r, col), key) == 0)
-            return r;
-    return -1;
-}
-
 /* A numeric cell (nan allowed: a checkpoint without a valid head), as written. */
-static const char *number_cell(const source *s, int row, int col)
+static const char *number_cell(const qk_src *s, int row, int col)
 {
-    const char *cell = qk_table_cell(&s->t, row, col);
-    char *end;
-    strtod(cell, &end);
-    if (end == cell || *end)
-        qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not a number", row + 2,
-               s->t.header[col], cell);
-    return cell;
-}
-
-/* Text for a CSV cell, quoted when it holds a separator or a quote. */
-static void put_text(FILE *fp, const char *text)
-{
-    if (!strpbrk(text, ",\"\n")) {
-        fputs(text, fp);
-        return;
-    }
-    fputc('"', fp);
-    for (; *text; text++) {
-        if (*text == '"')
-            fputc('"', fp);
-        fputc(*text, fp);
-    }
-    fputc('"', fp);
+    qk_src_num(s, row, col); /* dies unless a number */
+    return qk_table_cell(s->t, row, col);
 }
 
 /* Output column, the table it comes from and its column there. */
@@ -147,44 +99,43 @@ static const field fields[] = {
 };
 #define N_FIELDS (int)(sizeof fields / sizeof fields[0])
 
-static void write_joint(FILE *fp, const options *o, const source *sum, const source *pl,
-                        const source *reg)
+static void write_joint(FILE *fp, const options *o, const qk_src *sum, const qk_src *pl,
+                        const qk_src *reg)
 {
-    int s_model = column(sum, "model"), p_model = column(pl, "model");
-    int p_heads = column(pl, "n_heads"), p_ctx = column(pl, "context_length");
-    int r_id = column(reg, "id"), r_label = column(reg, "label");
+    int s_model = qk_src_col(sum, "model"), p_model = qk_src_col(pl, "model");
+    int p_heads = qk_src_col(pl, "n_heads"), p_ctx = qk_src_col(pl, "context_length");
     int col[N_FIELDS];
     for (int f = 0; f < N_FIELDS; f++)
-        col[f] = column(fields[f].from_summary ? sum : pl, fields[f].column);
+        col[f] = qk_src_col(fields[f].from_summary ? sum : pl, fields[f].column);
     fputs("model,label,context_length,n_heads", fp);
     for (int f = 0; f < N_FIELDS; f++)
         fprintf(fp, ",%s", fields[f].name);
     fputc('\n', fp);
-    for (int r = 0; r < pl->t.n_rows; r++) {
-        const char *model = qk_table_cell(&pl->t, r, p_model);
-        int sr = find_row(sum, s_model, model);
+    for (int r = 0; r < pl->t->n_rows; r++) {
+        const char *model = qk_table_cell(pl->t, r, p_model);
+        int sr = qk_src_find(sum, s_model, model);
         if (sr < 0)
             qk_die(QK_EXIT_DATA, sum->path, "no row for checkpoint '%s' (it is in %s)", model,
                    pl->path);
         char *id = qk_malloc(strlen(o->prefix) + strlen(model) + 1);
         strcpy(id, o->prefix);
         strcat(id, model);
-        int rr = find_row(reg, r_id, id);
+        const char *label = qk_registry_cell(reg, id, "label", model);
         free(id);
-        put_text(fp, model);
+        qk_csv_put(fp, model);
         fputc(',', fp);
-        put_text(fp, rr >= 0 ? qk_table_cell(&reg->t, rr, r_label) : model);
+        qk_csv_put(fp, label);
         fprintf(fp, ",%s,%s", number_cell(pl, r, p_ctx), number_cell(pl, r, p_heads));
         for (int f = 0; f < N_FIELDS; f++)
-            fprintf(fp, ",%s",
-                    fields[f].from_summary ? number_cell(sum, sr, col[f]) : number_cell(pl, r, col[f]));
+            fprintf(fp, ",%s", fields[f].from_summary ? number_cell(sum, sr, col[f])
+                                                      : number_cell(pl, r, col[f]));
         fputc('\n', fp);
     }
     /* a checkpoint with rotation metrics but no plasticity row is an error too */
-    for (int r = 0; r < sum->t.n_rows; r++)
-        if (find_row(pl, p_model, qk_table_cell(&sum->t, r, s_model)) < 0)
+    for (int r = 0; r < sum->t->n_rows; r++)
+        if (qk_src_find(pl, p_model, qk_table_cell(sum->t, r, s_model)) < 0)
             qk_die(QK_EXIT_DATA, pl->path, "no row for checkpoint '%s' (it is in %s)",
-                   qk_table_cell(&sum->t, r, s_model), sum->path);
+                   qk_table_cell(sum->t, r, s_model), sum->path);
 }
 
 int main(int argc, char **argv)
@@ -192,28 +143,19 @@ int main(int argc, char **argv)
     qk_set_progname("qk-joint");
     options o;
     parse_args(argc, argv, &o);
-    source sum, pl, reg;
-    load(&sum, o.summary);
-    load(&pl, o.plasticity);
-    load(&reg, o.registry);
-    if (pl.t.n_rows == 0)
-        qk_die(QK_EXIT_DATA, pl.path, "no checkpoints");
+    qk_table_file sum, pl, reg;
+    qk_table_file_load(&sum, o.summary);
+    qk_table_file_load(&pl, o.plasticity);
+    qk_table_file_load(&reg, o.registry);
+    if (pl.table.n_rows == 0)
+        qk_die(QK_EXIT_DATA, o.plasticity, "no checkpoints");
     /* built in memory first, so that an error leaves no partial file */
-    char *text;
-    size_t len;
-    FILE *mem = open_memstream(&text, &len);
-    write_joint(mem, &o, &sum, &pl, &reg);
-    fclose(mem);
-    qk_atomic out;
-    qk_err err;
-    if (qk_atomic_open(&out, o.output, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.output, "%s", err.msg);
-    fwrite(text, 1, len, out.fp);
-    free(text);
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.output, "%s", err.msg);
-    qk_table_free(&sum.t);
-    qk_table_free(&pl.t);
-    qk_table_free(&reg.t);
+    qk_text out;
+    qk_text_open(&out, o.output);
+    write_joint(out.fp, &o, &sum.src, &pl.src, &reg.src);
+    qk_text_close(&out);
+    qk_table_file_free(&sum);
+    qk_table_file_free(&pl);
+    qk_table_file_free(&reg);
     return QK_EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/parquet.h"
 #include "qk/registry.h"
@@ -308,9 +309,7 @@ static void write_inventory(const char *path, const qk_dataset *ds, const load_t
                             const qk_store *s, const char *store_path)
 {
     qk_atomic out;
-    qk_err err;
-    if (qk_atomic_open(&out, path, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    qk_output_open(&out, path);
     fprintf(out.fp, "dataset\tlabel\tstudy\tfamily\tq_heads\tk_heads\tvectors_q\tvectors_k"
                     "\thead_dim\tparquet_bytes\tstore_bytes\tstore_checksum\n");
     fprintf(out.fp, "%s\t%s\t%s\t%s\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%d\t%" PRIu64
@@ -319,8 +318,7 @@ static void write_inventory(const char *path, const qk_dataset *ds, const load_t
             ds->family[0] ? ds->family : "other", tot->q_configs, tot->k_configs,
             tot->q_rows, tot->k_rows, s->dim, tot->parquet_bytes, s->map_size,
             s->header.checksum);
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    qk_output_commit(&out);
     (void)store_path;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/table.h"
 
@@ -99,21 +100,13 @@ static char *model_of(const char *path, const char *prefix)
     return out;
 }
 
-/* A field: as is in TSV; in CSV quoted when it holds a comma, a quote or a
- * line break, inner quotes doubled. */
+/* A field: as is in TSV, quoted as CSV needs it in CSV. */
 static void put_field(FILE *fp, const char *s, char sep)
 {
-    if (sep != ',' || !strpbrk(s, ",\"\r\n")) {
+    if (sep == ',')
+        qk_csv_put(fp, s);
+    else
         fputs(s, fp);
-        return;
-    }
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
 }
 
 static void put_row(FILE *fp, const char *model, char **cells, int n, char sep)
@@ -158,8 +151,7 @@ int main(int argc, char **argv)
         qk_die(QK_EXIT_DATA, o.inputs[0], "already has a column '%s'", o.model_column);
 
     qk_atomic out;
-    if (qk_atomic_open(&out, o.output, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.output, "%s", err.msg);
+    qk_output_open(&out, o.output);
     put_row(out.fp, o.model_from_dir ? o.model_column : NULL, tables[0].header,
             tables[0].n_cols, o.sep);
     for (int i = 0; i < o.n_inputs; i++) {
@@ -169,8 +161,7 @@ int main(int argc, char **argv)
             put_row(out.fp, model, t->cells + (size_t)r * t->n_cols, t->n_cols, o.sep);
         free(model);
     }
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.output, "%s", err.msg);
+    qk_output_commit(&out);
     for (int i = 0; i < o.n_inputs; i++)
         qk_table_free(&tables[i]);
     free(tables);

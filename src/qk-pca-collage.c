@@ -1,17 +1,18 @@
-/* qk-pca-collage: the data of the PCA collage figure (spec pca.md 7.5).
+/* qk-pca-collage: the data of the PCA collage figure (figures/qk-pca/06).
  * A few query heads of one store are drawn as the thesis drew them
  * (Python random.Random(seed).sample of the sorted query heads), each is
  * refitted with the combined QK PCA of qk-pca, and its query and key
  * vectors are projected on PC0 and PC1 with the solver's signs. */
 #include <cblas.h>
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
+#include "qk/heads.h"
 #include "qk/moments.h"
 #include "qk/pca.h"
 #include "qk/rng.h"
@@ -61,17 +62,6 @@ typedef struct options {
     int verify;
 } options;
 
-static long parse_count(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
-               hi, s);
-    return v;
-}
-
 static void parse_args(int argc, char **argv, options *o)
 {
     enum { OPT_POINTS = 256, OPT_PANELS_OUT, OPT_MAX_POINTS, OPT_MAX_ROWS, OPT_NO_VERIFY,
@@ -97,13 +87,13 @@ static void parse_args(int argc, char **argv, options *o)
         switch (c) {
         case OPT_POINTS: o->points_output = optarg; break;
         case OPT_PANELS_OUT: o->panels_output = optarg; break;
-        case 's': o->seed = parse_count("--seed", optarg, 0, 4294967295L); break;
-        case 'n': o->panels = (int)parse_count("--panels", optarg, 1, MAX_PANELS); break;
+        case 's': o->seed = qk_opt_int("--seed", optarg, 0, 4294967295L); break;
+        case 'n': o->panels = (int)qk_opt_int("--panels", optarg, 1, MAX_PANELS); break;
         case OPT_MAX_POINTS:
-            o->max_points = parse_count("--max-points", optarg, 0, 2147483647L);
+            o->max_points = qk_opt_int("--max-points", optarg, 0, 2147483647L);
             break;
         case OPT_MAX_ROWS:
-            o->max_rows = parse_count("--max-rows", optarg, 1, 2147483647L);
+            o->max_rows = qk_opt_int("--max-rows", optarg, 1, 2147483647L);
             break;
         case OPT_NO_VERIFY: o->verify = 0; break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
@@ -125,14 +115,6 @@ typedef struct head_ref {
     const qk_store_config *q, *k;
 } head_ref;
 
-static int cmp_head(const void *a, const void *b)
-{
-    const head_ref *x = a, *y = b;
-    if (x->layer != y->layer)
-        return x->layer < y->layer ? -1 : 1;
-    return (x->head > y->head) - (x->head < y->head);
-}
-
 static int64_t capped(int64_t rows, int64_t max_rows)
 {
     return max_rows > 0 && rows > max_rows ? max_rows : rows;
@@ -141,19 +123,20 @@ static int64_t capped(int64_t rows, int64_t max_rows)
 /* The query heads qk-pca analyses (enough rows), sorted by (layer, head). */
 static head_ref *sorted_heads(const qk_store *s, const options *o, int *n)
 {
-    head_ref *heads = qk_calloc((size_t)(s->n_pairs ? s->n_pairs : 1), sizeof *heads);
+    qk_head_job *jobs;
+    int n_jobs;
+    qk_err err;
+    if (qk_head_jobs(s, &jobs, &n_jobs, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->store, "%s", err.msg);
+    head_ref *heads = qk_calloc((size_t)(n_jobs ? n_jobs : 1), sizeof *heads);
     *n = 0;
-    for (int i = 0; i < s->n_pairs; i++) {
-        const qk_store_config *q = &s->configs[s->pairs[i].q];
-        const qk_store_config *k = &s->configs[s->pairs[i].k];
-        if (q->kind != 'q' || k->kind != 'k' || q->layer != k->layer)
-            qk_die(QK_EXIT_DATA, o->store, "pair %d does not join a query and a key config "
-                   "of one layer", i);
-        if (!qk_pca_head_usable(capped(q->rows, o->max_rows), capped(k->rows, o->max_rows)))
-            continue;
-        heads[(*n)++] = (head_ref){q->layer, q->head, k->head, q, k};
+    for (int i = 0; i < n_jobs; i++) {
+        const qk_store_config *q = &s->configs[jobs[i].q_config];
+        const qk_store_config *k = &s->configs[jobs[i].k_config];
+        if (qk_pca_head_usable(capped(q->rows, o->max_rows), capped(k->rows, o->max_rows)))
+            heads[(*n)++] = (head_ref){q->layer, q->head, k->head, q, k};
     }
-    qsort(heads, (size_t)*n, sizeof *heads, cmp_head);
+    free(jobs);
     return heads;
 }
 
@@ -247,12 +230,6 @@ static void fit_panel(const qk_store *s, const options *o, int index, const head
 
 /* ---- output ------------------------------------------------------------------------- */
 
-static void put_num(FILE *fp, double v)
-{
-    fputc('\t', fp);
-    qk_fprint_double(fp, v);
-}
-
 static void write_panels(FILE *fp, const qk_store *s, const options *o, const panel *p, int n,
                          int available)
 {
@@ -262,12 +239,12 @@ static void write_panels(FILE *fp, const qk_store *s, const options *o, const pa
         const qk_pca_head *f = &p[i].fit;
         fprintf(fp, "%d\t%.56s\t%d\t%d\t%d\t%" PRId64 "\t%" PRId64, i, s->header.dataset_id,
                 p[i].ref.layer, p[i].ref.head, p[i].ref.k_head, f->n_q, f->n_k);
-        put_num(fp, f->ev[0]);
-        put_num(fp, f->ev[1]);
-        put_num(fp, p[i].sign[0] * f->r_q[0]);
-        put_num(fp, p[i].sign[0] * f->r_k[0]);
-        put_num(fp, p[i].sign[1] * f->r_q[1]);
-        put_num(fp, p[i].sign[1] * f->r_k[1]);
+        qk_put_num(fp, f->ev[0]);
+        qk_put_num(fp, f->ev[1]);
+        qk_put_num(fp, p[i].sign[0] * f->r_q[0]);
+        qk_put_num(fp, p[i].sign[0] * f->r_k[0]);
+        qk_put_num(fp, p[i].sign[1] * f->r_q[1]);
+        qk_put_num(fp, p[i].sign[1] * f->r_k[1]);
         fprintf(fp, "\t%+d\t%+d\t%" PRId64 "\t%" PRId64 "\t%d\t%ld\n", (int)p[i].sign[0],
                 (int)p[i].sign[1], p[i].plotted_q, p[i].plotted_k, available, o->seed);
     }
@@ -280,9 +257,7 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &o);
     openblas_set_num_threads(1);
     qk_store s;
-    qk_err err;
-    if (qk_store_open(o.store, &s, o.verify, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
+    qk_open_store(o.store, &s, o.verify);
     int n_heads;
     head_ref *heads = sorted_heads(&s, &o, &n_heads);
     if (n_heads == 0)
@@ -293,21 +268,17 @@ int main(int argc, char **argv)
         qk_die(QK_EXIT_DATA, o.store, "cannot draw %d of %d heads", n, n_heads);
 
     qk_atomic points;
-    if (qk_atomic_open(&points, o.points_output, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.points_output, "%s", err.msg);
+    qk_output_open(&points, o.points_output);
     fputs("panel\tkind\tposition\tpc0\tpc1\n", points.fp);
     panel panels[MAX_PANELS];
     for (int i = 0; i < n; i++)
         fit_panel(&s, &o, i, &heads[picks[i]], points.fp, &panels[i]);
-    if (qk_atomic_commit(&points, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.points_output, "%s", err.msg);
+    qk_output_commit(&points);
 
     qk_atomic out;
-    if (qk_atomic_open(&out, o.panels_output, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.panels_output, "%s", err.msg);
+    qk_output_open(&out, o.panels_output);
     write_panels(out.fp, &s, &o, panels, n, n_heads);
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.panels_output, "%s", err.msg);
+    qk_output_commit(&out);
     free(heads);
     qk_store_close(&s);
     return QK_EXIT_OK;

@@ -3,13 +3,14 @@
  * PCA figures (src/lib/pca_tables.c), so text and figures agree. */
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "qk/pca_tables.h"
+#include "qk/cli.h"
 #include "qk/common.h"
+#include "qk/pca_tables.h"
 #include "qk/table.h"
+#include "qk/values.h"
 
 static void usage(FILE *fp)
 {
@@ -51,15 +52,6 @@ typedef struct options {
     const char *values_out, *by_pc_out, *by_family_out, *by_model_out, *training_out;
 } options;
 
-static double parse_threshold(const char *opt, const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0 && v <= 1))
-        qk_die(QK_EXIT_USAGE, NULL, "%s: expected a number in [0, 1], got '%s'", opt, s);
-    return v;
-}
-
 static void parse_args(int argc, char **argv, options *o)
 {
     enum { OPT_HIGH = 256, OPT_LOW, OPT_BY_PC, OPT_BY_FAMILY, OPT_BY_MODEL, OPT_TRAINING_OUT,
@@ -89,8 +81,8 @@ static void parse_args(int argc, char **argv, options *o)
         case 'c': o->components = optarg; break;
         case 'H': o->heads = optarg; break;
         case 't': o->training = optarg; break;
-        case OPT_HIGH: o->high = parse_threshold("--high", optarg); break;
-        case OPT_LOW: o->low = parse_threshold("--low", optarg); break;
+        case OPT_HIGH: o->high = qk_opt_fraction("--high", optarg); break;
+        case OPT_LOW: o->low = qk_opt_fraction("--low", optarg); break;
         case 'o': o->values_out = optarg; break;
         case OPT_BY_PC: o->by_pc_out = optarg; break;
         case OPT_BY_FAMILY: o->by_family_out = optarg; break;
@@ -111,21 +103,13 @@ static void parse_args(int argc, char **argv, options *o)
 
 /* ---- inputs ------------------------------------------------------------------------ */
 
-typedef struct input {
-    qk_table table;
-    pca_src src;
-} input;
-
-static void load_input(input *in, const char *path)
+static void load_input(qk_table_file *in, const char *path)
 {
-    qk_err err;
-    if (qk_table_load(path, &in->table, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-    in->src.t = &in->table;
-    in->src.path = path;
+    qk_table_file_load(in, path);
+    in->src.user = "the PCA study";
 }
 
-static void load_study(pca_study *s, input *in, const char *path, const pca_src *registry)
+static void load_study(pca_study *s, qk_table_file *in, const char *path, const qk_src *registry)
 {
     load_input(in, path);
     pca_study_load(s, &in->src, registry);
@@ -134,75 +118,15 @@ static void load_study(pca_study *s, input *in, const char *path, const pca_src 
     pca_study_need_category(s);
 }
 
-/* ---- output helpers ---------------------------------------------------------------- */
-
-/* An output file written atomically; NULL path: output not wanted. */
-typedef struct output {
-    qk_atomic atomic;
-    FILE *fp;
-    const char *path;
-} output;
-
-static void out_open(output *o, const char *path)
-{
-    o->path = path;
-    o->fp = NULL;
-    if (!path)
-        return;
-    qk_err err;
-    if (qk_atomic_open(&o->atomic, path, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-    o->fp = o->atomic.fp;
-}
-
-static void out_close(output *o)
-{
-    if (!o->fp)
-        return;
-    qk_err err;
-    if (qk_atomic_commit(&o->atomic, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->path, "%s", err.msg);
-}
-
-static void out_printf(output *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out_printf(output *o, const char *fmt, ...)
-{
-    if (!o->fp)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(o->fp, fmt, ap);
-    va_end(ap);
-}
-
-/* One value line: key<TAB>formatted value. */
-static void value(output *v, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void value(output *v, const char *key, const char *fmt, ...)
-{
-    fprintf(v->fp, "%s\t", key);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(v->fp, fmt, ap);
-    va_end(ap);
-    fputc('\n', v->fp);
-}
-
-static void missing(output *v, const char *const *keys)
-{
-    for (; *keys; keys++)
-        value(v, *keys, "n/a");
-}
-
 /* ---- per-head columns and groups ------------------------------------------------------ */
 
 /* A numeric column of the heads table, read for every head (study order). */
 static double *head_column(const pca_study *s, const char *name)
 {
-    int c = pca_col(&s->src, name);
+    int c = qk_src_col(&s->src, name);
     double *x = qk_malloc((size_t)s->n_heads * sizeof *x);
     for (int h = 0; h < s->n_heads; h++)
-        x[h] = pca_num(&s->src, s->heads[h].row, c);
+        x[h] = qk_src_num(&s->src, s->heads[h].row, c);
     return x;
 }
 
@@ -244,12 +168,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median_of(const pca_study *s, const double *x)
+/* Median of x[n] (sorted in a copy). */
+static double median(const double *x, int n)
 {
-    double *v = qk_malloc((size_t)s->n_heads * sizeof *v);
-    memcpy(v, x, (size_t)s->n_heads * sizeof *v);
-    qsort(v, (size_t)s->n_heads, sizeof *v, cmp_double);
-    int n = s->n_heads;
+    double *v = qk_malloc((size_t)(n ? n : 1) * sizeof *v);
+    memcpy(v, x, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
     double m = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
     free(v);
     return m;
@@ -311,43 +235,46 @@ static const char *const by_model_header =
     "\tpos_var_q (%)\tpos_var_k (%)\tmean |mu_q0|\tmean separation sep0\tmedian Fisher"
     "\tmean acc01 (%)\tposition-dominated (%)\n";
 
-static void write_by_pc(output *v, output *t, const pca_src *qk)
+/* The value lines of component i; n/a without it (a head dimension below 10). */
+static void component_values(qk_text *v, int i, int have, double rq, double rk, double ev)
+{
+    static const char *const names[3] = {"rq", "rk", "ev"};
+    static const char *const formats[3] = {"%.3f", "%.3f", "%.1f"};
+    const double x[3] = {rq, rk, 100 * ev};
+    for (int k = 0; k < 3; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "pca_%s_pc%d", names[k], i);
+        if (have)
+            qk_value(v, key, formats[k], x[k]);
+        else
+            qk_value(v, key, "n/a");
+    }
+}
+
+static void write_by_pc(qk_text *v, qk_text *t, const qk_src *qk)
 {
     double rq[PCA_N_PC], rk[PCA_N_PC], ev[PCA_N_PC];
     int n[PCA_N_PC];
     pca_component_means(qk, rq, rk, ev, n);
     double top = 0;
-    out_printf(t, "%s", by_pc_header);
+    fputs(by_pc_header, t->fp);
     for (int i = 0; i < PCA_N_PC; i++) {
-        char key[32];
-        if (!n[i]) { /* a head dimension below 10 */
-            snprintf(key, sizeof key, "pca_rq_pc%d", i);
-            value(v, key, "n/a");
-            snprintf(key, sizeof key, "pca_rk_pc%d", i);
-            value(v, key, "n/a");
-            snprintf(key, sizeof key, "pca_ev_pc%d", i);
-            value(v, key, "n/a");
+        component_values(v, i, n[i] > 0, rq[i], rk[i], ev[i]);
+        if (!n[i])
             continue;
-        }
-        out_printf(t, "PC%d\t%.3f\t%.3f\t%.1f\n", i, rq[i], rk[i], 100 * ev[i]);
+        fprintf(t->fp, "PC%d\t%.3f\t%.3f\t%.1f\n", i, rq[i], rk[i], 100 * ev[i]);
         top += ev[i];
-        snprintf(key, sizeof key, "pca_rq_pc%d", i);
-        value(v, key, "%.3f", rq[i]);
-        snprintf(key, sizeof key, "pca_rk_pc%d", i);
-        value(v, key, "%.3f", rk[i]);
-        snprintf(key, sizeof key, "pca_ev_pc%d", i);
-        value(v, key, "%.1f", 100 * ev[i]);
     }
-    value(v, "pca_ev_top10", "%.1f", 100 * top);
-    value(v, "pca_ev_ratio01", "%.1f", ev[1] > 0 ? ev[0] / ev[1] : NAN);
+    qk_value(v, "pca_ev_top10", "%.1f", 100 * top);
+    qk_value(v, "pca_ev_ratio01", "%.1f", ev[1] > 0 ? ev[0] / ev[1] : NAN);
 }
 
 /* The share of a category in percent. */
 static double pct(int count, int n) { return n ? 100.0 * count / n : NAN; }
 
-static void write_families(output *t, const pca_study *s, const head_columns *c)
+static void write_families(qk_text *t, const pca_study *s, const head_columns *c)
 {
-    out_printf(t, "%s", by_family_header);
+    fputs(by_family_header, t->fp);
     for (int m = 0; m < s->n_models; m++) {
         const char *family = s->models[m].family;
         int seen = 0;
@@ -362,52 +289,40 @@ static void write_families(output *t, const pca_study *s, const head_columns *c)
             models += strcmp(s->models[i].family, family) == 0;
         int cat[PCA_N_CAT], n;
         count_categories(s, in_family, family, cat, &n);
-        out_printf(t, "%s\t%d\t%d\t%.3f\t%.3f\t%.1f\t%.1f", name, models, n,
-                   mean_of(s, c->r_q0, in_family, family, 0),
-                   mean_of(s, c->r_k0, in_family, family, 0),
-                   100 * mean_of(s, c->pos_var_q, in_family, family, 0),
-                   100 * mean_of(s, c->pos_var_k, in_family, family, 0));
+        fprintf(t->fp, "%s\t%d\t%d\t%.3f\t%.3f\t%.1f\t%.1f", name, models, n,
+                mean_of(s, c->r_q0, in_family, family, 0),
+                mean_of(s, c->r_k0, in_family, family, 0),
+                100 * mean_of(s, c->pos_var_q, in_family, family, 0),
+                100 * mean_of(s, c->pos_var_k, in_family, family, 0));
         for (int k = 0; k < PCA_N_CAT; k++)
-            out_printf(t, "\t%.1f", pct(cat[k], n));
-        out_printf(t, "\n");
+            fprintf(t->fp, "\t%.1f", pct(cat[k], n));
+        fprintf(t->fp, "\n");
     }
 }
 
-/* Median of a column over the heads of one model. */
-static double model_median(const pca_study *s, const double *x, int m)
+static void write_models(qk_text *t, const pca_study *s, const head_columns *c)
 {
-    const pca_model *md = &s->models[m];
-    double *v = qk_malloc((size_t)md->n_heads * sizeof *v);
-    memcpy(v, x + md->first_head, (size_t)md->n_heads * sizeof *v);
-    qsort(v, (size_t)md->n_heads, sizeof *v, cmp_double);
-    int n = md->n_heads;
-    double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    free(v);
-    return med;
-}
-
-static void write_models(output *t, const pca_study *s, const head_columns *c)
-{
-    out_printf(t, "%s", by_model_header);
+    fputs(by_model_header, t->fp);
     for (int m = 0; m < s->n_models; m++) {
+        const pca_model *md = &s->models[m];
         char family[64];
-        pca_family_name(s, s->models[m].family, family, sizeof family);
+        pca_family_name(s, md->family, family, sizeof family);
         int cat[PCA_N_CAT], n;
         count_categories(s, in_model, &m, cat, &n);
-        out_printf(t, "%s\t%s\t%d\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
-                   s->models[m].label, family, n, mean_of(s, c->r_q0, in_model, &m, 0),
-                   mean_of(s, c->r_k0, in_model, &m, 0),
-                   100 * mean_of(s, c->ev0, in_model, &m, 0),
-                   100 * mean_of(s, c->pos_var_q, in_model, &m, 0),
-                   100 * mean_of(s, c->pos_var_k, in_model, &m, 0),
-                   mean_of(s, c->mu_q0, in_model, &m, 1), mean_of(s, c->sep0, in_model, &m, 0),
-                   model_median(s, c->fisher0, m), 100 * mean_of(s, c->acc01, in_model, &m, 0),
-                   pct(cat[PCA_POS_DOM], n));
+        fprintf(t->fp, "%s\t%s\t%d\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
+                md->label, family, n, mean_of(s, c->r_q0, in_model, &m, 0),
+                mean_of(s, c->r_k0, in_model, &m, 0),
+                100 * mean_of(s, c->ev0, in_model, &m, 0),
+                100 * mean_of(s, c->pos_var_q, in_model, &m, 0),
+                100 * mean_of(s, c->pos_var_k, in_model, &m, 0),
+                mean_of(s, c->mu_q0, in_model, &m, 1), mean_of(s, c->sep0, in_model, &m, 0),
+                median(c->fisher0 + md->first_head, md->n_heads),
+                100 * mean_of(s, c->acc01, in_model, &m, 0), pct(cat[PCA_POS_DOM], n));
     }
 }
 
 /* The range of the per-model means of a column (min and max over models). */
-static void model_range(const pca_study *s, const double *x, double scale, output *v,
+static void model_range(const pca_study *s, const double *x, double scale, qk_text *v,
                         const char *key, const char *fmt)
 {
     double lo = INFINITY, hi = -INFINITY;
@@ -418,29 +333,29 @@ static void model_range(const pca_study *s, const double *x, double scale, outpu
     }
     char name[64];
     snprintf(name, sizeof name, "%s_min", key);
-    value(v, name, fmt, scale * lo);
+    qk_value(v, name, fmt, scale * lo);
     snprintf(name, sizeof name, "%s_max", key);
-    value(v, name, fmt, scale * hi);
+    qk_value(v, name, fmt, scale * hi);
 }
 
 static const char *const category_keys[PCA_N_CAT] = {"posdom", "qpos", "kpos", "content",
                                                      "mixed"};
 
-static void write_cross_values(output *v, const pca_study *s, const head_columns *c)
+static void write_cross_values(qk_text *v, const pca_study *s, const head_columns *c)
 {
-    value(v, "pca_models", "%d", s->n_models);
-    value(v, "pca_heads", "%d", s->n_heads);
-    value(v, "pca_families", "%d", pca_n_families(s));
-    value(v, "pca_pos_var_q", "%.1f", 100 * mean_of(s, c->pos_var_q, any_head, NULL, 0));
-    value(v, "pca_pos_var_k", "%.1f", 100 * mean_of(s, c->pos_var_k, any_head, NULL, 0));
-    value(v, "pca_pc0_share_q", "%.1f", 100 * mean_of(s, c->share_q, any_head, NULL, 0));
-    value(v, "pca_pc0_share_k", "%.1f", 100 * mean_of(s, c->share_k, any_head, NULL, 0));
-    value(v, "pca_mu_q0_abs", "%.1f", mean_of(s, c->mu_q0, any_head, NULL, 1));
-    value(v, "pca_sep0", "%.1f", mean_of(s, c->sep0, any_head, NULL, 0));
-    value(v, "pca_fisher0_median", "%.1f", median_of(s, c->fisher0));
-    value(v, "pca_fisher0_mean", "%.1f", mean_of(s, c->fisher0, any_head, NULL, 0));
-    value(v, "pca_acc01", "%.1f", 100 * mean_of(s, c->acc01, any_head, NULL, 0));
-    value(v, "pca_acc0", "%.1f", 100 * mean_of(s, c->acc0, any_head, NULL, 0));
+    qk_value(v, "pca_models", "%d", s->n_models);
+    qk_value(v, "pca_heads", "%d", s->n_heads);
+    qk_value(v, "pca_families", "%d", pca_n_families(s));
+    qk_value(v, "pca_pos_var_q", "%.1f", 100 * mean_of(s, c->pos_var_q, any_head, NULL, 0));
+    qk_value(v, "pca_pos_var_k", "%.1f", 100 * mean_of(s, c->pos_var_k, any_head, NULL, 0));
+    qk_value(v, "pca_pc0_share_q", "%.1f", 100 * mean_of(s, c->share_q, any_head, NULL, 0));
+    qk_value(v, "pca_pc0_share_k", "%.1f", 100 * mean_of(s, c->share_k, any_head, NULL, 0));
+    qk_value(v, "pca_mu_q0_abs", "%.1f", mean_of(s, c->mu_q0, any_head, NULL, 1));
+    qk_value(v, "pca_sep0", "%.1f", mean_of(s, c->sep0, any_head, NULL, 0));
+    qk_value(v, "pca_fisher0_median", "%.1f", median(c->fisher0, s->n_heads));
+    qk_value(v, "pca_fisher0_mean", "%.1f", mean_of(s, c->fisher0, any_head, NULL, 0));
+    qk_value(v, "pca_acc01", "%.1f", 100 * mean_of(s, c->acc01, any_head, NULL, 0));
+    qk_value(v, "pca_acc0", "%.1f", 100 * mean_of(s, c->acc0, any_head, NULL, 0));
     model_range(s, c->acc01, 100, v, "pca_acc01_model", "%.1f");
     model_range(s, c->r_q0, 1, v, "pca_rq_pc0_model", "%.3f");
     model_range(s, c->r_k0, 1, v, "pca_rk_pc0_model", "%.3f");
@@ -451,9 +366,9 @@ static void write_cross_values(output *v, const pca_study *s, const head_columns
     for (int k = 0; k < PCA_N_CAT; k++) {
         char key[48];
         snprintf(key, sizeof key, "pca_share_%s", category_keys[k]);
-        value(v, key, "%.1f", pct(cat[k], n));
+        qk_value(v, key, "%.1f", pct(cat[k], n));
         snprintf(key, sizeof key, "pca_count_%s", category_keys[k]);
-        value(v, key, "%d", cat[k]);
+        qk_value(v, key, "%d", cat[k]);
     }
 }
 
@@ -468,17 +383,10 @@ static const char *const cross_keys[] = {
     "pca_share_content", "pca_count_content", "pca_share_mixed", "pca_count_mixed",
     "pca_ev_top10", "pca_ev_ratio01", NULL};
 
-static void missing_components(output *v)
+static void missing_components(qk_text *v)
 {
-    for (int i = 0; i < PCA_N_PC; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "pca_rq_pc%d", i);
-        value(v, key, "n/a");
-        snprintf(key, sizeof key, "pca_rk_pc%d", i);
-        value(v, key, "n/a");
-        snprintf(key, sizeof key, "pca_ev_pc%d", i);
-        value(v, key, "n/a");
-    }
+    for (int i = 0; i < PCA_N_PC; i++)
+        component_values(v, i, 0, 0, 0, 0);
 }
 
 /* ---- the training study ------------------------------------------------------------------ */
@@ -506,9 +414,9 @@ static int discordant(const pca_study *s, int m, double low)
     return n;
 }
 
-static void write_training(output *v, output *t, const pca_study *s, double low)
+static void write_training(qk_text *v, qk_text *t, const pca_study *s, double low)
 {
-    out_printf(t, "%s", training_header);
+    fputs(training_header, t->fp);
     double peak = -INFINITY;
     int peak_at = 0;
     for (int m = 0; m < s->n_models; m++) {
@@ -519,11 +427,11 @@ static void write_training(output *v, output *t, const pca_study *s, double low)
         pca_model_mean_sd(s, m, PCA_EV0, &me, &se);
         int cat[PCA_N_CAT];
         pca_model_categories(s, m, cat);
-        out_printf(t, "%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f", md->id, md->label,
-                   md->n_heads, mq, sq, mk, sk, 100 * me, 100 * se);
+        fprintf(t->fp, "%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f", md->id, md->label,
+                md->n_heads, mq, sq, mk, sk, 100 * me, 100 * se);
         for (int k = 0; k < PCA_N_CAT; k++)
-            out_printf(t, "\t%.1f", pct(cat[k], md->n_heads));
-        out_printf(t, "\n");
+            fprintf(t->fp, "\t%.1f", pct(cat[k], md->n_heads));
+        fprintf(t->fp, "\n");
         if (mk > peak)
             peak = mk, peak_at = m;
     }
@@ -538,10 +446,10 @@ static void write_training(output *v, output *t, const pca_study *s, double low)
         snprintf(heads, sizeof heads, "%d", lo);
     else
         snprintf(heads, sizeof heads, "%d-%d", lo, hi);
-    value(v, "pca_t_checkpoints", "%d", s->n_models);
-    value(v, "pca_t_heads", "%s", heads);
-    value(v, "pca_t_first", "%s", s->models[first].label);
-    value(v, "pca_t_last", "%s", s->models[last].label);
+    qk_value(v, "pca_t_checkpoints", "%d", s->n_models);
+    qk_value(v, "pca_t_heads", "%s", heads);
+    qk_value(v, "pca_t_first", "%s", s->models[first].label);
+    qk_value(v, "pca_t_last", "%s", s->models[last].label);
     const int ends[2] = {first, last};
     const char *const suffix[2] = {"first", "last"};
     for (int e = 0; e < 2; e++) {
@@ -556,7 +464,7 @@ static void write_training(output *v, output *t, const pca_study *s, double low)
         char key[48];
 #define PUT(name, fmt, x)                                               \
         snprintf(key, sizeof key, "pca_t_%s_%s", name, suffix[e]);    \
-        value(v, key, fmt, x)
+        qk_value(v, key, fmt, x)
         PUT("rq", "%.3f", mq);
         PUT("rk", "%.3f", mk);
         PUT("rk_sd", "%.3f", sk);
@@ -568,8 +476,8 @@ static void write_training(output *v, output *t, const pca_study *s, double low)
         PUT("discordant", "%d", discordant(s, m, low));
 #undef PUT
     }
-    value(v, "pca_t_rk_peak", "%.3f", peak);
-    value(v, "pca_t_rk_peak_at", "%s", s->models[peak_at].label);
+    qk_value(v, "pca_t_rk_peak", "%.3f", peak);
+    qk_value(v, "pca_t_rk_peak_at", "%s", s->models[peak_at].label);
 }
 
 /* ---- main ------------------------------------------------------------------------------- */
@@ -579,20 +487,20 @@ int main(int argc, char **argv)
     qk_set_progname("qk-pca-summary");
     options o;
     parse_args(argc, argv, &o);
-    input registry;
+    qk_table_file registry;
     load_input(&registry, o.registry);
 
-    output values, by_pc, by_family, by_model, training;
-    out_open(&values, o.values_out);
-    out_open(&by_pc, o.by_pc_out);
-    out_open(&by_family, o.by_family_out);
-    out_open(&by_model, o.by_model_out);
-    out_open(&training, o.training_out);
-    value(&values, "pca_tax_high", "%g", o.high);
-    value(&values, "pca_tax_low", "%g", o.low);
+    qk_text values, by_pc, by_family, by_model, training;
+    qk_text_open(&values, o.values_out);
+    qk_text_open(&by_pc, o.by_pc_out);
+    qk_text_open(&by_family, o.by_family_out);
+    qk_text_open(&by_model, o.by_model_out);
+    qk_text_open(&training, o.training_out);
+    qk_value(&values, "pca_tax_high", "%g", o.high);
+    qk_value(&values, "pca_tax_low", "%g", o.low);
 
     if (o.components) {
-        input qk, heads_in;
+        qk_table_file qk, heads_in;
         load_input(&qk, o.components);
         write_by_pc(&values, &by_pc, &qk.src);
         pca_study s;
@@ -604,31 +512,31 @@ int main(int argc, char **argv)
         write_models(&by_model, &s, &c);
         columns_free(&c);
         pca_study_free(&s);
-        qk_table_free(&heads_in.table);
-        qk_table_free(&qk.table);
+        qk_table_file_free(&heads_in);
+        qk_table_file_free(&qk);
     } else {
         missing_components(&values);
-        missing(&values, cross_keys);
-        out_printf(&by_pc, "%s", by_pc_header);
-        out_printf(&by_family, "%s", by_family_header);
-        out_printf(&by_model, "%s", by_model_header);
+        qk_value_missing(&values, cross_keys);
+        fputs(by_pc_header, by_pc.fp);
+        fputs(by_family_header, by_family.fp);
+        fputs(by_model_header, by_model.fp);
     }
     if (o.training) {
-        input in;
+        qk_table_file in;
         pca_study s;
         load_study(&s, &in, o.training, &registry.src);
         write_training(&values, &training, &s, o.low);
         pca_study_free(&s);
-        qk_table_free(&in.table);
+        qk_table_file_free(&in);
     } else {
-        missing(&values, training_keys);
-        out_printf(&training, "%s", training_header);
+        qk_value_missing(&values, training_keys);
+        fputs(training_header, training.fp);
     }
-    out_close(&values);
-    out_close(&by_pc);
-    out_close(&by_family);
-    out_close(&by_model);
-    out_close(&training);
-    qk_table_free(&registry.table);
+    qk_text_close(&values);
+    qk_text_close(&by_pc);
+    qk_text_close(&by_family);
+    qk_text_close(&by_model);
+    qk_text_close(&training);
+    qk_table_file_free(&registry);
     return QK_EXIT_OK;
 }

@@ -4,12 +4,13 @@
  * reading; a study not given yields "n/a" values and header-only tables. */
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "qk/common.h"
+#include "qk/study.h"
 #include "qk/table.h"
+#include "qk/values.h"
 
 static void usage(FILE *fp)
 {
@@ -99,121 +100,6 @@ static void parse_args(int argc, char **argv, options *o)
     }
 }
 
-/* ---- tables ------------------------------------------------------------------------- */
-
-typedef struct source {
-    const char *path;
-    qk_table t;
-} source;
-
-static void load(source *s, const char *path)
-{
-    qk_err err;
-    s->path = path;
-    if (qk_table_load(path, &s->t, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-}
-
-static int column(const source *s, const char *name)
-{
-    int c = qk_table_column(&s->t, name);
-    if (c < 0)
-        qk_die(QK_EXIT_DATA, s->path, "no column '%s'", name);
-    return c;
-}
-
-static const char *cell(const source *s, int row, int col) { return qk_table_cell(&s->t, row, col); }
-
-static double number(const source *s, int row, int col)
-{
-    const char *text = cell(s, row, col);
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || *end)
-        qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not a number", row + 2,
-               s->t.header[col], text);
-    return v;
-}
-
-/* Column col of the registry row with id, or fallback. */
-static const char *registry_of(const source *reg, const char *id, const char *name,
-                               const char *fallback)
-{
-    int c_id = column(reg, "id"), c = column(reg, name);
-    for (int r = 0; r < reg->t.n_rows; r++)
-        if (strcmp(cell(reg, r, c_id), id) == 0)
-            return cell(reg, r, c);
-    return fallback;
-}
-
-/* ---- output helpers ---------------------------------------------------------------- */
-
-typedef struct sink {
-    char *text;
-    size_t len;
-    FILE *fp;
-} sink;
-
-static void sink_open(sink *s)
-{
-    s->fp = open_memstream(&s->text, &s->len);
-    if (!s->fp)
-        qk_die(QK_EXIT_DATA, NULL, "out of memory");
-}
-
-/* Writes the buffer to path atomically (nothing when path is NULL). */
-static void sink_save(sink *s, const char *path)
-{
-    fclose(s->fp);
-    if (path) {
-        qk_atomic out;
-        qk_err err;
-        if (qk_atomic_open(&out, path, &err) != 0)
-            qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-        fwrite(s->text, 1, s->len, out.fp);
-        if (qk_atomic_commit(&out, &err) != 0)
-            qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-    }
-    free(s->text);
-}
-
-static void value(FILE *fp, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void value(FILE *fp, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(fp, "%s\t", key);
-    va_start(ap, fmt);
-    vfprintf(fp, fmt, ap);
-    va_end(ap);
-    fputc('\n', fp);
-}
-
-/* A number with decimals, or n/a. */
-static const char *fmt_num(char *buf, size_t cap, double v, int decimals)
-{
-    if (!isfinite(v))
-        snprintf(buf, cap, "n/a");
-    else
-        snprintf(buf, cap, "%.*f", decimals, v);
-    return buf;
-}
-
-static void num_value(FILE *fp, const char *key, double v, int decimals)
-{
-    char buf[64];
-    value(fp, key, "%s", fmt_num(buf, sizeof buf, v, decimals));
-}
-
-/* Three significant digits (for bias strengths and slopes). */
-static void sig_value(FILE *fp, const char *key, double v)
-{
-    if (!isfinite(v))
-        value(fp, key, "n/a");
-    else
-        value(fp, key, "%.3g", v);
-}
-
 /* ---- the cross-model study ------------------------------------------------------- */
 
 #define N_LEN 5
@@ -231,45 +117,46 @@ typedef struct cross {
     int n;
 } cross;
 
-static double published_lbp(const source *bench, const char *id)
+static double published_lbp(const qk_src *bench, const char *id)
 {
     if (!bench)
         return NAN;
-    int c_m = column(bench, "model"), c_b = column(bench, "benchmark");
-    int c_l = column(bench, "length"), c_s = column(bench, "score");
-    for (int r = 0; r < bench->t.n_rows; r++)
-        if (strcmp(cell(bench, r, c_m), id) == 0 &&
-            strcmp(cell(bench, r, c_b), "longbench-pro") == 0 &&
-            strcmp(cell(bench, r, c_l), "overall") == 0)
-            return number(bench, r, c_s);
+    int c_m = qk_src_col(bench, "model"), c_b = qk_src_col(bench, "benchmark");
+    int c_l = qk_src_col(bench, "length"), c_s = qk_src_col(bench, "score");
+    for (int r = 0; r < bench->t->n_rows; r++)
+        if (strcmp(qk_table_cell(bench->t, r, c_m), id) == 0 &&
+            strcmp(qk_table_cell(bench->t, r, c_b), "longbench-pro") == 0 &&
+            strcmp(qk_table_cell(bench->t, r, c_l), "overall") == 0)
+            return qk_src_num(bench, r, c_s);
     return NAN;
 }
 
-static void load_cross(const source *rep, const source *reg, const source *bench, cross *x)
+static void load_cross(const qk_src *rep, const qk_src *reg, const qk_src *bench, cross *x)
 {
-    int c_m = column(rep, "model"), c_h = column(rep, "n_heads"), c_ap = column(rep, "ap_overall");
-    int c_f = column(rep, "ap_first_20pct"), c_l = column(rep, "ap_last_20pct");
-    int c_d = column(rep, "ap_drop"), c_ctx = column(rep, "context_length");
-    int c_bucket = column(rep, "bucket_size"), c_width = column(rep, "bin_width");
+    int c_m = qk_src_col(rep, "model"), c_h = qk_src_col(rep, "n_heads");
+    int c_ap = qk_src_col(rep, "ap_overall");
+    int c_f = qk_src_col(rep, "ap_first_20pct"), c_l = qk_src_col(rep, "ap_last_20pct");
+    int c_d = qk_src_col(rep, "ap_drop"), c_ctx = qk_src_col(rep, "context_length");
+    int c_bucket = qk_src_col(rep, "bucket_size"), c_width = qk_src_col(rep, "bin_width");
     int c_len[N_LEN];
     for (int i = 0; i < N_LEN; i++)
-        c_len[i] = column(rep, len_columns[i]);
-    x->n = rep->t.n_rows;
+        c_len[i] = qk_src_col(rep, len_columns[i]);
+    x->n = rep->t->n_rows;
     x->m = qk_calloc((size_t)(x->n + 1), sizeof *x->m);
     for (int r = 0; r < x->n; r++) {
         model *m = &x->m[r];
-        m->id = cell(rep, r, c_m);
-        m->label = registry_of(reg, m->id, "label", m->id);
-        m->family = registry_of(reg, m->id, "family", "other");
-        m->heads = (int)number(rep, r, c_h);
-        m->ap = number(rep, r, c_ap);
-        m->first = number(rep, r, c_f);
-        m->last = number(rep, r, c_l);
-        m->drop = number(rep, r, c_d);
-        m->context = number(rep, r, c_ctx);
-        m->bin_factor = number(rep, r, c_bucket) / number(rep, r, c_width);
+        m->id = qk_table_cell(rep->t, r, c_m);
+        m->label = qk_registry_cell(reg, m->id, "label", m->id);
+        m->family = qk_registry_cell(reg, m->id, "family", "other");
+        m->heads = (int)qk_src_num(rep, r, c_h);
+        m->ap = qk_src_num(rep, r, c_ap);
+        m->first = qk_src_num(rep, r, c_f);
+        m->last = qk_src_num(rep, r, c_l);
+        m->drop = qk_src_num(rep, r, c_d);
+        m->context = qk_src_num(rep, r, c_ctx);
+        m->bin_factor = qk_src_num(rep, r, c_bucket) / qk_src_num(rep, r, c_width);
         for (int i = 0; i < N_LEN; i++)
-            m->len[i] = number(rep, r, c_len[i]);
+            m->len[i] = qk_src_num(rep, r, c_len[i]);
         m->lbp = published_lbp(bench, m->id);
     }
 }
@@ -323,8 +210,8 @@ static void family_name(const char *family, char *out, size_t cap)
 
 static void models_table(const cross *x, const char *path)
 {
-    sink s;
-    sink_open(&s);
+    qk_text s;
+    qk_text_open(&s, path);
     fputs("Model\tFamily\tHeads\tAP overall\tFirst 20 %\tLast 20 %\tAP_drop\t"
           "LongBench-Pro (published)\n", s.fp);
     for (int i = 0; i < x->n; i++) {
@@ -332,28 +219,30 @@ static void models_table(const cross *x, const char *path)
         char fam[64], a[32], f[32], l[32], d[32], b[32];
         family_name(m->family, fam, sizeof fam);
         fprintf(s.fp, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m->label, fam, m->heads,
-                fmt_num(a, sizeof a, m->ap, 3), fmt_num(f, sizeof f, m->first, 3),
-                fmt_num(l, sizeof l, m->last, 3), fmt_num(d, sizeof d, m->drop, 3),
-                isfinite(m->lbp) ? fmt_num(b, sizeof b, m->lbp, 2) : "");
+                qk_format_num(a, sizeof a, "%.3f", m->ap),
+                qk_format_num(f, sizeof f, "%.3f", m->first),
+                qk_format_num(l, sizeof l, "%.3f", m->last),
+                qk_format_num(d, sizeof d, "%.3f", m->drop),
+                isfinite(m->lbp) ? qk_format_num(b, sizeof b, "%.2f", m->lbp) : "");
     }
-    sink_save(&s, path);
+    qk_text_close(&s);
 }
 
 static void lengths_table(const cross *x, const char *path)
 {
-    sink s;
-    sink_open(&s);
+    qk_text s;
+    qk_text_open(&s, path);
     fputs("Model\tContext\t0 to L/16\tL/16 to L/8\tL/8 to L/4\tL/4 to L/2\tL/2 to L\n", s.fp);
     for (int i = 0; i < x->n; i++) {
         const model *m = &x->m[i];
         fprintf(s.fp, "%s\t%.0f", m->label, m->context);
         for (int k = 0; k < N_LEN; k++) {
             char buf[32];
-            fprintf(s.fp, "\t%s", fmt_num(buf, sizeof buf, m->len[k], 3));
+            fprintf(s.fp, "\t%s", qk_format_num(buf, sizeof buf, "%.3f", m->len[k]));
         }
         fputc('\n', s.fp);
     }
-    sink_save(&s, path);
+    qk_text_close(&s);
 }
 
 #define MAX_FAMILIES 64
@@ -396,8 +285,8 @@ static int families_of(const cross *x, family *fam)
 
 static void families_table(const family *fam, int n, const char *path)
 {
-    sink s;
-    sink_open(&s);
+    qk_text s;
+    qk_text_open(&s, path);
     fputs("Family\tModels\tAP overall\tFirst 20 %\tLast 20 %\tAP_drop (mean)\t"
           "AP_drop (lowest to highest)\n", s.fp);
     for (int f = 0; f < n; f++) {
@@ -406,10 +295,10 @@ static void families_table(const family *fam, int n, const char *path)
         fprintf(s.fp, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f to %.3f\n", name, fam[f].n, fam[f].ap,
                 fam[f].first, fam[f].last, fam[f].drop, fam[f].drop_lo, fam[f].drop_hi);
     }
-    sink_save(&s, path);
+    qk_text_close(&s);
 }
 
-static void cross_values(FILE *v, const cross *x, const family *fam, int n_fam)
+static void cross_values(qk_text *v, const cross *x, const family *fam, int n_fam)
 {
     int heads = 0;
     const model *ap_lo = NULL, *ap_hi = NULL, *dr_lo = NULL, *dr_hi = NULL;
@@ -428,26 +317,26 @@ static void cross_values(FILE *v, const cross *x, const family *fam, int n_fam)
     int below = 0;
     for (int i = 0; i < x->n; i++)
         below += x->m[i].last < x->m[i].first;
-    value(v, "plast_models", "%d", x->n);
-    value(v, "plast_heads", "%d", heads);
-    value(v, "plast_families", "%d", n_fam);
-    value(v, "plast_models_falling", "%d", below);
+    qk_value(v, "plast_models", "%d", x->n);
+    qk_value(v, "plast_heads", "%d", heads);
+    qk_value(v, "plast_families", "%d", n_fam);
+    qk_value(v, "plast_models_falling", "%d", below);
     /* bins per capture bucket, when every model has the same */
     int same = x->n > 0;
     for (int i = 1; i < x->n; i++)
         same = same && fabs(x->m[i].bin_factor - x->m[0].bin_factor) < 1e-9;
     if (same)
-        value(v, "plast_bin_factor", "%.0f", x->m[0].bin_factor);
+        qk_value(v, "plast_bin_factor", "%.0f", x->m[0].bin_factor);
     else
-        value(v, "plast_bin_factor", "n/a");
-    value(v, "plast_ap_low_model", "%s", ap_lo ? ap_lo->label : "n/a");
-    num_value(v, "plast_ap_low", ap_lo ? ap_lo->ap : NAN, 3);
-    value(v, "plast_ap_high_model", "%s", ap_hi ? ap_hi->label : "n/a");
-    num_value(v, "plast_ap_high", ap_hi ? ap_hi->ap : NAN, 3);
-    value(v, "plast_drop_low_model", "%s", dr_lo ? dr_lo->label : "n/a");
-    num_value(v, "plast_drop_low", dr_lo ? dr_lo->drop : NAN, 3);
-    value(v, "plast_drop_high_model", "%s", dr_hi ? dr_hi->label : "n/a");
-    num_value(v, "plast_drop_high", dr_hi ? dr_hi->drop : NAN, 3);
+        qk_value(v, "plast_bin_factor", "n/a");
+    qk_value(v, "plast_ap_low_model", "%s", ap_lo ? ap_lo->label : "n/a");
+    qk_value_num(v, "plast_ap_low", "%.3f", ap_lo ? ap_lo->ap : NAN);
+    qk_value(v, "plast_ap_high_model", "%s", ap_hi ? ap_hi->label : "n/a");
+    qk_value_num(v, "plast_ap_high", "%.3f", ap_hi ? ap_hi->ap : NAN);
+    qk_value(v, "plast_drop_low_model", "%s", dr_lo ? dr_lo->label : "n/a");
+    qk_value_num(v, "plast_drop_low", "%.3f", dr_lo ? dr_lo->drop : NAN);
+    qk_value(v, "plast_drop_high_model", "%s", dr_hi ? dr_hi->label : "n/a");
+    qk_value_num(v, "plast_drop_high", "%.3f", dr_hi ? dr_hi->drop : NAN);
     const family *f_lo = NULL, *f_hi = NULL;
     for (int f = 0; f < n_fam; f++) {
         if (!f_lo || fam[f].drop < f_lo->drop)
@@ -457,19 +346,19 @@ static void cross_values(FILE *v, const cross *x, const family *fam, int n_fam)
     }
     char name[64];
     family_name(f_lo ? f_lo->name : "n/a", name, sizeof name);
-    value(v, "plast_family_drop_low", "%s", name);
-    num_value(v, "plast_family_drop_low_value", f_lo ? f_lo->drop : NAN, 3);
+    qk_value(v, "plast_family_drop_low", "%s", name);
+    qk_value_num(v, "plast_family_drop_low_value", "%.3f", f_lo ? f_lo->drop : NAN);
     family_name(f_hi ? f_hi->name : "n/a", name, sizeof name);
-    value(v, "plast_family_drop_high", "%s", name);
-    num_value(v, "plast_family_drop_high_value", f_hi ? f_hi->drop : NAN, 3);
+    qk_value(v, "plast_family_drop_high", "%s", name);
+    qk_value_num(v, "plast_family_drop_high_value", "%.3f", f_hi ? f_hi->drop : NAN);
     double r;
     int n = pearson(x, get_drop, &r);
-    value(v, "plast_lbp_models", "%d", n);
-    num_value(v, "plast_r_drop_lbp", r, 2);
+    qk_value(v, "plast_lbp_models", "%d", n);
+    qk_value_num(v, "plast_r_drop_lbp", "%.2f", r);
     pearson(x, get_ap, &r);
-    num_value(v, "plast_r_ap_lbp", r, 2);
+    qk_value_num(v, "plast_r_ap_lbp", "%.2f", r);
     pearson(x, get_last, &r);
-    num_value(v, "plast_r_last_lbp", r, 2);
+    qk_value_num(v, "plast_r_last_lbp", "%.2f", r);
 }
 
 /* ---- the figure models ---------------------------------------------------------------- */
@@ -492,19 +381,19 @@ static const char *figure_model(const char *fig)
 
 /* Heatmap cells of a model: mean of the smallest inter-key distance column
  * and of the largest one, and the extremes. */
-static void heatmap_values(FILE *v, const char *key, const source *pair2d, const char *id)
+static void heatmap_values(qk_text *v, const char *key, const qk_src *pair2d, const char *id)
 {
     double near = 0, far = 0, lo = INFINITY, hi = -INFINITY;
     int n_near = 0, n_far = 0, far_bin = -1;
     if (pair2d) {
-        int c_m = column(pair2d, "model"), c_d = column(pair2d, "dist_bin");
-        int c_ap = column(pair2d, "ap");
+        int c_m = qk_src_col(pair2d, "model"), c_d = qk_src_col(pair2d, "dist_bin");
+        int c_ap = qk_src_col(pair2d, "ap");
         for (int pass = 0; pass < 2; pass++)
-            for (int r = 0; r < pair2d->t.n_rows; r++) {
-                if (strcmp(cell(pair2d, r, c_m), id) != 0)
+            for (int r = 0; r < pair2d->t->n_rows; r++) {
+                if (strcmp(qk_table_cell(pair2d->t, r, c_m), id) != 0)
                     continue;
-                double ap = number(pair2d, r, c_ap);
-                int d = (int)number(pair2d, r, c_d);
+                double ap = qk_src_num(pair2d, r, c_ap);
+                int d = (int)qk_src_num(pair2d, r, c_d);
                 if (!isfinite(ap))
                     continue;
                 if (pass == 0) {
@@ -523,28 +412,28 @@ static void heatmap_values(FILE *v, const char *key, const source *pair2d, const
     }
     char k[128];
     snprintf(k, sizeof k, "%s_near", key);
-    num_value(v, k, n_near ? near / n_near : NAN, 3);
+    qk_value_num(v, k, "%.3f", n_near ? near / n_near : NAN);
     snprintf(k, sizeof k, "%s_far", key);
-    num_value(v, k, n_far ? far / n_far : NAN, 3);
+    qk_value_num(v, k, "%.3f", n_far ? far / n_far : NAN);
     snprintf(k, sizeof k, "%s_min", key);
-    num_value(v, k, isfinite(lo) ? lo : NAN, 3);
+    qk_value_num(v, k, "%.3f", isfinite(lo) ? lo : NAN);
     snprintf(k, sizeof k, "%s_max", key);
-    num_value(v, k, isfinite(hi) ? hi : NAN, 3);
+    qk_value_num(v, k, "%.3f", isfinite(hi) ? hi : NAN);
 }
 
 /* Mean component weights of a model over its heads: the share of the
  * first half of the head dimensions and the peak of each half. */
-static void weight_values(FILE *v, const source *w, const char *id)
+static void weight_values(qk_text *v, const qk_src *w, const char *id)
 {
     double *sum = NULL;
     int *count = NULL, d = 0;
     if (w) {
-        int c_m = column(w, "model"), c_c = column(w, "component");
-        int c_w = column(w, "component_weight");
-        for (int r = 0; r < w->t.n_rows; r++) {
-            if (strcmp(cell(w, r, c_m), id) != 0)
+        int c_m = qk_src_col(w, "model"), c_c = qk_src_col(w, "component");
+        int c_w = qk_src_col(w, "component_weight");
+        for (int r = 0; r < w->t->n_rows; r++) {
+            if (strcmp(qk_table_cell(w->t, r, c_m), id) != 0)
                 continue;
-            double c = number(w, r, c_c);
+            double c = qk_src_num(w, r, c_c);
             if (!(c >= 0 && c < 65536 && c == floor(c)))
                 qk_die(QK_EXIT_DATA, w->path, "line %d: bad component %g", r + 2, c);
             if (c + 1 > d) {
@@ -556,7 +445,7 @@ static void weight_values(FILE *v, const source *w, const char *id)
                 }
                 d = (int)c + 1;
             }
-            sum[(int)c] += number(w, r, c_w);
+            sum[(int)c] += qk_src_num(w, r, c_w);
             count[(int)c]++;
         }
     }
@@ -572,33 +461,33 @@ static void weight_values(FILE *v, const source *w, const char *id)
         if (sum[c] > sum[peak[c >= d / 2]])
             peak[c >= d / 2] = c;
     int ok = d >= 2 && total > 0;
-    num_value(v, "plast_fig08_share_low", ok ? 100 * share / total : NAN, 1); /* percent */
-    num_value(v, "plast_fig08_share_high", ok ? 100 - 100 * share / total : NAN, 1);
-    num_value(v, "plast_fig08_half", ok ? d / 2 : NAN, 0);
-    num_value(v, "plast_fig08_half_last", ok ? d / 2 - 1 : NAN, 0);
-    num_value(v, "plast_fig08_top_dim", ok ? d - 1 : NAN, 0);
-    num_value(v, "plast_fig08_peak_low", ok ? peak[0] : NAN, 0);
-    num_value(v, "plast_fig08_peak_high", ok ? peak[1] : NAN, 0);
-    num_value(v, "plast_fig08_peak_low_value", ok ? sum[peak[0]] : NAN, 4);
-    num_value(v, "plast_fig08_peak_high_value", ok ? sum[peak[1]] : NAN, 4);
+    qk_value_num(v, "plast_fig08_share_low", "%.1f", ok ? 100 * share / total : NAN); /* percent */
+    qk_value_num(v, "plast_fig08_share_high", "%.1f", ok ? 100 - 100 * share / total : NAN);
+    qk_value_num(v, "plast_fig08_half", "%.0f", ok ? d / 2 : NAN);
+    qk_value_num(v, "plast_fig08_half_last", "%.0f", ok ? d / 2 - 1 : NAN);
+    qk_value_num(v, "plast_fig08_top_dim", "%.0f", ok ? d - 1 : NAN);
+    qk_value_num(v, "plast_fig08_peak_low", "%.0f", ok ? peak[0] : NAN);
+    qk_value_num(v, "plast_fig08_peak_high", "%.0f", ok ? peak[1] : NAN);
+    qk_value_num(v, "plast_fig08_peak_low_value", "%.4f", ok ? sum[peak[0]] : NAN);
+    qk_value_num(v, "plast_fig08_peak_high_value", "%.4f", ok ? sum[peak[1]] : NAN);
     free(sum);
     free(count);
 }
 
-static void figure_values(FILE *v, const cross *x, const source *reg, const source *pair2d)
+static void figure_values(qk_text *v, const cross *x, const qk_src *reg, const qk_src *pair2d)
 {
     for (int i = 0; i < N_FIGURE_MODELS; i++) {
         const model *m = x ? find_model(x, figure_models[i].model) : NULL;
         char key[64];
         snprintf(key, sizeof key, "plast_fig%s_model", figure_models[i].fig);
-        value(v, key, "%s", registry_of(reg, figure_models[i].model, "label",
+        qk_value(v, key, "%s", qk_registry_cell(reg, figure_models[i].model, "label",
                                         figure_models[i].model));
         const char *names[4] = {"first", "last", "drop", "ap"};
         double vals[4] = {m ? m->first : NAN, m ? m->last : NAN, m ? m->drop : NAN,
                           m ? m->ap : NAN};
         for (int k = 0; k < 4; k++) {
             snprintf(key, sizeof key, "plast_fig%s_%s", figure_models[i].fig, names[k]);
-            num_value(v, key, vals[k], 3);
+            qk_value_num(v, key, "%.3f", vals[k]);
         }
         if (figure_models[i].fig[1] <= '4' && figure_models[i].fig[0] == '0') {
             snprintf(key, sizeof key, "plast_fig%s_cells", figure_models[i].fig);
@@ -614,37 +503,37 @@ typedef struct ckpt {
     double context, bias, alpha_k, r_k, sep, plane, ap, first, last, drop;
 } ckpt;
 
-static int load_joint(const source *j, ckpt **out)
+static int load_joint(const qk_src *j, ckpt **out)
 {
     static const char *const cols[] = {"context_length", "bias_strength", "abs_alpha_k",
                                        "abs_r_k_a", "separation_strength", "plane_var_fraction",
                                        "ap_overall", "ap_first_20pct", "ap_last_20pct", "ap_drop"};
-    int c_label = column(j, "label"), c[10];
+    int c_label = qk_src_col(j, "label"), c[10];
     for (int i = 0; i < 10; i++)
-        c[i] = column(j, cols[i]);
-    ckpt *cp = qk_calloc((size_t)(j->t.n_rows + 1), sizeof *cp);
-    for (int r = 0; r < j->t.n_rows; r++) {
+        c[i] = qk_src_col(j, cols[i]);
+    ckpt *cp = qk_calloc((size_t)(j->t->n_rows + 1), sizeof *cp);
+    for (int r = 0; r < j->t->n_rows; r++) {
         double x[10];
         for (int i = 0; i < 10; i++)
-            x[i] = number(j, r, c[i]);
-        cp[r] = (ckpt){cell(j, r, c_label), x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8],
-                       x[9]};
+            x[i] = qk_src_num(j, r, c[i]);
+        cp[r] = (ckpt){qk_table_cell(j->t, r, c_label), x[0], x[1], x[2], x[3], x[4], x[5],
+                       x[6], x[7], x[8], x[9]};
     }
     *out = cp;
-    return j->t.n_rows;
+    return j->t->n_rows;
 }
 
 static void smollm3_table(const ckpt *cp, int n, const char *path)
 {
-    sink s;
-    sink_open(&s);
+    qk_text s;
+    qk_text_open(&s, path);
     fputs("Checkpoint\tContext\tbias strength\t|alpha_K|\t|r_k^a|\tsep. strength\tplane var.\t"
           "AP overall\tFirst 20 %\tLast 20 %\tAP_drop\n", s.fp);
     for (int i = 0; i < n; i++)
         fprintf(s.fp, "%s\t%.0f\t%.4f\t%.2e\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n",
                 cp[i].label, cp[i].context, cp[i].bias, cp[i].alpha_k, cp[i].r_k, cp[i].sep,
                 cp[i].plane, cp[i].ap, cp[i].first, cp[i].last, cp[i].drop);
-    sink_save(&s, path);
+    qk_text_close(&s);
 }
 
 /* The verdict on the question of the study, from the numbers. */
@@ -669,7 +558,7 @@ static const char *smollm3_conclusion(int collapse, int first_up, int last_up)
 }
 
 /* Returns whether the run has checkpoints to compare (pre-training and long-context). */
-static int smollm3_values(FILE *v, const ckpt *cp, int n)
+static int smollm3_values(qk_text *v, const ckpt *cp, int n)
 {
     /* the pre-training checkpoints: those at the smallest context length;
      * the end of pre-training is the last of them; the long-context
@@ -703,36 +592,38 @@ static int smollm3_values(FILE *v, const ckpt *cp, int n)
         lc_drop /= n_lc;
     }
     const ckpt *b = ok ? &cp[base] : NULL;
-    value(v, "plast_smol_checkpoints", "%d", n);
-    value(v, "plast_smol_lc_checkpoints", "%d", ok ? n_lc : 0);
-    value(v, "plast_smol_first_label", "%s", n ? cp[0].label : "n/a");
-    sig_value(v, "plast_smol_first_bias", n ? cp[0].bias : NAN);
-    value(v, "plast_smol_peak_label", "%s", ok ? cp[peak].label : "n/a");
-    sig_value(v, "plast_smol_peak_bias", ok ? cp[peak].bias : NAN);
-    value(v, "plast_smol_base_label", "%s", ok ? b->label : "n/a");
-    value(v, "plast_smol_lc_range", "%s to %s", ok ? cp[first_lc].label : "n/a",
-          ok ? cp[last_lc].label : "n/a");
-    sig_value(v, "plast_smol_base_bias", ok ? b->bias : NAN);
-    sig_value(v, "plast_smol_lc_bias", ok ? lc_bias : NAN);
-    num_value(v, "plast_smol_bias_factor", ok && lc_bias != 0 ? b->bias / lc_bias : NAN, 1);
-    num_value(v, "plast_smol_base_first", ok ? b->first : NAN, 3);
-    num_value(v, "plast_smol_lc_first", ok ? lc_first : NAN, 3);
-    num_value(v, "plast_smol_base_last", ok ? b->last : NAN, 3);
-    num_value(v, "plast_smol_lc_last", ok ? lc_last : NAN, 3);
-    num_value(v, "plast_smol_base_drop", ok ? b->drop : NAN, 3);
-    num_value(v, "plast_smol_lc_drop", ok ? lc_drop : NAN, 3);
-    num_value(v, "plast_smol_drop_factor", ok && b->drop != 0 ? lc_drop / b->drop : NAN, 1);
+    qk_value(v, "plast_smol_checkpoints", "%d", n);
+    qk_value(v, "plast_smol_lc_checkpoints", "%d", ok ? n_lc : 0);
+    qk_value(v, "plast_smol_first_label", "%s", n ? cp[0].label : "n/a");
+    qk_value_num(v, "plast_smol_first_bias", "%.3g", n ? cp[0].bias : NAN);
+    qk_value(v, "plast_smol_peak_label", "%s", ok ? cp[peak].label : "n/a");
+    qk_value_num(v, "plast_smol_peak_bias", "%.3g", ok ? cp[peak].bias : NAN);
+    qk_value(v, "plast_smol_base_label", "%s", ok ? b->label : "n/a");
+    qk_value(v, "plast_smol_lc_range", "%s to %s", ok ? cp[first_lc].label : "n/a",
+             ok ? cp[last_lc].label : "n/a");
+    qk_value_num(v, "plast_smol_base_bias", "%.3g", ok ? b->bias : NAN);
+    qk_value_num(v, "plast_smol_lc_bias", "%.3g", ok ? lc_bias : NAN);
+    qk_value_num(v, "plast_smol_bias_factor", "%.1f", ok && lc_bias != 0 ? b->bias / lc_bias : NAN);
+    qk_value_num(v, "plast_smol_base_first", "%.3f", ok ? b->first : NAN);
+    qk_value_num(v, "plast_smol_lc_first", "%.3f", ok ? lc_first : NAN);
+    qk_value_num(v, "plast_smol_base_last", "%.3f", ok ? b->last : NAN);
+    qk_value_num(v, "plast_smol_lc_last", "%.3f", ok ? lc_last : NAN);
+    qk_value_num(v, "plast_smol_base_drop", "%.3f", ok ? b->drop : NAN);
+    qk_value_num(v, "plast_smol_lc_drop", "%.3f", ok ? lc_drop : NAN);
+    qk_value_num(v, "plast_smol_drop_factor", "%.1f", ok && b->drop != 0 ? lc_drop / b->drop : NAN);
     /* a collapse: the long-context mean is below half the end of pre-training */
     int collapse = ok && fabs(lc_bias) < 0.5 * fabs(b->bias);
     int first_up = ok && lc_first > b->first, last_up = ok && lc_last > b->last;
-    value(v, "plast_smol_bias_verb", "%s",
-          !ok ? "n/a" : collapse ? "collapses" : fabs(lc_bias) < fabs(b->bias) ? "falls" : "does not fall");
-    value(v, "plast_smol_first_verb", "%s", !ok ? "n/a" : first_up ? "rises" : "falls");
-    value(v, "plast_smol_last_verb", "%s", !ok ? "n/a" : last_up ? "rises" : "falls");
-    value(v, "plast_smol_drop_verb", "%s",
-          !ok ? "n/a" : lc_drop > b->drop ? "grows" : "shrinks");
-    value(v, "plast_smol_conclusion", "%s",
-          ok ? smollm3_conclusion(collapse, first_up, last_up) : "n/a");
+    qk_value(v, "plast_smol_bias_verb", "%s",
+             !ok ? "n/a"
+             : collapse ? "collapses"
+             : fabs(lc_bias) < fabs(b->bias) ? "falls" : "does not fall");
+    qk_value(v, "plast_smol_first_verb", "%s", !ok ? "n/a" : first_up ? "rises" : "falls");
+    qk_value(v, "plast_smol_last_verb", "%s", !ok ? "n/a" : last_up ? "rises" : "falls");
+    qk_value(v, "plast_smol_drop_verb", "%s",
+             !ok ? "n/a" : lc_drop > b->drop ? "grows" : "shrinks");
+    qk_value(v, "plast_smol_conclusion", "%s",
+             ok ? smollm3_conclusion(collapse, first_up, last_up) : "n/a");
     return ok;
 }
 
@@ -747,19 +638,19 @@ enum { BLOCK_SHOWN, BLOCK_HIDDEN, BLOCK_IN_HIDDEN };
 static void block(const char *dir, const char *name, int state, const char *note)
 {
     char *path = qk_malloc(strlen(dir) + strlen(name) + 16);
-    sink s;
-    sink_open(&s);
+    qk_text s;
+    sprintf(path, "%s/%s-begin.html", dir, name);
+    qk_text_open(&s, path);
     if (state == BLOCK_HIDDEN && note)
         fprintf(s.fp, "<p class=\"plast-absent\">%s</p>\n", note);
     if (state == BLOCK_HIDDEN)
         fputs("<!--\n", s.fp);
-    sprintf(path, "%s/%s-begin.html", dir, name);
-    sink_save(&s, path);
-    sink_open(&s);
+    qk_text_close(&s);
+    sprintf(path, "%s/%s-end.html", dir, name);
+    qk_text_open(&s, path);
     if (state == BLOCK_HIDDEN)
         fputs("-->\n", s.fp);
-    sprintf(path, "%s/%s-end.html", dir, name);
-    sink_save(&s, path);
+    qk_text_close(&s);
     free(path);
 }
 
@@ -807,35 +698,35 @@ int main(int argc, char **argv)
     qk_set_progname("qk-plasticity-summary");
     options o;
     parse_args(argc, argv, &o);
-    source reg, bench, rep, pair2d, weights, joint;
-    load(&reg, o.registry);
+    qk_table_file reg, bench, rep, pair2d, weights, joint;
+    qk_table_file_load(&reg, o.registry);
     if (o.benchmarks)
-        load(&bench, o.benchmarks);
+        qk_table_file_load(&bench, o.benchmarks);
     if (o.pair2d)
-        load(&pair2d, o.pair2d);
+        qk_table_file_load(&pair2d, o.pair2d);
     if (o.weights)
-        load(&weights, o.weights);
+        qk_table_file_load(&weights, o.weights);
     cross x = {NULL, 0};
     family fam[MAX_FAMILIES];
     int n_fam = 0;
     if (o.report) {
-        load(&rep, o.report);
-        load_cross(&rep, &reg, o.benchmarks ? &bench : NULL, &x);
+        qk_table_file_load(&rep, o.report);
+        load_cross(&rep.src, &reg.src, o.benchmarks ? &bench.src : NULL, &x);
         n_fam = families_of(&x, fam);
     }
     ckpt *cp = NULL;
     int n_cp = 0;
     if (o.joint) {
-        load(&joint, o.joint);
-        n_cp = load_joint(&joint, &cp);
+        qk_table_file_load(&joint, o.joint);
+        n_cp = load_joint(&joint.src, &cp);
     }
-    sink v;
-    sink_open(&v);
-    cross_values(v.fp, &x, fam, n_fam);
-    figure_values(v.fp, o.report ? &x : NULL, &reg, o.pair2d ? &pair2d : NULL);
-    weight_values(v.fp, o.weights ? &weights : NULL, figure_model("08"));
-    int can_compare = smollm3_values(v.fp, cp, n_cp);
-    sink_save(&v, o.values_out);
+    qk_text v;
+    qk_text_open(&v, o.values_out);
+    cross_values(&v, &x, fam, n_fam);
+    figure_values(&v, o.report ? &x : NULL, &reg.src, o.pair2d ? &pair2d.src : NULL);
+    weight_values(&v, o.weights ? &weights.src : NULL, figure_model("08"));
+    int can_compare = smollm3_values(&v, cp, n_cp);
+    qk_text_close(&v);
     if (o.models_out)
         models_table(&x, o.models_out);
     if (o.lengths_out)

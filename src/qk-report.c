@@ -10,6 +10,7 @@
 
 #include "qk/common.h"
 #include "qk/table.h"
+#include "qk/values.h"
 
 static void usage(FILE *fp)
 {
@@ -336,20 +337,10 @@ int main(int argc, char **argv)
     if (qk_read_file(r.template_path, &tpl, &len, &err) != 0)
         qk_die(QK_EXIT_DATA, r.template_path, "%s", err.msg);
     /* render in memory first: an error exits before the output is touched */
-    char *text;
-    size_t text_len;
-    FILE *mem = open_memstream(&text, &text_len);
-    if (!mem)
-        qk_die(QK_EXIT_DATA, NULL, "out of memory");
-    render(&r, (const char *)tpl, mem, 0);
-    fclose(mem);
-    qk_atomic out;
-    if (qk_atomic_open(&out, output, &err) != 0)
-        qk_die(QK_EXIT_DATA, output, "%s", err.msg);
-    fwrite(text, 1, text_len, out.fp);
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, output, "%s", err.msg);
-    free(text);
+    qk_text out;
+    qk_text_open(&out, output);
+    render(&r, (const char *)tpl, out.fp, 0);
+    qk_text_close(&out);
     free(tpl);
     return QK_EXIT_OK;
 }

@@ -1,17 +1,16 @@
-/* qk-rotate: the planar rotation model of every head of a store (spec
- * rotation.md 2.1-2.6, docs/rotation.md): drift axis a, separation axis b,
+/* qk-rotate: the planar rotation model of every head of a store
+ * (docs/rotation.md, "One head: the {a, b} plane"): drift axis a, separation axis b,
  * the {a, b} metrics and the omega fit, one row per head, plus the axes for
  * qk-complement. With --summary, the per-model summary of a merged
  * per-head table instead. */
-#include <cblas.h>
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
+#include "qk/heads.h"
 #include "qk/moments.h"
 #include "qk/rotation.h"
 #include "qk/store.h"
@@ -71,44 +70,12 @@ typedef struct options {
     int verify;
 } options;
 
-static long parse_count(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
-               hi, s);
-    return v;
-}
-
-static int parse_choice(const char *opt, const char *s, const char *first, const char *second)
-{
-    if (strcmp(s, first) == 0)
-        return 0;
-    if (strcmp(s, second) == 0)
-        return 1;
-    qk_die(QK_EXIT_USAGE, NULL, "%s: expected %s or %s, got '%s'", opt, first, second, s);
-}
-
 /* A label written into table cells: no separators, not empty. */
 static const char *parse_label(const char *opt, const char *s)
 {
     if (!*s || strpbrk(s, "\t\n\r,\""))
         qk_die(QK_EXIT_USAGE, NULL, "%s: '%s' is empty or holds a tab, comma or quote", opt, s);
     return s;
-}
-
-/* DIR/NAME for the directory holding path. */
-static char *beside(const char *path, const char *name)
-{
-    char *dir = qk_strdup(path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[slash == dir ? 1 : 0] = '\0';
-    char *out = qk_path_join(slash ? dir : ".", name);
-    free(dir);
-    return out;
 }
 
 static void parse_args(int argc, char **argv, options *o)
@@ -145,13 +112,19 @@ static void parse_args(int argc, char **argv, options *o)
         case OPT_AXES: axes = optarg; break;
         case OPT_FAMILY: o->family = parse_label("--family", optarg); break;
         case OPT_CHECKPOINT: o->checkpoint = parse_label("--checkpoint", optarg); break;
-        case OPT_B_MODE: o->rot.b_mode = parse_choice("--b-mode", optarg, "eigen", "centroid"); break;
-        case OPT_B_SIGN: o->rot.b_sign = parse_choice("--b-sign", optarg, "canonical", "raw"); break;
-        case OPT_GRID: o->rot.omega_grid = (int)parse_count("--omega-grid", optarg, 3, 100000); break;
-        case OPT_REFINE:
-            o->rot.omega_refine = (int)parse_count("--omega-refine", optarg, 0, 1000);
+        case OPT_B_MODE:
+            o->rot.b_mode = qk_opt_choice("--b-mode", optarg, "eigen", "centroid");
             break;
-        case 'j': o->threads = (int)parse_count("--threads", optarg, 1, 256); break;
+        case OPT_B_SIGN:
+            o->rot.b_sign = qk_opt_choice("--b-sign", optarg, "canonical", "raw");
+            break;
+        case OPT_GRID:
+            o->rot.omega_grid = (int)qk_opt_int("--omega-grid", optarg, 3, 100000);
+            break;
+        case OPT_REFINE:
+            o->rot.omega_refine = (int)qk_opt_int("--omega-refine", optarg, 0, 1000);
+            break;
+        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
         case OPT_SUMMARY: o->summary = 1; break;
         case OPT_NO_VERIFY: o->verify = 0; break;
         case 'q': qk_progress_set_quiet(1); break;
@@ -165,8 +138,8 @@ static void parse_args(int argc, char **argv, options *o)
         exit(QK_EXIT_USAGE);
     }
     o->input = argv[optind];
-    o->output = output ? qk_strdup(output) : beside(o->input, "rotation.tsv");
-    o->axes_output = axes ? qk_strdup(axes) : beside(o->input, "rotation_axes.bin");
+    o->output = output ? qk_strdup(output) : qk_path_beside(o->input, "rotation.tsv");
+    o->axes_output = axes ? qk_strdup(axes) : qk_path_beside(o->input, "rotation_axes.bin");
 }
 
 /* ---- the analysis of every head ---------------------------------------------------- */
@@ -245,12 +218,6 @@ static int analyse_group(void *arg, void *state, const int *job_idx, int n, int 
 
 /* ---- output ---------------------------------------------------------------------------- */
 
-static void put_num(FILE *fp, double v)
-{
-    fputc('\t', fp);
-    qk_fprint_double(fp, v + 0.0); /* no "-0" */
-}
-
 static const char table_header[] =
     "family\tcheckpoint\tlayer\thead\tkv_head\td\tn_q\tn_k\tt_min\tt_max\tdepth"
     "\tposition_r\tomega\tomega_r_squared\tr_q_a\tr_k_a\talpha_q\talpha_k"
@@ -274,10 +241,10 @@ static void write_row(FILE *fp, const options *o, const qk_store *s, const qk_he
                         r->slope_ratio, r->bias_range, r->total_var,
                         r->omega.lin_r_squared_w};
     for (size_t c = 0; c < sizeof v / sizeof v[0]; c++)
-        put_num(fp, v[c]);
+        qk_put_num(fp, v[c] + 0.0); /* + 0.0: no "-0" */
     fprintf(fp, "\t%d", r->omega.at_bound);
-    put_num(fp, r->b_centroid_cos);
-    put_num(fp, r->resid_sep_frac);
+    qk_put_num(fp, r->b_centroid_cos + 0.0);
+    qk_put_num(fp, r->resid_sep_frac + 0.0);
     fprintf(fp, "\t%d\t%d\n", r->flag_degenerate_a, r->flag_degenerate_b);
 }
 
@@ -293,8 +260,7 @@ static void write_outputs(const options *o, const run_ctx *ctx, int n_jobs)
     qk_atomic table, axes;
     qk_rot_axes_writer aw;
     qk_err err;
-    if (qk_atomic_open(&table, o->output, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    qk_output_open(&table, o->output);
     if (qk_atomic_open(&axes, o->axes_output, &err) != 0) {
         qk_atomic_abort(&table);
         qk_die(QK_EXIT_DATA, o->axes_output, "%s", err.msg);
@@ -319,8 +285,7 @@ static void write_outputs(const options *o, const run_ctx *ctx, int n_jobs)
         qk_atomic_abort(&table);
         qk_die(QK_EXIT_DATA, o->axes_output, "%s", err.msg);
     }
-    if (qk_atomic_commit(&table, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    qk_output_commit(&table);
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
@@ -346,22 +311,13 @@ static int run_summary(const options *o)
 {
     qk_atomic out;
     qk_err err;
-    if (qk_atomic_open(&out, o->output, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    qk_output_open(&out, o->output);
     if (qk_rot_model_summary(o->input, out.fp, &err) != 0) {
         qk_atomic_abort(&out);
         qk_die(QK_EXIT_DATA, o->input, "%s", err.msg);
     }
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    qk_output_commit(&out);
     return QK_EXIT_OK;
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
 }
 
 int main(int argc, char **argv)
@@ -371,18 +327,13 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &o);
     if (o.summary)
         return run_summary(&o);
-    /* parallelism comes from the heads; BLAS runs single-threaded */
-    openblas_set_num_threads(1);
-
     qk_store s;
-    qk_err err;
-    if (qk_store_open(o.input, &s, o.verify, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.input, "%s", err.msg);
+    qk_open_store(o.input, &s, o.verify);
     if (s.dim < 2)
         qk_die(QK_EXIT_DATA, o.input, "vector dimension %d (the rotation model needs >= 2)",
                s.dim);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = qk_now();
+    qk_err err;
 
     run_ctx ctx = {.store = &s, .opt = &o};
     qk_head_job *jobs;
@@ -402,12 +353,12 @@ int main(int argc, char **argv)
     qk_progress("%.56s: rotation model of %d heads, d = %d, %d threads", s.header.dataset_id,
                 n_jobs - skipped, s.dim, o.threads);
 
-    qk_head_runner runner = {jobs, n_jobs, &ctx, thread_init, analyse_group, thread_free};
+    qk_head_runner runner = {jobs, n_jobs, 1, 0, &ctx, thread_init, analyse_group, thread_free};
     if (qk_head_run(&runner, o.threads, &err) != 0)
         qk_die(QK_EXIT_DATA, o.input, "%s", err.msg);
     write_outputs(&o, &ctx, n_jobs);
     qk_progress("%.56s: %d heads analysed, %d skipped, %.2f s", s.header.dataset_id,
-                n_jobs - skipped, skipped, seconds_since(&t0));
+                n_jobs - skipped, skipped, qk_now() - t0);
     free(jobs);
     free(ctx.usable);
     free(ctx.results);

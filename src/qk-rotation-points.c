@@ -1,5 +1,5 @@
 /* qk-rotation-points: the data of the two point-cloud figures of the
- * rotation study (spec rotation.md 4, figures 01 and 08). A few query heads
+ * rotation study (figures/qk-rotation/01 and 08). A few query heads
  * of one store are drawn as the thesis drew them (Python
  * random.Random(seed).sample of the heads qk-rotate analysed, sorted by
  * (layer, head)); the queries and keys of each are projected on the axes a
@@ -7,13 +7,13 @@
  * head drawn on the principal pairs of the complement of {a, b} (centred
  * coordinates, figure 08), with the basis qk-complement uses. */
 #include <cblas.h>
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/moments.h"
 #include "qk/rng.h"
@@ -69,30 +69,6 @@ typedef struct options {
     int verify;
 } options;
 
-static long parse_count(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        qk_die(QK_EXIT_USAGE, NULL, "%s: expected an integer in [%ld, %ld], got '%s'", opt, lo,
-               hi, s);
-    return v;
-}
-
-/* DIR/name for a store at DIR/store.qks. */
-static char *beside(const char *store, const char *name)
-{
-    const char *slash = strrchr(store, '/');
-    if (!slash)
-        return qk_strdup(name);
-    char *dir = qk_strdup(store);
-    dir[slash - store] = '\0';
-    char *path = qk_path_join(dir, name);
-    free(dir);
-    return path;
-}
-
 static void parse_args(int argc, char **argv, options *o)
 {
     enum { OPT_AXES = 256, OPT_AB, OPT_COMPLEMENT, OPT_PANELS_OUT, OPT_MAX_POINTS,
@@ -124,14 +100,14 @@ static void parse_args(int argc, char **argv, options *o)
         case OPT_AB: o->ab_output = optarg; break;
         case OPT_COMPLEMENT: o->complement_output = optarg; break;
         case OPT_PANELS_OUT: o->panels_output = optarg; break;
-        case 's': o->seed = parse_count("--seed", optarg, 0, 4294967295L); break;
-        case 'n': o->panels = (int)parse_count("--panels", optarg, 1, MAX_PANELS); break;
+        case 's': o->seed = qk_opt_int("--seed", optarg, 0, 4294967295L); break;
+        case 'n': o->panels = (int)qk_opt_int("--panels", optarg, 1, MAX_PANELS); break;
         case OPT_MAX_POINTS:
-            o->max_points = parse_count("--max-points", optarg, 0, 2147483647L);
+            o->max_points = qk_opt_int("--max-points", optarg, 0, 2147483647L);
             break;
         case OPT_COMPLEMENT_POINTS:
             o->complement_max_points =
-                parse_count("--complement-max-points", optarg, 0, 2147483647L);
+                qk_opt_int("--complement-max-points", optarg, 0, 2147483647L);
             break;
         case OPT_NO_VERIFY: o->verify = 0; break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
@@ -144,7 +120,7 @@ static void parse_args(int argc, char **argv, options *o)
         exit(QK_EXIT_USAGE);
     }
     o->store = argv[optind];
-    o->axes = axes ? qk_strdup(axes) : beside(o->store, "rotation_axes.bin");
+    o->axes = axes ? qk_strdup(axes) : qk_path_beside(o->store, "rotation_axes.bin");
 }
 
 /* ---- the heads ---------------------------------------------------------------------- */
@@ -267,26 +243,12 @@ static int cmp_panel(const void *a, const void *b)
     return cmp_head(&((const panel *)a)->ref, &((const panel *)b)->ref);
 }
 
-static void open_output(qk_atomic *out, const char *path)
-{
-    qk_err err;
-    if (qk_atomic_open(out, path, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-}
-
-static void commit_output(qk_atomic *out, const char *path)
-{
-    qk_err err;
-    if (qk_atomic_commit(out, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-}
-
 static void write_ab_points(const options *o, const qk_rot_axes_file *ax, panel *panels, int n)
 {
     int d = ax->dim;
     double *x = qk_doubles((size_t)d);
     qk_atomic out;
-    open_output(&out, o->ab_output);
+    qk_output_open(&out, o->ab_output);
     fputs("panel\tkind\tposition\ta\tb\n", out.fp);
     for (int i = 0; i < n; i++) {
         const head_ref *r = &panels[i].ref;
@@ -294,7 +256,7 @@ static void write_ab_points(const options *o, const qk_rot_axes_file *ax, panel 
         panels[i].plotted_q = write_ab(out.fp, i, 'q', r->q, d, a, b, o->max_points, x);
         panels[i].plotted_k = write_ab(out.fp, i, 'k', r->k, d, a, b, o->max_points, x);
     }
-    commit_output(&out, o->ab_output);
+    qk_output_commit(&out);
     free(x);
 }
 
@@ -312,11 +274,11 @@ static int write_complement_points(const options *o, const qk_rot_axes_file *ax,
         qk_die(QK_EXIT_DATA, o->axes, "head l%02dh%02d: %s", r->layer, r->head, err.msg);
     double *x = qk_doubles((size_t)d);
     qk_atomic out;
-    open_output(&out, o->complement_output);
+    qk_output_open(&out, o->complement_output);
     fputs("pair\tkind\tposition\tu\tw\n", out.fp);
     *plotted_q = write_pairs(out.fp, 'q', r->q, d, &w, basis.n_pairs, o->complement_max_points, x);
     *plotted_k = write_pairs(out.fp, 'k', r->k, d, &w, basis.n_pairs, o->complement_max_points, x);
-    commit_output(&out, o->complement_output);
+    qk_output_commit(&out);
     free(x);
     qk_comp_work_free(&w);
     return basis.n_pairs;
@@ -326,7 +288,7 @@ static void write_panels(const options *o, const qk_store *s, const panel *p, in
                          int available, int n_pairs, int64_t comp_q, int64_t comp_k)
 {
     qk_atomic out;
-    open_output(&out, o->panels_output);
+    qk_output_open(&out, o->panels_output);
     fputs("panel\tdraw\tdataset\tlayer\thead\tkv_head\tdim\tn_q\tn_k\tplotted_q\tplotted_k"
           "\tcomplement_pairs\tcomplement_plotted_q\tcomplement_plotted_k\theads_available"
           "\tseed\n", out.fp);
@@ -339,7 +301,7 @@ static void write_panels(const options *o, const qk_store *s, const panel *p, in
                 r->k->rows, p[i].plotted_q, p[i].plotted_k, first ? n_pairs : 0,
                 first ? comp_q : 0, first ? comp_k : 0, available, o->seed);
     }
-    commit_output(&out, o->panels_output);
+    qk_output_commit(&out);
 }
 
 int main(int argc, char **argv)
@@ -349,10 +311,9 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &o);
     openblas_set_num_threads(1);
     qk_store s;
-    qk_err err;
-    if (qk_store_open(o.store, &s, o.verify, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
+    qk_open_store(o.store, &s, o.verify);
     qk_rot_axes_file ax;
+    qk_err err;
     if (qk_rot_axes_load(o.axes, &ax, &err) != 0)
         qk_die(QK_EXIT_DATA, o.axes, "%s", err.msg);
     if (ax.n_heads == 0)

@@ -4,13 +4,14 @@
  * figures agree. */
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/rotation_tables.h"
 #include "qk/table.h"
+#include "qk/values.h"
 
 static void usage(FILE *fp)
 {
@@ -74,7 +75,6 @@ static void parse_args(int argc, char **argv, options *o)
     memset(o, 0, sizeof *o);
     o->active_tau = 0.1;
     int c;
-    char *end;
     while ((c = getopt_long(argc, argv, "r:s:H:S:T:o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'r': o->registry = optarg; break;
@@ -86,12 +86,7 @@ static void parse_args(int argc, char **argv, options *o)
         case OPT_MODELS: o->models_out = optarg; break;
         case OPT_FAMILIES: o->families_out = optarg; break;
         case OPT_TRAINING: o->training_out = optarg; break;
-        case OPT_TAU:
-            o->active_tau = strtod(optarg, &end);
-            if (end == optarg || *end || !(o->active_tau >= 0 && o->active_tau <= 1))
-                qk_die(QK_EXIT_USAGE, NULL, "--active-tau: expected a number in [0, 1], got '%s'",
-                       optarg);
-            break;
+        case OPT_TAU: o->active_tau = qk_opt_fraction("--active-tau", optarg); break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
         case OPT_VERSION: printf("qk-rotation-summary %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
         default: usage(stderr); exit(QK_EXIT_USAGE);
@@ -109,27 +104,19 @@ static void parse_args(int argc, char **argv, options *o)
 
 /* ---- inputs and outputs --------------------------------------------------------------- */
 
-typedef struct input {
-    qk_table table;
-    rot_src src;
-} input;
-
-static void load_input(input *in, const char *path)
+static void load_input(qk_table_file *in, const char *path)
 {
-    qk_err err;
-    if (qk_table_load(path, &in->table, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-    in->src.t = &in->table;
-    in->src.path = path;
+    qk_table_file_load(in, path);
+    in->src.user = "the rotation study";
 }
 
 /* A study: its per-model summary and its per-head table, grouped by model. */
 typedef struct study {
-    input summary_in, heads_in;
+    qk_table_file summary_in, heads_in;
     rot_table summary, heads;
 } study;
 
-static void load_study(study *s, const char *summary, const char *heads, const rot_src *registry)
+static void load_study(study *s, const char *summary, const char *heads, const qk_src *registry)
 {
     load_input(&s->summary_in, summary);
     load_input(&s->heads_in, heads);
@@ -149,75 +136,8 @@ static void free_study(study *s)
 {
     rot_table_free(&s->summary);
     rot_table_free(&s->heads);
-    qk_table_free(&s->summary_in.table);
-    qk_table_free(&s->heads_in.table);
-}
-
-/* An output file written atomically; NULL path: output not wanted. */
-typedef struct output {
-    qk_atomic atomic;
-    FILE *fp;
-    const char *path;
-} output;
-
-static void out_open(output *o, const char *path)
-{
-    o->path = path;
-    o->fp = NULL;
-    if (!path)
-        return;
-    qk_err err;
-    if (qk_atomic_open(&o->atomic, path, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-    o->fp = o->atomic.fp;
-}
-
-static void out_close(output *o)
-{
-    if (!o->fp)
-        return;
-    qk_err err;
-    if (qk_atomic_commit(&o->atomic, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->path, "%s", err.msg);
-}
-
-static void out_printf(output *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out_printf(output *o, const char *fmt, ...)
-{
-    if (!o->fp)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(o->fp, fmt, ap);
-    va_end(ap);
-}
-
-/* A table cell: the number in fmt, or "n/a" when it is not finite. */
-static void out_num(output *o, const char *fmt, double x)
-{
-    if (isfinite(x))
-        out_printf(o, fmt, x);
-    else
-        out_printf(o, "\tn/a");
-}
-
-/* A value line: key<TAB>the number in fmt, or "n/a" when not finite. */
-static void num(output *v, const char *key, const char *fmt, double x)
-{
-    out_printf(v, "%s\t", key);
-    if (isfinite(x))
-        out_printf(v, fmt, x);
-    else
-        out_printf(v, "n/a");
-    out_printf(v, "\n");
-}
-
-static void text(output *v, const char *key, const char *s) { out_printf(v, "%s\t%s\n", key, s); }
-
-static void missing(output *v, const char *const *keys)
-{
-    for (; *keys; keys++)
-        text(v, *keys, "n/a");
+    qk_table_file_free(&s->summary_in);
+    qk_table_file_free(&s->heads_in);
 }
 
 static double pct(int count, int n) { return n ? 100.0 * count / n : NAN; }
@@ -227,7 +147,7 @@ static double change_pct(double a, double b) { return b != 0 ? 100.0 * (a / b - 
 
 static double value_at(const rot_table *t, int m, const char *column)
 {
-    return rot_num(&t->src, t->models[m].rows[0], rot_col(&t->src, column));
+    return qk_src_num(&t->src, t->models[m].rows[0], qk_src_col(&t->src, column));
 }
 
 /* ---- the cross-model study -------------------------------------------------------------- */
@@ -240,20 +160,20 @@ typedef struct columns {
 
 static void columns_load(columns *c, const rot_table *h)
 {
-    c->r_q = rot_values(&h->src, "r_q_a");
-    c->r_k = rot_values(&h->src, "r_k_a");
-    c->bias = rot_values(&h->src, "bias_strength");
-    c->sep = rot_values(&h->src, "separation_strength");
-    c->mu_q = rot_values(&h->src, "mu_q_a");
-    c->var_a = rot_values(&h->src, "var_frac_a");
-    c->var_b = rot_values(&h->src, "var_frac_b");
-    c->plane = rot_values(&h->src, "plane_var_fraction");
-    c->ratio = rot_values(&h->src, "slope_ratio");
-    c->residual = rot_values(&h->src, "residual_pos_r");
-    c->n_active = rot_values(&h->src, "n_active_planes");
-    c->active_var = rot_values(&h->src, "active_var_frac");
-    c->max_angle = rot_values(&h->src, "max_abs_angle_r");
-    c->ring_acc = rot_values(&h->src, "ring_cls_acc");
+    c->r_q = qk_src_values(&h->src, "r_q_a");
+    c->r_k = qk_src_values(&h->src, "r_k_a");
+    c->bias = qk_src_values(&h->src, "bias_strength");
+    c->sep = qk_src_values(&h->src, "separation_strength");
+    c->mu_q = qk_src_values(&h->src, "mu_q_a");
+    c->var_a = qk_src_values(&h->src, "var_frac_a");
+    c->var_b = qk_src_values(&h->src, "var_frac_b");
+    c->plane = qk_src_values(&h->src, "plane_var_fraction");
+    c->ratio = qk_src_values(&h->src, "slope_ratio");
+    c->residual = qk_src_values(&h->src, "residual_pos_r");
+    c->n_active = qk_src_values(&h->src, "n_active_planes");
+    c->active_var = qk_src_values(&h->src, "active_var_frac");
+    c->max_angle = qk_src_values(&h->src, "max_abs_angle_r");
+    c->ring_acc = qk_src_values(&h->src, "ring_cls_acc");
 }
 
 static void columns_free(columns *c)
@@ -271,7 +191,7 @@ static const char *const models_header =
     "model\tfamily\theads\tmean |r_q_a|\tmean |r_k_a|\tvar_frac_a\tvar_frac_b\tplane share"
     "\tmedian |alpha_k|/|alpha_q|\tmean bias x1e3\tbias > 0 (%)\tcontext L\tmean bias x L\n";
 
-static void write_models(output *t, const study *s)
+static void write_models(qk_text *t, const study *s)
 {
     const rot_table *sum = &s->summary;
     for (int m = 0; m < sum->n_models; m++) {
@@ -279,18 +199,18 @@ static void write_models(output *t, const study *s)
         char family[64];
         rot_family_name(sum, sum->family_of[m], family, sizeof family);
         double bias = value_at(sum, m, "mean_bias_strength");
-        out_printf(t, "%s\t%s\t%.0f", md->label, family, value_at(sum, m, "n_heads"));
-        out_num(t, "\t%.3f", value_at(sum, m, "mean_abs_r_q_a"));
-        out_num(t, "\t%.3f", value_at(sum, m, "mean_abs_r_k_a"));
-        out_num(t, "\t%.3f", value_at(sum, m, "mean_var_frac_a"));
-        out_num(t, "\t%.3f", value_at(sum, m, "mean_var_frac_b"));
-        out_num(t, "\t%.3f", value_at(sum, m, "mean_plane_var_fraction"));
-        out_num(t, "\t%.2f", value_at(sum, m, "median_slope_ratio"));
-        out_num(t, "\t%.3f", 1e3 * bias);
-        out_num(t, "\t%.1f", 100 * value_at(sum, m, "frac_bias_positive"));
-        out_num(t, "\t%.0f", md->context_length);
-        out_num(t, "\t%.1f", bias * md->context_length);
-        out_printf(t, "\n");
+        fprintf(t->fp, "%s\t%s\t%.0f", md->label, family, value_at(sum, m, "n_heads"));
+        qk_cell_num(t, "%.3f", value_at(sum, m, "mean_abs_r_q_a"));
+        qk_cell_num(t, "%.3f", value_at(sum, m, "mean_abs_r_k_a"));
+        qk_cell_num(t, "%.3f", value_at(sum, m, "mean_var_frac_a"));
+        qk_cell_num(t, "%.3f", value_at(sum, m, "mean_var_frac_b"));
+        qk_cell_num(t, "%.3f", value_at(sum, m, "mean_plane_var_fraction"));
+        qk_cell_num(t, "%.2f", value_at(sum, m, "median_slope_ratio"));
+        qk_cell_num(t, "%.3f", 1e3 * bias);
+        qk_cell_num(t, "%.1f", 100 * value_at(sum, m, "frac_bias_positive"));
+        qk_cell_num(t, "%.0f", md->context_length);
+        qk_cell_num(t, "%.1f", bias * md->context_length);
+        fputc('\n', t->fp);
     }
 }
 
@@ -299,7 +219,7 @@ static const char *const families_header =
     "\tmedian |alpha_k|/|alpha_q|\tmean |r_q_a|\tmean |r_k_a|\n";
 
 /* The families table and the values rot_r_<family> of the thesis families. */
-static void write_families(output *v, output *t, const study *s, const columns *c)
+static void write_families(qk_text *v, qk_text *t, const study *s, const columns *c)
 {
     static const char *const named[] = {"llama", "qwen", "ministral"};
     double r_named[3] = {NAN, NAN, NAN};
@@ -316,26 +236,26 @@ static void write_families(output *v, output *t, const study *s, const columns *
         for (int k = 0; k < 3; k++)
             if (strcmp(h->models[first].family, named[k]) == 0)
                 r_named[k] = r;
-        out_printf(t, "%s\t%d\t%d", name, models, rows.n);
-        out_num(t, "\t%+.2f", r);
-        out_num(t, "\t%.3f", rot_mean(c->sep, &rows, 0));
-        out_num(t, "\t%.3f", 1e3 * rot_mean(c->bias, &rows, 0));
-        out_num(t, "\t%.2f", rot_quantile(c->ratio, &rows, 0.5, 0));
-        out_num(t, "\t%.3f", rot_mean(c->r_q, &rows, 1));
-        out_num(t, "\t%.3f", rot_mean(c->r_k, &rows, 1));
-        out_printf(t, "\n");
+        fprintf(t->fp, "%s\t%d\t%d", name, models, rows.n);
+        qk_cell_num(t, "%+.2f", r);
+        qk_cell_num(t, "%.3f", rot_mean(c->sep, &rows, 0));
+        qk_cell_num(t, "%.3f", 1e3 * rot_mean(c->bias, &rows, 0));
+        qk_cell_num(t, "%.2f", rot_quantile(c->ratio, &rows, 0.5, 0));
+        qk_cell_num(t, "%.3f", rot_mean(c->r_q, &rows, 1));
+        qk_cell_num(t, "%.3f", rot_mean(c->r_k, &rows, 1));
+        fputc('\n', t->fp);
         rot_rows_free(&rows);
     }
     for (int k = 0; k < 3; k++) {
         char key[32];
         snprintf(key, sizeof key, "rot_r_%s", named[k]);
-        num(v, key, "%+.2f", r_named[k]);
+        qk_value_num(v, key, "%+.2f", r_named[k]);
     }
 }
 
 /* The models whose queries follow position on a more closely than their
  * keys, by label ("none" if there is none). */
-static void q_ahead_models(output *v, const study *s)
+static void q_ahead_models(qk_text *v, const study *s)
 {
     char list[1024] = "";
     int n = 0;
@@ -345,12 +265,12 @@ static void q_ahead_models(output *v, const study *s)
             snprintf(list + used, sizeof list - used, "%s%s", n++ ? ", " : "",
                      s->summary.models[m].label);
         }
-    text(v, "rot_q_ahead_models", n ? list : "none");
-    num(v, "rot_q_ahead_count", "%.0f", n);
+    qk_value(v, "rot_q_ahead_models", "%s", n ? list : "none");
+    qk_value_num(v, "rot_q_ahead_count", "%.0f", n);
 }
 
 /* Range of a per-model column over the models (scaled). */
-static void model_range(output *v, const study *s, const char *column, double scale,
+static void model_range(qk_text *v, const study *s, const char *column, double scale,
                         const char *key, const char *fmt)
 {
     double lo = INFINITY, hi = -INFINITY;
@@ -361,56 +281,57 @@ static void model_range(output *v, const study *s, const char *column, double sc
     }
     char k[64];
     snprintf(k, sizeof k, "%s_min", key);
-    num(v, k, fmt, lo);
+    qk_value_num(v, k, fmt, lo);
     snprintf(k, sizeof k, "%s_max", key);
-    num(v, k, fmt, hi);
+    qk_value_num(v, k, fmt, hi);
 }
 
-static void cross_values(output *v, const study *s, const columns *c)
+static void cross_values(qk_text *v, const study *s, const columns *c)
 {
     const rot_table *h = &s->heads;
     rot_rows all = rot_rows_all(h);
     int n = all.n;
-    num(v, "rot_heads", "%.0f", n);
-    num(v, "rot_models", "%.0f", s->summary.n_models);
-    num(v, "rot_families", "%.0f", h->n_families);
-    num(v, "rot_rq_mean", "%.3f", rot_mean(c->r_q, &all, 1));
-    num(v, "rot_rk_mean", "%.3f", rot_mean(c->r_k, &all, 1));
+    qk_value_num(v, "rot_heads", "%.0f", n);
+    qk_value_num(v, "rot_models", "%.0f", s->summary.n_models);
+    qk_value_num(v, "rot_families", "%.0f", h->n_families);
+    qk_value_num(v, "rot_rq_mean", "%.3f", rot_mean(c->r_q, &all, 1));
+    qk_value_num(v, "rot_rk_mean", "%.3f", rot_mean(c->r_k, &all, 1));
     double sq = 0, sk = 0;
     for (int m = 0; m < s->summary.n_models; m++) {
         sq += value_at(&s->summary, m, "mean_abs_r_q_a");
         sk += value_at(&s->summary, m, "mean_abs_r_k_a");
     }
-    num(v, "rot_rq_model_mean", "%.3f", sq / s->summary.n_models);
-    num(v, "rot_rk_model_mean", "%.3f", sk / s->summary.n_models);
+    qk_value_num(v, "rot_rq_model_mean", "%.3f", sq / s->summary.n_models);
+    qk_value_num(v, "rot_rk_model_mean", "%.3f", sk / s->summary.n_models);
     int k_closer = 0; /* |r_k_a| > |r_q_a| */
     for (int i = 0; i < n; i++)
         k_closer += fabs(c->r_k[all.index[i]]) > fabs(c->r_q[all.index[i]]);
-    num(v, "rot_rk_gt_rq_heads_pct", "%.1f", pct(k_closer, n));
+    qk_value_num(v, "rot_rk_gt_rq_heads_pct", "%.1f", pct(k_closer, n));
     q_ahead_models(v, s);
     int positive = rot_count_positive(c->bias, &all), negative = 0;
     for (int i = 0; i < n; i++)
         negative += c->bias[all.index[i]] < 0.0;
-    num(v, "rot_bias_pos_pct", "%.1f", pct(positive, rot_count_defined(c->bias, &all)));
-    num(v, "rot_bias_pos_count", "%.0f", positive);
-    num(v, "rot_bias_neg_count", "%.0f", negative);
-    num(v, "rot_mu_q_pos_pct", "%.1f", pct(rot_count_positive(c->mu_q, &all),
-                                         rot_count_defined(c->mu_q, &all)));
-    num(v, "rot_bias_mean", "%.3f", 1e3 * rot_mean(c->bias, &all, 0));
+    qk_value_num(v, "rot_bias_pos_pct", "%.1f", pct(positive, rot_count_defined(c->bias, &all)));
+    qk_value_num(v, "rot_bias_pos_count", "%.0f", positive);
+    qk_value_num(v, "rot_bias_neg_count", "%.0f", negative);
+    qk_value_num(v, "rot_mu_q_pos_pct", "%.1f",
+                 pct(rot_count_positive(c->mu_q, &all), rot_count_defined(c->mu_q, &all)));
+    qk_value_num(v, "rot_bias_mean", "%.3f", 1e3 * rot_mean(c->bias, &all, 0));
     model_range(v, s, "mean_bias_strength", 1e3, "rot_bias_model", "%.3f");
-    num(v, "rot_var_a_mean", "%.1f", 100 * rot_mean(c->var_a, &all, 0));
-    num(v, "rot_var_b_mean", "%.1f", 100 * rot_mean(c->var_b, &all, 0));
-    num(v, "rot_plane_mean", "%.1f", 100 * rot_mean(c->plane, &all, 0));
+    qk_value_num(v, "rot_var_a_mean", "%.1f", 100 * rot_mean(c->var_a, &all, 0));
+    qk_value_num(v, "rot_var_b_mean", "%.1f", 100 * rot_mean(c->var_b, &all, 0));
+    qk_value_num(v, "rot_plane_mean", "%.1f", 100 * rot_mean(c->plane, &all, 0));
     model_range(v, s, "mean_plane_var_fraction", 100, "rot_plane_model", "%.1f");
-    num(v, "rot_varb_gt_vara_pct", "%.1f", pct(rot_count_greater(c->var_b, c->var_a, &all), n));
-    num(v, "rot_slope_ratio_median", "%.2f", rot_quantile(c->ratio, &all, 0.5, 0));
+    qk_value_num(v, "rot_varb_gt_vara_pct", "%.1f",
+                 pct(rot_count_greater(c->var_b, c->var_a, &all), n));
+    qk_value_num(v, "rot_slope_ratio_median", "%.2f", rot_quantile(c->ratio, &all, 0.5, 0));
     model_range(v, s, "median_slope_ratio", 1, "rot_slope_ratio_model", "%.2f");
-    num(v, "rot_r_pooled", "%+.2f", rot_pearson(c->sep, c->bias, &all));
-    num(v, "rot_active_mean", "%.1f", rot_mean(c->n_active, &all, 0));
-    num(v, "rot_active_var_mean", "%.1f", 100 * rot_mean(c->active_var, &all, 0));
-    num(v, "rot_angle_r_max", "%.2f", rot_max(c->max_angle, &all, 0));
-    num(v, "rot_ring_acc_mean", "%.2f", rot_mean(c->ring_acc, &all, 0));
-    num(v, "rot_ring_acc_heads", "%.0f", rot_count_defined(c->ring_acc, &all));
+    qk_value_num(v, "rot_r_pooled", "%+.2f", rot_pearson(c->sep, c->bias, &all));
+    qk_value_num(v, "rot_active_mean", "%.1f", rot_mean(c->n_active, &all, 0));
+    qk_value_num(v, "rot_active_var_mean", "%.1f", 100 * rot_mean(c->active_var, &all, 0));
+    qk_value_num(v, "rot_angle_r_max", "%.2f", rot_max(c->max_angle, &all, 0));
+    qk_value_num(v, "rot_ring_acc_mean", "%.2f", rot_mean(c->ring_acc, &all, 0));
+    qk_value_num(v, "rot_ring_acc_heads", "%.0f", rot_count_defined(c->ring_acc, &all));
     double lo = INFINITY, hi = -INFINITY;
     for (int m = 0; m < s->summary.n_models; m++) {
         double x = value_at(&s->summary, m, "mean_bias_strength") *
@@ -418,8 +339,8 @@ static void cross_values(output *v, const study *s, const columns *c)
         if (isfinite(x))
             lo = fmin(lo, x), hi = fmax(hi, x);
     }
-    num(v, "rot_bias_window_model_min", "%.0f", lo);
-    num(v, "rot_bias_window_model_max", "%.0f", hi);
+    qk_value_num(v, "rot_bias_window_model_min", "%.0f", lo);
+    qk_value_num(v, "rot_bias_window_model_max", "%.0f", hi);
     rot_rows_free(&all);
 }
 
@@ -449,9 +370,9 @@ static checkpoint *load_checkpoints(const study *s)
     checkpoint *c = qk_calloc((size_t)t->n_models, sizeof *c);
     for (int m = 0; m < t->n_models; m++) {
         char phase[64];
-        rot_phase_of(t->models[m].id, phase, sizeof phase);
+        qk_phase_of(t->models[m].id, phase, sizeof phase);
         c[m].model = &t->models[m];
-        rot_phase_label(phase, c[m].phase, sizeof c[m].phase);
+        qk_phase_label(phase, c[m].phase, sizeof c[m].phase);
         c[m].rk = value_at(t, m, "mean_abs_r_k_a");
         c[m].sep = value_at(t, m, "mean_separation_strength");
         c[m].plane = value_at(t, m, "mean_plane_var_fraction");
@@ -467,34 +388,34 @@ static const char *const training_header =
     "checkpoint\tphase\tcontext L\tmean |r_k_a|\tmean separation\tplane share\tmean mu_q_a"
     "\tmean |alpha_k| x1e3\tmean bias x1e3\tmean |alpha_k| x L\tmean bias x L\n";
 
-static void write_training(output *t, const checkpoint *c, int n)
+static void write_training(qk_text *t, const checkpoint *c, int n)
 {
     for (int m = 0; m < n; m++) {
-        out_printf(t, "%s\t%s", c[m].model->label, c[m].phase);
-        out_num(t, "\t%.0f", c[m].length);
-        out_num(t, "\t%.3f", c[m].rk);
-        out_num(t, "\t%.3f", c[m].sep);
-        out_num(t, "\t%.3f", c[m].plane);
-        out_num(t, "\t%.2f", c[m].mu);
-        out_num(t, "\t%.3f", 1e3 * c[m].alpha);
-        out_num(t, "\t%.2f", 1e3 * c[m].bias);
-        out_num(t, "\t%.1f", c[m].alpha * c[m].length);
-        out_num(t, "\t%.1f", c[m].bias * c[m].length);
-        out_printf(t, "\n");
+        fprintf(t->fp, "%s\t%s", c[m].model->label, c[m].phase);
+        qk_cell_num(t, "%.0f", c[m].length);
+        qk_cell_num(t, "%.3f", c[m].rk);
+        qk_cell_num(t, "%.3f", c[m].sep);
+        qk_cell_num(t, "%.3f", c[m].plane);
+        qk_cell_num(t, "%.2f", c[m].mu);
+        qk_cell_num(t, "%.3f", 1e3 * c[m].alpha);
+        qk_cell_num(t, "%.2f", 1e3 * c[m].bias);
+        qk_cell_num(t, "%.1f", c[m].alpha * c[m].length);
+        qk_cell_num(t, "%.1f", c[m].bias * c[m].length);
+        fputc('\n', t->fp);
     }
 }
 
 /* Values of checkpoint m under the suffix (first, peak, onset, last). */
-static void checkpoint_values(output *v, const checkpoint *c, const char *suffix)
+static void checkpoint_values(qk_text *v, const checkpoint *c, const char *suffix)
 {
     char key[64];
 #define PUT(name, fmt, x)                                            \
     do {                                                             \
         snprintf(key, sizeof key, "rot_t_%s_%s", name, suffix);      \
-        num(v, key, fmt, x);                                         \
+        qk_value_num(v, key, fmt, x);                                         \
     } while (0)
     snprintf(key, sizeof key, "rot_t_%s", suffix);
-    text(v, key, c->model->label);
+    qk_value(v, key, "%s", c->model->label);
     PUT("L", "%.0f", c->length);
     PUT("rk", "%.3f", c->rk);
     PUT("sep", "%.3f", c->sep);
@@ -507,38 +428,38 @@ static void checkpoint_values(output *v, const checkpoint *c, const char *suffix
 #undef PUT
 }
 
-static void training_values(output *v, const checkpoint *c, int n, const study *s)
+static void training_values(qk_text *v, const checkpoint *c, int n, const study *s)
 {
     int peak = 0;
     for (int m = 1; m < n; m++)
         if (c[m].bias > c[peak].bias)
             peak = m;
     int onset = peak + 1 < n ? peak + 1 : peak;
-    num(v, "rot_t_checkpoints", "%.0f", n);
-    num(v, "rot_t_heads", "%.0f", s->heads.src.t->n_rows / (double)n);
+    qk_value_num(v, "rot_t_checkpoints", "%.0f", n);
+    qk_value_num(v, "rot_t_heads", "%.0f", s->heads.src.t->n_rows / (double)n);
     checkpoint_values(v, &c[0], "first");
     checkpoint_values(v, &c[peak], "peak");
     checkpoint_values(v, &c[onset], "onset");
     checkpoint_values(v, &c[n - 1], "last");
     /* the per-token collapse after the peak and its two factors */
-    num(v, "rot_t_bias_fall", "%.1f", c[peak].bias / c[n - 1].bias);
-    num(v, "rot_t_bias_fall_onset", "%.1f", c[peak].bias / c[onset].bias);
-    num(v, "rot_t_bias_change", "%+.0f", change_pct(c[n - 1].bias, c[peak].bias));
-    num(v, "rot_t_bias_rise", "%+.0f", change_pct(c[peak].bias, c[0].bias));
-    num(v, "rot_t_alpha_fall", "%.1f", c[peak].alpha / c[n - 1].alpha);
-    num(v, "rot_t_alpha_change", "%+.0f", change_pct(c[n - 1].alpha, c[peak].alpha));
-    num(v, "rot_t_mu_change", "%+.0f", change_pct(c[n - 1].mu, c[peak].mu));
-    num(v, "rot_t_mu_change_first", "%+.0f", change_pct(c[peak].mu, c[0].mu));
-    num(v, "rot_t_biasL_change", "%+.0f", change_pct(c[n - 1].bias * c[n - 1].length,
-                                                      c[peak].bias * c[peak].length));
-    num(v, "rot_t_alphaL_change", "%+.0f", change_pct(c[n - 1].alpha * c[n - 1].length,
-                                                       c[peak].alpha * c[peak].length));
-    num(v, "rot_t_L_growth", "%.0f", c[n - 1].length / c[0].length);
+    qk_value_num(v, "rot_t_bias_fall", "%.1f", c[peak].bias / c[n - 1].bias);
+    qk_value_num(v, "rot_t_bias_fall_onset", "%.1f", c[peak].bias / c[onset].bias);
+    qk_value_num(v, "rot_t_bias_change", "%+.0f", change_pct(c[n - 1].bias, c[peak].bias));
+    qk_value_num(v, "rot_t_bias_rise", "%+.0f", change_pct(c[peak].bias, c[0].bias));
+    qk_value_num(v, "rot_t_alpha_fall", "%.1f", c[peak].alpha / c[n - 1].alpha);
+    qk_value_num(v, "rot_t_alpha_change", "%+.0f", change_pct(c[n - 1].alpha, c[peak].alpha));
+    qk_value_num(v, "rot_t_mu_change", "%+.0f", change_pct(c[n - 1].mu, c[peak].mu));
+    qk_value_num(v, "rot_t_mu_change_first", "%+.0f", change_pct(c[peak].mu, c[0].mu));
+    qk_value_num(v, "rot_t_biasL_change", "%+.0f",
+                 change_pct(c[n - 1].bias * c[n - 1].length, c[peak].bias * c[peak].length));
+    qk_value_num(v, "rot_t_alphaL_change", "%+.0f",
+                 change_pct(c[n - 1].alpha * c[n - 1].length, c[peak].alpha * c[peak].length));
+    qk_value_num(v, "rot_t_L_growth", "%.0f", c[n - 1].length / c[0].length);
     /* how far the product of the means is from the mean of the products */
     double worst = 0;
     for (int m = 0; m < n; m++)
         worst = fmax(worst, fabs(c[m].mu * c[m].alpha / c[m].bias - 1.0));
-    num(v, "rot_t_product_dev", "%.0f", 100 * worst);
+    qk_value_num(v, "rot_t_product_dev", "%.0f", 100 * worst);
 }
 
 static const char *const training_keys[] = {
@@ -547,33 +468,33 @@ static const char *const training_keys[] = {
     "rot_t_mu_change", "rot_t_mu_change_first", "rot_t_biasL_change", "rot_t_alphaL_change",
     "rot_t_L_growth", "rot_t_product_dev", NULL};
 
-static void training_missing(output *v)
+static void training_missing(qk_text *v)
 {
     static const char *const suffixes[] = {"first", "peak", "onset", "last"};
     static const char *const names[] = {"L", "rk", "sep", "plane", "mu", "alpha", "bias",
                                         "alphaL", "biasL"};
-    missing(v, training_keys);
+    qk_value_missing(v, training_keys);
     for (int i = 0; i < 4; i++) {
         char key[64];
         snprintf(key, sizeof key, "rot_t_%s", suffixes[i]);
-        text(v, key, "n/a");
+        qk_value(v, key, "n/a");
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
             snprintf(key, sizeof key, "rot_t_%s_%s", names[k], suffixes[i]);
-            text(v, key, "n/a");
+            qk_value(v, key, "n/a");
         }
     }
 }
 
 /* ---- the drift lemma over both studies ------------------------------------------------------ */
 
-static void lemma_values(output *v, const study *const *studies, int n)
+static void lemma_values(qk_text *v, const study *const *studies, int n)
 {
     double worst = NAN;
     int heads = 0;
     for (int i = 0; i < n; i++) {
         if (!studies[i])
             continue;
-        double *r = rot_values(&studies[i]->heads.src, "residual_pos_r");
+        double *r = qk_src_values(&studies[i]->heads.src, "residual_pos_r");
         rot_rows all = rot_rows_all(&studies[i]->heads);
         double m = rot_max(r, &all, 1);
         if (!isnan(m) && (isnan(worst) || m > worst))
@@ -582,8 +503,8 @@ static void lemma_values(output *v, const study *const *studies, int n)
         rot_rows_free(&all);
         free(r);
     }
-    num(v, "rot_residual_max", "%.1e", worst);
-    num(v, "rot_residual_heads", "%.0f", heads);
+    qk_value_num(v, "rot_residual_max", "%.1e", worst);
+    qk_value_num(v, "rot_residual_heads", "%.0f", heads);
 }
 
 int main(int argc, char **argv)
@@ -591,16 +512,16 @@ int main(int argc, char **argv)
     qk_set_progname("qk-rotation-summary");
     options o;
     parse_args(argc, argv, &o);
-    input registry;
+    qk_table_file registry;
     load_input(&registry, o.registry);
-    output values, models, families, training;
-    out_open(&values, o.values_out);
-    out_open(&models, o.models_out);
-    out_open(&families, o.families_out);
-    out_open(&training, o.training_out);
-    out_printf(&models, "%s", models_header);
-    out_printf(&families, "%s", families_header);
-    out_printf(&training, "%s", training_header);
+    qk_text values, models, families, training;
+    qk_text_open(&values, o.values_out);
+    qk_text_open(&models, o.models_out);
+    qk_text_open(&families, o.families_out);
+    qk_text_open(&training, o.training_out);
+    fputs(models_header, models.fp);
+    fputs(families_header, families.fp);
+    fputs(training_header, training.fp);
 
     study cross, smol;
     const study *studies[2] = {NULL, NULL};
@@ -614,7 +535,7 @@ int main(int argc, char **argv)
         columns_free(&c);
         studies[0] = &cross;
     } else {
-        missing(&values, cross_keys);
+        qk_value_missing(&values, cross_keys);
     }
     if (o.training_summary) {
         load_study(&smol, o.training_summary, o.training_heads, &registry.src);
@@ -627,16 +548,16 @@ int main(int argc, char **argv)
         training_missing(&values);
     }
     lemma_values(&values, studies, 2);
-    num(&values, "rot_active_tau", "%g", o.active_tau);
+    qk_value_num(&values, "rot_active_tau", "%g", o.active_tau);
 
-    out_close(&values);
-    out_close(&models);
-    out_close(&families);
-    out_close(&training);
+    qk_text_close(&values);
+    qk_text_close(&models);
+    qk_text_close(&families);
+    qk_text_close(&training);
     if (o.summary)
         free_study(&cross);
     if (o.training_summary)
         free_study(&smol);
-    qk_table_free(&registry.table);
+    qk_table_file_free(&registry);
     return QK_EXIT_OK;
 }

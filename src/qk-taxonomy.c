@@ -1,11 +1,11 @@
-/* qk-taxonomy: adds the head category of pca.md 5 to a per-head table
+/* qk-taxonomy: adds the head category (docs/pca.md, taxonomy.tsv) to a per-head table
  * written by qk-pca. */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/table.h"
 #include "qk/taxonomy.h"
@@ -45,28 +45,6 @@ typedef struct options {
     const char *rq_column, *rk_column;
 } options;
 
-static double parse_threshold(const char *opt, const char *s)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0.0 && v <= 1.0))
-        qk_die(QK_EXIT_USAGE, NULL, "%s: expected a number in [0, 1], got '%s'", opt, s);
-    return v;
-}
-
-static char *beside(const char *path, const char *name)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return qk_strdup(name);
-    size_t n = (size_t)(slash - path) + 1;
-    char *out = qk_malloc(n + strlen(name) + 1);
-    memcpy(out, path, n);
-    strcpy(out + n, name);
-    return out;
-}
-
 static void parse_args(int argc, char **argv, options *o)
 {
     enum { OPT_HIGH = 256, OPT_LOW, OPT_RQ, OPT_RK, OPT_VERSION };
@@ -89,8 +67,8 @@ static void parse_args(int argc, char **argv, options *o)
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
-        case OPT_HIGH: o->high = parse_threshold("--high", optarg); break;
-        case OPT_LOW: o->low = parse_threshold("--low", optarg); break;
+        case OPT_HIGH: o->high = qk_opt_fraction("--high", optarg); break;
+        case OPT_LOW: o->low = qk_opt_fraction("--low", optarg); break;
         case OPT_RQ: o->rq_column = optarg; break;
         case OPT_RK: o->rk_column = optarg; break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
@@ -105,15 +83,7 @@ static void parse_args(int argc, char **argv, options *o)
     if (o->low > o->high)
         qk_die(QK_EXIT_USAGE, NULL, "--low %g is above --high %g", o->low, o->high);
     o->input = argv[optind];
-    o->output = output ? qk_strdup(output) : beside(o->input, "taxonomy.tsv");
-}
-
-static int find_column(const qk_table *t, const char *name, const char *path)
-{
-    int col = qk_table_column(t, name);
-    if (col < 0)
-        qk_die(QK_EXIT_DATA, path, "no column '%s'", name);
-    return col;
+    o->output = output ? qk_strdup(output) : qk_path_beside(o->input, "taxonomy.tsv");
 }
 
 static double cell_number(const qk_table *t, int row, int col, const char *path)
@@ -136,8 +106,8 @@ int main(int argc, char **argv)
     qk_err err;
     if (qk_table_load(o.input, &t, &err) != 0)
         qk_die(QK_EXIT_DATA, o.input, "%s", err.msg);
-    int rq = find_column(&t, o.rq_column, o.input);
-    int rk = find_column(&t, o.rk_column, o.input);
+    qk_src src = {&t, o.input, NULL};
+    int rq = qk_src_col(&src, o.rq_column), rk = qk_src_col(&src, o.rk_column);
     if (qk_table_column(&t, "category") >= 0)
         qk_die(QK_EXIT_DATA, o.input, "already has a column 'category'");
     qk_category *cat = qk_malloc((size_t)(t.n_rows ? t.n_rows : 1) * sizeof *cat);
@@ -146,8 +116,7 @@ int main(int argc, char **argv)
                                       cell_number(&t, r, rk, o.input), o.high, o.low);
 
     qk_atomic out;
-    if (qk_atomic_open(&out, o.output, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.output, "%s", err.msg);
+    qk_output_open(&out, o.output);
     for (int c = 0; c < t.n_cols; c++)
         fprintf(out.fp, "%s\t", t.header[c]);
     fputs("category\n", out.fp);
@@ -156,8 +125,7 @@ int main(int argc, char **argv)
             fprintf(out.fp, "%s\t", qk_table_cell(&t, r, c));
         fprintf(out.fp, "%s\n", qk_category_name(cat[r]));
     }
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.output, "%s", err.msg);
+    qk_output_commit(&out);
     free(cat);
     free(o.output);
     qk_table_free(&t);

@@ -94,7 +94,7 @@ expect_same "$check" "end" "complement_pairs.tsv content checks ($check)"
 
 # the slopes and correlations against the population values qk-synth
 # planted. With about 1000 rows per kind and independent Q and K positions,
-# the between-kind term of c (rotation.md 2.1) tilts a by up to about 0.15
+# the between-kind term of c (docs/rotation.md, step 1) tilts a by up to about 0.15
 # rad toward mu_Q - mu_K, which moves the means and variance fractions on a
 # by much more than sampling noise; those are checked on the planted-linear
 # dataset below, with identical Q and K positions.
@@ -177,7 +177,7 @@ run bin/qk-rotate --quiet --family llama "$B2/store.qks"
 expect_status 0 "qk-rotate on the planted dataset"
 run bin/qk-complement --quiet "$B2/store.qks"
 expect_status 0 "qk-complement on the planted dataset"
-# the tolerances of rotation.md 7.1 at N = 8000
+# tolerances for planted heads at N = 8000
 check=$(awk -F'\t' '
     BEGIN { split("r_q_a:0.01 r_k_a:0.01 var_frac_a:0.01 var_frac_b:0.01 separation_strength:0.01 " \
                   "mu_q_a:0.15 mu_k_a:0.15 mu_q_b:0.15 mu_k_b:0.15 alpha_q:-0.03 alpha_k:-0.03 " \
@@ -195,7 +195,7 @@ check=$(awk -F'\t' '
         tol = want[m] > 0 ? want[m] : -want[m] * (ref < 0 ? -ref : ref)
         if (d > tol) { print k " " m " " got " vs " ref; exit } } }
     END { if (seen != 2) print "heads compared: " seen; print "end" }' "$T/data/$DS2/synth-truth.tsv" "$B2/rotated.tsv")
-expect_same "$check" "end" "planted heads recovered within the tolerances of rotation.md 7.1 ($check)"
+expect_same "$check" "end" "planted heads recovered within the tolerances ($check)"
 check=$(axes_check "$B2/rotation_axes.bin" "$T/data/$DS2" 0.995)
 expect_same "$check" "heads 2" "planted axes within cos 0.995 at N = 8000 ($check)"
 

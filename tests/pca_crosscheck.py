@@ -17,7 +17,11 @@ sign rule of docs/pca.md (anchor r_q, or r_k when |r_q| < 0.05) and prints
 
 with repr() floats. Exit status 3 when numpy or scikit-learn is missing.
 """
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workflow"))
+from benchlib import read_heads  # noqa: E402  (the heads file format)
 
 try:
     import numpy as np
@@ -31,25 +35,6 @@ except ImportError as exc:
 
 N_PC = 10
 ANCHOR = 0.05
-
-
-def read_heads(path):
-    buf = open(path, "rb").read()
-    off = 0
-
-    def take(dtype, count):
-        nonlocal off
-        arr = np.frombuffer(buf, dtype=dtype, count=count, offset=off)
-        off += arr.nbytes
-        return arr
-
-    for _ in range(int(take("<i4", 1)[0])):
-        n_q, n_k, d = (int(v) for v in take("<i4", 3))
-        q = take("<f4", n_q * d).reshape(n_q, d)
-        t_q = take("<i4", n_q)
-        k = take("<f4", n_k * d).reshape(n_k, d)
-        t_k = take("<i4", n_k)
-        yield q, t_q, k, t_k
 
 
 def pearson(x, t):

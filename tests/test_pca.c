@@ -20,32 +20,6 @@
 
 /* ---- synthetic heads -------------------------------------------------------- */
 
-typedef struct head_data {
-    int dim;
-    int64_t n_q, n_k;
-    float *q, *k;
-    int32_t *tq, *tk;
-} head_data;
-
-static void head_alloc(head_data *h, int dim, int64_t n_q, int64_t n_k)
-{
-    h->dim = dim;
-    h->n_q = n_q;
-    h->n_k = n_k;
-    h->q = calloc((size_t)(n_q * dim), sizeof(float));
-    h->k = calloc((size_t)(n_k * dim), sizeof(float));
-    h->tq = calloc((size_t)n_q, sizeof(int32_t));
-    h->tk = calloc((size_t)n_k, sizeof(int32_t));
-}
-
-static void head_free(head_data *h)
-{
-    free(h->q);
-    free(h->k);
-    free(h->tq);
-    free(h->tk);
-}
-
 /* One kind of a structured head, in coordinates where axis 0 carries the
  * drift, axis 1 the Q/K offset and axis 2 a balanced +-spike. */
 typedef struct kind_spec {
@@ -123,8 +97,7 @@ static double *make_head(head_data *h, const head_spec *hs, const kind_spec *kq,
                          const kind_spec *kk)
 {
     qk_rng r;
-    uint64_t key = hs->seed;
-    qk_rng_seed(&r, &key, 1);
+    seed_rng(&r, hs->seed);
     double *refl = make_reflectors(&r, hs->reflections, h->dim);
     make_kind(hs, kq, h->dim, h->n_q, refl, &r, h->q, h->tq);
     make_kind(hs, kk, h->dim, h->n_k, refl, &r, h->k, h->tk);
@@ -147,14 +120,6 @@ static void analyse(const head_data *h, qk_pca_work *w, qk_pca_head *out)
     qk_moments_free(&mk);
 }
 
-static double dot(const double *a, const double *b, int n)
-{
-    double s = 0.0;
-    for (int i = 0; i < n; i++)
-        s += a[i] * b[i];
-    return s;
-}
-
 /* The canonical sign rule holds for every component of a head. */
 static void check_canonical(const qk_pca_head *h)
 {
@@ -167,16 +132,15 @@ static void check_canonical(const qk_pca_head *h)
     }
 }
 
-/* ---- pca.md 11: the synthetic test of the early tool ---------------------- */
+/* ---- the synthetic test of the earlier tool (viktor-shcherb/qk-pca-analysis) --- */
 
 /* N = 100 rows (50 Q, 50 K), d = 64, standard normal with column 0 replaced
  * by 2 * position + 0.1 * noise. */
-static void make_spec11(head_data *h)
+static void make_position_column_head(head_data *h)
 {
     head_alloc(h, 64, 50, 50);
     qk_rng r;
-    uint64_t key = 1111;
-    qk_rng_seed(&r, &key, 1);
+    seed_rng(&r, 1111);
     for (int kind = 0; kind < 2; kind++) {
         float *x = kind ? h->k : h->q;
         int32_t *t = kind ? h->tk : h->tq;
@@ -189,10 +153,10 @@ static void make_spec11(head_data *h)
     }
 }
 
-START_TEST(spec11_position_column)
+START_TEST(position_column)
 {
     head_data h;
-    make_spec11(&h);
+    make_position_column_head(&h);
     qk_pca_work w;
     qk_pca_work_init(&w, 64);
     qk_pca_head res;
@@ -218,10 +182,10 @@ START_TEST(spec11_position_column)
 END_TEST
 
 /* All 64 components: orthonormal to 1e-12 and an exact reconstruction. */
-START_TEST(spec11_full_basis)
+START_TEST(position_column_full_basis)
 {
     head_data h;
-    make_spec11(&h);
+    make_position_column_head(&h);
     int d = 64;
     qk_moments mq, mk, pooled;
     qk_moments_init(&mq, d);
@@ -235,7 +199,7 @@ START_TEST(spec11_full_basis)
     ck_assert(qk_pca_eigen(pooled.cov, d, d, values, vec, &err) == 0);
     for (int i = 0; i < d; i++)
         for (int j = 0; j < d; j++) {
-            double g = dot(vec + i * d, vec + j * d, d);
+            double g = vec_dot(vec + i * d, vec + j * d, d);
             ck_assert_msg(fabs(g - (i == j)) <= 1e-12, "gram[%d][%d] = %.17g", i, j, g);
         }
     double trace = qk_moments_trace(&pooled), vsum = 0.0;
@@ -254,7 +218,7 @@ START_TEST(spec11_full_basis)
             for (int j = 0; j < d; j++)
                 xc[j] = x[j] - pooled.mean[j];
             for (int i = 0; i < d; i++) {
-                double c = dot(xc, vec + i * d, d);
+                double c = vec_dot(xc, vec + i * d, d);
                 for (int j = 0; j < d; j++)
                     back[j] += c * vec[i * d + j];
             }
@@ -276,7 +240,7 @@ END_TEST
 START_TEST(zero_variance_guard)
 {
     head_data h;
-    make_spec11(&h);
+    make_position_column_head(&h);
     for (int i = 0; i < 50; i++)
         h.tq[i] = 77; /* Q positions constant */
     qk_pca_work w;
@@ -346,7 +310,7 @@ START_TEST(eigen_known_matrix)
 }
 END_TEST
 
-/* ---- pca.md 11: combined mode ---------------------------------------------- */
+/* ---- combined mode -------------------------------------------------------- */
 
 /* Q = +c e1 + slope t e2 + noise, K = -c e1 + noise (sigma = 1): PC0 is e1,
  * the classes separate, fisher0 = (2c)^2 / (2 sigma^2), and the position
@@ -456,7 +420,7 @@ START_TEST(planted_linear_drift)
     qk_pca_work_init(&w, d);
     qk_pca_head res;
     analyse(&h, &w, &res);
-    double along = fabs(dot(w.components, u, d));
+    double along = fabs(vec_dot(w.components, u, d));
     ck_assert_msg(along > 0.99, "PC0 . u = %g", along);
     double r = alpha * sd_t / sqrt(alpha * alpha * sd_t * sd_t + sigma * sigma);
     ck_assert_msg(fabs(fabs(res.r_q[0]) - r) < 0.02, "r_q[0] = %g, analytic %g", res.r_q[0], r);
@@ -498,7 +462,7 @@ START_TEST(planted_dominant_direction)
     ck_assert_msg(fabs(res.ev[0] / ev - 1.0) < 0.01, "EV0 = %.6f, analytic %.6f", res.ev[0], ev);
     double u[64];
     reflected_axis(refl, 2, d, 2, u);
-    ck_assert(fabs(dot(w.components, u, d)) > 0.999);
+    ck_assert(fabs(vec_dot(w.components, u, d)) > 0.999);
     /* the rest is noise: about sigma^2 / total each */
     double rest = sigma * sigma / (a * a + d * sigma * sigma);
     ck_assert_msg(res.ev[1] < 1.2 * rest && res.ev[9] > 0.8 * rest, "EV1 %g EV9 %g", res.ev[1],
@@ -551,8 +515,7 @@ END_TEST
 START_TEST(threshold_accuracy_brute_force)
 {
     qk_rng r;
-    uint64_t key = 31;
-    qk_rng_seed(&r, &key, 1);
+    seed_rng(&r, 31);
     enum { NA = 300, NB = 200 };
     for (int trial = 0; trial < 6; trial++) {
         double a[NA], b[NB];
@@ -666,24 +629,6 @@ END_TEST
 
 /* ---- cross-check against numpy / scikit-learn ----------------------------- */
 
-static void write_heads(const char *path, const head_data *heads, int n)
-{
-    FILE *fp = fopen(path, "wb");
-    ck_assert_msg(fp != NULL, "cannot write %s", path);
-    int32_t count = n;
-    fwrite(&count, 4, 1, fp);
-    for (int i = 0; i < n; i++) {
-        const head_data *h = &heads[i];
-        int32_t hdr[3] = {(int32_t)h->n_q, (int32_t)h->n_k, h->dim};
-        fwrite(hdr, 4, 3, fp);
-        fwrite(h->q, sizeof(float), (size_t)(h->n_q * h->dim), fp);
-        fwrite(h->tq, 4, (size_t)h->n_q, fp);
-        fwrite(h->k, sizeof(float), (size_t)(h->n_k * h->dim), fp);
-        fwrite(h->tk, 4, (size_t)h->n_k, fp);
-    }
-    ck_assert(fclose(fp) == 0);
-}
-
 static void assert_rel_close(const char *what, int head, double got, double want, double tol)
 {
     double scale = fabs(want) > 1e-300 ? fabs(want) : 1.0;
@@ -768,7 +713,7 @@ START_TEST(crosscheck_numpy_sklearn)
     char path[256], cmd[512];
     snprintf(path, sizeof path, TMP_DIR "/pca-crosscheck-%ld.bin", (long)getpid());
     ck_assert(system("mkdir -p " TMP_DIR) == 0);
-    write_heads(path, heads, N_HEADS);
+    write_heads_file(path, heads, N_HEADS);
     snprintf(cmd, sizeof cmd, PYTHON " " CROSSCHECK_SCRIPT " %s", path);
     /* read everything first, so the file goes away whatever the outcome */
     FILE *p = popen(cmd, "r");
@@ -801,8 +746,8 @@ int main(void)
     Suite *s = suite_create("pca");
     TCase *tc = tcase_create("pca");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, spec11_position_column);
-    tcase_add_test(tc, spec11_full_basis);
+    tcase_add_test(tc, position_column);
+    tcase_add_test(tc, position_column_full_basis);
     tcase_add_test(tc, zero_variance_guard);
     tcase_add_test(tc, correlation_from_moments);
     tcase_add_test(tc, eigen_known_matrix);

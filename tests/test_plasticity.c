@@ -1,5 +1,5 @@
 /* Tests of the attention plasticity stage: PP and its reference values,
- * the spec's unit vectors (§14), the Householder basis, the profile
+ * small cases worked by hand, the Householder basis, the profile
  * scalars, the model aggregation, the closed form against a brute-force
  * re-implementation written with plain loops, and the closed form against
  * direct Monte Carlo on a planted head. */
@@ -17,7 +17,7 @@
 
 START_TEST(test_pp_reference_values)
 {
-    /* z = 0, 0.5, 1, 2, 3 (spec §3) */
+    /* PP = 4 Phi(z) (1 - Phi(z)) at z = 0, 0.5, 1, 2, 3 */
     ck_assert_double_eq(qk_plast_pp_z(0.0), 1.0);
     ck_assert_double_eq_tol(qk_plast_pp_z(0.5), 0.8534, 5e-5);
     ck_assert_double_eq_tol(qk_plast_pp_z(1.0), 0.53394, 5e-6);
@@ -55,9 +55,9 @@ START_TEST(test_pp_degenerate_variance)
 }
 END_TEST
 
-/* §14: the 1-D pair from one bucket: alpha 0, beta 1, t = 1, resid var 1,
+/* A worked case: the 1-D pair from one bucket: alpha 0, beta 1, t = 1, resid var 1,
  * keys [1] and [-1]: m = 2, v = 4, z = 1. */
-START_TEST(test_spec_one_dimensional_pair)
+START_TEST(test_one_dimensional_pair)
 {
     double mean = 0.0 + 1.0 * 1.0, var = 1.0;
     double delta = 1.0 - (-1.0);
@@ -69,7 +69,7 @@ END_TEST
 
 START_TEST(test_regression_degenerate)
 {
-    /* constant t: beta = 0, alpha = mean, R2 = 0 (§14) */
+    /* constant t: beta = 0, alpha = mean, R2 = 0 (docs/plasticity.md, step 3) */
     double x[6] = {1.0, 10.0, 3.0, 20.0, 5.0, 60.0}, t[3] = {7.0, 7.0, 7.0};
     double alpha[2], beta[2], r2[2];
     double mean_r2 = qk_plast_regress(x, t, 3, 2, alpha, beta, r2);
@@ -106,7 +106,7 @@ END_TEST
 
 START_TEST(test_householder_maps_u_to_e1)
 {
-    /* beta = (0, 3, 4): H e1 = beta / 5, H^T H = I, H u = e1 (§14) */
+    /* beta = (0, 3, 4): H e1 = beta / 5, H^T H = I, H u = e1 (step 4) */
     double beta[3] = {0.0, 3.0, 4.0}, w[3];
     ck_assert_int_eq(qk_plast_householder(beta, 3, w), 1);
     double h[9];
@@ -147,7 +147,7 @@ START_TEST(test_orientation_signs)
 {
     /* bucket 0 means (1, -2, 0, 3); bucket 5 means (1, 4, 0, -5): the
      * unweighted mean of bucket means is (1, 1, 0, -1); a zero-mean
-     * dimension gets +1 (§14) */
+     * dimension gets +1 (step 2) */
     double k[5 * 4] = {1, -2, 1, 3,   1, -2, -1, 3,   1, 4, 2, -5,
                        1, 4, -2, -5,  1, 4, 0, -5};
     int32_t bucket[5] = {0, 0, 5, 5, 5};
@@ -819,11 +819,11 @@ START_TEST(test_subsample_rows)
 }
 END_TEST
 
-/* §14 same-example enforcement, at head level with d = 1: keys [0], [1] of
+/* Same-example pairs only (step 8), at head level with d = 1: keys [0], [1] of
  * example 0 and [100] of example 1, all before the query bin; queries 0, 1,
  * 2 at one position (beta = 0, alpha = 1, variance 1). Only the pair of
  * example 0 counts: m = -1, v = 1, PP = 0.5339351. */
-START_TEST(test_spec_same_example_pair)
+START_TEST(test_same_example_pair)
 {
     float qv[3] = {0, 1, 2}, kv[3] = {0, 1, 100};
     int32_t qt[3] = {15, 15, 15}, qe[3] = {0, 0, 1}, qb[3] = {1, 1, 1};
@@ -1062,7 +1062,7 @@ static Suite *plasticity_suite(void)
     tcase_add_test(tc, test_pp_reference_values);
     tcase_add_test(tc, test_pp_symmetric_and_stable);
     tcase_add_test(tc, test_pp_degenerate_variance);
-    tcase_add_test(tc, test_spec_one_dimensional_pair);
+    tcase_add_test(tc, test_one_dimensional_pair);
     tcase_add_test(tc, test_regression_degenerate);
     tcase_add_test(tc, test_regression_line);
     tcase_add_test(tc, test_householder_maps_u_to_e1);
@@ -1081,7 +1081,7 @@ static Suite *plasticity_suite(void)
     tcase_add_test(head, test_exact_full_equals_brute_force);
     tcase_add_test(head, test_sampled_pairs_seeded);
     tcase_add_test(head, test_subsample_rows);
-    tcase_add_test(head, test_spec_same_example_pair);
+    tcase_add_test(head, test_same_example_pair);
     tcase_add_test(head, test_position_term_limits);
     tcase_add_test(head, test_bad_rows_rejected);
     tcase_add_test(head, test_monte_carlo_diag);

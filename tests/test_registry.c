@@ -23,7 +23,7 @@ START_TEST(registry_lists_the_23_datasets)
     ck_assert_int_eq(per_study[0], 11);
     ck_assert_int_eq(per_study[1], 10);
     ck_assert_int_eq(per_study[2], 2);
-    /* GQA groups that the notes get wrong: they must come from the shape */
+    /* GQA groups come from the shape (n_q_heads / n_kv_heads), not from a table */
     ck_assert_int_eq(qk_dataset_group(qk_registry_find(&reg, "llama3.2-3b")), 3);
     ck_assert_int_eq(qk_dataset_group(qk_registry_find(&reg, "qwen3-14b")), 5);
     ck_assert_int_eq(qk_dataset_group(qk_registry_find(&reg, "qwen3-0.6b")), 2);

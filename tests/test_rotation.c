@@ -22,37 +22,6 @@
 
 /* ---- heads --------------------------------------------------------------------- */
 
-typedef struct head_data {
-    int dim;
-    int64_t n_q, n_k;
-    float *q, *k;
-    int32_t *tq, *tk;
-} head_data;
-
-static void head_alloc(head_data *h, int dim, int64_t n_q, int64_t n_k)
-{
-    h->dim = dim;
-    h->n_q = n_q;
-    h->n_k = n_k;
-    h->q = calloc((size_t)(n_q * dim), sizeof(float));
-    h->k = calloc((size_t)(n_k * dim), sizeof(float));
-    h->tq = calloc((size_t)n_q, sizeof(int32_t));
-    h->tk = calloc((size_t)n_k, sizeof(int32_t));
-}
-
-static void head_free(head_data *h)
-{
-    free(h->q);
-    free(h->k);
-    free(h->tq);
-    free(h->tk);
-}
-
-static void seed_rng(qk_rng *r, uint64_t seed)
-{
-    qk_rng_seed(r, &seed, 1);
-}
-
 /* A Haar-random orthogonal matrix: vector j (a column) is basis[j*d ...]. */
 static double *random_basis(qk_rng *r, int d)
 {
@@ -135,21 +104,9 @@ static void analysed_free(analysed *a)
     qk_moments_free(&a->pooled);
 }
 
-/* Pearson r of the pooled projections x.v with position, straight from the
- * rows (two passes, double), independent of the moments code. */
-static double row_corr(const head_data *h, const double *v)
+/* Pearson r of y[n] with t[n] (two passes, double). */
+static double pearson(const double *y, const double *t, int64_t n)
 {
-    int d = h->dim;
-    int64_t n = h->n_q + h->n_k;
-    double *y = malloc(sizeof(double) * n), *t = malloc(sizeof(double) * n);
-    for (int64_t i = 0; i < n; i++) {
-        const float *x = i < h->n_q ? h->q + i * d : h->k + (i - h->n_q) * d;
-        double s = 0.0;
-        for (int j = 0; j < d; j++)
-            s += x[j] * v[j];
-        y[i] = s;
-        t[i] = i < h->n_q ? h->tq[i] : h->tk[i - h->n_q];
-    }
     double my = 0, mt = 0;
     for (int64_t i = 0; i < n; i++) {
         my += y[i];
@@ -163,17 +120,28 @@ static double row_corr(const head_data *h, const double *v)
         stt += (t[i] - mt) * (t[i] - mt);
         syt += (y[i] - my) * (t[i] - mt);
     }
-    free(y);
-    free(t);
     return syt / sqrt(syy * stt);
 }
 
-static double dot(const double *a, const double *b, int d)
+/* Pearson r of the pooled projections x.v with position, straight from the
+ * rows, independent of the moments code. */
+static double row_corr(const head_data *h, const double *v)
 {
-    double s = 0.0;
-    for (int i = 0; i < d; i++)
-        s += a[i] * b[i];
-    return s;
+    int d = h->dim;
+    int64_t n = h->n_q + h->n_k;
+    double *y = malloc(sizeof(double) * n), *t = malloc(sizeof(double) * n);
+    for (int64_t i = 0; i < n; i++) {
+        const float *x = i < h->n_q ? h->q + i * d : h->k + (i - h->n_q) * d;
+        double s = 0.0;
+        for (int j = 0; j < d; j++)
+            s += x[j] * v[j];
+        y[i] = s;
+        t[i] = i < h->n_q ? h->tq[i] : h->tk[i - h->n_q];
+    }
+    double r = pearson(y, t, n);
+    free(y);
+    free(t);
+    return r;
 }
 
 /* A generic head: drift along a random direction, a Q/K offset, noise of
@@ -257,16 +225,16 @@ START_TEST(orthonormal_axes_and_fractions)
     analysed an;
     analyse(&h, &an);
     int d = h.dim;
-    ck_assert(fabs(dot(an.a, an.a, d) - 1.0) < 1e-12);
-    ck_assert(fabs(dot(an.b, an.b, d) - 1.0) < 1e-12);
-    ck_assert(fabs(dot(an.a, an.b, d)) < 1e-12);
+    ck_assert(fabs(vec_dot(an.a, an.a, d) - 1.0) < 1e-12);
+    ck_assert(fabs(vec_dot(an.b, an.b, d) - 1.0) < 1e-12);
+    ck_assert(fabs(vec_dot(an.a, an.b, d)) < 1e-12);
     for (int j = 0; j < d - 2; j++) {
         const double *v = an.basis + (size_t)j * d;
-        ck_assert(fabs(dot(v, v, d) - 1.0) < 1e-12);
-        ck_assert(fabs(dot(v, an.a, d)) < 1e-12);
-        ck_assert(fabs(dot(v, an.b, d)) < 1e-12);
+        ck_assert(fabs(vec_dot(v, v, d) - 1.0) < 1e-12);
+        ck_assert(fabs(vec_dot(v, an.a, d)) < 1e-12);
+        ck_assert(fabs(vec_dot(v, an.b, d)) < 1e-12);
         for (int i = 0; i < j; i++)
-            ck_assert(fabs(dot(v, an.basis + (size_t)i * d, d)) < 1e-10);
+            ck_assert(fabs(vec_dot(v, an.basis + (size_t)i * d, d)) < 1e-10);
     }
     ck_assert(an.rot.plane_var_fraction == an.rot.var_frac_a + an.rot.var_frac_b);
     /* the complement variance is what the plane leaves */
@@ -451,8 +419,8 @@ START_TEST(invariance_translation)
     double a[64], b[64];
     moment_metrics(&tq, &tk, &moved, a, b);
     const qk_rot_head *o = &an.rot;
-    ck_assert(fabs(dot(a, an.a, d) - 1.0) < 1e-12);
-    ck_assert(fabs(dot(b, an.b, d) - 1.0) < 1e-12);
+    ck_assert(fabs(vec_dot(a, an.a, d) - 1.0) < 1e-12);
+    ck_assert(fabs(vec_dot(b, an.b, d) - 1.0) < 1e-12);
     double same[][2] = {{moved.separation_strength, o->separation_strength},
                         {moved.r_q_a, o->r_q_a}, {moved.r_k_a, o->r_k_a},
                         {moved.alpha_q, o->alpha_q}, {moved.alpha_k, o->alpha_k},
@@ -463,10 +431,10 @@ START_TEST(invariance_translation)
         ck_assert_msg(fabs(same[i][0] - same[i][1]) <= 1e-12 * fmax(1.0, fabs(same[i][1])),
                       "metric %zu: %.17g vs %.17g", i, same[i][0], same[i][1]);
     /* the raw means move by g.a and g.b */
-    ck_assert(fabs(moved.mu_q_a - (o->mu_q_a + dot(g, an.a, d))) < 1e-9);
-    ck_assert(fabs(moved.mu_k_a - (o->mu_k_a + dot(g, an.a, d))) < 1e-9);
-    ck_assert(fabs(moved.mu_q_b - (o->mu_q_b + dot(g, an.b, d))) < 1e-9);
-    ck_assert(fabs(moved.mu_k_b - (o->mu_k_b + dot(g, an.b, d))) < 1e-9);
+    ck_assert(fabs(moved.mu_q_a - (o->mu_q_a + vec_dot(g, an.a, d))) < 1e-9);
+    ck_assert(fabs(moved.mu_k_a - (o->mu_k_a + vec_dot(g, an.a, d))) < 1e-9);
+    ck_assert(fabs(moved.mu_q_b - (o->mu_q_b + vec_dot(g, an.b, d))) < 1e-9);
+    ck_assert(fabs(moved.mu_k_b - (o->mu_k_b + vec_dot(g, an.b, d))) < 1e-9);
     ck_assert(fabs(moved.mu_q_a - o->mu_q_a) > 0.1); /* the shift is not trivial */
     qk_moments_free(&tq);
     qk_moments_free(&tk);
@@ -561,7 +529,7 @@ START_TEST(centroid_mode)
 }
 END_TEST
 
-/* ---- recovery of planted heads (spec rotation.md 7.1) ---------------------------------- */
+/* ---- recovery of planted heads ------------------------------------------------------------ */
 
 typedef struct preset {
     const char *name;
@@ -613,7 +581,8 @@ static void planted_head(const preset *p, uint64_t seed, head_data *h, double *u
     free(basis);
 }
 
-/* Population truth of rotation.md 7.1 (N_Q = N_K, stratified). */
+/* The population values of a planted head (N_Q = N_K, positions stratified):
+ * what the metrics recover at large N. */
 typedef struct truth {
     double position_r, var_frac_a, var_frac_b, separation, bias;
 } truth;
@@ -647,7 +616,7 @@ static void recover_preset(const preset *p, uint64_t seed)
     analyse(&h, &an);
     const qk_rot_head *r = &an.rot;
     truth t = planted_truth(p);
-    double cos_a = dot(an.a, u, PLANTED_D), cos_b = dot(an.b, s, PLANTED_D);
+    double cos_a = vec_dot(an.a, u, PLANTED_D), cos_b = vec_dot(an.b, s, PLANTED_D);
     ck_assert_msg(cos_a >= 0.999, "%s: cos(a, u) = %.6f", p->name, cos_a);
     ck_assert_msg(cos_b >= 0.999, "%s: cos(b, s) = %.6f", p->name, cos_b);
     check_close("alpha_k", r->alpha_k, p->alpha_k, 0.02 * p->alpha_k);
@@ -673,7 +642,9 @@ static void recover_preset(const preset *p, uint64_t seed)
     head_free(&h);
 }
 
-/* The presets of rotation.md 7.1 for the three cross-model families. */
+/* Planted heads of the three cross-model families, one preset each: slopes,
+ * correlations and cluster means on a, the variance and offset on b and the
+ * variance of the complement. */
 static const preset presets[] = {
     {"llama3.2-3b", 5.5e-5, 8.9e-5, 0.81, 0.90, 7, -7, 9, 20.5, 227},
     {"qwen3-8b", 7.06e-5, 1.48e-4, 0.754, 0.895, 6, -4, 6, 18.9, 316},
@@ -686,9 +657,9 @@ START_TEST(recovery_planted)
 }
 END_TEST
 
-START_TEST(planted_truth_matches_spec)
+START_TEST(planted_truth_matches_presets)
 {
-    /* the truth formulas give the preset table of rotation.md 7.1 */
+    /* the truth formulas give the expected population values of the presets */
     truth t = planted_truth(&presets[0]);
     ck_assert(fabs(t.position_r - 0.354) < 0.002);
     ck_assert(fabs(t.var_frac_a - 0.148) < 0.002);
@@ -708,21 +679,10 @@ static double brute_best_r(const double *theta, const double *t, int64_t n, doub
 {
     double *w = malloc(sizeof(double) * n), best = 0.0;
     for (int j = 0; j < QK_ROT_ANGLE_CUTS; j++) {
-        double psi = 2 * M_PI * j / QK_ROT_ANGLE_CUTS, mw = 0, mt = 0;
-        for (int64_t i = 0; i < n; i++) {
+        double psi = 2 * M_PI * j / QK_ROT_ANGLE_CUTS;
+        for (int64_t i = 0; i < n; i++)
             w[i] = theta[i] - psi <= -M_PI ? theta[i] - psi + 2 * M_PI : theta[i] - psi;
-            mw += w[i];
-            mt += t[i];
-        }
-        mw /= n;
-        mt /= n;
-        double sww = 0, stt = 0, swt = 0;
-        for (int64_t i = 0; i < n; i++) {
-            sww += (w[i] - mw) * (w[i] - mw);
-            stt += (t[i] - mt) * (t[i] - mt);
-            swt += (w[i] - mw) * (t[i] - mt);
-        }
-        double r = swt / sqrt(sww * stt);
+        double r = pearson(w, t, n);
         if (j == 0 && raw)
             *raw = r;
         if (fabs(r) > fabs(best))
@@ -1018,7 +978,7 @@ START_TEST(degenerate_no_position_spread)
     ck_assert(isnan(an.rot.omega.omega) && an.rot.omega.lin_r_squared_w == 0.0);
     ck_assert(an.rot.var_frac_a > 0.0); /* a is the top principal axis */
     ck_assert(an.comp.residual_pos_r == 0.0);
-    ck_assert(fabs(dot(an.a, an.b, h.dim)) < 1e-12);
+    ck_assert(fabs(vec_dot(an.a, an.b, h.dim)) < 1e-12);
     for (int i = 0; i < an.comp.n_pairs; i++)
         ck_assert(an.comp.pair[i].angle_r == 0.0 && an.comp.pair[i].angle_r_best == 0.0);
     ck_assert_int_eq(an.comp.n_active, 0);
@@ -1047,7 +1007,7 @@ START_TEST(degenerate_no_covariance)
     ck_assert(isnan(an.rot.b_centroid_cos) && isnan(an.rot.resid_sep_frac));
     ck_assert(an.rot.content_var_b == 0.0 && an.rot.position_r == 0.0);
     ck_assert(isnan(an.rot.omega.omega) && isnan(an.rot.omega.lin_r_squared_w));
-    ck_assert(fabs(dot(an.a, an.a, 10) - 1.0) < 1e-12 && fabs(dot(an.a, an.b, 10)) < 1e-12);
+    ck_assert(fabs(vec_dot(an.a, an.a, 10) - 1.0) < 1e-12 && fabs(vec_dot(an.a, an.b, 10)) < 1e-12);
     ck_assert(an.comp.complement_var == 0.0 && an.comp.residual_pos_r == 0.0);
     for (int i = 0; i < an.comp.n_pairs; i++)
         ck_assert(isnan(an.comp.pair[i].var_frac) && isnan(an.comp.pair[i].angle_r_best));
@@ -1275,7 +1235,7 @@ static Suite *rotation_suite(void)
     tcase_add_test(tc, invariance_flip_a);
     tcase_add_test(tc, centroid_mode);
     tcase_add_loop_test(tc, recovery_planted, 0, 3);
-    tcase_add_test(tc, planted_truth_matches_spec);
+    tcase_add_test(tc, planted_truth_matches_presets);
     tcase_add_test(tc, planted_planes_active);
     tcase_add_test(tc, angle_routine);
     tcase_add_test(tc, angle_routine_matches_brute_force);

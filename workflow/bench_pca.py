@@ -16,13 +16,11 @@ one core (BLAS limited to one thread). Prints both times and their ratio.
 import argparse
 import os
 import re
-import subprocess
 import sys
-import time
 
-# one BLAS thread, like the C side; must be set before numpy loads BLAS
-for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = "1"
+from benchlib import best_seconds, one_blas_thread, read_heads, run_c
+
+one_blas_thread()  # like the C side; before numpy loads BLAS
 
 try:
     import numpy as np
@@ -31,27 +29,6 @@ except ImportError as exc:
     sys.exit(f"bench_pca: {sys.executable} cannot import numpy and scikit-learn ({exc})")
 
 N_PC = 10
-
-
-def read_heads(path):
-    buf = open(path, "rb").read()
-    off = 0
-
-    def take(dtype, count):
-        nonlocal off
-        arr = np.frombuffer(buf, dtype=dtype, count=count, offset=off)
-        off += arr.nbytes
-        return arr
-
-    heads = []
-    for _ in range(int(take("<i4", 1)[0])):
-        n_q, n_k, d = (int(v) for v in take("<i4", 3))
-        q = take("<f4", n_q * d).reshape(n_q, d)
-        t_q = take("<i4", n_q)
-        k = take("<f4", n_k * d).reshape(n_k, d)
-        t_k = take("<i4", n_k)
-        heads.append((q, t_q, k, t_k))
-    return heads
 
 
 def sklearn_head(q, t_q, k, t_k):
@@ -77,7 +54,7 @@ def main():
     os.makedirs(os.path.dirname(a.dump) or ".", exist_ok=True)
     cmd = [a.qk_bench, "--heads", str(a.heads), "--rows", str(a.rows), "--dim", str(a.dim),
            "--repeat", str(a.repeat), "--dump", a.dump]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = run_c(cmd)
     sys.stdout.write(out)
     times = [float(v) for v in re.findall(r": ([0-9.]+) ms", out)]
     if len(times) != 3:
@@ -85,12 +62,7 @@ def main():
     c_fit, c_full, c_shared = times
 
     heads = read_heads(a.dump)
-    best = float("inf")
-    for _ in range(a.repeat):
-        start = time.perf_counter()
-        for h in heads:
-            sklearn_head(*h)
-        best = min(best, time.perf_counter() - start)
+    best, _ = best_seconds(lambda: [sklearn_head(*h) for h in heads], a.repeat)
     py_ms = 1e3 * best / len(heads)
     print(f"scikit-learn {__import__('sklearn').__version__} PCA(svd_solver='full') + numpy "
           f"Pearson r per head: {py_ms:.3f} ms (same heads, one core, best of {a.repeat})")

@@ -25,14 +25,12 @@ import argparse
 import os
 import re
 import struct
-import subprocess
 import sys
 import tempfile
-import time
 
-# one BLAS thread, like each worker of the C program; set before numpy loads
-for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = "1"
+from benchlib import best_seconds, one_blas_thread, run_c as run_program
+
+one_blas_thread()  # like each worker of the C program; before numpy loads BLAS
 
 try:
     import numpy as np
@@ -207,7 +205,7 @@ def run_c(args, heads, threads, outdir):
            "--out-dir", outdir, args.store]
     if heads:
         cmd[1:1] = ["--max-heads", str(heads)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = run_program(cmd)
     found = re.search(r"(\d+) heads in ([0-9.]+) s", out)
     if not found:
         sys.exit(f"bench_plasticity: no timing line from {' '.join(cmd)}: {out!r}")
@@ -253,9 +251,9 @@ def main():
     profiles = c_profiles(os.path.join(work, "c1"))
     n_np = min(args.numpy_heads, n_c)
     worst = 0.0
-    t0 = time.perf_counter()
-    results = [numpy_head(store, h[2], h[3]) for h in heads[:n_np]]
-    np_per_head = (time.perf_counter() - t0) / n_np
+    seconds, results = best_seconds(lambda: [numpy_head(store, h[2], h[3]) for h in heads[:n_np]],
+                                    1)
+    np_per_head = seconds / n_np
     for h, (ap_np, _cells, _overall) in zip(heads[:n_np], results):
         cprof = profiles.get((h[0], h[1]), {})
         for b, v in cprof.items():

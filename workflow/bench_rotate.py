@@ -19,13 +19,11 @@ largest differences between the two sets of results.
 import argparse
 import os
 import re
-import subprocess
 import sys
-import time
 
-# one BLAS thread, like the C side; must be set before numpy loads BLAS
-for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = "1"
+from benchlib import best_seconds, one_blas_thread, read_heads, run_c
+
+one_blas_thread()  # like the C side; before numpy loads BLAS
 
 try:
     import numpy as np
@@ -37,27 +35,6 @@ CUTS = 72
 GRID = 400
 REFINE = 20
 TAU = 0.1
-
-
-def read_heads(path):
-    buf = open(path, "rb").read()
-    off = 0
-
-    def take(dtype, count):
-        nonlocal off
-        arr = np.frombuffer(buf, dtype=dtype, count=count, offset=off)
-        off += arr.nbytes
-        return arr
-
-    heads = []
-    for _ in range(int(take("<i4", 1)[0])):
-        n_q, n_k, d = (int(v) for v in take("<i4", 3))
-        q = take("<f4", n_q * d).reshape(n_q, d)
-        t_q = take("<i4", n_q)
-        k = take("<f4", n_k * d).reshape(n_k, d)
-        t_k = take("<i4", n_k)
-        heads.append((q, t_q, k, t_k))
-    return heads
 
 
 def corr(v, cov, g, var_t, zero_var):
@@ -220,7 +197,7 @@ def main():
     os.makedirs(os.path.dirname(a.dump) or ".", exist_ok=True)
     cmd = [a.qk_bench, "--heads", str(a.heads), "--examples", str(a.examples),
            "--repeat", str(a.repeat), "--dump", a.dump]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = run_c(cmd)
     sys.stdout.write("".join(l + "\n" for l in out.splitlines() if not l.startswith("result ")))
     m = re.search(r"rotate \+ complement per head: ([0-9.]+) ms", out)
     if not m:
@@ -229,12 +206,7 @@ def main():
     c_results = parse_results(out)
 
     heads = read_heads(a.dump)
-    best = float("inf")
-    py_results = []
-    for _ in range(a.repeat):
-        start = time.perf_counter()
-        py_results = [numpy_head(*h) for h in heads]
-        best = min(best, time.perf_counter() - start)
+    best, py_results = best_seconds(lambda: [numpy_head(*h) for h in heads], a.repeat)
     py_ms = 1e3 * best / len(heads)
     print(f"numpy {np.__version__} rotate + complement per head: {py_ms:.3f} ms "
           f"(same heads, one core, best of {a.repeat})")

@@ -1,4 +1,4 @@
-# Figures of the combined QK PCA study (figures/qk-pca/NN_name, spec pca.md 7)
+# Figures of the combined QK PCA study (figures/qk-pca/NN_name)
 # and the values and tables of the report's PCA section.
 #
 #   make figures/qk-pca/05      one figure and only what it depends on

@@ -1,6 +1,6 @@
-# Figures of the attention plasticity study (figures/attention-plasticity/NN_name,
-# spec plasticity.md 11), the joint SmolLM3 table (results/smollm3_training_progress/
-# joint_rotation_plasticity.csv, spec 8) and the values and tables of the
+# Figures of the attention plasticity study (figures/attention-plasticity/NN_name),
+# the joint SmolLM3 table (results/smollm3_training_progress/
+# joint_rotation_plasticity.csv, written by qk-joint) and the values and tables of the
 # report's plasticity section.
 #
 #   make figures/attention-plasticity/05   one figure and only what it depends on

@@ -1,5 +1,5 @@
-# Figures of the planar rotation study (figures/qk-rotation/NN_name, spec
-# rotation.md 4) and the values and tables of the report's rotation section.
+# Figures of the planar rotation study (figures/qk-rotation/NN_name) and the
+# values and tables of the report's rotation section.
 #
 #   make figures/qk-rotation/09   one figure and only what it depends on
 #   make rotation-figures         all of them (for the datasets of the run)

@@ -82,9 +82,19 @@ uint64_t qk_hash64(const void *data, size_t len, uint64_t seed);
 
 /* Joins two path components with one '/'; the result is malloc'ed. */
 char *qk_path_join(const char *a, const char *b);
+/* The directory of path ("." when it has no '/'); malloc'ed. */
+char *qk_path_dir(const char *path);
+/* NAME in the directory of path: path up to its last '/', then name (name
+ * alone when path has no '/'); malloc'ed. */
+char *qk_path_beside(const char *path, const char *name);
+
+/* Seconds on the monotonic clock, for timing. */
+double qk_now(void);
 
 /* Writes a double so that it reads back to the same bits (%.17g),
  * with "nan"/"inf" spelled as such. */
 void qk_fprint_double(FILE *fp, double v);
+/* A number cell of a TSV row: a tab, then v as qk_fprint_double writes it. */
+void qk_put_num(FILE *fp, double v);
 
 #endif

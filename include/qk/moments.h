@@ -41,7 +41,7 @@ void qk_moments_copy(qk_moments *dst, const qk_moments *src);
 void qk_moments_compute(qk_moments *m, const float *x, const int32_t *t, int64_t n);
 
 /* The moments of the union of two sets of rows, from the moments of each
- * (spec rotation.md 2.1): with weights w_a = n_a/n, w_b = n_b/n and
+ * (docs/rotation.md, step 1): with weights w_a = n_a/n, w_b = n_b/n and
  * m = mean_a - mean_b,
  *   mean    = w_a mean_a + w_b mean_b
  *   cov     = w_a S_a + w_b S_b + w_a w_b m m^T

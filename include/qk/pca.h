@@ -1,4 +1,4 @@
-/* Combined query/key PCA of one attention head (spec pca.md 2-4): the
+/* Combined query/key PCA of one attention head (docs/pca.md): the
  * queries of a query head and the keys of its key head are pooled, the
  * pooled covariance is decomposed exactly (LAPACKE), and each of the top
  * components gets its explained-variance ratio and the Pearson correlation
@@ -72,13 +72,13 @@ int qk_pca_head_usable(int64_t n_q, int64_t n_k);
 int qk_pca_analyse(const qk_pca_rows *q, const qk_pca_rows *k, const qk_moments *mq,
                    const qk_moments *mk, qk_pca_work *w, qk_pca_head *out, qk_err *err);
 
-/* pca.md 2 steps 3-10 from the moments alone: pooled covariance, top
+/* The fit from the moments alone (docs/pca.md, steps 2-6): pooled covariance, top
  * components, EV, canonical r_q and r_k (and the counts, total_var and
  * eigenvalues). Leaves the canonical components in w->components. */
 int qk_pca_fit(const qk_moments *mq, const qk_moments *mk, qk_pca_work *w, qk_pca_head *out,
                qk_err *err);
 
-/* The derived metrics of pca.md 4 for a head fitted by qk_pca_fit with the
+/* The derived metrics (docs/pca.md, step 7) for a head fitted by qk_pca_fit with the
  * same work area; acc01 and acc0 project every row on PC0 and PC1. */
 void qk_pca_metrics(const qk_pca_rows *q, const qk_pca_rows *k, const qk_moments *mq,
                     const qk_moments *mk, qk_pca_work *w, qk_pca_head *out);
@@ -97,7 +97,7 @@ int qk_pca_eigen(const double *a, int dim, int n_keep, double *values, double *v
 double qk_pca_correlation(const double *v, const qk_moments *m, double zero_var,
                           double *scratch);
 
-/* The sign rule of pca.md 3: 1 if the component is to be negated. The
+/* The sign rule (docs/pca.md, step 6): 1 if the component is to be negated. The
  * anchor is r_q when |r_q| >= 0.05, else r_k; negate when the anchor is
  * below 0 (an anchor of exactly 0 keeps the sign). */
 int qk_pca_should_flip(double r_q, double r_k);

@@ -2,26 +2,15 @@
  * qk-pca-summary read them: results/<study>/qk.csv (10 rows a head),
  * results/<study>/qk_heads.csv (one row a head) and the dataset registry.
  * Used by qk-plot and by qk-pca-summary, so both report the same numbers
- * from the same aggregation (spec pca.md 6.3). */
+ * from the same aggregation. */
 #ifndef QK_PCA_TABLES_H
 #define QK_PCA_TABLES_H
 
 #include "qk/common.h"
+#include "qk/study.h"
 #include "qk/table.h"
 
 #define PCA_N_PC 10
-#define PCA_N_BINS 10 /* depth bins 0.0, 0.1, ..., 0.9 */
-
-/* A loaded table and the file it came from (for error messages). */
-typedef struct pca_src {
-    const qk_table *t;
-    const char *path;
-} pca_src;
-
-/* Column index by name; exits with status 2 naming the file if absent. */
-int pca_col(const pca_src *s, const char *name);
-/* Numeric cell; exits with status 2 naming the file and line if not a number. */
-double pca_num(const pca_src *s, int row, int col);
 
 /* The head categories of qk-taxonomy, in the order the figures stack them. */
 enum { PCA_POS_DOM, PCA_Q_POS, PCA_K_POS, PCA_CONTENT, PCA_MIXED, PCA_N_CAT };
@@ -50,7 +39,7 @@ typedef struct pca_head {
 
 /* The heads of one study table, grouped by model in display order. */
 typedef struct pca_study {
-    pca_src src;
+    qk_src src;
     int n_models;
     pca_model *models;
     int n_heads;
@@ -66,20 +55,17 @@ typedef struct pca_study {
  * A model id matches a registry id exactly, or as its suffix after a '-'
  * (checkpoint "stage1-step-40000" is "smollm3-3b-stage1-step-40000").
  * registry may be NULL. */
-void pca_study_load(pca_study *s, const pca_src *heads, const pca_src *registry);
+void pca_study_load(pca_study *s, const qk_src *heads, const qk_src *registry);
 void pca_study_free(pca_study *s);
 
 /* Dies naming the heads table unless it has a category column. */
 void pca_study_need_category(const pca_study *s);
 
-/* Depth bin of a layer (pca.md 6.3): min(floor(10 * layer / (n_layers - 1)), 9). */
-int pca_depth_bin(int layer, int n_layers);
-
 /* Mean of r_q0 (which 0), r_k0 (1) or ev0 (2) over the model's heads in
  * each depth bin; cells without heads get NAN. counts may be NULL. */
 enum { PCA_R_Q0, PCA_R_K0, PCA_EV0 };
-void pca_depth_means(const pca_study *s, int model, int which, double cell[PCA_N_BINS],
-                     int counts[PCA_N_BINS]);
+void pca_depth_means(const pca_study *s, int model, int which, double cell[QK_DEPTH_BINS],
+                     int counts[QK_DEPTH_BINS]);
 
 /* Value of r_q0 / r_k0 / ev0 of a head. */
 double pca_head_value(const pca_head *h, int which);
@@ -94,7 +80,7 @@ void pca_model_categories(const pca_study *s, int model, int cat[PCA_N_CAT]);
 /* Mean over every row of a qk.csv table with pc = i, for i = 0..9: the
  * grand means over heads of r_q, r_k and explained_variance (each head has
  * one row per component). n[i] is the number of rows with pc = i. */
-void pca_component_means(const pca_src *qk, double r_q[PCA_N_PC], double r_k[PCA_N_PC],
+void pca_component_means(const qk_src *qk, double r_q[PCA_N_PC], double r_k[PCA_N_PC],
                          double ev[PCA_N_PC], int n[PCA_N_PC]);
 
 /* The display name of a family: the longest common prefix of its models'
@@ -106,9 +92,5 @@ void pca_family_name(const pca_study *s, const char *family, char *out, size_t c
  * order (0, 1, ...), and the number of families. */
 int pca_family_index(const pca_study *s, int m);
 int pca_n_families(const pca_study *s);
-
-/* The training phase of a checkpoint id: the part before "-step-"
- * ("stage1", "lc-4k-to-32k"), or the whole id. Writes into out. */
-void pca_phase_of(const char *id, char *out, size_t cap);
 
 #endif

@@ -77,7 +77,8 @@ typedef struct qk_plast_rows {
     const int32_t *bucket;
 } qk_plast_rows;
 
-/* Scalars of a profile (§7): segments of the observed bin range, averaged
+/* Scalars of a profile (docs/plasticity.md, "Profile scalars"): segments of
+ * the observed bin range, averaged
  * over their bins without weights. NaN where a segment holds no bin. */
 typedef struct qk_plast_scalars {
     double ap_overall; /* head: query-count weighted; model: mean of the heads */
@@ -95,7 +96,7 @@ typedef struct qk_plast_scalars {
 typedef struct qk_plast_head {
     int d, n_bins, n_cells;
     int64_t n_q, n_k; /* rows used (after subsampling) */
-    /* positional regression of the oriented queries (§2.3-2.5) */
+    /* positional regression of the oriented queries (steps 3-5) */
     double q_r2_pos, q_beta_norm;
     double alpha_pos, beta_pos, sigma2_pos; /* coordinate 1 refit against t */
     double q_r2_scalar, q_mae_baseline, q_mae_proj, q_mae_ratio;
@@ -127,7 +128,7 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
                      const qk_plast_grid *g, const qk_plast_params *p, int layer, int q_head,
                      qk_plast_head *h, qk_err *err);
 
-/* The model level (§7b step 8): per bin and per cell the mean over the
+/* The model level (docs/plasticity.md, "Model level"): per bin and per cell the mean over the
  * heads that have a value, then the scalars of the model profile; the
  * model ap_overall is the mean of the heads' values. */
 typedef struct qk_plast_model {

@@ -19,7 +19,6 @@
 
 #include "qk/common.h"
 #include "qk/moments.h"
-#include "qk/store.h"
 
 #define QK_ROT_MIN_KIND 3      /* rows per kind below which a head is skipped */
 #define QK_ROT_MAX_PAIRS 30    /* complement pairs kept per head */
@@ -64,7 +63,7 @@ typedef struct qk_rot_rows {
     int64_t n;
 } qk_rot_rows;
 
-/* The shared-frequency sinusoid fit of rotation.md 2.6. */
+/* The shared-frequency sinusoid fit (docs/rotation.md, step 5). */
 typedef struct qk_rot_omega {
     double omega;           /* rad/token at the best R^2; NaN if undefined */
     double r_squared;       /* within-kind R^2 there */
@@ -122,19 +121,19 @@ int qk_rot_analyse(const qk_rot_rows *q, const qk_rot_rows *k, const qk_moments 
 
 /* ---- the steps, exposed for tests and the complement stage --------------- */
 
-/* Pools the moments into w->pooled and finds the axes a and b (rotation.md
+/* Pools the moments into w->pooled and finds the axes a and b (docs/rotation.md,
  * 2.2-2.3) into w->a and w->b; sets the degeneracy flags and the counts. */
 int qk_rot_axes(const qk_moments *mq, const qk_moments *mk, const qk_rot_options *o,
                 qk_rot_work *w, qk_rot_head *out, qk_err *err);
 
-/* The metrics of rotation.md 2.3 step 5 and 2.4 for given unit axes a and
+/* The metrics (docs/rotation.md, step 4) for given unit axes a and
  * b (not necessarily the ones qk_rot_axes found: the tests flip them) and
  * the pooled moments. Fills every field of out except the counts, the
  * positions, bias_range, the flags and omega. scratch holds 2*dim doubles. */
 void qk_rot_metrics(const qk_moments *mq, const qk_moments *mk, const qk_moments *pooled,
                     const double *a, const double *b, double *scratch, qk_rot_head *out);
 
-/* The sinusoid fit of rotation.md 2.6 on y_q[n_q] at positions t_q and
+/* The sinusoid fit (docs/rotation.md, step 5) on y_q[n_q] at positions t_q and
  * y_k[n_k] at t_k: y = c + A cos(w t') + B sin(w t') per kind, w shared,
  * t' = t - t_min. grid log-spaced w in [pi/4 T, 20 pi/T], T = t_max -
  * t_min, then refine golden-section steps on log w around the best one.
@@ -194,7 +193,8 @@ typedef struct qk_comp_work {
 void qk_comp_work_init(qk_comp_work *w, int dim);
 void qk_comp_work_free(qk_comp_work *w);
 
-/* Complement of the unit axes a, b for one head (rotation.md 2.7), given
+/* Complement of the unit axes a, b for one head (docs/rotation.md, "One head:
+ * the complement"), given
  * the pooled moments of its rows (qk_moments_pool of the two kinds, as
  * qk_rot_axes leaves them in qk_rot_work.pooled): basis, eigenvalues,
  * residual_pos_r, then the pairs on the rows q (first) and k with the active
@@ -266,37 +266,7 @@ void qk_rot_axes_free(qk_rot_axes_file *f);
 /* Index of the head (layer, head), or -1. */
 int qk_rot_axes_find(const qk_rot_axes_file *f, int layer, int head);
 
-/* ---- the heads of a store and their parallel processing -------------------- */
-
-/* One query head and its key head. */
-typedef struct qk_head_job {
-    int layer, head, kv_head;
-    int q_config, k_config; /* indices into the store's config table */
-} qk_head_job;
-
-/* The store's pairs as jobs sorted by (layer, query head); checks that
- * each pair joins a query and a key config of one layer and that no query
- * head appears twice. */
-int qk_head_jobs(const qk_store *s, qk_head_job **jobs, int *n_jobs, qk_err *err);
-
-/* Runs group() over the groups of jobs that share a key config, on
- * n_threads threads (each with its own state from thread_init), so a key
- * head's moments can be computed once for its query heads. job_idx lists
- * the indices of one group's jobs in ascending order. The first failure
- * stops the run; its message, prefixed with the head, lands in err. */
-typedef struct qk_head_runner {
-    const qk_head_job *jobs;
-    int n_jobs;
-    void *ctx;
-    void *(*thread_init)(void *ctx);
-    int (*group)(void *ctx, void *state, const int *job_idx, int n, int *failed_job,
-                 qk_err *err);
-    void (*thread_free)(void *state);
-} qk_head_runner;
-
-int qk_head_run(const qk_head_runner *r, int n_threads, qk_err *err);
-
-/* ---- the model summary (rotation.md 3.3) ------------------------------------- */
+/* ---- the model summary (docs/rotation.md, model_summary.csv) --------------- */
 
 /* Reads a per-head table (rotated.csv: model, family, then the rotation and
  * complement columns) and writes one row per model, in order of first

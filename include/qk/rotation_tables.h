@@ -11,23 +11,8 @@
 #include <stddef.h>
 
 #include "qk/common.h"
+#include "qk/study.h"
 #include "qk/table.h"
-
-#define ROT_N_BINS 10 /* depth bins 0.0, 0.1, ..., 0.9 */
-
-/* A loaded table and the file it came from (for error messages). */
-typedef struct rot_src {
-    const qk_table *t;
-    const char *path;
-} rot_src;
-
-/* Column index by name; exits with status 2 naming the file if absent. */
-int rot_col(const rot_src *s, const char *name);
-/* Numeric cell ("nan" and "inf" are numbers); exits with status 2 naming
- * the file, line and column if the cell is not a number. */
-double rot_num(const rot_src *s, int row, int col);
-/* The numeric column NAME for every row of the table (malloc'd). */
-double *rot_values(const rot_src *s, const char *name);
 
 /* One model (or training checkpoint) of a table. */
 typedef struct rot_model {
@@ -48,7 +33,7 @@ typedef struct rot_model {
  * A model id matches a registry id exactly or as its suffix after a '-'
  * ("stage1-step-40000" is "smollm3-3b-stage1-step-40000"). */
 typedef struct rot_table {
-    rot_src src;
+    qk_src src;
     int n_models;
     rot_model *models;
     int n_families;
@@ -56,7 +41,7 @@ typedef struct rot_table {
 } rot_table;
 
 /* registry may be NULL. Dies (status 2) if the table has no model column. */
-void rot_table_load(rot_table *t, const rot_src *src, const rot_src *registry);
+void rot_table_load(rot_table *t, const qk_src *src, const qk_src *registry);
 void rot_table_free(rot_table *t);
 
 /* The display name of family f: the longest common prefix of its models'
@@ -91,15 +76,5 @@ int rot_count_greater(const double *x, const double *y, const rot_rows *r);
 /* Pearson r of x and y over the rows where both are finite (NAN if fewer
  * than two or a variance is 0), as model_summary.csv's bias_sep_r. */
 double rot_pearson(const double *x, const double *y, const rot_rows *r);
-
-/* Depth bin of a layer: min(floor(10 layer / (n_layers - 1)), 9), as the
- * PCA figures bin (0 when n_layers < 2). */
-int rot_depth_bin(int layer, int n_layers);
-
-/* The training phase of a checkpoint id: the part before "-step-"
- * ("stage1", "lc-4k-to-32k"), or the whole id. */
-void rot_phase_of(const char *id, char *out, size_t cap);
-/* A readable phase name: "Stage 1", "LC 4k→32k"; unknown ids unchanged. */
-void rot_phase_label(const char *phase, char *out, size_t cap);
 
 #endif

@@ -3,6 +3,8 @@
 #ifndef QK_TABLE_H
 #define QK_TABLE_H
 
+#include <stdio.h>
+
 #include "qk/common.h"
 
 /* A TSV file with a header line; cells are strings. */
@@ -21,6 +23,40 @@ void qk_table_free(qk_table *t);
 const char *qk_table_cell(const qk_table *t, int row, int col);
 /* Index of a named column, or -1. */
 int qk_table_column(const qk_table *t, const char *name);
+
+/* A loaded table and the file it came from, for messages. user, if not
+ * NULL, names who needs the table ("figure qk-pca/05") in a missing-column
+ * message. */
+typedef struct qk_src {
+    const qk_table *t;
+    const char *path;
+    const char *user;
+} qk_src;
+
+/* Column index by name; else "PATH: no column 'NAME' (needed by USER)" and
+ * exit 2. */
+int qk_src_col(const qk_src *s, const char *name);
+/* Numeric cell ("nan" and "inf" are numbers); else "PATH: line N, column
+ * C: 'X' is not a number" and exit 2. */
+double qk_src_num(const qk_src *s, int row, int col);
+/* The numeric column NAME for every row of the table (malloc'd). */
+double *qk_src_values(const qk_src *s, const char *name);
+/* The first row whose column col holds key, or -1. */
+int qk_src_find(const qk_src *s, int col, const char *key);
+
+/* A table read from a file, with its source (src.t points into it). */
+typedef struct qk_table_file {
+    qk_table table;
+    qk_src src;
+} qk_table_file;
+
+/* Loads path (qk_table_load) or exits 2 naming it. */
+void qk_table_file_load(qk_table_file *f, const char *path);
+void qk_table_file_free(qk_table_file *f);
+
+/* Writes a CSV field: as is, or in double quotes (inner quotes doubled)
+ * when it holds a comma, a quote or a line break. */
+void qk_csv_put(FILE *fp, const char *text);
 
 /* key<TAB>value pairs; a later definition of a key is an error. */
 typedef struct qk_kv {

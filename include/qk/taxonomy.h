@@ -1,4 +1,4 @@
-/* The five-way head taxonomy of pca.md 5, from the canonical PC0
+/* The five-way head taxonomy (docs/pca.md, taxonomy.tsv), from the canonical PC0
  * correlations of a head: signed r_q, |r_k|, strict inequalities against
  * HIGH and LOW, tested in the order of the enum. */
 #ifndef QK_TAXONOMY_H

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *progname = "qkreport";
@@ -296,6 +297,35 @@ char *qk_path_join(const char *a, const char *b)
     return s;
 }
 
+char *qk_path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return qk_strdup(".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/x" is in "/" */
+    char *dir = qk_malloc(n + 1);
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return dir;
+}
+
+char *qk_path_beside(const char *path, const char *name)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) + 1 : 0;
+    char *out = qk_malloc(n + strlen(name) + 1);
+    memcpy(out, path, n);
+    strcpy(out + n, name);
+    return out;
+}
+
+double qk_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 void qk_fprint_double(FILE *fp, double v)
 {
     if (v != v)
@@ -306,4 +336,10 @@ void qk_fprint_double(FILE *fp, double v)
         fputs("-inf", fp);
     else
         fprintf(fp, "%.17g", v);
+}
+
+void qk_put_num(FILE *fp, double v)
+{
+    fputc('\t', fp);
+    qk_fprint_double(fp, v);
 }

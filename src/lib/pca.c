@@ -306,7 +306,7 @@ static double slope(double r, double var_proj, double var_t)
     return r != 0.0 && var_t > 0.0 ? r * sqrt(var_proj / var_t) : 0.0;
 }
 
-/* The PC0 summary metrics of pca.md 4 (after canonicalisation). */
+/* The PC0 summary metrics (docs/pca.md, step 7), after canonicalisation. */
 static void pc0_metrics(const qk_moments *mq, const qk_moments *mk, qk_pca_work *w,
                         qk_pca_head *out)
 {

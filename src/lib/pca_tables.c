@@ -5,44 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/study.h"
+
 const char *const pca_cat_id[PCA_N_CAT] = {"position-dominated", "q-positional", "k-positional",
                                            "content-focused", "mixed"};
 const char *const pca_cat_label[PCA_N_CAT] = {"position-dominated", "Q-positional",
                                               "K-positional", "content-focused", "mixed"};
 
-/* The families of the thesis figures, in their order. */
-static const char *const figure_families[] = {"qwen", "llama", "ministral"};
-#define N_FIGURE_FAMILIES 3
-
-int pca_col(const pca_src *s, const char *name)
+static int parse_int_cell(const qk_src *s, int row, int col)
 {
-    int c = qk_table_column(s->t, name);
-    if (c < 0)
-        qk_die(QK_EXIT_DATA, s->path, "no column '%s' (needed by the PCA study)", name);
-    return c;
-}
-
-double pca_num(const pca_src *s, int row, int col)
-{
-    const char *cell = qk_table_cell(s->t, row, col);
-    char *end;
-    double v = strtod(cell, &end);
-    if (end == cell || *end)
-        qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not a number", row + 2,
-               s->t->header[col], cell);
-    return v;
-}
-
-static int parse_int_cell(const pca_src *s, int row, int col)
-{
-    double v = pca_num(s, row, col);
+    double v = qk_src_num(s, row, col);
     if (v != floor(v) || v < 0 || v > 1e6)
         qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not a count", row + 2,
                s->t->header[col], qk_table_cell(s->t, row, col));
     return (int)v;
 }
 
-static int parse_category(const pca_src *s, int row, int col)
+static int parse_category(const qk_src *s, int row, int col)
 {
     const char *cell = qk_table_cell(s->t, row, col);
     for (int c = 0; c < PCA_N_CAT; c++)
@@ -53,39 +32,22 @@ static int parse_category(const pca_src *s, int row, int col)
 
 /* ---- models and the registry ----------------------------------------------- */
 
-/* Registry row of a model id: exact match, else a unique id ending in "-<id>". */
-static int registry_row_of(const pca_src *reg, int c_id, const char *id)
-{
-    if (!reg)
-        return -1;
-    for (int r = 0; r < reg->t->n_rows; r++)
-        if (strcmp(qk_table_cell(reg->t, r, c_id), id) == 0)
-            return r;
-    size_t n = strlen(id);
-    for (int r = 0; r < reg->t->n_rows; r++) {
-        const char *full = qk_table_cell(reg->t, r, c_id);
-        size_t m = strlen(full);
-        if (m > n + 1 && full[m - n - 1] == '-' && strcmp(full + m - n, id) == 0)
-            return r;
-    }
-    return -1;
-}
-
-static void describe_model(pca_model *m, const pca_src *reg)
+static void describe_model(pca_model *m, const qk_src *reg)
 {
     m->registry_row = -1;
     snprintf(m->label, sizeof m->label, "%s", m->id);
     snprintf(m->family, sizeof m->family, "other");
     if (!reg)
         return;
-    int c_id = pca_col(reg, "id");
-    int r = registry_row_of(reg, c_id, m->id);
+    int r = qk_registry_row(reg, m->id);
     if (r < 0)
         return;
     m->registry_row = r;
-    snprintf(m->label, sizeof m->label, "%s", qk_table_cell(reg->t, r, pca_col(reg, "label")));
-    snprintf(m->family, sizeof m->family, "%s", qk_table_cell(reg->t, r, pca_col(reg, "family")));
-    m->n_layers = parse_int_cell(reg, r, pca_col(reg, "n_layers"));
+    snprintf(m->label, sizeof m->label, "%s",
+             qk_table_cell(reg->t, r, qk_src_col(reg, "label")));
+    snprintf(m->family, sizeof m->family, "%s",
+             qk_table_cell(reg->t, r, qk_src_col(reg, "family")));
+    m->n_layers = parse_int_cell(reg, r, qk_src_col(reg, "n_layers"));
 }
 
 static int find_or_add_model(pca_study *s, const char *id, int *cap)
@@ -105,35 +67,6 @@ static int find_or_add_model(pca_study *s, const char *id, int *cap)
     return s->n_models++;
 }
 
-/* Display rank of a model: family group, then registry row, then appearance. */
-typedef struct model_rank {
-    long key;
-    int index;
-} model_rank;
-
-static long family_rank(const pca_src *reg, const pca_model *m)
-{
-    for (int f = 0; f < N_FIGURE_FAMILIES; f++)
-        if (strcmp(m->family, figure_families[f]) == 0)
-            return f;
-    if (m->registry_row < 0 || !reg)
-        return 1000000;
-    /* other registered families: by their first row in the registry */
-    int c_family = pca_col(reg, "family");
-    for (int r = 0; r < reg->t->n_rows; r++)
-        if (strcmp(qk_table_cell(reg->t, r, c_family), m->family) == 0)
-            return N_FIGURE_FAMILIES + r;
-    return 1000000;
-}
-
-static int cmp_rank(const void *a, const void *b)
-{
-    const model_rank *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
 static int cmp_head(const void *a, const void *b)
 {
     const pca_head *x = a, *y = b;
@@ -145,28 +78,31 @@ static int cmp_head(const void *a, const void *b)
 }
 
 /* Sorts the models for display and renumbers the heads' model indices. */
-static void order_models(pca_study *s, const pca_src *reg)
+static void order_models(pca_study *s, const qk_src *reg)
 {
     int n = s->n_models;
-    model_rank *rank = qk_calloc((size_t)(n ? n : 1), sizeof *rank);
+    long *family = qk_calloc((size_t)(n ? n : 1), sizeof *family);
+    long *within = qk_calloc((size_t)(n ? n : 1), sizeof *within);
     for (int i = 0; i < n; i++) {
         const pca_model *m = &s->models[i];
-        long within = m->registry_row >= 0 ? m->registry_row : 100000 + i;
-        rank[i].key = family_rank(reg, m) * 1000000L + within;
-        rank[i].index = i;
+        /* a model the registry does not know is of family "other": last */
+        family[i] = m->registry_row >= 0 ? qk_family_rank(reg, m->family) : QK_UNRANKED;
+        within[i] = m->registry_row >= 0 ? m->registry_row : QK_UNRANKED + i;
     }
-    qsort(rank, (size_t)n, sizeof *rank, cmp_rank);
+    int *order = qk_display_order(family, within, n);
     pca_model *sorted = qk_calloc((size_t)(n ? n : 1), sizeof *sorted);
     int *new_index = qk_calloc((size_t)(n ? n : 1), sizeof *new_index);
     for (int i = 0; i < n; i++) {
-        sorted[i] = s->models[rank[i].index];
-        new_index[rank[i].index] = i;
+        sorted[i] = s->models[order[i]];
+        new_index[order[i]] = i;
     }
     for (int h = 0; h < s->n_heads; h++)
         s->heads[h].model = new_index[s->heads[h].model];
     free(s->models);
     s->models = sorted;
-    free(rank);
+    free(family);
+    free(within);
+    free(order);
     free(new_index);
 }
 
@@ -194,15 +130,15 @@ static void index_heads(pca_study *s)
     }
 }
 
-void pca_study_load(pca_study *s, const pca_src *heads, const pca_src *registry)
+void pca_study_load(pca_study *s, const qk_src *heads, const qk_src *registry)
 {
     memset(s, 0, sizeof *s);
     s->src = *heads;
     const qk_table *t = heads->t;
-    int c_model = pca_col(heads, "model"), c_layer = pca_col(heads, "layer");
-    int c_head = pca_col(heads, "head");
-    int c_rq = pca_col(heads, "r_q0"), c_rk = pca_col(heads, "r_k0");
-    int c_ev = pca_col(heads, "ev0");
+    int c_model = qk_src_col(heads, "model"), c_layer = qk_src_col(heads, "layer");
+    int c_head = qk_src_col(heads, "head");
+    int c_rq = qk_src_col(heads, "r_q0"), c_rk = qk_src_col(heads, "r_k0");
+    int c_ev = qk_src_col(heads, "ev0");
     int c_cat = qk_table_column(t, "category");
     s->has_category = c_cat >= 0;
     s->heads = qk_calloc((size_t)(t->n_rows ? t->n_rows : 1), sizeof *s->heads);
@@ -213,9 +149,9 @@ void pca_study_load(pca_study *s, const pca_src *heads, const pca_src *registry)
         h->layer = parse_int_cell(heads, r, c_layer);
         h->head = parse_int_cell(heads, r, c_head);
         h->row = r;
-        h->r_q0 = pca_num(heads, r, c_rq);
-        h->r_k0 = pca_num(heads, r, c_rk);
-        h->ev0 = pca_num(heads, r, c_ev);
+        h->r_q0 = qk_src_num(heads, r, c_rq);
+        h->r_k0 = qk_src_num(heads, r, c_rk);
+        h->ev0 = qk_src_num(heads, r, c_ev);
         h->category = c_cat >= 0 ? parse_category(heads, r, c_cat) : -1;
     }
     for (int i = 0; i < s->n_models; i++)
@@ -234,37 +170,28 @@ void pca_study_free(pca_study *s)
 void pca_study_need_category(const pca_study *s)
 {
     if (!s->has_category)
-        pca_col(&s->src, "category");
+        qk_src_col(&s->src, "category");
 }
 
 /* ---- aggregation --------------------------------------------------------------- */
-
-int pca_depth_bin(int layer, int n_layers)
-{
-    if (n_layers < 2)
-        return 0;
-    double depth = (double)layer / (double)(n_layers - 1);
-    int bin = (int)floor(10.0 * depth);
-    return bin < 0 ? 0 : bin > PCA_N_BINS - 1 ? PCA_N_BINS - 1 : bin;
-}
 
 double pca_head_value(const pca_head *h, int which)
 {
     return which == PCA_R_Q0 ? h->r_q0 : which == PCA_R_K0 ? h->r_k0 : h->ev0;
 }
 
-void pca_depth_means(const pca_study *s, int model, int which, double cell[PCA_N_BINS],
-                     int counts[PCA_N_BINS])
+void pca_depth_means(const pca_study *s, int model, int which, double cell[QK_DEPTH_BINS],
+                     int counts[QK_DEPTH_BINS])
 {
     const pca_model *m = &s->models[model];
-    double sum[PCA_N_BINS] = {0};
-    int n[PCA_N_BINS] = {0};
+    double sum[QK_DEPTH_BINS] = {0};
+    int n[QK_DEPTH_BINS] = {0};
     for (int h = m->first_head; h < m->first_head + m->n_heads; h++) {
-        int b = pca_depth_bin(s->heads[h].layer, m->n_layers);
+        int b = qk_depth_bin(s->heads[h].layer, m->n_layers);
         sum[b] += pca_head_value(&s->heads[h], which);
         n[b]++;
     }
-    for (int b = 0; b < PCA_N_BINS; b++) {
+    for (int b = 0; b < QK_DEPTH_BINS; b++) {
         cell[b] = n[b] ? sum[b] / n[b] : NAN;
         if (counts)
             counts[b] = n[b];
@@ -294,11 +221,11 @@ void pca_model_categories(const pca_study *s, int model, int cat[PCA_N_CAT])
             cat[s->heads[h].category]++;
 }
 
-void pca_component_means(const pca_src *qk, double r_q[PCA_N_PC], double r_k[PCA_N_PC],
+void pca_component_means(const qk_src *qk, double r_q[PCA_N_PC], double r_k[PCA_N_PC],
                          double ev[PCA_N_PC], int n[PCA_N_PC])
 {
-    int c_pc = pca_col(qk, "pc"), c_ev = pca_col(qk, "explained_variance");
-    int c_rq = pca_col(qk, "r_q"), c_rk = pca_col(qk, "r_k");
+    int c_pc = qk_src_col(qk, "pc"), c_ev = qk_src_col(qk, "explained_variance");
+    int c_rq = qk_src_col(qk, "r_q"), c_rk = qk_src_col(qk, "r_k");
     for (int i = 0; i < PCA_N_PC; i++)
         r_q[i] = r_k[i] = ev[i] = 0, n[i] = 0;
     for (int r = 0; r < qk->t->n_rows; r++) {
@@ -306,9 +233,9 @@ void pca_component_means(const pca_src *qk, double r_q[PCA_N_PC], double r_k[PCA
         if (pc >= PCA_N_PC)
             qk_die(QK_EXIT_DATA, qk->path, "line %d: component %d (expected 0 to %d)", r + 2,
                    pc, PCA_N_PC - 1);
-        r_q[pc] += pca_num(qk, r, c_rq);
-        r_k[pc] += pca_num(qk, r, c_rk);
-        ev[pc] += pca_num(qk, r, c_ev);
+        r_q[pc] += qk_src_num(qk, r, c_rq);
+        r_k[pc] += qk_src_num(qk, r, c_rk);
+        ev[pc] += qk_src_num(qk, r, c_ev);
         n[pc]++;
     }
     for (int i = 0; i < PCA_N_PC; i++) {
@@ -319,47 +246,15 @@ void pca_component_means(const pca_src *qk, double r_q[PCA_N_PC], double r_k[PCA
 
 /* ---- names ------------------------------------------------------------------------ */
 
-static int is_separator(char c) { return c == '-' || c == '_' || c == ' '; }
-
 void pca_family_name(const pca_study *s, const char *family, char *out, size_t cap)
 {
-    const char *first = NULL;
-    size_t common = 0;
-    int members = 0;
-    for (int i = 0; i < s->n_models; i++) {
-        const char *label = s->models[i].label;
-        if (strcmp(s->models[i].family, family) != 0)
-            continue;
-        if (!first) {
-            first = label;
-            common = strlen(label);
-        }
-        size_t k = 0;
-        while (k < common && label[k] && label[k] == first[k])
-            k++;
-        common = k;
-        members++;
-    }
-    if (!first) {
-        snprintf(out, cap, "%s", family);
-        return;
-    }
-    if (members > 1) {
-        /* cut back to the last separator inside the common prefix, then
-         * drop trailing separators */
-        size_t k = common;
-        if (first[k] && !is_separator(first[k]))
-            while (k > 0 && !is_separator(first[k - 1]))
-                k--;
-        while (k > 0 && is_separator(first[k - 1]))
-            k--;
-        common = k;
-    }
-    if (common == 0) {
-        snprintf(out, cap, "%s", family);
-        return;
-    }
-    snprintf(out, cap, "%.*s", (int)common, first);
+    const char **labels = qk_calloc((size_t)(s->n_models ? s->n_models : 1), sizeof *labels);
+    int n = 0;
+    for (int i = 0; i < s->n_models; i++)
+        if (strcmp(s->models[i].family, family) == 0)
+            labels[n++] = s->models[i].label;
+    qk_family_label(labels, n, family, out, cap);
+    free(labels);
 }
 
 /* 1 if model i is the first of its family in display order. */
@@ -390,11 +285,4 @@ int pca_n_families(const pca_study *s)
     for (int i = 0; i < s->n_models; i++)
         n += first_of_family(s, i);
     return n;
-}
-
-void pca_phase_of(const char *id, char *out, size_t cap)
-{
-    const char *step = strstr(id, "-step-");
-    int n = step ? (int)(step - id) : (int)strlen(id);
-    snprintf(out, cap, "%.*s", n, id);
 }

@@ -1,6 +1,7 @@
 /* Parameters, the position grid, result containers, the profile scalars
- * and the model-level aggregation of the plasticity stage (spec
- * plasticity.md §4, §6, §7, §7b step 8). */
+ * and the model-level aggregation of the plasticity stage
+ * (docs/plasticity.md: "Per head" steps 7 and 10, "Profile scalars",
+ * "Model level"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +123,7 @@ void qk_plast_head_free(qk_plast_head *h)
     memset(h, 0, sizeof *h);
 }
 
-/* ---- profile scalars (§7) ------------------------------------------------------------ */
+/* ---- profile scalars (docs/plasticity.md, "Profile scalars") ----------------------------- */
 
 /* Means over segments: bin j of the observed range [first, last] falls in
  * segment floor(K (j - first) / (last - first)), the last bin in K - 1
@@ -206,7 +207,7 @@ void qk_plast_profile_scalars(const double *ap, const int64_t *weights, const qk
     s->recovery = 0.5 * (s->decile[6] + s->decile[7]) - 0.5 * (s->decile[4] + s->decile[5]);
 }
 
-/* ---- the model level (§7b step 8) ----------------------------------------------------- */
+/* ---- the model level (docs/plasticity.md, "Model level") --------------------------------- */
 
 void qk_plast_model_compute(qk_plast_model *m, const qk_plast_head *heads, int n_heads,
                             const qk_plast_grid *g)

@@ -1,4 +1,4 @@
-/* The per-head V4 algorithm (spec plasticity.md §7b): orientation,
+/* The per-head algorithm (docs/plasticity.md, "Per head"): orientation,
  * positional regression, Householder rotation, per-bin query model, key
  * pairs and the closed-form PP of every (pair, bin), as BLAS tables:
  *   S = K_rot M^T              the mean term m = S[k1,b] - S[k2,b]
@@ -133,7 +133,7 @@ static double *gather(const qk_plast_rows *r, const int64_t *rows, int64_t n, in
     return x;
 }
 
-/* ---- regression diagnostics (§2.7) ---------------------------------------------------- */
+/* ---- regression diagnostics ("Diagnostics of the queries") ------------------------------ */
 
 /* OLS of y on x: slope, intercept; constant x gives slope 0. */
 static void ols(const double *x, const double *y, int64_t n, double *slope, double *icept)
@@ -320,7 +320,7 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
     free(col);
 }
 
-/* ---- the query model per bin (§3, §4) ------------------------------------------------- */
+/* ---- the query model per bin (step 7) ---------------------------------------------------- */
 
 /* Sorts the query rows by bin (stable) into w->q, w->t_q, w->bin_row. */
 static void sort_queries(head_work *w, const double *q, const double *t, const int64_t *bin)
@@ -373,7 +373,7 @@ static void bin_model(head_work *w, qk_plast_head *h)
     }
 }
 
-/* ---- keys and pairs (§5) -------------------------------------------------------------- */
+/* ---- keys and pairs (step 8) ------------------------------------------------------------- */
 
 typedef struct key_order {
     int32_t example, position;
@@ -468,7 +468,7 @@ static int enumerate_pairs(head_work *w, const qk_plast_grid *g, int64_t *eligib
     return 0;
 }
 
-/* ---- evaluation (§3, §6) ----------------------------------------------------------------- */
+/* ---- evaluation (steps 9 and 10) ------------------------------------------------------------ */
 
 /* Adds PP of one (pair, bin) to the bin and to its heatmap cell:
  * (floor(delta_t / B), floor((tau_b - midpoint) / B)). */

@@ -1,6 +1,6 @@
 /* The one-sample two-sided Kolmogorov-Smirnov test against N(0, 1), for
- * the normality diagnostics of the query residuals (spec plasticity.md
- * §2.7). The p-value is P(D_n >= x) for the exact distribution of D_n,
+ * the normality diagnostics of the query residuals (docs/plasticity.md,
+ * "Diagnostics of the queries"). The p-value is P(D_n >= x) for the exact distribution of D_n,
  * evaluated as the usual numerical libraries do, by regime:
  *   - closed forms of Ruben and Gambino at the two ends (n x <= 1,
  *     n x >= n - 1);

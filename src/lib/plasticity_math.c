@@ -1,7 +1,7 @@
 /* The small numerical pieces of the plasticity stage: the normal CDF and
  * PP, orientation, the positional regression, the Householder reflection,
- * component weights and sample skewness/kurtosis (spec plasticity.md
- * §2-§3). */
+ * component weights and sample skewness/kurtosis (docs/plasticity.md,
+ * "Per head" steps 2-6 and the diagnostics). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -32,7 +32,7 @@ double qk_plast_pp(double m, double v)
     return m == 0.0 ? 1.0 : 0.0;
 }
 
-/* ---- orientation (§2.2) --------------------------------------------------------- */
+/* ---- orientation (step 2) -------------------------------------------------------- */
 
 typedef struct bucket_row {
     int32_t bucket;
@@ -79,7 +79,7 @@ void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *buck
     free(total);
 }
 
-/* ---- positional regression (§2.3) -------------------------------------------------- */
+/* ---- positional regression (steps 3 and 5) ----------------------------------------- */
 
 double qk_plast_regress(const double *x, const double *t, int64_t n, int d, double *alpha,
                         double *beta, double *r2)
@@ -134,7 +134,7 @@ double qk_plast_regress(const double *x, const double *t, int64_t n, int d, doub
     return d > 0 ? r2_sum / d : 0.0;
 }
 
-/* ---- Householder basis (§2.4) -------------------------------------------------------- */
+/* ---- Householder basis (step 4) ------------------------------------------------------- */
 
 int qk_plast_householder(const double *beta, int d, double *w)
 {
@@ -164,7 +164,7 @@ void qk_plast_reflect_rows(double *x, int64_t n, int d, const double *w, double 
     cblas_dger(CblasRowMajor, (int)n, d, -2.0, tmp, 1, w, 1, x, d);
 }
 
-/* ---- component weights (§2.6) ---------------------------------------------------------- */
+/* ---- component weights (step 6) --------------------------------------------------------- */
 
 void qk_plast_component_weights(const double *r2, int d, double *w)
 {

@@ -1,4 +1,5 @@
-/* Parquet writer for the sniffed-qk layout (spec/data.md §2.2-§2.3).
+/* Parquet writer for the sniffed-qk layout of the capture tool
+ * (viktor-shcherb/qk-sniffer; the subset docs/parquet-subset.md reads).
  *
  * A file is written as pyarrow 22 writes it for the capture tool: one row
  * group (or several when rows_per_group is set), and in every column chunk

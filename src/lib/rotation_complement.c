@@ -1,5 +1,5 @@
-/* The d - 2 dimensional complement of the {a, b} plane (rotation.md 2.7,
- * docs/rotation.md): its principal directions, their pairs, the angle of
+/* The d - 2 dimensional complement of the {a, b} plane (docs/rotation.md,
+ * "One head: the complement"): its principal directions, their pairs, the angle of
  * each pair against position, Q/K separability on each ring, and the
  * residual correlation with position that the drift lemma says is 0. */
 #include "qk/rotation.h"
@@ -392,7 +392,8 @@ static void pair_metrics(const double *coords, int64_t ld, int64_t n_q, int64_t 
     class_sums cls[2] = {{0}, {0}};
     double rho0 = sqrt(u[0] * u[0] + w[0] * w[0]), sr = 0.0, srr = 0.0;
     for (int64_t r = 0; r < n; r++) {
-        /* atan2(SVD_2i+1, SVD_2i): the argument order of rotation.md 2.7 */
+        /* atan2(SVD_2i+1, SVD_2i): the angle of pair i is atan2(w, u), u and w its
+         * first and second coordinate */
         angle_add(&s, atan2(w[r], u[r]), tc[r]);
         double dr = sqrt(u[r] * u[r] + w[r] * w[r]) - rho0; /* shifted radius */
         sr += dr;

@@ -1,5 +1,5 @@
-/* The shared-frequency sinusoid fit of the a-projections (rotation.md
- * 2.6, docs/rotation.md): for each frequency w of a log-spaced grid and a
+/* The shared-frequency sinusoid fit of the a-projections (docs/rotation.md,
+ * step 5, "omega fit"): for each frequency w of a log-spaced grid and a
  * golden-section refinement, two independent least-squares fits
  * y = c_k + A_k cos(w t') + B_k sin(w t') (one per kind), scored by the
  * within-kind R^2. */

@@ -1,5 +1,5 @@
-/* The per-model summary of the rotation tables (rotation.md 3.3,
- * docs/rotation.md): the means, medians, fractions and quartiles the
+/* The per-model summary of the rotation tables (docs/rotation.md,
+ * model_summary.csv): the means, medians, fractions and quartiles the
  * figures aggregate, from the merged per-head table. */
 #include "qk/rotation.h"
 
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/rotation_tables.h"
 #include "qk/table.h"
 
 /* The per-head columns the summary reads. */
@@ -20,115 +21,46 @@ static const char *const input_names[N_INPUT] = {
     "separation_strength", "bias_strength", "alpha_k", "mu_q_a", "position_r",
     "n_active_planes", "active_var_frac", "ring_cls_acc", "slope_ratio", "bias_range"};
 
+/* The per-head table: its model and family cells, the numeric columns
+ * (NaN where a cell is not a number). */
 typedef struct summary_input {
     const qk_table *t;
     int col[N_INPUT];
+    double *x[N_INPUT]; /* [n_rows] numbers of the columns from C_R_Q on */
 } summary_input;
 
-static double cell(const summary_input *in, int row, int which)
+static void load_numbers(summary_input *in)
 {
-    const char *s = qk_table_cell(in->t, row, in->col[which]);
-    char *end;
-    double v = strtod(s, &end);
-    return end == s || *end ? NAN : v;
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-/* The values of one column over the given rows, NaN dropped, optionally
- * as magnitudes; returns the count. */
-static int gather(const summary_input *in, const int *rows, int n, int which, int magnitude,
-                  double *out)
-{
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        double v = cell(in, rows[i], which);
-        if (!isnan(v))
-            out[k++] = magnitude ? fabs(v) : v;
-    }
-    return k;
-}
-
-static double mean_of(const double *v, int n)
-{
-    if (n == 0)
-        return NAN;
-    double s = 0.0;
-    for (int i = 0; i < n; i++)
-        s += v[i];
-    return s / n;
-}
-
-/* Quantile with linear interpolation between order statistics (numpy's
- * default); v is sorted in place. */
-static double quantile_of(double *v, int n, double p)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    double h = (n - 1) * p;
-    int lo = (int)floor(h);
-    if (lo >= n - 1)
-        return v[n - 1];
-    double frac = h - lo;
-    return frac == 0.0 ? v[lo] : v[lo] + frac * (v[lo + 1] - v[lo]);
-}
-
-/* Share of the defined values that pass the test (> 0). */
-static double frac_positive(const double *v, int n)
-{
-    if (n == 0)
-        return NAN;
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        k += v[i] > 0.0;
-    return (double)k / n;
-}
-
-/* Pearson r of bias_strength with separation_strength over the rows. */
-static double bias_sep_r(const summary_input *in, const int *rows, int n)
-{
-    double sx = 0, sy = 0;
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        double x = cell(in, rows[i], C_SEP), y = cell(in, rows[i], C_BIAS);
-        if (isfinite(x) && isfinite(y)) {
-            sx += x;
-            sy += y;
-            k++;
+    for (int c = C_R_Q; c < N_INPUT; c++) {
+        in->x[c] = qk_malloc((size_t)(in->t->n_rows ? in->t->n_rows : 1) * sizeof(double));
+        for (int r = 0; r < in->t->n_rows; r++) {
+            const char *s = qk_table_cell(in->t, r, in->col[c]);
+            char *end;
+            double v = strtod(s, &end);
+            in->x[c][r] = end == s || *end ? NAN : v;
         }
     }
-    if (k < 2)
-        return NAN;
-    double mx = sx / k, my = sy / k, sxx = 0, syy = 0, sxy = 0;
-    for (int i = 0; i < n; i++) {
-        double x = cell(in, rows[i], C_SEP), y = cell(in, rows[i], C_BIAS);
-        if (isfinite(x) && isfinite(y)) {
-            sxx += (x - mx) * (x - mx);
-            syy += (y - my) * (y - my);
-            sxy += (x - mx) * (y - my);
-        }
-    }
-    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
 }
 
-static void put_text(FILE *fp, const char *s)
+/* Share of the defined values over the rows that are > 0. */
+static double frac_positive(const double *x, const rot_rows *r)
 {
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, fp);
-        return;
+    int defined = rot_count_defined(x, r);
+    return defined ? (double)rot_count_positive(x, r) / defined : NAN;
+}
+
+/* Share of the rows with both defined where var_frac_b > var_frac_a. */
+static double frac_b_above_a(const summary_input *in, const rot_rows *r)
+{
+    int k = 0, defined = 0;
+    for (int i = 0; i < r->n; i++) {
+        double a = in->x[C_VAR_A][r->index[i]], b = in->x[C_VAR_B][r->index[i]];
+        if (!isnan(a) && !isnan(b)) {
+            defined++;
+            k += b > a;
+        }
     }
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
+    return defined ? (double)k / defined : NAN;
 }
 
 static void put_num(FILE *fp, double v)
@@ -147,40 +79,31 @@ static const char summary_header[] =
     "p75_plane_var_fraction,mean_bias_range,family_bias_sep_r,overall_bias_sep_r\n";
 
 /* One output row for the model's rows. */
-static void model_row(FILE *fp, const summary_input *in, const int *rows, int n,
-                      const int *family_rows, int n_family, double overall_r, double *v)
+static void model_row(FILE *fp, const summary_input *in, const rot_rows *rows,
+                      const rot_rows *family, double overall_r)
 {
     static const struct { int col, magnitude; } means[] = {
         {C_R_Q, 1}, {C_R_K, 1}, {C_VAR_A, 0}, {C_VAR_B, 0}, {C_PLANE, 0}, {C_SEP, 0},
         {C_BIAS, 0}, {C_ALPHA_K, 1}, {C_MU_Q_A, 0}, {C_POS_R, 0}, {C_N_ACTIVE, 0},
         {C_ACTIVE_VAR, 0}, {C_RING_ACC, 0}};
-    put_text(fp, qk_table_cell(in->t, rows[0], in->col[C_MODEL]));
+    qk_csv_put(fp, qk_table_cell(in->t, rows->index[0], in->col[C_MODEL]));
     fputc(',', fp);
-    put_text(fp, qk_table_cell(in->t, rows[0], in->col[C_FAMILY]));
-    fprintf(fp, ",%d", n);
+    qk_csv_put(fp, qk_table_cell(in->t, rows->index[0], in->col[C_FAMILY]));
+    fprintf(fp, ",%d", rows->n);
     for (size_t i = 0; i < sizeof means / sizeof means[0]; i++)
-        put_num(fp, mean_of(v, gather(in, rows, n, means[i].col, means[i].magnitude, v)));
-    put_num(fp, quantile_of(v, gather(in, rows, n, C_SLOPE_RATIO, 0, v), 0.5));
-    put_num(fp, frac_positive(v, gather(in, rows, n, C_BIAS, 0, v)));
-    put_num(fp, frac_positive(v, gather(in, rows, n, C_MU_Q_A, 0, v)));
-    int k = 0, defined = 0;
-    for (int i = 0; i < n; i++) {
-        double a = cell(in, rows[i], C_VAR_A), b = cell(in, rows[i], C_VAR_B);
-        if (!isnan(a) && !isnan(b)) {
-            defined++;
-            k += b > a;
-        }
-    }
-    put_num(fp, defined ? (double)k / defined : NAN);
+        put_num(fp, rot_mean(in->x[means[i].col], rows, means[i].magnitude));
+    put_num(fp, rot_quantile(in->x[C_SLOPE_RATIO], rows, 0.5, 0));
+    put_num(fp, frac_positive(in->x[C_BIAS], rows));
+    put_num(fp, frac_positive(in->x[C_MU_Q_A], rows));
+    put_num(fp, frac_b_above_a(in, rows));
     static const struct { int col, magnitude; } quartiles[] = {
         {C_R_K, 1}, {C_SEP, 0}, {C_BIAS, 0}, {C_PLANE, 0}};
     for (size_t i = 0; i < sizeof quartiles / sizeof quartiles[0]; i++) {
-        int m = gather(in, rows, n, quartiles[i].col, quartiles[i].magnitude, v);
-        put_num(fp, quantile_of(v, m, 0.25));
-        put_num(fp, quantile_of(v, m, 0.75));
+        put_num(fp, rot_quantile(in->x[quartiles[i].col], rows, 0.25, quartiles[i].magnitude));
+        put_num(fp, rot_quantile(in->x[quartiles[i].col], rows, 0.75, quartiles[i].magnitude));
     }
-    put_num(fp, mean_of(v, gather(in, rows, n, C_BIAS_RANGE, 0, v)));
-    put_num(fp, bias_sep_r(in, family_rows, n_family));
+    put_num(fp, rot_mean(in->x[C_BIAS_RANGE], rows, 0));
+    put_num(fp, rot_pearson(in->x[C_SEP], in->x[C_BIAS], family));
     put_num(fp, overall_r);
     fputc('\n', fp);
 }
@@ -206,13 +129,13 @@ int qk_rot_model_summary(const char *table_path, FILE *fp, qk_err *err)
             qk_table_free(&t);
             return qk_fail(err, "no column '%s'", input_names[c]);
         }
+    load_numbers(&in);
     size_t cap = (size_t)(t.n_rows ? t.n_rows : 1);
-    int *all = qk_malloc(cap * sizeof(int)), *rows = qk_malloc(cap * sizeof(int));
-    int *family = qk_malloc(cap * sizeof(int));
-    double *v = qk_malloc(cap * sizeof(double));
+    rot_rows all = {t.n_rows, qk_malloc(cap * sizeof(int))};
+    rot_rows rows = {0, qk_malloc(cap * sizeof(int))}, family = {0, qk_malloc(cap * sizeof(int))};
     for (int r = 0; r < t.n_rows; r++)
-        all[r] = r;
-    double overall_r = bias_sep_r(&in, all, t.n_rows);
+        all.index[r] = r;
+    double overall_r = rot_pearson(in.x[C_SEP], in.x[C_BIAS], &all);
     fputs(summary_header, fp);
     for (int r = 0; r < t.n_rows; r++) {
         const char *model = qk_table_cell(&t, r, in.col[C_MODEL]);
@@ -221,14 +144,15 @@ int qk_rot_model_summary(const char *table_path, FILE *fp, qk_err *err)
             first = strcmp(qk_table_cell(&t, p, in.col[C_MODEL]), model) != 0;
         if (!first)
             continue;
-        int n = rows_with(&in, C_MODEL, model, rows);
-        int n_family = rows_with(&in, C_FAMILY, qk_table_cell(&t, r, in.col[C_FAMILY]), family);
-        model_row(fp, &in, rows, n, family, n_family, overall_r, v);
+        rows.n = rows_with(&in, C_MODEL, model, rows.index);
+        family.n = rows_with(&in, C_FAMILY, qk_table_cell(&t, r, in.col[C_FAMILY]), family.index);
+        model_row(fp, &in, &rows, &family, overall_r);
     }
-    free(all);
-    free(rows);
-    free(family);
-    free(v);
+    rot_rows_free(&all);
+    rot_rows_free(&rows);
+    rot_rows_free(&family);
+    for (int c = C_R_Q; c < N_INPUT; c++)
+        free(in.x[c]);
     qk_table_free(&t);
     return 0;
 }

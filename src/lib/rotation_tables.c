@@ -6,59 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The families of the thesis figures, in their order. */
-static const char *const figure_families[] = {"qwen", "llama", "ministral"};
-#define N_FIGURE_FAMILIES 3
-#define UNRANKED 1000000L
-
-int rot_col(const rot_src *s, const char *name)
-{
-    int c = qk_table_column(s->t, name);
-    if (c < 0)
-        qk_die(QK_EXIT_DATA, s->path, "no column '%s' (needed by the rotation study)", name);
-    return c;
-}
-
-double rot_num(const rot_src *s, int row, int col)
-{
-    const char *cell = qk_table_cell(s->t, row, col);
-    char *end;
-    double v = strtod(cell, &end);
-    if (end == cell || *end)
-        qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not a number", row + 2,
-               s->t->header[col], cell);
-    return v;
-}
-
-double *rot_values(const rot_src *s, const char *name)
-{
-    int c = rot_col(s, name), n = s->t->n_rows;
-    double *x = qk_malloc((size_t)(n ? n : 1) * sizeof *x);
-    for (int r = 0; r < n; r++)
-        x[r] = rot_num(s, r, c);
-    return x;
-}
+#include "qk/study.h"
 
 /* ---- models and the registry ------------------------------------------------ */
-
-/* Registry row of a model id: exact match, else an id ending in "-<id>". */
-static int registry_row_of(const rot_src *reg, const char *id)
-{
-    if (!reg)
-        return -1;
-    int c_id = rot_col(reg, "id");
-    for (int r = 0; r < reg->t->n_rows; r++)
-        if (strcmp(qk_table_cell(reg->t, r, c_id), id) == 0)
-            return r;
-    size_t n = strlen(id);
-    for (int r = 0; r < reg->t->n_rows; r++) {
-        const char *full = qk_table_cell(reg->t, r, c_id);
-        size_t m = strlen(full);
-        if (m > n + 1 && full[m - n - 1] == '-' && strcmp(full + m - n, id) == 0)
-            return r;
-    }
-    return -1;
-}
 
 static int find_or_add_model(rot_table *t, const char *id, int *cap)
 {
@@ -80,82 +30,53 @@ static int find_or_add_model(rot_table *t, const char *id, int *cap)
 }
 
 /* Label, family, layers and context length from the table and the registry. */
-static void describe_model(rot_model *m, const rot_table *t, const rot_src *reg, int c_family,
+static void describe_model(rot_model *m, const rot_table *t, const qk_src *reg, int c_family,
                            int c_layer)
 {
     snprintf(m->label, sizeof m->label, "%s", m->id);
     snprintf(m->family, sizeof m->family, "other");
-    int r = registry_row_of(reg, m->id);
+    int r = qk_registry_row(reg, m->id);
     if (r >= 0) {
         m->registry_row = r;
-        snprintf(m->label, sizeof m->label, "%s", qk_table_cell(reg->t, r, rot_col(reg, "label")));
+        snprintf(m->label, sizeof m->label, "%s",
+                 qk_table_cell(reg->t, r, qk_src_col(reg, "label")));
         snprintf(m->family, sizeof m->family, "%s",
-                 qk_table_cell(reg->t, r, rot_col(reg, "family")));
-        m->n_layers = (int)rot_num(reg, r, rot_col(reg, "n_layers"));
+                 qk_table_cell(reg->t, r, qk_src_col(reg, "family")));
+        m->n_layers = (int)qk_src_num(reg, r, qk_src_col(reg, "n_layers"));
         int c_ctx = qk_table_column(reg->t, "context_length");
         if (c_ctx >= 0)
-            m->context_length = rot_num(reg, r, c_ctx);
+            m->context_length = qk_src_num(reg, r, c_ctx);
     }
     if (c_family >= 0 && m->n_rows > 0)
         snprintf(m->family, sizeof m->family, "%s",
                  qk_table_cell(t->src.t, m->rows[0], c_family));
     if (r < 0 && c_layer >= 0)
         for (int i = 0; i < m->n_rows; i++) {
-            int layer = (int)rot_num(&t->src, m->rows[i], c_layer);
+            int layer = (int)qk_src_num(&t->src, m->rows[i], c_layer);
             if (layer + 1 > m->n_layers)
                 m->n_layers = layer + 1;
         }
 }
 
-/* Display rank of a model's family: the thesis families first, then the
- * others by their first registry row. */
-static long family_rank(const rot_src *reg, const rot_model *m)
-{
-    for (int f = 0; f < N_FIGURE_FAMILIES; f++)
-        if (strcmp(m->family, figure_families[f]) == 0)
-            return f;
-    if (reg) {
-        int c_family = rot_col(reg, "family");
-        for (int r = 0; r < reg->t->n_rows; r++)
-            if (strcmp(qk_table_cell(reg->t, r, c_family), m->family) == 0)
-                return N_FIGURE_FAMILIES + r;
-    }
-    return UNRANKED;
-}
-
-typedef struct model_rank {
-    long family, within;
-    int index;
-} model_rank;
-
-static int cmp_rank(const void *a, const void *b)
-{
-    const model_rank *x = a, *y = b;
-    if (x->family != y->family)
-        return x->family < y->family ? -1 : 1;
-    if (x->within != y->within)
-        return x->within < y->within ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
 /* Sorts the models for display and numbers their families. */
-static void order_models(rot_table *t, const rot_src *reg)
+static void order_models(rot_table *t, const qk_src *reg)
 {
     int n = t->n_models;
-    model_rank *rank = qk_calloc((size_t)(n ? n : 1), sizeof *rank);
+    long *family = qk_calloc((size_t)(n ? n : 1), sizeof *family);
+    long *within = qk_calloc((size_t)(n ? n : 1), sizeof *within);
     for (int i = 0; i < n; i++) {
-        const rot_model *m = &t->models[i];
-        rank[i].family = family_rank(reg, m);
-        rank[i].within = m->registry_row >= 0 ? m->registry_row : UNRANKED + i;
-        rank[i].index = i;
+        family[i] = qk_family_rank(reg, t->models[i].family);
+        within[i] = t->models[i].registry_row >= 0 ? t->models[i].registry_row : QK_UNRANKED + i;
     }
-    qsort(rank, (size_t)n, sizeof *rank, cmp_rank);
+    int *order = qk_display_order(family, within, n);
     rot_model *sorted = qk_calloc((size_t)(n ? n : 1), sizeof *sorted);
     for (int i = 0; i < n; i++)
-        sorted[i] = t->models[rank[i].index];
+        sorted[i] = t->models[order[i]];
     free(t->models);
     t->models = sorted;
-    free(rank);
+    free(family);
+    free(within);
+    free(order);
     /* families in order of first appearance (models of unranked families
      * that share a name still share a family) */
     t->family_of = qk_calloc((size_t)(n ? n : 1), sizeof *t->family_of);
@@ -169,11 +90,11 @@ static void order_models(rot_table *t, const rot_src *reg)
     }
 }
 
-void rot_table_load(rot_table *t, const rot_src *src, const rot_src *registry)
+void rot_table_load(rot_table *t, const qk_src *src, const qk_src *registry)
 {
     memset(t, 0, sizeof *t);
     t->src = *src;
-    int c_model = rot_col(src, "model");
+    int c_model = qk_src_col(src, "model");
     int c_family = qk_table_column(src->t, "family");
     int c_layer = qk_table_column(src->t, "layer");
     int n = src->t->n_rows, cap = 0;
@@ -205,43 +126,18 @@ void rot_table_free(rot_table *t)
     memset(t, 0, sizeof *t);
 }
 
-static int is_separator(char c) { return c == '-' || c == '_' || c == ' '; }
-
 void rot_family_name(const rot_table *t, int f, char *out, size_t cap)
 {
-    const char *first = NULL, *family = "other";
-    size_t common = 0;
-    int members = 0;
-    for (int i = 0; i < t->n_models; i++) {
-        if (t->family_of[i] != f)
-            continue;
-        const char *label = t->models[i].label;
-        if (!first) {
-            first = label;
-            family = t->models[i].family;
-            common = strlen(label);
+    const char **labels = qk_calloc((size_t)(t->n_models ? t->n_models : 1), sizeof *labels);
+    const char *family = "other";
+    int n = 0;
+    for (int i = 0; i < t->n_models; i++)
+        if (t->family_of[i] == f) {
+            family = n ? family : t->models[i].family;
+            labels[n++] = t->models[i].label;
         }
-        size_t k = 0;
-        while (k < common && label[k] == first[k])
-            k++;
-        common = k;
-        members++;
-    }
-    if (first && members > 1) {
-        /* back to the last separator inside the common prefix, then drop
-         * trailing separators */
-        size_t k = common;
-        if (first[k] && !is_separator(first[k]))
-            while (k > 0 && !is_separator(first[k - 1]))
-                k--;
-        while (k > 0 && is_separator(first[k - 1]))
-            k--;
-        common = k;
-    }
-    if (!first || common == 0)
-        snprintf(out, cap, "%s", family);
-    else
-        snprintf(out, cap, "%.*s", (int)common, first);
+    qk_family_label(labels, n, family, out, cap);
+    free(labels);
 }
 
 /* ---- row lists ---------------------------------------------------------------- */
@@ -405,33 +301,4 @@ double rot_pearson(const double *x, const double *y, const rot_rows *r)
         }
     }
     return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
-}
-
-int rot_depth_bin(int layer, int n_layers)
-{
-    if (n_layers < 2)
-        return 0;
-    double depth = (double)layer / (double)(n_layers - 1);
-    int bin = (int)floor(10.0 * depth);
-    return bin < 0 ? 0 : bin > ROT_N_BINS - 1 ? ROT_N_BINS - 1 : bin;
-}
-
-/* ---- training phases ------------------------------------------------------------- */
-
-void rot_phase_of(const char *id, char *out, size_t cap)
-{
-    const char *cut = strstr(id, "-step-");
-    size_t n = cut ? (size_t)(cut - id) : strlen(id);
-    snprintf(out, cap, "%.*s", (int)n, id);
-}
-
-void rot_phase_label(const char *phase, char *out, size_t cap)
-{
-    const char *to = strstr(phase, "-to-");
-    if (strncmp(phase, "stage", 5) == 0 && phase[5] >= '0' && phase[5] <= '9')
-        snprintf(out, cap, "Stage %s", phase + 5);
-    else if (strncmp(phase, "lc-", 3) == 0 && to)
-        snprintf(out, cap, "LC %.*s→%s", (int)(to - phase - 3), phase + 3, to + 4);
-    else
-        snprintf(out, cap, "%s", phase);
 }

@@ -116,6 +116,72 @@ int qk_table_column(const qk_table *t, const char *name)
     return -1;
 }
 
+int qk_src_col(const qk_src *s, const char *name)
+{
+    int c = qk_table_column(s->t, name);
+    if (c >= 0)
+        return c;
+    if (s->user)
+        qk_die(QK_EXIT_DATA, s->path, "no column '%s' (needed by %s)", name, s->user);
+    qk_die(QK_EXIT_DATA, s->path, "no column '%s'", name);
+}
+
+double qk_src_num(const qk_src *s, int row, int col)
+{
+    const char *cell = qk_table_cell(s->t, row, col);
+    char *end;
+    double v = strtod(cell, &end);
+    if (end == cell || *end)
+        qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not a number", row + 2,
+               s->t->header[col], cell);
+    return v;
+}
+
+double *qk_src_values(const qk_src *s, const char *name)
+{
+    int c = qk_src_col(s, name), n = s->t->n_rows;
+    double *x = qk_malloc((size_t)(n ? n : 1) * sizeof *x);
+    for (int r = 0; r < n; r++)
+        x[r] = qk_src_num(s, r, c);
+    return x;
+}
+
+int qk_src_find(const qk_src *s, int col, const char *key)
+{
+    for (int r = 0; r < s->t->n_rows; r++)
+        if (strcmp(qk_table_cell(s->t, r, col), key) == 0)
+            return r;
+    return -1;
+}
+
+void qk_table_file_load(qk_table_file *f, const char *path)
+{
+    qk_err err;
+    if (qk_table_load(path, &f->table, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    f->src = (qk_src){&f->table, path, NULL};
+}
+
+void qk_table_file_free(qk_table_file *f)
+{
+    qk_table_free(&f->table);
+}
+
+void qk_csv_put(FILE *fp, const char *text)
+{
+    if (!strpbrk(text, ",\"\r\n")) {
+        fputs(text, fp);
+        return;
+    }
+    fputc('"', fp);
+    for (; *text; text++) {
+        if (*text == '"')
+            fputc('"', fp);
+        fputc(*text, fp);
+    }
+    fputc('"', fp);
+}
+
 static int kv_add(qk_kv *kv, const char *key, const char *val)
 {
     if (!*key || qk_kv_get(kv, key))

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "figure.h"
+#include "qk/values.h"
 
 static const fig_def *const all_studies[] = {inventory_figures, pca_figures, rotation_figures,
                                               plasticity_figures};
@@ -57,7 +58,7 @@ const qk_table *fig_input(const fig_ctx *ctx, const char *name)
     qk_die(QK_EXIT_USAGE, NULL, "figure %s needs --input %s=FILE", ctx->id, name);
 }
 
-static const char *table_path(const fig_ctx *ctx, const qk_table *t)
+const char *fig_path(const fig_ctx *ctx, const qk_table *t)
 {
     for (int i = 0; i < ctx->n_inputs; i++)
         if (&ctx->inputs[i] == t)
@@ -65,24 +66,22 @@ static const char *table_path(const fig_ctx *ctx, const qk_table *t)
     return "(table)";
 }
 
+qk_src fig_src(const fig_ctx *ctx, const char *name)
+{
+    const qk_table *t = fig_input(ctx, name);
+    return (qk_src){t, fig_path(ctx, t), ctx->user};
+}
+
 int fig_column(const fig_ctx *ctx, const qk_table *t, const char *name)
 {
-    int c = qk_table_column(t, name);
-    if (c < 0)
-        qk_die(QK_EXIT_DATA, table_path(ctx, t), "no column '%s' (needed by figure %s)", name,
-               ctx->id);
-    return c;
+    qk_src s = {t, fig_path(ctx, t), ctx->user};
+    return qk_src_col(&s, name);
 }
 
 double fig_number_at(const fig_ctx *ctx, const qk_table *t, int row, int col)
 {
-    const char *cell = qk_table_cell(t, row, col);
-    char *end;
-    double v = strtod(cell, &end);
-    if (end == cell || *end)
-        qk_die(QK_EXIT_DATA, table_path(ctx, t), "line %d, column %s: '%s' is not a number",
-               row + 2, t->header[col], cell);
-    return v;
+    qk_src s = {t, fig_path(ctx, t), ctx->user};
+    return qk_src_num(&s, row, col);
 }
 
 void fig_key(fig_ctx *ctx, const char *name, const char *fmt, ...)
@@ -112,51 +111,39 @@ static void add_input(fig_ctx *ctx, const char *spec)
         qk_die(QK_EXIT_DATA, eq + 1, "%s", err.msg);
 }
 
-/* Writes a small TSV atomically from a memory buffer. */
-static void write_text_file(const char *dir, const char *name, const char *text, size_t len)
+/* Opens DIR/NAME as a text output (qk/values.h). */
+static void open_text(qk_text *out, const char *dir, const char *name)
 {
     char *path = qk_path_join(dir, name);
-    qk_atomic out;
-    qk_err err;
-    if (qk_atomic_open(&out, path, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-    fwrite(text, 1, len, out.fp);
-    if (qk_atomic_commit(&out, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    qk_text_open(out, path);
     free(path);
 }
 
 static void write_inputs_table(const fig_ctx *ctx)
 {
-    char *text;
-    size_t len;
-    FILE *mem = open_memstream(&text, &len);
-    fputs("input\tfile\tbytes\tchecksum\n", mem);
+    qk_text out;
+    open_text(&out, ctx->out_dir, "inputs.tsv");
+    fputs("input\tfile\tbytes\tchecksum\n", out.fp);
     for (int i = 0; i < ctx->n_inputs; i++) {
         uint8_t *data;
         size_t n;
         qk_err err;
         if (qk_read_file(ctx->input_paths[i], &data, &n, &err) != 0)
             qk_die(QK_EXIT_DATA, ctx->input_paths[i], "%s", err.msg);
-        fprintf(mem, "%s\t%s\t%zu\t%016" PRIx64 "\n", ctx->input_names[i], ctx->input_paths[i],
-                n, qk_hash64(data, n, 0));
+        fprintf(out.fp, "%s\t%s\t%zu\t%016" PRIx64 "\n", ctx->input_names[i],
+                ctx->input_paths[i], n, qk_hash64(data, n, 0));
         free(data);
     }
-    fclose(mem);
-    write_text_file(ctx->out_dir, "inputs.tsv", text, len);
-    free(text);
+    qk_text_close(&out);
 }
 
 static void write_readme_values(const fig_ctx *ctx, const fig_def *f)
 {
-    char *text;
-    size_t len;
-    FILE *mem = open_memstream(&text, &len);
-    fprintf(mem, "figure_id\t%s\nfigure_title\t%s\nfigure_description\t%s\n", f->id, f->title,
-            f->description);
-    fclose(mem);
-    write_text_file(ctx->out_dir, "readme.tsv", text, len);
-    free(text);
+    qk_text out;
+    open_text(&out, ctx->out_dir, "readme.tsv");
+    fprintf(out.fp, "figure_id\t%s\nfigure_title\t%s\nfigure_description\t%s\n", f->id,
+            f->title, f->description);
+    qk_text_close(&out);
 }
 
 int main(int argc, char **argv)
@@ -190,19 +177,18 @@ int main(int argc, char **argv)
     const fig_def *f = find_figure(ctx.id);
     if (!f)
         qk_die(QK_EXIT_USAGE, NULL, "unknown figure '%s' (see --list)", ctx.id);
+    snprintf(ctx.user, sizeof ctx.user, "figure %s", ctx.id);
     qk_err err;
     if (qk_mkdirs(ctx.out_dir, &err) != 0)
         qk_die(QK_EXIT_DATA, ctx.out_dir, "%s", err.msg);
-    char *numbers;
-    size_t numbers_len;
-    ctx.numbers = open_memstream(&numbers, &numbers_len);
+    qk_text numbers;
+    open_text(&numbers, ctx.out_dir, "numbers.tsv");
+    ctx.numbers = numbers.fp;
     fputs("quantity\tvalue\n", ctx.numbers);
     if (f->draw(&ctx, &err) != 0)
         qk_die(QK_EXIT_DATA, ctx.out_dir, "%s", err.msg);
-    fclose(ctx.numbers);
-    write_text_file(ctx.out_dir, "numbers.tsv", numbers, numbers_len);
+    qk_text_close(&numbers);
     write_inputs_table(&ctx);
     write_readme_values(&ctx, f);
-    free(numbers);
     return QK_EXIT_OK;
 }

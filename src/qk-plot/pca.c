@@ -1,4 +1,4 @@
-/* Figures of the combined QK PCA study (spec pca.md 7): the cross-model
+/* Figures of the combined QK PCA study (figures/qk-pca): the cross-model
  * figures 01-05 are here, the collage 06 in pca_collage.c and the SmolLM3
  * training figures 07-12 in pca_training.c. */
 #include <math.h>
@@ -8,9 +8,9 @@
 #include "pca_fig.h"
 
 /* Distinct values of the model column of a table. */
-static int count_models(const pca_src *t)
+static int count_models(const qk_src *t)
 {
-    int c = pca_col(t, "model"), n = 0;
+    int c = qk_src_col(t, "model"), n = 0;
     const char **seen = qk_calloc((size_t)(t->t->n_rows ? t->t->n_rows : 1), sizeof *seen);
     for (int r = 0; r < t->t->n_rows; r++) {
         const char *id = qk_table_cell(t->t, r, c);
@@ -26,7 +26,7 @@ static int count_models(const pca_src *t)
 
 /* Number of heads: every head has one row per component, so the rows of
  * PC0; dies if the components do not all have that many rows. */
-static int heads_of(const pca_src *qk, const int n[PCA_N_PC])
+static int heads_of(const qk_src *qk, const int n[PCA_N_PC])
 {
     if (n[0] == 0)
         qk_die(QK_EXIT_DATA, qk->path, "no rows with pc = 0");
@@ -53,7 +53,7 @@ static void pc_xaxis(qk_plot *p)
 
 int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
 {
-    pca_src qk = pca_input(ctx, "qk");
+    qk_src qk = fig_src(ctx, "qk");
     double rq[PCA_N_PC], rk[PCA_N_PC], ev[PCA_N_PC];
     int n[PCA_N_PC];
     pca_component_means(&qk, rq, rk, ev, n);
@@ -62,7 +62,7 @@ int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
     for (int i = 0; i < PCA_N_PC; i++)
         lo = fmin(lo, fmin(rq[i], rk[i]) - 0.06);
     qk_plot p;
-    pca_begin(&p, 1481, 731, 16);
+    fig_begin(&p, 1481, 731, 16);
     qk_plot_data_begin(&p, "pcs");
     for (int i = 0; i < PCA_N_PC; i++)
         qk_plot_printf(&p, "%d %.6f %.6f %.6f %.6f \"%.2f\" \"%.2f\"\n", i, rq[i], rk[i],
@@ -103,7 +103,7 @@ int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
 
 int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
 {
-    pca_src qk = pca_input(ctx, "qk");
+    qk_src qk = fig_src(ctx, "qk");
     double rq[PCA_N_PC], rk[PCA_N_PC], ev[PCA_N_PC];
     int n[PCA_N_PC];
     pca_component_means(&qk, rq, rk, ev, n);
@@ -114,7 +114,7 @@ int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
         total += ev[i];
     }
     qk_plot p;
-    pca_begin(&p, 1481, 731, 16);
+    fig_begin(&p, 1481, 731, 16);
     qk_plot_data_begin(&p, "pcs");
     for (int i = 0; i < PCA_N_PC; i++)
         qk_plot_printf(&p, "%d %.6f %.6f \"%.1f%%\"\n", i, ev[i], ev[i] + 0.012 * top,
@@ -188,7 +188,7 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
     double high, low;
     pca_thresholds(ctx, &high, &low);
     qk_plot p;
-    pca_begin(&p, 1332, 1031, 16);
+    fig_begin(&p, 1332, 1031, 16);
     for (int m = 0; m < s.n_models; m++) {
         char name[16];
         snprintf(name, sizeof name, "m%d", m);
@@ -213,13 +213,13 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
     int rank_in_family[64] = {0};
     for (int m = 0; m < s.n_models; m++) {
         int f = pca_family_index(&s, m);
-        const char *color = pca_family_colors[f % pca_n_family_colors];
+        const char *color = fig_okabe_ito[f % 8];
         int k = f < 64 ? rank_in_family[f]++ : 0;
         qk_plot_printf(&p, "%s$m%d using 1:2 with points pt %d ps 1.3*qk_ps lc rgb '#80%s' title ",
                        m ? ", \\\n     " : "", m, family_marker(k), color + 1);
         char title[128];
         snprintf(title, sizeof title, "%s (n=%d)", s.models[m].label, s.models[m].n_heads);
-        pca_text(&p, title);
+        fig_text(&p, title);
     }
     qk_plot_printf(&p, "\n");
     scatter_keys(ctx, &s);
@@ -232,28 +232,14 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
 
 int pca_draw_heatmap_rq(fig_ctx *ctx, qk_err *err)
 {
-    pca_study s;
-    pca_load_input(ctx, "heads", &s);
-    qk_plot p;
-    pca_begin(&p, 1654, 808, 16);
-    pca_depth_heatmap(ctx, &p, &s, PCA_R_Q0, pca_palette_blues,
-                      "Mean {/:Italic r}_q (PC0) by normalized layer depth",
-                      "mean {/:Italic r}_q (PC0)", 0);
-    pca_study_free(&s);
-    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+    return pca_depth_heatmap_figure(ctx, 1654, 808, PCA_R_Q0,
+                                    "Mean {/:Italic r}_q (PC0) by normalized layer depth", 0, err);
 }
 
 int pca_draw_heatmap_rk(fig_ctx *ctx, qk_err *err)
 {
-    pca_study s;
-    pca_load_input(ctx, "heads", &s);
-    qk_plot p;
-    pca_begin(&p, 1654, 808, 16);
-    pca_depth_heatmap(ctx, &p, &s, PCA_R_K0, pca_palette_reds,
-                      "Mean {/:Italic r}_k (PC0) by normalized layer depth",
-                      "mean {/:Italic r}_k (PC0)", 0);
-    pca_study_free(&s);
-    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+    return pca_depth_heatmap_figure(ctx, 1654, 808, PCA_R_K0,
+                                    "Mean {/:Italic r}_k (PC0) by normalized layer depth", 0, err);
 }
 
 /* ---- the table of figures ------------------------------------------------------------ */

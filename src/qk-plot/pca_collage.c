@@ -9,38 +9,9 @@
 
 #define MAX_PANELS 16
 
-/* ColorBrewer Blues and Reds as RGB stops at 0, 1/8, ..., 1. */
-static const int blues[9] = {0xf7fbff, 0xdeebf7, 0xc6dbef, 0x9ecae1, 0x6baed6,
-                             0x4292c6, 0x2171b5, 0x08519c, 0x08306b};
-static const int reds[9] = {0xfff5f0, 0xfee0d2, 0xfcbba1, 0xfc9272, 0xfb6a4a,
-                            0xef3b2c, 0xcb181d, 0xa50f15, 0x67000d};
-
-/* The colour of a map at x in [0, 1], truncated to its part above 0.2 so
- * that the earliest positions stay visible on white. */
-static int map_color(const int stops[9], double x)
-{
-    x = 0.2 + 0.8 * fmin(1.0, fmax(0.0, x));
-    double at = 8.0 * x;
-    int i = (int)floor(at);
-    if (i >= 8)
-        return stops[8];
-    double f = at - i;
-    int rgb = 0;
-    for (int shift = 16; shift >= 0; shift -= 8) {
-        double a = (stops[i] >> shift) & 0xff, b = (stops[i + 1] >> shift) & 0xff;
-        rgb |= (int)lround(a + f * (b - a)) << shift;
-    }
-    return rgb;
-}
-
-/* A gnuplot palette of the truncated map (17 samples). */
-static void print_palette(qk_plot *p, const int stops[9])
-{
-    qk_plot_printf(p, "set palette defined (");
-    for (int i = 0; i <= 16; i++)
-        qk_plot_printf(p, "%s%d '#%06x'", i ? ", " : "", i, map_color(stops, i / 16.0));
-    qk_plot_printf(p, ")\n");
-}
+/* The position colours use only the part of each map above this, so that
+ * the earliest positions stay visible on white. */
+#define LIGHT_CUT 0.2
 
 /* ---- the inputs ---------------------------------------------------------------- */
 
@@ -54,32 +25,32 @@ typedef struct collage_panel {
     const char *category; /* from the heads table, or NULL */
 } collage_panel;
 
-static int read_panels(const pca_src *t, collage_panel *out)
+static int read_panels(const qk_src *t, collage_panel *out)
 {
     static const char *const num_cols[] = {"layer", "head", "k_head", "ev0", "ev1", "r_q0",
                                            "r_k0", "r_q1", "r_k1", "plotted_q", "plotted_k",
                                            "heads_available", "seed"};
     int c[13];
     for (int i = 0; i < 13; i++)
-        c[i] = pca_col(t, num_cols[i]);
-    int c_panel = pca_col(t, "panel"), c_model = pca_col(t, "model");
+        c[i] = qk_src_col(t, num_cols[i]);
+    int c_panel = qk_src_col(t, "panel"), c_model = qk_src_col(t, "model");
     int n = t->t->n_rows;
     if (n < 1 || n > MAX_PANELS)
         qk_die(QK_EXIT_DATA, t->path, "%d panels (expected 1 to %d)", n, MAX_PANELS);
     for (int r = 0; r < n; r++) {
         collage_panel *p = &out[r];
-        if ((int)pca_num(t, r, c_panel) != r)
+        if ((int)qk_src_num(t, r, c_panel) != r)
             qk_die(QK_EXIT_DATA, t->path, "line %d: panels must be numbered 0, 1, ...", r + 2);
         snprintf(p->model, sizeof p->model, "%s", qk_table_cell(t->t, r, c_model));
-        p->layer = (int)pca_num(t, r, c[0]);
-        p->head = (int)pca_num(t, r, c[1]);
-        p->k_head = (int)pca_num(t, r, c[2]);
-        p->ev[0] = pca_num(t, r, c[3]), p->ev[1] = pca_num(t, r, c[4]);
-        p->r_q[0] = pca_num(t, r, c[5]), p->r_k[0] = pca_num(t, r, c[6]);
-        p->r_q[1] = pca_num(t, r, c[7]), p->r_k[1] = pca_num(t, r, c[8]);
-        p->plotted_q = (int)pca_num(t, r, c[9]), p->plotted_k = (int)pca_num(t, r, c[10]);
-        p->available = (int)pca_num(t, r, c[11]);
-        p->seed = (long)pca_num(t, r, c[12]);
+        p->layer = (int)qk_src_num(t, r, c[0]);
+        p->head = (int)qk_src_num(t, r, c[1]);
+        p->k_head = (int)qk_src_num(t, r, c[2]);
+        p->ev[0] = qk_src_num(t, r, c[3]), p->ev[1] = qk_src_num(t, r, c[4]);
+        p->r_q[0] = qk_src_num(t, r, c[5]), p->r_k[0] = qk_src_num(t, r, c[6]);
+        p->r_q[1] = qk_src_num(t, r, c[7]), p->r_k[1] = qk_src_num(t, r, c[8]);
+        p->plotted_q = (int)qk_src_num(t, r, c[9]), p->plotted_k = (int)qk_src_num(t, r, c[10]);
+        p->available = (int)qk_src_num(t, r, c[11]);
+        p->seed = (long)qk_src_num(t, r, c[12]);
         p->category = NULL;
     }
     return n;
@@ -102,23 +73,13 @@ typedef struct position_range {
     double lo[2], hi[2]; /* [0] queries, [1] keys */
 } position_range;
 
-static int kind_index(const pca_src *t, int r, int c_kind)
+static position_range position_extent(const qk_src *t)
 {
-    const char *kind = qk_table_cell(t->t, r, c_kind);
-    if (strcmp(kind, "q") == 0)
-        return 0;
-    if (strcmp(kind, "k") == 0)
-        return 1;
-    qk_die(QK_EXIT_DATA, t->path, "line %d: kind '%s' (expected q or k)", r + 2, kind);
-}
-
-static position_range position_extent(const pca_src *t)
-{
-    int c_kind = pca_col(t, "kind"), c_pos = pca_col(t, "position");
+    int c_kind = qk_src_col(t, "kind"), c_pos = qk_src_col(t, "position");
     position_range pr = {{INFINITY, INFINITY}, {-INFINITY, -INFINITY}};
     for (int r = 0; r < t->t->n_rows; r++) {
-        int k = kind_index(t, r, c_kind);
-        double pos = pca_num(t, r, c_pos);
+        int k = fig_kind_index(t, r, c_kind);
+        double pos = qk_src_num(t, r, c_pos);
         pr.lo[k] = fmin(pr.lo[k], pos);
         pr.hi[k] = fmax(pr.hi[k], pos);
     }
@@ -132,21 +93,22 @@ static position_range position_extent(const pca_src *t)
 
 /* $pN: pc0, pc1 and an ARGB colour (alpha 0.6) for each point of panel N;
  * the keys first, so that the queries are drawn on top. */
-static void panel_data(qk_plot *p, const pca_src *t, int panel, const position_range *pr)
+static void panel_data(qk_plot *p, const qk_src *t, int panel, const position_range *pr)
 {
-    int c_panel = pca_col(t, "panel"), c_kind = pca_col(t, "kind");
-    int c_pos = pca_col(t, "position"), c_x = pca_col(t, "pc0"), c_y = pca_col(t, "pc1");
+    int c_panel = qk_src_col(t, "panel"), c_kind = qk_src_col(t, "kind");
+    int c_pos = qk_src_col(t, "position"), c_x = qk_src_col(t, "pc0"), c_y = qk_src_col(t, "pc1");
     char name[16];
     snprintf(name, sizeof name, "p%d", panel);
     qk_plot_data_begin(p, name);
     for (int kind = 1; kind >= 0; kind--)
         for (int r = 0; r < t->t->n_rows; r++) {
-            if ((int)pca_num(t, r, c_panel) != panel || kind_index(t, r, c_kind) != kind)
+            if ((int)qk_src_num(t, r, c_panel) != panel || fig_kind_index(t, r, c_kind) != kind)
                 continue;
             double span = pr->hi[kind] - pr->lo[kind];
-            double x = span > 0 ? (pca_num(t, r, c_pos) - pr->lo[kind]) / span : 1.0;
-            unsigned argb = 0x66000000u | (unsigned)map_color(kind ? reds : blues, x);
-            qk_plot_printf(p, "%.5g %.5g %u\n", pca_num(t, r, c_x), pca_num(t, r, c_y), argb);
+            double x = span > 0 ? (qk_src_num(t, r, c_pos) - pr->lo[kind]) / span : 1.0;
+            int rgb = fig_map_color(kind ? fig_reds : fig_blues, x, LIGHT_CUT);
+            unsigned argb = 0x66000000u | (unsigned)rgb;
+            qk_plot_printf(p, "%.5g %.5g %u\n", qk_src_num(t, r, c_x), qk_src_num(t, r, c_y), argb);
         }
     qk_plot_data_end(p);
 }
@@ -183,7 +145,7 @@ static void set_colorbar(qk_plot *p, const colorbar *cb)
         qk_plot_printf(p, "unset colorbox\n");
         return;
     }
-    print_palette(p, cb->stops);
+    fig_palette(p, cb->stops, LIGHT_CUT);
     qk_plot_printf(p, "set cbrange [%.0f:%.0f]\nset cbtics auto\nset format cb \"%%.0s%%c\"\n"
                       "set colorbox vertical user origin screen 0.875, screen %.4f size screen "
                       "0.018, screen %.4f\nset cblabel ",
@@ -203,7 +165,7 @@ static void draw_panel(qk_plot *p, const collage_panel *c, int i, int n, const c
              "rQ=%+.3f, rK=%+.3f", 100 * c->ev[0], c->r_q[0], c->r_k[0], 100 * c->ev[1],
              c->r_q[1], c->r_k[1]);
     qk_plot_printf(p, "set title ");
-    pca_text(p, title);
+    fig_text(p, title);
     qk_plot_printf(p, " font \",21\"\n"
                       "set label 1 \"%s\" at graph 0.02, graph 0.965 left front boxed noenhanced "
                       "font \"DejaVu Sans Mono,15\"\n"
@@ -217,24 +179,24 @@ static void draw_panel(qk_plot *p, const collage_panel *c, int i, int n, const c
 
 int pca_draw_collage(fig_ctx *ctx, qk_err *err)
 {
-    pca_src points = pca_input(ctx, "points"), panels_t = pca_input(ctx, "panels");
+    qk_src points = fig_src(ctx, "points"), panels_t = fig_src(ctx, "panels");
     collage_panel panels[MAX_PANELS];
     int n = read_panels(&panels_t, panels);
     pca_study heads;
     pca_load_input(ctx, "heads", &heads);
     find_categories(&heads, panels, n);
-    pca_src registry = pca_input(ctx, "registry");
+    qk_src registry = fig_src(ctx, "registry");
     /* the dataset's display name from the registry */
     char label[64];
     snprintf(label, sizeof label, "%s", panels[0].model);
-    int c_id = pca_col(&registry, "id"), c_label = pca_col(&registry, "label");
+    int c_id = qk_src_col(&registry, "id"), c_label = qk_src_col(&registry, "label");
     for (int r = 0; r < registry.t->n_rows; r++)
         if (strcmp(qk_table_cell(registry.t, r, c_id), panels[0].model) == 0)
             snprintf(label, sizeof label, "%s", qk_table_cell(registry.t, r, c_label));
     position_range pr = position_extent(&points);
 
     qk_plot p;
-    pca_begin(&p, 2163, 1768, 17);
+    fig_begin(&p, 2163, 1768, 17);
     for (int i = 0; i < n; i++)
         panel_data(&p, &points, i, &pr);
     /* an invisible point that makes a panel draw its colour bar */
@@ -254,9 +216,9 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     int rows = n < 2 ? 1 : (n + 1) / 2;
     double row_h = 0.91 / rows, bottom = 0.065, top = 0.89;
     double bar_h = rows > 1 ? row_h - 0.085 : (top - bottom) / 2 - 0.05;
-    colorbar q_bar = {blues, pr.lo[0], pr.hi[0], top - bar_h, bar_h,
+    colorbar q_bar = {fig_blues, pr.lo[0], pr.hi[0], top - bar_h, bar_h,
                       "query position (token index)"};
-    colorbar k_bar = {reds, pr.lo[1], pr.hi[1], bottom, bar_h, "key position (token index)"};
+    colorbar k_bar = {fig_reds, pr.lo[1], pr.hi[1], bottom, bar_h, "key position (token index)"};
     for (int i = 0; i < n; i++)
         draw_panel(&p, &panels[i], i, n, i == 0 ? &q_bar : i == n - 1 ? &k_bar : NULL);
     qk_plot_printf(&p, "unset multiplot\n");

@@ -5,36 +5,14 @@
 
 #include "pca_fig.h"
 
-/* Okabe-Ito: blue, vermillion, bluish green, orange, reddish purple, sky
- * blue, black, yellow. */
-const char *const pca_family_colors[] = {"#0072B2", "#D55E00", "#009E73", "#E69F00",
-                                         "#CC79A7", "#56B4E9", "#000000", "#F0E442"};
-const int pca_n_family_colors = 8;
-
 /* position-dominated, Q-positional, K-positional, content-focused, mixed */
-const char *const pca_category_colors[PCA_N_CAT] = {"#0072B2", "#56B4E9", "#CC79A7", "#009E73",
+const char *const pca_category_colors[PCA_N_CAT] = {FIG_BLUE, FIG_SKY_BLUE, FIG_PURPLE, FIG_GREEN,
                                                     "#BBBBBB"};
-
-const char *const pca_palette_blues =
-    "0 '#f7fbff', 1 '#deebf7', 2 '#c6dbef', 3 '#9ecae1', 4 '#6baed6', 5 '#4292c6', "
-    "6 '#2171b5', 7 '#08519c', 8 '#08306b'";
-const char *const pca_palette_reds =
-    "0 '#fff5f0', 1 '#fee0d2', 2 '#fcbba1', 3 '#fc9272', 4 '#fb6a4a', 5 '#ef3b2c', "
-    "6 '#cb181d', 7 '#a50f15', 8 '#67000d'";
-
-pca_src pca_input(const fig_ctx *ctx, const char *name)
-{
-    pca_src s = {fig_input(ctx, name), NULL};
-    for (int i = 0; i < ctx->n_inputs; i++)
-        if (strcmp(ctx->input_names[i], name) == 0)
-            s.path = ctx->input_paths[i];
-    return s;
-}
 
 void pca_load_input(const fig_ctx *ctx, const char *name, pca_study *s)
 {
-    pca_src heads = pca_input(ctx, name);
-    pca_src registry = pca_input(ctx, "registry");
+    qk_src heads = fig_src(ctx, name);
+    qk_src registry = fig_src(ctx, "registry");
     pca_study_load(s, &heads, &registry);
     if (s->n_heads == 0)
         qk_die(QK_EXIT_DATA, heads.path, "no heads (figure %s)", ctx->id);
@@ -42,45 +20,18 @@ void pca_load_input(const fig_ctx *ctx, const char *name, pca_study *s)
 
 void pca_thresholds(const fig_ctx *ctx, double *high, double *low)
 {
-    pca_src t = pca_input(ctx, "thresholds");
-    int c_name = pca_col(&t, "name"), c_value = pca_col(&t, "value");
+    qk_src t = fig_src(ctx, "thresholds");
+    int c_name = qk_src_col(&t, "name"), c_value = qk_src_col(&t, "value");
     int found = 0;
     for (int r = 0; r < t.t->n_rows; r++) {
         const char *name = qk_table_cell(t.t, r, c_name);
         if (strcmp(name, "high") == 0)
-            *high = pca_num(&t, r, c_value), found |= 1;
+            *high = qk_src_num(&t, r, c_value), found |= 1;
         else if (strcmp(name, "low") == 0)
-            *low = pca_num(&t, r, c_value), found |= 2;
+            *low = qk_src_num(&t, r, c_value), found |= 2;
     }
     if (found != 3)
         qk_die(QK_EXIT_DATA, t.path, "needs the rows 'high' and 'low'");
-}
-
-void pca_text(qk_plot *p, const char *text)
-{
-    qk_plot_printf(p, "\"");
-    for (; *text; text++) {
-        if (strchr("_^{}@&~", *text))
-            qk_plot_printf(p, "\\\\");
-        if (*text == '"' || *text == '\\')
-            qk_plot_printf(p, "\\");
-        qk_plot_printf(p, "%c", *text);
-    }
-    qk_plot_printf(p, "\"");
-}
-
-void pca_begin(qk_plot *p, int width, int height, int font_pt)
-{
-    qk_plot_begin(p, width, height);
-    /* For the same font and point sizes the svg terminal draws text at 3/4
-     * and points at 1.6 times the size pngcairo does; these scales make
-     * figure.svg look like figure.png. */
-    qk_plot_printf(p,
-        "if (GPVAL_TERM eq \"svg\") set terminal svg size %d,%d enhanced font \"DejaVu Sans,10\" "
-        "fontscale 1.3333\n"
-        "qk_ps = (GPVAL_TERM eq \"svg\") ? 0.62 : 1.0\n"
-        "set termoption font \"DejaVu Sans,%d\"\n",
-        width, height, font_pt);
 }
 
 void pca_heads_phrase(const pca_study *s, char *out, size_t cap)
@@ -123,10 +74,10 @@ static int heatmap_data(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
 {
     qk_plot_data_begin(p, "cells");
     for (int m = 0; m < s->n_models; m++) {
-        double cell[PCA_N_BINS];
+        double cell[QK_DEPTH_BINS];
         pca_depth_means(s, m, which, cell, NULL);
-        char row[16 * PCA_N_BINS] = "";
-        for (int b = 0; b < PCA_N_BINS; b++) {
+        char row[16 * QK_DEPTH_BINS] = "";
+        for (int b = 0; b < QK_DEPTH_BINS; b++) {
             if (!isnan(cell[b]))
                 qk_plot_printf(p, "%d %d %.6f %d \"%.2f\"\n", b, m, cell[b],
                                cell[b] > 0.6 ? 0xffffff : 0, cell[b]);
@@ -144,10 +95,10 @@ static int heatmap_data(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
     qk_plot_data_end(p);
     int empty = 0;
     for (int m = 0; m < s->n_models; m++) {
-        int counts[PCA_N_BINS];
-        double cell[PCA_N_BINS];
+        int counts[QK_DEPTH_BINS];
+        double cell[QK_DEPTH_BINS];
         pca_depth_means(s, m, which, cell, counts);
-        for (int b = 0; b < PCA_N_BINS; b++) {
+        for (int b = 0; b < QK_DEPTH_BINS; b++) {
             if (counts[b])
                 continue;
             if (empty++ == 0)
@@ -165,7 +116,7 @@ static void heatmap_axes(qk_plot *p, const pca_study *s, int use_ids)
 {
     qk_plot_printf(p, "set ytics scale 0 (");
     for (int m = 0; m < s->n_models; m++) {
-        pca_text(p, use_ids ? s->models[m].id : s->models[m].label);
+        fig_text(p, use_ids ? s->models[m].id : s->models[m].label);
         qk_plot_printf(p, " %d%s", m, m + 1 < s->n_models ? ", " : ")\n");
     }
     qk_plot_printf(p, "set y2tics scale 0 (");
@@ -173,43 +124,56 @@ static void heatmap_axes(qk_plot *p, const pca_study *s, int use_ids)
         qk_plot_printf(p, "\"n=%d\" %d%s", s->models[m].n_heads, m,
                        m + 1 < s->n_models ? ", " : ")\n");
     qk_plot_printf(p, "set xtics scale 0 (");
-    for (int b = 0; b < PCA_N_BINS; b++)
-        qk_plot_printf(p, "\"%.1f\" %d%s", b / 10.0, b, b + 1 < PCA_N_BINS ? ", " : ")\n");
+    for (int b = 0; b < QK_DEPTH_BINS; b++)
+        qk_plot_printf(p, "\"%.1f\" %d%s", b / 10.0, b, b + 1 < QK_DEPTH_BINS ? ", " : ")\n");
     qk_plot_printf(p,
         "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset y2range [%d.5:-0.5]\n"
         "unset grid\nunset key\nset border lw 1 lc rgb '#444444'\n"
         "set style fill solid 1.0 noborder\n",
-        PCA_N_BINS - 1, s->n_models - 1, s->n_models - 1);
+        QK_DEPTH_BINS - 1, s->n_models - 1, s->n_models - 1);
 }
 
-void pca_depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
-                       const char *palette, const char *title, const char *cb_label,
-                       int use_ids)
+/* The heatmap of r_q (which = PCA_R_Q0, in Blues) or r_k (Reds). */
+static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
+                          const char *title, int use_ids)
 {
-    const char *quantity = which == PCA_R_Q0 ? "r_q (PC0)" : "r_k (PC0)";
-    int empty = heatmap_data(ctx, p, s, which, quantity);
+    int q = which == PCA_R_Q0;
+    int empty = heatmap_data(ctx, p, s, which, q ? "r_q (PC0)" : "r_k (PC0)");
     heatmap_axes(p, s, use_ids);
     qk_plot_printf(p, "set title ");
     qk_plot_quoted(p, title);
     qk_plot_printf(p, " font \",19\"\nset cblabel ");
-    qk_plot_quoted(p, cb_label);
+    qk_plot_quoted(p, q ? "mean {/:Italic r}_q (PC0)" : "mean {/:Italic r}_k (PC0)");
     qk_plot_printf(p, " offset 1.5,0\n");
+    qk_plot_printf(p, "set xlabel \"normalized layer depth: layer / (layers - 1), bins labelled "
+                      "by their lower edge\"\n");
+    fig_palette_stops(p, q ? fig_blues : fig_reds);
     qk_plot_printf(p,
-        "set xlabel \"normalized layer depth: layer / (layers - 1), bins labelled by their "
-        "lower edge\"\n"
-        "set palette defined (%s)\nset cbrange [0:1]\nset cbtics 0.2\nset format cb \"%%.1f\"\n"
+        "set cbrange [0:1]\nset cbtics 0.2\nset format cb \"%%.1f\"\n"
         "set lmargin at screen %.3f\nset rmargin at screen 0.83\n"
         "set bmargin at screen 0.13\nset tmargin at screen 0.9\n"
         "set colorbox vertical user origin screen 0.91, screen 0.13 size screen 0.016, "
         "screen 0.77\n"
         "plot $cells using 1:2:(0.502):(0.502):3 with boxxyerror fs solid 1.0 noborder lc palette, \\\n"
         "     $cells using 1:2:5:4 with labels tc rgb variable font \",12\"",
-        palette, use_ids ? 0.19 : 0.12);
+        use_ids ? 0.19 : 0.12);
     if (empty)
         qk_plot_printf(p, ", \\\n"
             "     $empty using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 noborder lc rgb '#e8e8e8', \\\n"
             "     $empty using 1:2:(\"–\") with labels tc rgb '#777777'");
     qk_plot_printf(p, "\n");
+}
+
+int pca_depth_heatmap_figure(fig_ctx *ctx, int width, int height, int which, const char *title,
+                             int use_ids, qk_err *err)
+{
+    pca_study s;
+    pca_load_input(ctx, "heads", &s);
+    qk_plot p;
+    fig_begin(&p, width, height, 16);
+    depth_heatmap(ctx, &p, &s, which, title, use_ids);
+    pca_study_free(&s);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }
 
 /* ---- checkpoint axis -------------------------------------------------------------- */
@@ -218,23 +182,23 @@ void pca_checkpoint_axis(qk_plot *p, const pca_study *s)
 {
     qk_plot_printf(p, "set xtics rotate by 45 right scale 0 (");
     for (int m = 0; m < s->n_models; m++) {
-        pca_text(p, s->models[m].label);
+        fig_text(p, s->models[m].label);
         qk_plot_printf(p, " %d%s", m, m + 1 < s->n_models ? ", " : ")\n");
     }
     qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset bmargin 6\n", s->n_models - 1);
     int start = 0;
     for (int m = 1; m <= s->n_models; m++) {
         char prev[64], cur[64] = "";
-        pca_phase_of(s->models[m - 1].id, prev, sizeof prev);
+        qk_phase_of(s->models[m - 1].id, prev, sizeof prev);
         if (m < s->n_models)
-            pca_phase_of(s->models[m].id, cur, sizeof cur);
+            qk_phase_of(s->models[m].id, cur, sizeof cur);
         if (m < s->n_models && strcmp(prev, cur) == 0)
             continue;
         if (m < s->n_models)
             qk_plot_printf(p, "set arrow from %d.5, graph 0 to %d.5, graph 1 nohead back "
                               "dt 2 lw 1.2 lc rgb '%s'\n", m - 1, m - 1, PCA_COLOR_REF);
         qk_plot_printf(p, "set label ");
-        pca_text(p, prev);
+        fig_text(p, prev);
         qk_plot_printf(p, " at %.1f, graph 1.04 center tc rgb '#555555' font \",13\"\n",
                        (start + m - 1) / 2.0);
         start = m;

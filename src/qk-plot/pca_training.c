@@ -49,7 +49,7 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
     char heads[64];
     pca_heads_phrase(&s, heads, sizeof heads);
     qk_plot p;
-    pca_begin(&p, 1781, 728, 16);
+    fig_begin(&p, 1781, 728, 16);
     trajectory_data(&p, &s, which, 2);
     pca_checkpoint_axis(&p, &s);
     qk_plot_printf(&p,
@@ -87,7 +87,7 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
     char heads[64];
     pca_heads_phrase(&s, heads, sizeof heads);
     qk_plot p;
-    pca_begin(&p, 1781, 728, 16);
+    fig_begin(&p, 1781, 728, 16);
     trajectory_data(&p, &s, which, 1);
     pca_checkpoint_axis(&p, &s);
     qk_plot_printf(&p,
@@ -175,7 +175,7 @@ int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err)
     char heads[64];
     pca_heads_phrase(&s, heads, sizeof heads);
     qk_plot p;
-    pca_begin(&p, 1780, 878, 16);
+    fig_begin(&p, 1780, 878, 16);
     taxonomy_data(&p, &s);
     pca_checkpoint_axis(&p, &s);
     qk_plot_printf(&p,
@@ -223,28 +223,16 @@ int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err)
 
 int pca_draw_training_heatmap_rq(fig_ctx *ctx, qk_err *err)
 {
-    pca_study s;
-    pca_load_input(ctx, "heads", &s);
-    qk_plot p;
-    pca_begin(&p, 1670, 733, 16);
-    pca_depth_heatmap(ctx, &p, &s, PCA_R_Q0, pca_palette_blues,
-                      "SmolLM3-3B: mean {/:Italic r}_q (PC0) by layer depth during training",
-                      "mean {/:Italic r}_q (PC0)", 1);
-    pca_study_free(&s);
-    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+    return pca_depth_heatmap_figure(
+        ctx, 1670, 733, PCA_R_Q0,
+        "SmolLM3-3B: mean {/:Italic r}_q (PC0) by layer depth during training", 1, err);
 }
 
 int pca_draw_training_heatmap_rk(fig_ctx *ctx, qk_err *err)
 {
-    pca_study s;
-    pca_load_input(ctx, "heads", &s);
-    qk_plot p;
-    pca_begin(&p, 1670, 733, 16);
-    pca_depth_heatmap(ctx, &p, &s, PCA_R_K0, pca_palette_reds,
-                      "SmolLM3-3B: mean {/:Italic r}_k (PC0) by layer depth during training",
-                      "mean {/:Italic r}_k (PC0)", 1);
-    pca_study_free(&s);
-    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+    return pca_depth_heatmap_figure(
+        ctx, 1670, 733, PCA_R_K0,
+        "SmolLM3-3B: mean {/:Italic r}_k (PC0) by layer depth during training", 1, err);
 }
 
 /* ---- 12: scatter grid -------------------------------------------------------------- */
@@ -284,7 +272,7 @@ static void grid_panel(qk_plot *p, const pca_study *s, int m, int slot, int n_sl
     qk_plot_printf(p, "unset arrow\nset title ");
     char title[96];
     snprintf(title, sizeof title, "%s (n=%d)", md->label, md->n_heads);
-    pca_text(p, title);
+    fig_text(p, title);
     qk_plot_printf(p, " font \",17\"\n");
     qk_plot_printf(p, row == rows - 1 || slot + cols >= n_slots
                           ? "set xlabel \"{/:Italic r}_q (PC0)\"\nset format x \"%%.1f\"\n"
@@ -304,7 +292,7 @@ int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err)
     int pick[10];
     int n = select_checkpoints(s.n_models, pick);
     qk_plot p;
-    pca_begin(&p, 2232, 1330, 16);
+    fig_begin(&p, 2232, 1330, 16);
     for (int i = 0; i < n; i++) {
         char name[16];
         snprintf(name, sizeof name, "c%d", i);

@@ -1,4 +1,4 @@
-/* Figures of the plasticity study (spec plasticity.md 11): the table of the
+/* Figures of the plasticity study (figures/attention-plasticity): the table of the
  * ten figures and the helpers they share. The heatmaps 01-04 are in
  * plasticity_maps.c, the profiles 05-07 and the component weights 08 in
  * plasticity_profiles.c, the SmolLM3 trajectory 09 and the benchmark
@@ -14,14 +14,6 @@ const char *const plast_palette_magma =
     "(0 '#000004', 1 '#140e36', 2 '#3b0f70', 3 '#641a80', 4 '#8c2981', 5 '#b73779', "
     "6 '#de4968', 7 '#f7705c', 8 '#fe9f6d', 9 '#fecf92', 10 '#fcfdbf')";
 
-const char *plast_path(const fig_ctx *ctx, const qk_table *t)
-{
-    for (int i = 0; i < ctx->n_inputs; i++)
-        if (&ctx->inputs[i] == t)
-            return ctx->input_paths[i];
-    return "(table)";
-}
-
 int *plast_model_rows(const fig_ctx *ctx, const qk_table *t, const char *model, int *n)
 {
     int c = fig_column(ctx, t, "model");
@@ -31,50 +23,14 @@ int *plast_model_rows(const fig_ctx *ctx, const qk_table *t, const char *model, 
         if (strcmp(qk_table_cell(t, r, c), model) == 0)
             rows[(*n)++] = r;
     if (*n == 0)
-        qk_die(QK_EXIT_DATA, plast_path(ctx, t), "no rows for model '%s' (needed by figure %s)",
+        qk_die(QK_EXIT_DATA, fig_path(ctx, t), "no rows for model '%s' (needed by figure %s)",
                model, ctx->id);
     return rows;
 }
 
-const char *plast_registry(const fig_ctx *ctx, const char *id, const char *column,
-                           const char *fallback)
-{
-    const qk_table *reg = fig_input(ctx, "registry");
-    int c_id = fig_column(ctx, reg, "id");
-    int c = qk_table_column(reg, column);
-    if (c < 0)
-        return fallback;
-    for (int r = 0; r < reg->n_rows; r++)
-        if (strcmp(qk_table_cell(reg, r, c_id), id) == 0)
-            return qk_table_cell(reg, r, c);
-    return fallback;
-}
-
-void plast_text(qk_plot *p, const char *text)
-{
-    qk_plot_printf(p, "\"");
-    for (; *text; text++) {
-        if (strchr("_^{}@&~", *text))
-            qk_plot_printf(p, "\\\\");
-        if (*text == '"' || *text == '\\')
-            qk_plot_printf(p, "\\");
-        qk_plot_printf(p, "%c", *text);
-    }
-    qk_plot_printf(p, "\"");
-}
-
 void plast_begin(qk_plot *p, int width, int height, int font_pt)
 {
-    qk_plot_begin(p, width, height);
-    /* At equal settings the svg terminal draws text at 3/4 and points at 1.6
-     * times the size pngcairo does; these scales make figure.svg look like
-     * figure.png. */
-    qk_plot_printf(p,
-        "if (GPVAL_TERM eq \"svg\") set terminal svg size %d,%d enhanced font \"DejaVu Sans,10\" "
-        "fontscale 1.3333\n"
-        "qk_ps = (GPVAL_TERM eq \"svg\") ? 0.62 : 1.0\n"
-        "set termoption font \"DejaVu Sans,%d\"\n",
-        width, height, font_pt);
+    fig_begin(p, width, height, font_pt);
     /* The script is loaded once per terminal in one gnuplot session, so the
      * second load starts from the state the first one ended in: undo what a
      * figure may have set after the house style. */

@@ -1,16 +1,11 @@
 /* Shared pieces of the plasticity study's figures
- * (figures/attention-plasticity/NN_name, spec plasticity.md 11). */
+ * (figures/attention-plasticity/NN_name). */
 #ifndef QK_PLOT_PLASTICITY_FIG_H
 #define QK_PLOT_PLASTICITY_FIG_H
 
 #include "figure.h"
 
-/* Colours (Okabe-Ito, readable with the common colour-vision deficiencies). */
-#define PLAST_BLUE "#0072B2"
-#define PLAST_VERMILLION "#D55E00"
-#define PLAST_GREEN "#009E73"
-#define PLAST_PURPLE "#CC79A7"
-#define PLAST_GREY "#808080"
+/* Colours (the Okabe-Ito ones are FIG_BLUE, FIG_VERMILLION, ... of figure.h). */
 #define PLAST_REF "#999999" /* reference lines */
 
 /* The magma colour map (perceptually uniform, dark to light) as a gnuplot
@@ -23,15 +18,6 @@ const char *plast_path(const fig_ctx *ctx, const qk_table *t);
 /* Rows of table t whose "model" column is model, into a new array (count in
  * *n); dies (exit 2, naming the file) when there are none. */
 int *plast_model_rows(const fig_ctx *ctx, const qk_table *t, const char *model, int *n);
-
-/* A registry column (input "registry": the dataset registry) of a dataset;
- * fallback when the dataset or the column is not there. */
-const char *plast_registry(const fig_ctx *ctx, const char *id, const char *column,
-                           const char *fallback);
-
-/* Text from the data as a gnuplot string shown literally under the
- * enhanced-text mode (no sub- or superscripts from '_' or '^'). */
-void plast_text(qk_plot *p, const char *text);
 
 /* Starts a figure with a base font of font_pt points. */
 void plast_begin(qk_plot *p, int width, int height, int font_pt);

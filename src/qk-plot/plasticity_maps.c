@@ -53,7 +53,7 @@ static void load_heatmap(const fig_ctx *ctx, const char *model, heatmap *h)
         double d = fig_number_at(ctx, t, r, c_d), m = fig_number_at(ctx, t, r, c_m);
         double ap = fig_number_at(ctx, t, r, c_ap), heads = fig_number_at(ctx, t, r, c_h);
         if (!(d >= 0 && m >= 0 && d < 1e6 && m < 1e6 && d == floor(d) && m == floor(m)))
-            qk_die(QK_EXIT_DATA, plast_path(ctx, t), "line %d: bad cell (%g, %g)", r + 2, d, m);
+            qk_die(QK_EXIT_DATA, fig_path(ctx, t), "line %d: bad cell (%g, %g)", r + 2, d, m);
         if (d + 1 > h->nx)
             h->nx = (int)d + 1;
         if (m + 1 > h->ny)
@@ -63,13 +63,13 @@ static void load_heatmap(const fig_ctx *ctx, const char *model, heatmap *h)
         if (!isfinite(ap))
             continue;
         if (ap < 0 || ap > 1)
-            qk_die(QK_EXIT_DATA, plast_path(ctx, t), "line %d: ap %g outside [0, 1]", r + 2, ap);
+            qk_die(QK_EXIT_DATA, fig_path(ctx, t), "line %d: ap %g outside [0, 1]", r + 2, ap);
         h->cells[h->n_cells++] = (heat_cell){(int)d, (int)m, ap};
         h->lo = fmin(h->lo, ap);
         h->hi = fmax(h->hi, ap);
     }
     if (h->n_cells == 0)
-        qk_die(QK_EXIT_DATA, plast_path(ctx, t), "model '%s' has no heatmap cell with a value",
+        qk_die(QK_EXIT_DATA, fig_path(ctx, t), "model '%s' has no heatmap cell with a value",
                model);
     h->width = bin_width(ctx, t, rows, n);
     free(rows);
@@ -131,7 +131,7 @@ static int draw_heatmap(fig_ctx *ctx, const char *model, qk_err *err)
 {
     heatmap h;
     load_heatmap(ctx, model, &h);
-    const char *label = plast_registry(ctx, model, "label", model);
+    const char *label = fig_registry(ctx, model, "label", model);
     /* A colour range of zero width would hide the colour bar's scale. */
     double lo = h.lo, hi = h.hi > h.lo ? h.hi : h.lo + 1e-3;
     qk_plot p;
@@ -143,7 +143,7 @@ static int draw_heatmap(fig_ctx *ctx, const char *model, qk_err *err)
     qk_plot_printf(&p, "set title ");
     char title[256];
     snprintf(title, sizeof title, "%s attention plasticity", label);
-    plast_text(&p, title);
+    fig_text(&p, title);
     qk_plot_printf(&p,
         " font \",18\"\n"
         "set label 1 \"{/*0.8 mean over %d heads; bins of %.0f tokens (tick = bin start); "

@@ -36,7 +36,7 @@ static void load_mean_profile(const fig_ctx *ctx, const char *model, profile *pr
         double start = fig_number_at(ctx, t, r, c_start);
         double centre = fig_number_at(ctx, t, r, c_centre);
         if (!(b >= 0 && b == floor(b) && b < 1e7) || (pr->n_bins && b <= pr->bin[pr->n_bins - 1]))
-            qk_die(QK_EXIT_DATA, plast_path(ctx, t),
+            qk_die(QK_EXIT_DATA, fig_path(ctx, t),
                    "line %d: q_bin %g out of order (bins must ascend per model)", r + 2, b);
         if (!isfinite(ap))
             continue;
@@ -47,7 +47,7 @@ static void load_mean_profile(const fig_ctx *ctx, const char *model, profile *pr
     }
     free(rows);
     if (pr->n_bins == 0 || !(pr->width > 0))
-        qk_die(QK_EXIT_DATA, plast_path(ctx, t), "model '%s' has no profile bin with a value",
+        qk_die(QK_EXIT_DATA, fig_path(ctx, t), "model '%s' has no profile bin with a value",
                model);
 }
 
@@ -97,9 +97,9 @@ static int head_lines(const fig_ctx *ctx, qk_plot *p, const char *model, const p
         if (!isfinite(ap))
             continue;
         if (ap < 0 || ap > 1)
-            qk_die(QK_EXIT_DATA, plast_path(ctx, t), "line %d: ap %g outside [0, 1]", r + 2, ap);
+            qk_die(QK_EXIT_DATA, fig_path(ctx, t), "line %d: ap %g outside [0, 1]", r + 2, ap);
         if (b < lo || b > hi)
-            qk_die(QK_EXIT_DATA, plast_path(ctx, t),
+            qk_die(QK_EXIT_DATA, fig_path(ctx, t),
                    "line %d: bin %g has a value but is outside the model profile", r + 2, b);
         if (prev_bin >= 0 && (int)b != prev_bin + 1)
             qk_plot_printf(p, "\n"); /* a dropped bin: break the line */
@@ -178,8 +178,8 @@ static int draw_profile(fig_ctx *ctx, const char *model, qk_err *err)
 {
     profile pr;
     load_mean_profile(ctx, model, &pr);
-    const char *label = plast_registry(ctx, model, "label", model);
-    double context = strtod(plast_registry(ctx, model, "context_length", "0"), NULL);
+    const char *label = fig_registry(ctx, model, "label", model);
+    double context = strtod(fig_registry(ctx, model, "context_length", "0"), NULL);
     double edge = (pr.bin[pr.n_bins - 1] + 1) * pr.width;
     if (!(context >= edge))
         context = edge;
@@ -200,7 +200,7 @@ static int draw_profile(fig_ctx *ctx, const char *model, qk_err *err)
     char title[256];
     snprintf(title, sizeof title, "Per-bin attention plasticity — %s", label);
     qk_plot_printf(&p, "set title ");
-    plast_text(&p, title);
+    fig_text(&p, title);
     qk_plot_printf(&p,
         " font \",20\"\n"
         "set xlabel \"Position (tokens; query bins of %.1f)\"\n"
@@ -214,7 +214,7 @@ static int draw_profile(fig_ctx *ctx, const char *model, qk_err *err)
         "plot $heads using 1:2 with lines lw 1.5 lc rgb '#%02X808080' "
         "title \"Single heads (n = %d)\", \\\n"
         "     $mean using 1:2 with lines lw 5 lc rgb '%s' title \"Mean across heads\"\n",
-        (int)lround(255 * (1 - alpha)), heads, PLAST_VERMILLION);
+        (int)lround(255 * (1 - alpha)), heads, FIG_VERMILLION);
     double mf, ml, sd_first, sd_last, m_first, m_last;
     profile_fifths(&pr, &mf, &ml);
     mean_sd(first, heads, &m_first, &sd_first);
@@ -264,7 +264,7 @@ static int mean_weights(const fig_ctx *ctx, const char *model, double **mean, in
     for (int i = 0; i < n; i++) {
         double c = fig_number_at(ctx, t, rows[i], c_comp);
         if (!(c >= 0 && c < 65536 && c == floor(c)))
-            qk_die(QK_EXIT_DATA, plast_path(ctx, t), "line %d: bad component %g", rows[i] + 2, c);
+            qk_die(QK_EXIT_DATA, fig_path(ctx, t), "line %d: bad component %g", rows[i] + 2, c);
         if (c + 1 > d)
             d = (int)c + 1;
     }
@@ -274,14 +274,14 @@ static int mean_weights(const fig_ctx *ctx, const char *model, double **mean, in
         int c = (int)fig_number_at(ctx, t, rows[i], c_comp);
         double w = fig_number_at(ctx, t, rows[i], c_w);
         if (!isfinite(w))
-            qk_die(QK_EXIT_DATA, plast_path(ctx, t), "line %d: component_weight is not finite",
+            qk_die(QK_EXIT_DATA, fig_path(ctx, t), "line %d: component_weight is not finite",
                    rows[i] + 2);
         sum[c] += w;
         count[c]++;
     }
     for (int c = 0; c < d; c++)
         if (count[c] != count[0])
-            qk_die(QK_EXIT_DATA, plast_path(ctx, t),
+            qk_die(QK_EXIT_DATA, fig_path(ctx, t),
                    "model '%s': %d rows for component %d but %d for component 0", model,
                    count[c], c, count[0]);
     for (int c = 0; c < d; c++)
@@ -336,7 +336,7 @@ static int draw_weights(fig_ctx *ctx, const char *model, qk_err *err)
     double *w;
     int heads;
     int d = mean_weights(ctx, model, &w, &heads);
-    const char *label = plast_registry(ctx, model, "label", model);
+    const char *label = fig_registry(ctx, model, "label", model);
     double top = 0;
     for (int c = 0; c < d; c++)
         top = fmax(top, w[c]);
@@ -350,7 +350,7 @@ static int draw_weights(fig_ctx *ctx, const char *model, qk_err *err)
     char title[256];
     snprintf(title, sizeof title, "%s: positional information by head dimension", label);
     qk_plot_printf(&p, "set title ");
-    plast_text(&p, title);
+    fig_text(&p, title);
     int step = d >= 32 ? d / 16 : 1;
     /* enough decimals for the tick labels of small shares */
     int decimals = top < 0.02 ? 3 : 2;
@@ -371,7 +371,7 @@ static int draw_weights(fig_ctx *ctx, const char *model, qk_err *err)
             "graph 0.95 center tc rgb '#555555'\n",
             d / 2 - 0.5, d / 2 - 0.5, PLAST_REF, d / 2 - 1, d / 4 - 0.5, d / 2, d - 1, d / 2 - 1,
             0.75 * d - 0.5);
-    qk_plot_printf(&p, "plot $w using 1:2 with boxes lc rgb '%s' notitle\n", PLAST_BLUE);
+    qk_plot_printf(&p, "plot $w using 1:2 with boxes lc rgb '%s' notitle\n", FIG_BLUE);
     weight_keys(ctx, label, w, d, heads);
     free(w);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);

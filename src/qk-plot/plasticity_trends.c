@@ -22,14 +22,14 @@ static checkpoint *load_checkpoints(const fig_ctx *ctx, int *n)
     int c_first = fig_column(ctx, t, "ap_first_20pct"), c_last = fig_column(ctx, t, "ap_last_20pct");
     int c_drop = fig_column(ctx, t, "ap_drop"), c_bias = fig_column(ctx, t, "bias_strength");
     if (t->n_rows == 0)
-        qk_die(QK_EXIT_DATA, plast_path(ctx, t), "no checkpoints (needed by figure %s)", ctx->id);
+        qk_die(QK_EXIT_DATA, fig_path(ctx, t), "no checkpoints (needed by figure %s)", ctx->id);
     checkpoint *cp = qk_malloc((size_t)t->n_rows * sizeof *cp);
     for (int r = 0; r < t->n_rows; r++) {
         cp[r] = (checkpoint){qk_table_cell(t, r, c_label), fig_number_at(ctx, t, r, c_ctx),
                              fig_number_at(ctx, t, r, c_first), fig_number_at(ctx, t, r, c_last),
                              fig_number_at(ctx, t, r, c_drop), fig_number_at(ctx, t, r, c_bias)};
         if (!isfinite(cp[r].first) || !isfinite(cp[r].last) || !isfinite(cp[r].bias))
-            qk_die(QK_EXIT_DATA, plast_path(ctx, t), "line %d: checkpoint %s has no value",
+            qk_die(QK_EXIT_DATA, fig_path(ctx, t), "line %d: checkpoint %s has no value",
                    r + 2, cp[r].label);
     }
     *n = t->n_rows;
@@ -106,7 +106,7 @@ static void trajectory_top(qk_plot *p, const checkpoint *cp, int n)
         "title \"AP_{first 20%%}\", \\\n"
         "     $cp using 1:3 with linespoints lw 3 pt 5 ps 1.8*qk_ps lc rgb '%s' "
         "title \"AP_{last 20%%}\"\n",
-        PLAST_PURPLE, PLAST_BLUE, PLAST_VERMILLION);
+        FIG_PURPLE, FIG_BLUE, FIG_VERMILLION);
 }
 
 /* A round tick step that puts about four ticks on span. */
@@ -144,7 +144,7 @@ static void trajectory_bottom(qk_plot *p, const checkpoint *cp, int n)
     qk_plot_printf(p,
         "set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#444444'\n"
         "plot $cp using 1:5 with boxes lc rgb '%s' notitle\n",
-        PLAST_GREEN);
+        FIG_GREEN);
 }
 
 int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
@@ -187,10 +187,10 @@ static const struct {
     const char *family, *color;
     int filled, hollow;
     double size; /* gnuplot's diamond and triangles are drawn smaller */
-} family_styles[] = {{"ministral", PLAST_BLUE, 7, 6, 2.4},
-                     {"qwen", PLAST_VERMILLION, 5, 4, 2.2},
-                     {"llama", PLAST_GREEN, 13, 12, 3.2},
-                     {"mistral", PLAST_PURPLE, 9, 8, 3.0},
+} family_styles[] = {{"ministral", FIG_BLUE, 7, 6, 2.4},
+                     {"qwen", FIG_VERMILLION, 5, 4, 2.2},
+                     {"llama", FIG_GREEN, 13, 12, 3.2},
+                     {"mistral", FIG_PURPLE, 9, 8, 3.0},
                      {"smollm3", "#E69F00", 11, 10, 3.0}};
 #define N_FAMILY_STYLES (int)(sizeof family_styles / sizeof family_styles[0])
 
@@ -232,12 +232,12 @@ static lbp_point *load_lbp_points(const fig_ctx *ctx, int *n, const char **note)
         double score = published_score(ctx, model, note), drop = fig_number_at(ctx, t, r, c_d);
         if (!isfinite(score) || !isfinite(drop))
             continue;
-        pt[*n] = (lbp_point){model, plast_registry(ctx, model, "label", model),
-                             plast_registry(ctx, model, "family", "other"), drop, score, 0};
+        pt[*n] = (lbp_point){model, fig_registry(ctx, model, "label", model),
+                             fig_registry(ctx, model, "family", "other"), drop, score, 0};
         (*n)++;
     }
     if (*n == 0)
-        qk_die(QK_EXIT_DATA, plast_path(ctx, t),
+        qk_die(QK_EXIT_DATA, fig_path(ctx, t),
                "no model with a published LongBench-Pro score (needed by figure %s)", ctx->id);
     return pt;
 }
@@ -293,7 +293,7 @@ static void place_labels(qk_plot *p, const lbp_point *pt, int n, const double ra
         lx[i] = x + dir[best][0] * half;
         ly[i] = y + dir[best][1] * 0.045;
         qk_plot_printf(p, "set label ");
-        plast_text(p, pt[i].label);
+        fig_text(p, pt[i].label);
         qk_plot_printf(p, " at %.6f, %.4f %s offset char %.1f, %.1f tc rgb '%s' font \",12\" front\n",
                        pt[i].drop, pt[i].score, dir[best][0] > 0 ? "left" : "right",
                        dir[best][0] * 1.2, dir[best][1] * 1.0,
@@ -377,7 +377,7 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
         qk_plot_printf(&p,
             "$pts index %d using 1:2 with points pt %d ps %.1f*qk_ps lc rgb '%s' title ", f,
             family_styles[s].filled, family_styles[s].size, family_styles[s].color);
-        plast_text(&p, name);
+        fig_text(&p, name);
         qk_plot_printf(&p,
             ", \\\n     $pts index %d using 1:2 with points pt %d ps %.1f*qk_ps lw 1.5 "
             "lc rgb 'white' notitle%s",

@@ -1,4 +1,4 @@
-/* Figures of the planar rotation study (spec rotation.md 4). The per-model
+/* Figures of the planar rotation study (figures/qk-rotation). The per-model
  * bar charts 02, 03 and 05 are here; the per-head figures 04, 06 and 07 in
  * rotation_heads.c, the point clouds 01 and 08 in rotation_collage.c and the
  * SmolLM3-3B figures 09 and 10 in rotation_training.c. */
@@ -142,7 +142,7 @@ int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
     rot_table t, h;
     rotfig_load(ctx, "summary", &t);
     rotfig_load(ctx, "heads", &h);
-    double *ratio = rot_values(&h.src, "slope_ratio");
+    double *ratio = qk_src_values(&h.src, "slope_ratio");
     qk_plot p;
     rotfig_begin(&p, 1500, 760, 14);
     double top = 1.0;
@@ -178,7 +178,7 @@ int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
         rot_family_name(&t, f, name, sizeof name);
         qk_plot_printf(&p, "%s$f%d using 1:2 with boxes fs solid 1.0 border lc rgb 'white' "
                            "lc rgb '%s' title ", f ? ", \\\n     " : "", f, rotfig_family_color(f));
-        rotfig_text(&p, name);
+        fig_text(&p, name);
         qk_plot_printf(&p, ", \\\n     $f%d using 1:2:3 with labels offset 0,0.7 font \",11\" "
                            "notitle", f);
     }

@@ -25,16 +25,16 @@ typedef struct drawn_head {
 } drawn_head;
 
 /* The row of (layer, head) in a per-head table with layer and head columns. */
-static int head_row(const rot_src *t, int layer, int head)
+static int head_row(const qk_src *t, int layer, int head)
 {
-    int c_layer = rot_col(t, "layer"), c_head = rot_col(t, "head");
+    int c_layer = qk_src_col(t, "layer"), c_head = qk_src_col(t, "head");
     for (int r = 0; r < t->t->n_rows; r++)
-        if ((int)rot_num(t, r, c_layer) == layer && (int)rot_num(t, r, c_head) == head)
+        if ((int)qk_src_num(t, r, c_layer) == layer && (int)qk_src_num(t, r, c_head) == head)
             return r;
     qk_die(QK_EXIT_DATA, t->path, "no row for layer %d head %d", layer, head);
 }
 
-static int read_panels(const rot_src *t, const rot_src *heads, drawn_head *out)
+static int read_panels(const qk_src *t, const qk_src *heads, drawn_head *out)
 {
     static const char *const cols[] = {"panel", "draw", "layer", "head", "kv_head", "dim",
                                        "plotted_q", "plotted_k", "complement_pairs",
@@ -42,55 +42,45 @@ static int read_panels(const rot_src *t, const rot_src *heads, drawn_head *out)
                                        "heads_available", "seed"};
     int c[13];
     for (int i = 0; i < 13; i++)
-        c[i] = rot_col(t, cols[i]);
-    int c_dataset = rot_col(t, "dataset"), n = t->t->n_rows;
+        c[i] = qk_src_col(t, cols[i]);
+    int c_dataset = qk_src_col(t, "dataset"), n = t->t->n_rows;
     if (n < 1 || n > MAX_PANELS)
         qk_die(QK_EXIT_DATA, t->path, "%d panels (expected 1 to %d)", n, MAX_PANELS);
     for (int r = 0; r < n; r++) {
         drawn_head *h = &out[r];
         int v[13];
         for (int i = 0; i < 13; i++)
-            v[i] = (int)rot_num(t, r, c[i]);
+            v[i] = (int)qk_src_num(t, r, c[i]);
         if (v[0] != r)
             qk_die(QK_EXIT_DATA, t->path, "line %d: panels must be numbered 0, 1, ...", r + 2);
         *h = (drawn_head){v[0], v[1], "", v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10],
-                          v[11], (long)rot_num(t, r, c[12]), 0};
+                          v[11], (long)qk_src_num(t, r, c[12]), 0};
         snprintf(h->dataset, sizeof h->dataset, "%s", qk_table_cell(t->t, r, c_dataset));
         h->row = head_row(heads, h->layer, h->head);
     }
     return n;
 }
 
-static int kind_index(const rot_src *t, int r, int c_kind)
-{
-    const char *kind = qk_table_cell(t->t, r, c_kind);
-    if (strcmp(kind, "q") == 0)
-        return 0;
-    if (strcmp(kind, "k") == 0)
-        return 1;
-    qk_die(QK_EXIT_DATA, t->path, "line %d: kind '%s' (expected q or k)", r + 2, kind);
-}
-
 /* The colour scale of positions: 0 to the dataset's context length (from
  * the registry), else to the largest position + 1. */
-static double position_scale(const fig_ctx *ctx, const char *dataset, const rot_src *points)
+static double position_scale(const fig_ctx *ctx, const char *dataset, const qk_src *points)
 {
-    rot_src reg = rotfig_input(ctx, "registry");
-    int c_id = rot_col(&reg, "id"), c_ctx = rot_col(&reg, "context_length");
+    qk_src reg = fig_src(ctx, "registry");
+    int c_id = qk_src_col(&reg, "id"), c_ctx = qk_src_col(&reg, "context_length");
     for (int r = 0; r < reg.t->n_rows; r++)
         if (strcmp(qk_table_cell(reg.t, r, c_id), dataset) == 0)
-            return rot_num(&reg, r, c_ctx);
-    int c_pos = rot_col(points, "position");
+            return qk_src_num(&reg, r, c_ctx);
+    int c_pos = qk_src_col(points, "position");
     double top = 1;
     for (int r = 0; r < points->t->n_rows; r++)
-        top = fmax(top, rot_num(points, r, c_pos) + 1);
+        top = fmax(top, qk_src_num(points, r, c_pos) + 1);
     return top;
 }
 
 /* ARGB of a point: alpha 0.6, the kind's map at its position. */
 static unsigned point_color(int kind, double position, double scale)
 {
-    int rgb = rotfig_map_color(kind ? rotfig_reds : rotfig_blues, position / scale, LIGHT_CUT);
+    int rgb = fig_map_color(kind ? fig_reds : fig_blues, position / scale, LIGHT_CUT);
     return 0x66000000u | (unsigned)rgb;
 }
 
@@ -140,7 +130,7 @@ static void set_colorbar(qk_plot *p, const colorbar *cb, double x0)
         qk_plot_printf(p, "unset colorbox\n");
         return;
     }
-    rotfig_palette(p, cb->stops, LIGHT_CUT);
+    fig_palette(p, cb->stops, LIGHT_CUT);
     qk_plot_printf(p, "set cbrange [0:%.0f]\n", cb->scale);
     position_tics(p, cb->scale);
     qk_plot_printf(p, "set colorbox vertical user origin screen %.4f, screen %.4f size screen "
@@ -153,31 +143,31 @@ static void set_colorbar(qk_plot *p, const colorbar *cb, double x0)
 
 /* $pN: a, b and colour of the points of panel N, keys first so that the
  * queries are drawn on top. */
-static void ab_data(qk_plot *p, const rot_src *t, int panel, double scale)
+static void ab_data(qk_plot *p, const qk_src *t, int panel, double scale)
 {
-    int c_panel = rot_col(t, "panel"), c_kind = rot_col(t, "kind");
-    int c_pos = rot_col(t, "position"), c_a = rot_col(t, "a"), c_b = rot_col(t, "b");
+    int c_panel = qk_src_col(t, "panel"), c_kind = qk_src_col(t, "kind");
+    int c_pos = qk_src_col(t, "position"), c_a = qk_src_col(t, "a"), c_b = qk_src_col(t, "b");
     char name[16];
     snprintf(name, sizeof name, "p%d", panel);
     qk_plot_data_begin(p, name);
     for (int kind = 1; kind >= 0; kind--)
         for (int r = 0; r < t->t->n_rows; r++) {
-            if ((int)rot_num(t, r, c_panel) != panel || kind_index(t, r, c_kind) != kind)
+            if ((int)qk_src_num(t, r, c_panel) != panel || fig_kind_index(t, r, c_kind) != kind)
                 continue;
-            qk_plot_printf(p, "%.5g %.5g %u\n", rot_num(t, r, c_a), rot_num(t, r, c_b),
-                           point_color(kind, rot_num(t, r, c_pos), scale));
+            qk_plot_printf(p, "%.5g %.5g %u\n", qk_src_num(t, r, c_a), qk_src_num(t, r, c_b),
+                           point_color(kind, qk_src_num(t, r, c_pos), scale));
         }
     qk_plot_printf(p, "NaN NaN 0\n");
     qk_plot_data_end(p);
 }
 
-static double head_value(const rot_src *heads, int row, const char *column)
+static double head_value(const qk_src *heads, int row, const char *column)
 {
-    return rot_num(heads, row, rot_col(heads, column));
+    return qk_src_num(heads, row, qk_src_col(heads, column));
 }
 
 /* "position r = 0.301, ω = 6.0×10^{-6}/token (lower bound)" */
-static void head_numbers(const rot_src *heads, int row, char *out, size_t cap)
+static void head_numbers(const qk_src *heads, int row, char *out, size_t cap)
 {
     char omega[48];
     sci_text(head_value(heads, row, "omega"), omega, sizeof omega);
@@ -193,7 +183,7 @@ static void head_numbers(const rot_src *heads, int row, char *out, size_t cap)
 #define AB_PAD_TOP 0.062
 #define AB_PAD_BOTTOM 0.048
 
-static void ab_panel(qk_plot *p, const rot_src *heads, const drawn_head *h, int i, int n,
+static void ab_panel(qk_plot *p, const qk_src *heads, const drawn_head *h, int i, int n,
                      const colorbar *cb)
 {
     int cols = n < 2 ? 1 : 2, rows = (n + cols - 1) / cols;
@@ -229,7 +219,7 @@ static void ab_panel(qk_plot *p, const rot_src *heads, const drawn_head *h, int 
     qk_plot_printf(p, "\n");
 }
 
-static void ab_keys(fig_ctx *ctx, const rot_src *heads, const drawn_head *h, int n)
+static void ab_keys(fig_ctx *ctx, const qk_src *heads, const drawn_head *h, int n)
 {
     fig_key(ctx, "dataset", "%s", h[0].dataset);
     fig_key(ctx, "heads drawn", "%d of %d (random.Random(%ld).sample of the heads sorted by "
@@ -251,13 +241,13 @@ static void ab_keys(fig_ctx *ctx, const rot_src *heads, const drawn_head *h, int
 
 int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
 {
-    rot_src points = rotfig_input(ctx, "points"), panels_t = rotfig_input(ctx, "panels");
-    rot_src heads = rotfig_input(ctx, "heads");
+    qk_src points = fig_src(ctx, "points"), panels_t = fig_src(ctx, "panels");
+    qk_src heads = fig_src(ctx, "heads");
     drawn_head h[MAX_PANELS];
     int n = read_panels(&panels_t, &heads, h);
     double scale = position_scale(ctx, h[0].dataset, &points);
     char label[64];
-    rotfig_dataset_label(ctx, h[0].dataset, label, sizeof label);
+    snprintf(label, sizeof label, "%s", fig_registry(ctx, h[0].dataset, "label", h[0].dataset));
     qk_plot p;
     rotfig_begin(&p, 2032, 1760, 15);
     for (int i = 0; i < n; i++)
@@ -273,8 +263,8 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
     double top = AB_BOTTOM + AB_HEIGHT - AB_PAD_TOP;
     double bar_h = rows > 1 ? AB_HEIGHT / rows - AB_PAD_TOP - AB_PAD_BOTTOM
                             : (AB_HEIGHT - AB_PAD_TOP - AB_PAD_BOTTOM) / 2 - 0.03;
-    colorbar q_bar = {rotfig_blues, scale, top - bar_h, bar_h, "query position (token index)"};
-    colorbar k_bar = {rotfig_reds, scale, AB_BOTTOM + AB_PAD_BOTTOM, bar_h,
+    colorbar q_bar = {fig_blues, scale, top - bar_h, bar_h, "query position (token index)"};
+    colorbar k_bar = {fig_reds, scale, AB_BOTTOM + AB_PAD_BOTTOM, bar_h,
                       "key position (token index)"};
     for (int i = 0; i < n; i++)
         ab_panel(&p, &heads, &h[i], i, n, i == 0 ? &q_bar : i == n - 1 && n > 1 ? &k_bar : NULL);
@@ -295,20 +285,22 @@ typedef struct pair_info {
 } pair_info;
 
 /* The pairs of (layer, head) from complement_pairs.tsv, indexed by pair. */
-static int read_pairs(const rot_src *t, const drawn_head *h, pair_info *out, int max)
+static int read_pairs(const qk_src *t, const drawn_head *h, pair_info *out, int max)
 {
-    int c_layer = rot_col(t, "layer"), c_head = rot_col(t, "head"), c_pair = rot_col(t, "pair");
-    int c_var = rot_col(t, "pair_var_frac"), c_r = rot_col(t, "angle_r_best");
-    int c_cv = rot_col(t, "radial_cv"), c_active = rot_col(t, "active");
+    int c_layer = qk_src_col(t, "layer"), c_head = qk_src_col(t, "head");
+    int c_pair = qk_src_col(t, "pair");
+    int c_var = qk_src_col(t, "pair_var_frac"), c_r = qk_src_col(t, "angle_r_best");
+    int c_cv = qk_src_col(t, "radial_cv"), c_active = qk_src_col(t, "active");
     int n = 0;
     for (int r = 0; r < t->t->n_rows; r++) {
-        if ((int)rot_num(t, r, c_layer) != h->layer || (int)rot_num(t, r, c_head) != h->head)
+        if ((int)qk_src_num(t, r, c_layer) != h->layer ||
+            (int)qk_src_num(t, r, c_head) != h->head)
             continue;
-        int i = (int)rot_num(t, r, c_pair);
+        int i = (int)qk_src_num(t, r, c_pair);
         if (i < 0 || i >= max)
             qk_die(QK_EXIT_DATA, t->path, "line %d: pair %d out of range", r + 2, i);
-        out[i] = (pair_info){rot_num(t, r, c_var), rot_num(t, r, c_r), rot_num(t, r, c_cv),
-                             (int)rot_num(t, r, c_active)};
+        out[i] = (pair_info){qk_src_num(t, r, c_var), qk_src_num(t, r, c_r),
+                             qk_src_num(t, r, c_cv), (int)qk_src_num(t, r, c_active)};
         n = i + 1 > n ? i + 1 : n;
     }
     return n;
@@ -316,11 +308,12 @@ static int read_pairs(const rot_src *t, const drawn_head *h, pair_info *out, int
 
 /* Blocks $qN (pair N: u, w, colour; queries first, then keys) and the
  * extent of every pair. */
-static void complement_data(qk_plot *p, const rot_src *t, int n_pairs, double scale,
+static void complement_data(qk_plot *p, const qk_src *t, int n_pairs, double scale,
                             double (*lim)[4])
 {
-    int c_pair = rot_col(t, "pair"), c_kind = rot_col(t, "kind"), c_pos = rot_col(t, "position");
-    int c_u = rot_col(t, "u"), c_w = rot_col(t, "w");
+    int c_pair = qk_src_col(t, "pair"), c_kind = qk_src_col(t, "kind");
+    int c_pos = qk_src_col(t, "position");
+    int c_u = qk_src_col(t, "u"), c_w = qk_src_col(t, "w");
     for (int i = 0; i < n_pairs; i++)
         lim[i][0] = lim[i][2] = INFINITY, lim[i][1] = lim[i][3] = -INFINITY;
     for (int i = 0; i < n_pairs; i++) {
@@ -329,13 +322,13 @@ static void complement_data(qk_plot *p, const rot_src *t, int n_pairs, double sc
         qk_plot_data_begin(p, name);
         for (int kind = 0; kind <= 1; kind++)
             for (int r = 0; r < t->t->n_rows; r++) {
-                if ((int)rot_num(t, r, c_pair) != i || kind_index(t, r, c_kind) != kind)
+                if ((int)qk_src_num(t, r, c_pair) != i || fig_kind_index(t, r, c_kind) != kind)
                     continue;
-                double u = rot_num(t, r, c_u), w = rot_num(t, r, c_w);
+                double u = qk_src_num(t, r, c_u), w = qk_src_num(t, r, c_w);
                 lim[i][0] = fmin(lim[i][0], u), lim[i][1] = fmax(lim[i][1], u);
                 lim[i][2] = fmin(lim[i][2], w), lim[i][3] = fmax(lim[i][3], w);
                 qk_plot_printf(p, "%.4g %.4g %u\n", u, w,
-                               point_color(kind, rot_num(t, r, c_pos), scale));
+                               point_color(kind, qk_src_num(t, r, c_pos), scale));
             }
         qk_plot_printf(p, "NaN NaN 0\n");
         qk_plot_data_end(p);
@@ -383,8 +376,8 @@ static void complement_panel(qk_plot *p, int i, int n, const double *lim, const 
 
 int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
 {
-    rot_src points = rotfig_input(ctx, "points"), panels_t = rotfig_input(ctx, "panels");
-    rot_src heads = rotfig_input(ctx, "heads"), pairs_t = rotfig_input(ctx, "pairs");
+    qk_src points = fig_src(ctx, "points"), panels_t = fig_src(ctx, "panels");
+    qk_src heads = fig_src(ctx, "heads"), pairs_t = fig_src(ctx, "pairs");
     drawn_head drawn[MAX_PANELS];
     int n_drawn = read_panels(&panels_t, &heads, drawn), first = -1;
     for (int i = 0; i < n_drawn; i++)
@@ -403,7 +396,7 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
                h->head, n, panels_t.path);
     double scale = position_scale(ctx, h->dataset, &points);
     char label[64], numbers[160];
-    rotfig_dataset_label(ctx, h->dataset, label, sizeof label);
+    snprintf(label, sizeof label, "%s", fig_registry(ctx, h->dataset, "label", h->dataset));
     head_numbers(&heads, h->row, numbers, sizeof numbers);
     double shown = 0;
     int active = 0;
@@ -423,9 +416,9 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
         "set grid\nunset key\nset tics font \",9\" scale 0.5\nset format \"%% g\"\n",
         label, h->layer, h->head, h->dim - 2, n, numbers, 100 * shown, active, n);
     double bar_h = COMP_HEIGHT / 2 - 0.05;
-    colorbar q_bar = {rotfig_blues, scale, 0.035 + COMP_HEIGHT - 0.03 - bar_h, bar_h,
+    colorbar q_bar = {fig_blues, scale, 0.035 + COMP_HEIGHT - 0.03 - bar_h, bar_h,
                       "query position (token index)"};
-    colorbar k_bar = {rotfig_reds, scale, 0.035 + 0.02, bar_h, "key position (token index)"};
+    colorbar k_bar = {fig_reds, scale, 0.035 + 0.02, bar_h, "key position (token index)"};
     for (int i = 0; i < n; i++)
         complement_panel(&p, i, n, lim[i], info,
                          i == 0 ? &q_bar : i == n - 1 && n > 1 ? &k_bar : NULL, width, height);

@@ -7,14 +7,13 @@
 #include "figure.h"
 #include "qk/rotation_tables.h"
 
-/* Colours (Okabe-Ito, readable with the common colour-vision
- * deficiencies): queries blue and keys vermillion, as in the PCA figures. */
-#define ROTFIG_Q "#0072B2"
-#define ROTFIG_K "#D55E00"
-#define ROTFIG_AXIS_A "#D55E00"     /* drift axis a */
-#define ROTFIG_AXIS_B "#0072B2"     /* separation axis b */
-#define ROTFIG_COMPLEMENT "#BBBBBB" /* the d - 2 other dimensions */
-#define ROTFIG_REF "#9a9a9a"        /* reference and separator lines */
+/* Colours: queries blue and keys vermillion, as in the PCA figures. */
+#define ROTFIG_Q FIG_BLUE
+#define ROTFIG_K FIG_VERMILLION
+#define ROTFIG_AXIS_A FIG_VERMILLION /* drift axis a */
+#define ROTFIG_AXIS_B FIG_BLUE       /* separation axis b */
+#define ROTFIG_COMPLEMENT "#BBBBBB"  /* the d - 2 other dimensions */
+#define ROTFIG_REF "#9a9a9a"         /* reference and separator lines */
 
 /* Colour of family f and of the k-th model within a figure panel. */
 const char *rotfig_family_color(int f);
@@ -22,27 +21,17 @@ const char *rotfig_model_color(int k);
 /* Colour of the i-th training phase. */
 const char *rotfig_phase_color(int i);
 
-/* ColorBrewer sequential maps as 9 RGB stops. */
-extern const int rotfig_blues[9], rotfig_reds[9], rotfig_ylorrd[9];
-/* The colour of a map at x in [0, 1]; lo_cut > 0 uses only the part above
- * it (so that the lightest colours stay visible on white). */
-int rotfig_map_color(const int stops[9], double x, double lo_cut);
-/* "set palette defined (...)" of that map (17 samples). */
-void rotfig_palette(qk_plot *p, const int stops[9], double lo_cut);
+/* ColorBrewer's sequential YlOrRd as 9 RGB stops (Blues and Reds are
+ * fig_blues and fig_reds). */
+extern const int rotfig_ylorrd[9];
 
-/* The input table NAME of the figure, with its file name. */
-rot_src rotfig_input(const fig_ctx *ctx, const char *name);
 /* The table NAME grouped by model and joined with the input "registry";
  * dies (status 2, naming the file) if the table has no rows. */
 void rotfig_load(const fig_ctx *ctx, const char *name, rot_table *t);
-/* Registry label of a dataset id (the id itself if the registry lacks it). */
-void rotfig_dataset_label(const fig_ctx *ctx, const char *id, char *out, size_t cap);
 
 /* Starts a figure with a base font of font_pt points; defines qk_ps, the
  * point-size scale that makes the SVG look like the PNG. */
 void rotfig_begin(qk_plot *p, int width, int height, int font_pt);
-/* Text from the data as a gnuplot string shown literally in enhanced mode. */
-void rotfig_text(qk_plot *p, const char *text);
 
 /* x axis of one bar group per model, labels rotated 45 degrees, dotted
  * separators between families and the family names along the top. */

@@ -103,7 +103,7 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
     rotfig_load(ctx, "heads", &t);
-    double *bias = rot_values(&t.src, "bias_strength");
+    double *bias = qk_src_values(&t.src, "bias_strength");
     int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
     histogram *hist = qk_calloc((size_t)t.n_models, sizeof *hist);
     family_scale fs[MAX_FAMILIES];
@@ -152,7 +152,7 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
             }
         double pad = 0.04 * (hi - lo > 0 ? hi - lo : 1.0);
         qk_plot_printf(&p, "set title ");
-        rotfig_text(&p, name);
+        fig_text(&p, name);
         qk_plot_printf(&p, " font \",15\"\nset xrange [%.6g:%.6g]\n%s\n"
                            "unset arrow\nunset label\nset arrow from 0, graph 0 to 0, graph 1 "
                            "nohead front dt 2 lw 1.5 lc rgb '#000000'\n",
@@ -175,7 +175,7 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
             const char *c = rotfig_model_color(k++);
             qk_plot_printf(&p, "%s$h%d using 1:2:3 with boxes lc rgb '%s' title ",
                            k > 1 ? ", \\\n     " : "", m, c);
-            rotfig_text(&p, t.models[m].label);
+            fig_text(&p, t.models[m].label);
         }
         qk_plot_printf(&p, "\n");
         if (fs[f].above + fs[f].below) {
@@ -213,22 +213,22 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
 /* Mean of x (|x| if absolute, times scale) over each model's heads in each
  * depth bin; NAN where the bin holds no head. */
 static void depth_means(const rot_table *t, const double *x, const double *layer, int absolute,
-                        double scale, double (*cell)[ROT_N_BINS])
+                        double scale, double (*cell)[QK_DEPTH_BINS])
 {
     for (int m = 0; m < t->n_models; m++) {
-        double sum[ROT_N_BINS] = {0};
-        int n[ROT_N_BINS] = {0};
+        double sum[QK_DEPTH_BINS] = {0};
+        int n[QK_DEPTH_BINS] = {0};
         const rot_model *md = &t->models[m];
         for (int i = 0; i < md->n_rows; i++) {
             int r = md->rows[i];
             double v = x[r];
             if (isnan(v))
                 continue;
-            int b = rot_depth_bin((int)layer[r], md->n_layers);
+            int b = qk_depth_bin((int)layer[r], md->n_layers);
             sum[b] += absolute ? fabs(v) : v;
             n[b]++;
         }
-        for (int b = 0; b < ROT_N_BINS; b++)
+        for (int b = 0; b < QK_DEPTH_BINS; b++)
             cell[m][b] = n[b] ? scale * sum[b] / n[b] : NAN;
     }
 }
@@ -238,15 +238,15 @@ static void depth_means(const rot_table *t, const double *x, const double *layer
  * terminal crashes on a labels plot without a defined point, so the
  * label plots are left out when they would be empty.) */
 static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
-                          double (*cell)[ROT_N_BINS], const char *block, const int stops[9],
+                          double (*cell)[QK_DEPTH_BINS], const char *block, const int stops[9],
                           double lo, double hi, const char *title, const char *cb_label,
                           const char *key_name)
 {
     int filled = 0, empty = 0;
     qk_plot_data_begin(p, block);
     for (int m = 0; m < t->n_models; m++) {
-        char row[12 * ROT_N_BINS] = "";
-        for (int b = 0; b < ROT_N_BINS; b++) {
+        char row[12 * QK_DEPTH_BINS] = "";
+        for (int b = 0; b < QK_DEPTH_BINS; b++) {
             double v = cell[m][b];
             size_t used = strlen(row);
             snprintf(row + used, sizeof row - used, isnan(v) ? "%s-" : "%s%.2f", b ? " " : "", v);
@@ -267,11 +267,11 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
     snprintf(eblock, sizeof eblock, "%s_empty", block);
     qk_plot_data_begin(p, eblock);
     for (int m = 0; m < t->n_models; m++)
-        for (int b = 0; b < ROT_N_BINS; b++)
+        for (int b = 0; b < QK_DEPTH_BINS; b++)
             if (isnan(cell[m][b]))
                 qk_plot_printf(p, "%d %d\n", b, m);
     qk_plot_data_end(p);
-    rotfig_palette(p, stops, 0.0);
+    fig_palette(p, stops, 0.0);
     qk_plot_printf(p, "set cbrange [%.6g:%.6g]\nset title ", lo, hi > lo ? hi : lo + 1e-9);
     qk_plot_quoted(p, title);
     qk_plot_printf(p, " font \",15\"\nset cblabel ");
@@ -307,31 +307,31 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
 {
     qk_plot_printf(p, "set ytics scale 0 (");
     for (int m = 0; m < t->n_models; m++) {
-        rotfig_text(p, t->models[m].label);
+        fig_text(p, t->models[m].label);
         qk_plot_printf(p, " %d%s", m, m + 1 < t->n_models ? ", " : ")\n");
     }
     qk_plot_printf(p, "set xtics scale 0 (");
-    for (int b = 0; b < ROT_N_BINS; b++)
-        qk_plot_printf(p, "\"%.1f\" %d%s", b / 10.0, b, b + 1 < ROT_N_BINS ? ", " : ")\n");
+    for (int b = 0; b < QK_DEPTH_BINS; b++)
+        qk_plot_printf(p, "\"%.1f\" %d%s", b / 10.0, b, b + 1 < QK_DEPTH_BINS ? ", " : ")\n");
     qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nunset grid\nunset key\n"
                       "set xlabel \"Normalized depth: layer / (layers - 1), bins labelled by "
                       "their lower edge\"\n",
-                   ROT_N_BINS - 1, t->n_models - 1);
+                   QK_DEPTH_BINS - 1, t->n_models - 1);
 }
 
 int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
     rotfig_load(ctx, "heads", &t);
-    double *r_k = rot_values(&t.src, "r_k_a"), *bias = rot_values(&t.src, "bias_strength");
-    double *layer = rot_values(&t.src, "layer");
-    double (*rk_cell)[ROT_N_BINS] = qk_calloc((size_t)t.n_models, sizeof *rk_cell);
-    double (*bias_cell)[ROT_N_BINS] = qk_calloc((size_t)t.n_models, sizeof *bias_cell);
+    double *r_k = qk_src_values(&t.src, "r_k_a"), *bias = qk_src_values(&t.src, "bias_strength");
+    double *layer = qk_src_values(&t.src, "layer");
+    double (*rk_cell)[QK_DEPTH_BINS] = qk_calloc((size_t)t.n_models, sizeof *rk_cell);
+    double (*bias_cell)[QK_DEPTH_BINS] = qk_calloc((size_t)t.n_models, sizeof *bias_cell);
     depth_means(&t, r_k, layer, 1, 1.0, rk_cell);
     depth_means(&t, bias, layer, 0, 1e3, bias_cell);
     double lo = INFINITY, hi = -INFINITY;
     for (int m = 0; m < t.n_models; m++)
-        for (int b = 0; b < ROT_N_BINS; b++)
+        for (int b = 0; b < QK_DEPTH_BINS; b++)
             if (!isnan(bias_cell[m][b]))
                 lo = fmin(lo, bias_cell[m][b]), hi = fmax(hi, bias_cell[m][b]);
     if (!(hi >= lo))
@@ -349,7 +349,7 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
                        "set colorbox vertical user origin screen 0.945, screen %.4f size "
                        "screen 0.012, screen %.4f\nset cbtics %g\nset format cb \"%%.1f\"\n",
                    top1 - h, top1, top1 - h, h, nice_step(1.0, ticks));
-    heatmap_panel(ctx, &p, &t, rk_cell, "rk", rotfig_reds, 0.0, 1.0,
+    heatmap_panel(ctx, &p, &t, rk_cell, "rk", fig_reds, 0.0, 1.0,
                   "mean |{/:Italic r}_k| on axis a (key position signal)", "|{/:Italic r}_k|", "mean |r_k_a|");
     qk_plot_printf(&p, "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen 0.945, screen %.4f size "
@@ -423,8 +423,8 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
     rotfig_load(ctx, "heads", &t);
-    double *bias = rot_values(&t.src, "bias_strength");
-    double *sep = rot_values(&t.src, "separation_strength");
+    double *bias = qk_src_values(&t.src, "bias_strength");
+    double *sep = qk_src_values(&t.src, "separation_strength");
     int order[MAX_FAMILIES];
     int nf = scatter_order(&t, order);
     qk_plot p;
@@ -470,7 +470,7 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
         rot_rows_free(&rows);
         const char *color = rotfig_family_color(f);
         qk_plot_printf(&p, "set title ");
-        rotfig_text(&p, title);
+        fig_text(&p, title);
         qk_plot_printf(&p, " font \",15\"\n%s\nplot ",
                        i == 0 ? "set ylabel \"bias\\\\_strength × 10^3\"" : "unset ylabel");
         int k = 0;
@@ -479,7 +479,7 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
                 continue;
             qk_plot_printf(&p, "%s$m%d using 1:2 with points pt %d ps 0.9*qk_ps lc rgb '#99%s' "
                                "title ", k ? ", \\\n     " : "", m, model_marker(k), color + 1);
-            rotfig_text(&p, t.models[m].label);
+            fig_text(&p, t.models[m].label);
             k++;
         }
         qk_plot_printf(&p, ", \\\n     $%s using 1:2 with lines dt 2 lw 2 lc rgb '#333333' "

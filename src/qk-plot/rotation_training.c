@@ -88,7 +88,7 @@ static void metric_panel(qk_plot *p, const bar_metric *b, const char *name, int 
                        ph ? ", \\\n     " : "", name, ph, rotfig_phase_color(ph));
         if (titled) {
             qk_plot_printf(p, "title ");
-            rotfig_text(p, names[ph]);
+            fig_text(p, names[ph]);
         } else {
             qk_plot_printf(p, "notitle");
         }

@@ -1,13 +1,11 @@
-/* The heads of a store as jobs, and their parallel processing grouped by
- * key head (include/qk/rotation.h). Each job's result lands in a slot of
- * the caller's, so outputs do not depend on which thread did what. */
-#include "qk/rotation.h"
+/* The heads of a store as jobs, and their parallel processing
+ * (include/qk/heads.h). */
+#include "qk/heads.h"
 
+#include <cblas.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_THREADS 256
 
 static int cmp_job(const void *pa, const void *pb)
 {
@@ -48,10 +46,11 @@ int qk_head_jobs(const qk_store *s, qk_head_job **jobs_out, int *n_jobs, qk_err 
 
 typedef struct run_state {
     const qk_head_runner *r;
-    int *order;       /* job indices sorted by key config, then index */
-    int *group_start; /* [n_groups + 1] */
+    int *order;       /* job indices, grouped */
+    int *group_start; /* [n_groups + 1] ranges of order */
     int n_groups;
     int next_group;
+    int done;         /* jobs finished */
     int failed;
     qk_err error;
     pthread_mutex_t lock;
@@ -66,17 +65,22 @@ static int cmp_by_key(const void *pa, const void *pb, void *arg)
     return (a > b) - (a < b);
 }
 
+/* With share_key, the jobs sorted by key config (then index) and cut where
+ * the key config changes; else one group a job, in job order. */
 static void make_groups(run_state *st)
 {
-    int n = st->r->n_jobs;
+    const qk_head_runner *r = st->r;
+    int n = r->n_jobs;
     st->order = qk_malloc((size_t)(n ? n : 1) * sizeof(int));
     st->group_start = qk_malloc((size_t)(n + 1) * sizeof(int));
     for (int i = 0; i < n; i++)
         st->order[i] = i;
-    qsort_r(st->order, (size_t)n, sizeof(int), cmp_by_key, (void *)st->r->jobs);
+    if (r->share_key)
+        qsort_r(st->order, (size_t)n, sizeof(int), cmp_by_key, (void *)r->jobs);
     st->n_groups = 0;
     for (int i = 0; i < n; i++)
-        if (i == 0 || st->r->jobs[st->order[i]].k_config != st->r->jobs[st->order[i - 1]].k_config)
+        if (i == 0 || !r->share_key ||
+            r->jobs[st->order[i]].k_config != r->jobs[st->order[i - 1]].k_config)
             st->group_start[st->n_groups++] = i;
     st->group_start[st->n_groups] = n;
 }
@@ -89,45 +93,54 @@ static int take_group(run_state *st)
     return g;
 }
 
-static void record_failure(run_state *st, int job, const qk_err *err)
+/* Counts a group as done (recording its failure, if any) and prints a
+ * progress line when a multiple of progress_every is passed. */
+static void finish_group(run_state *st, int n, int failed_job, const qk_err *err)
 {
     pthread_mutex_lock(&st->lock);
-    if (!st->failed) {
-        const qk_head_job *j = &st->r->jobs[job];
+    if (failed_job >= 0 && !st->failed) {
+        const qk_head_job *j = &st->r->jobs[failed_job];
         qk_fail(&st->error, "head l%02dh%02d: %s", j->layer, j->head, err->msg);
     }
-    st->failed = 1;
+    st->failed |= failed_job >= 0;
+    int before = st->done, every = st->r->progress_every;
+    int done = st->done += n;
     pthread_mutex_unlock(&st->lock);
+    if (every > 0 && done / every > before / every)
+        qk_progress("%d / %d heads", done / every * every, st->r->n_jobs);
 }
 
 static void *worker(void *arg)
 {
     run_state *st = arg;
     const qk_head_runner *r = st->r;
-    void *state = r->thread_init(r->ctx);
+    void *state = r->thread_init ? r->thread_init(r->ctx) : NULL;
     for (int g; (g = take_group(st)) >= 0;) {
         int start = st->group_start[g], n = st->group_start[g + 1] - start;
         int failed_job = st->order[start];
         qk_err err;
-        if (r->group(r->ctx, state, st->order + start, n, &failed_job, &err) != 0)
-            record_failure(st, failed_job, &err);
+        if (r->group(r->ctx, state, st->order + start, n, &failed_job, &err) == 0)
+            failed_job = -1;
+        finish_group(st, n, failed_job, &err);
     }
-    r->thread_free(state);
+    if (r->thread_free)
+        r->thread_free(state);
     return NULL;
 }
 
 int qk_head_run(const qk_head_runner *r, int n_threads, qk_err *err)
 {
+    openblas_set_num_threads(1);
     run_state st;
     memset(&st, 0, sizeof st);
     st.r = r;
     make_groups(&st);
     pthread_mutex_init(&st.lock, NULL);
-    if (n_threads > MAX_THREADS)
-        n_threads = MAX_THREADS;
+    if (n_threads > QK_MAX_THREADS)
+        n_threads = QK_MAX_THREADS;
     if (n_threads > st.n_groups)
         n_threads = st.n_groups > 0 ? st.n_groups : 1;
-    pthread_t tid[MAX_THREADS];
+    pthread_t tid[QK_MAX_THREADS];
     int started = 0;
     for (int i = 1; i < n_threads; i++) {
         if (pthread_create(&tid[started], NULL, worker, &st) != 0)
@@ -146,4 +159,29 @@ int qk_head_run(const qk_head_runner *r, int n_threads, qk_err *err)
         return -1;
     }
     return 0;
+}
+
+/* ---- the heads file ------------------------------------------------------------- */
+
+static void put_i32(FILE *fp, int64_t v)
+{
+    int32_t x = (int32_t)v;
+    fwrite(&x, sizeof x, 1, fp);
+}
+
+void qk_heads_file_begin(FILE *fp, int n_heads)
+{
+    put_i32(fp, n_heads);
+}
+
+void qk_heads_file_add(FILE *fp, int dim, const float *q, const int32_t *t_q, int64_t n_q,
+                       const float *k, const int32_t *t_k, int64_t n_k)
+{
+    put_i32(fp, n_q);
+    put_i32(fp, n_k);
+    put_i32(fp, dim);
+    fwrite(q, sizeof(float), (size_t)(n_q * dim), fp);
+    fwrite(t_q, sizeof(int32_t), (size_t)n_q, fp);
+    fwrite(k, sizeof(float), (size_t)(n_k * dim), fp);
+    fwrite(t_k, sizeof(int32_t), (size_t)n_k, fp);
 }

@@ -1,0 +1,48 @@
+/* What the readers of the study tables (the PCA, rotation and plasticity
+ * figures and summaries) share: the dataset registry (workflow/datasets.tsv:
+ * id, label, family, n_layers, context_length, ...), the display order of
+ * models and families, depth bins and training phases. */
+#ifndef QK_STUDY_H
+#define QK_STUDY_H
+
+#include <stddef.h>
+
+#include "qk/table.h"
+
+#define QK_DEPTH_BINS 10         /* depth bins 0.0, 0.1, ..., 0.9 */
+#define QK_UNRANKED 1000000L     /* rank of what the display order does not know */
+
+/* Registry row of a model id: exact match, else an id ending in "-<id>"
+ * (checkpoint "stage1-step-40000" is "smollm3-3b-stage1-step-40000");
+ * -1 when there is none or reg is NULL. */
+int qk_registry_row(const qk_src *reg, const char *id);
+/* The cell of column in the registry row whose id is exactly id; fallback
+ * when there is no such row or column. */
+const char *qk_registry_cell(const qk_src *reg, const char *id, const char *column,
+                             const char *fallback);
+
+/* Display rank of a family: the families of the thesis figures first
+ * (qwen 0, llama 1, ministral 2), then the others by their first row in
+ * the registry (reg may be NULL), then QK_UNRANKED. */
+long qk_family_rank(const qk_src *reg, const char *family);
+/* The display order of n models: their indices sorted by family rank,
+ * then rank within the family (registry row), then index (malloc'd). */
+int *qk_display_order(const long *family_rank, const long *within, int n);
+/* The display name of a family from its models' labels: their longest
+ * common prefix cut back to a word boundary ("Qwen3-0.6B", "Qwen3-4B" ->
+ * "Qwen3"); a family of one model is named by its label; fallback when no
+ * label is given or nothing is left. */
+void qk_family_label(const char *const *labels, int n, const char *fallback, char *out,
+                     size_t cap);
+
+/* Depth bin of a layer: min(floor(10 layer / (n_layers - 1)), 9); 0 when
+ * n_layers < 2. */
+int qk_depth_bin(int layer, int n_layers);
+
+/* The training phase of a checkpoint id: the part before "-step-"
+ * ("stage1", "lc-4k-to-32k"), or the whole id. */
+void qk_phase_of(const char *id, char *out, size_t cap);
+/* A readable phase name: "Stage 1", "LC 4k→32k"; unknown ids unchanged. */
+void qk_phase_label(const char *phase, char *out, size_t cap);
+
+#endif

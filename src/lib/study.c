@@ -1,0 +1,135 @@
+/* The registry, display order, depth bins and phases of the study tables
+ * (include/qk/study.h). */
+#include "qk/study.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The families of the thesis figures, in their order. */
+static const char *const figure_families[] = {"qwen", "llama", "ministral"};
+#define N_FIGURE_FAMILIES 3
+
+int qk_registry_row(const qk_src *reg, const char *id)
+{
+    if (!reg)
+        return -1;
+    int c_id = qk_src_col(reg, "id");
+    int r = qk_src_find(reg, c_id, id);
+    if (r >= 0)
+        return r;
+    size_t n = strlen(id);
+    for (r = 0; r < reg->t->n_rows; r++) {
+        const char *full = qk_table_cell(reg->t, r, c_id);
+        size_t m = strlen(full);
+        if (m > n + 1 && full[m - n - 1] == '-' && strcmp(full + m - n, id) == 0)
+            return r;
+    }
+    return -1;
+}
+
+const char *qk_registry_cell(const qk_src *reg, const char *id, const char *column,
+                             const char *fallback)
+{
+    int c = qk_table_column(reg->t, column);
+    int r = qk_src_find(reg, qk_src_col(reg, "id"), id);
+    return c >= 0 && r >= 0 ? qk_table_cell(reg->t, r, c) : fallback;
+}
+
+long qk_family_rank(const qk_src *reg, const char *family)
+{
+    for (int f = 0; f < N_FIGURE_FAMILIES; f++)
+        if (strcmp(family, figure_families[f]) == 0)
+            return f;
+    if (reg) {
+        int r = qk_src_find(reg, qk_src_col(reg, "family"), family);
+        if (r >= 0)
+            return N_FIGURE_FAMILIES + r;
+    }
+    return QK_UNRANKED;
+}
+
+typedef struct model_rank {
+    long family, within;
+    int index;
+} model_rank;
+
+static int cmp_rank(const void *a, const void *b)
+{
+    const model_rank *x = a, *y = b;
+    if (x->family != y->family)
+        return x->family < y->family ? -1 : 1;
+    if (x->within != y->within)
+        return x->within < y->within ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int *qk_display_order(const long *family_rank, const long *within, int n)
+{
+    model_rank *rank = qk_calloc((size_t)(n ? n : 1), sizeof *rank);
+    for (int i = 0; i < n; i++)
+        rank[i] = (model_rank){family_rank[i], within[i], i};
+    qsort(rank, (size_t)n, sizeof *rank, cmp_rank);
+    int *order = qk_calloc((size_t)(n ? n : 1), sizeof *order);
+    for (int i = 0; i < n; i++)
+        order[i] = rank[i].index;
+    free(rank);
+    return order;
+}
+
+static int is_separator(char c) { return c == '-' || c == '_' || c == ' '; }
+
+void qk_family_label(const char *const *labels, int n, const char *fallback, char *out,
+                     size_t cap)
+{
+    const char *first = n > 0 ? labels[0] : NULL;
+    size_t common = first ? strlen(first) : 0;
+    for (int i = 1; i < n; i++) {
+        size_t k = 0;
+        while (k < common && labels[i][k] == first[k])
+            k++;
+        common = k;
+    }
+    if (n > 1) {
+        /* back to the last separator inside the common prefix, then drop
+         * trailing separators */
+        size_t k = common;
+        if (first[k] && !is_separator(first[k]))
+            while (k > 0 && !is_separator(first[k - 1]))
+                k--;
+        while (k > 0 && is_separator(first[k - 1]))
+            k--;
+        common = k;
+    }
+    if (common == 0)
+        snprintf(out, cap, "%s", fallback);
+    else
+        snprintf(out, cap, "%.*s", (int)common, first);
+}
+
+int qk_depth_bin(int layer, int n_layers)
+{
+    if (n_layers < 2)
+        return 0;
+    double depth = (double)layer / (double)(n_layers - 1);
+    int bin = (int)floor(10.0 * depth);
+    return bin < 0 ? 0 : bin > QK_DEPTH_BINS - 1 ? QK_DEPTH_BINS - 1 : bin;
+}
+
+void qk_phase_of(const char *id, char *out, size_t cap)
+{
+    const char *cut = strstr(id, "-step-");
+    size_t n = cut ? (size_t)(cut - id) : strlen(id);
+    snprintf(out, cap, "%.*s", (int)n, id);
+}
+
+void qk_phase_label(const char *phase, char *out, size_t cap)
+{
+    const char *to = strstr(phase, "-to-");
+    if (strncmp(phase, "stage", 5) == 0 && phase[5] >= '0' && phase[5] <= '9')
+        snprintf(out, cap, "Stage %s", phase + 5);
+    else if (strncmp(phase, "lc-", 3) == 0 && to)
+        snprintf(out, cap, "LC %.*s→%s", (int)(to - phase - 3), phase + 3, to + 4);
+    else
+        snprintf(out, cap, "%s", phase);
+}

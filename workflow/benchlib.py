@@ -1,0 +1,54 @@
+"""What the benchmark drivers (workflow/bench_*.py) and tests/pca_crosscheck.py share.
+
+one_blas_thread() limits BLAS to one thread, as the C side runs (call it before numpy
+is imported); run_c() runs a C program and returns its standard output;
+best_seconds() times a function, best of N; read_heads() reads the heads file that
+qk-bench-pca --dump, qk-bench-rotate --dump and test_pca write.
+"""
+import os
+import subprocess
+import time
+
+
+def one_blas_thread():
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+
+
+def run_c(cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def best_seconds(fn, repeat):
+    """The fastest of repeat calls of fn() in seconds, and what the last call returned."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def read_heads(path):
+    """The heads of a heads file (little-endian): int32 n_heads, then per head int32
+    n_q, n_k, d; float32 Q[n_q*d]; int32 t_q[n_q]; float32 K[n_k*d]; int32 t_k[n_k].
+    Returns a list of (Q, t_q, K, t_k) numpy arrays."""
+    import numpy as np
+    buf = open(path, "rb").read()
+    off = 0
+
+    def take(dtype, count):
+        nonlocal off
+        arr = np.frombuffer(buf, dtype=dtype, count=count, offset=off)
+        off += arr.nbytes
+        return arr
+
+    heads = []
+    for _ in range(int(take("<i4", 1)[0])):
+        n_q, n_k, d = (int(v) for v in take("<i4", 3))
+        q = take("<f4", n_q * d).reshape(n_q, d)
+        t_q = take("<i4", n_q)
+        k = take("<f4", n_k * d).reshape(n_k, d)
+        t_k = take("<i4", n_k)
+        heads.append((q, t_q, k, t_k))
+    return heads
