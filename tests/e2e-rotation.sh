@@ -78,7 +78,7 @@ expect_same "$check" "end" "lemma, identities and conventions on every head ($ch
 
 # the pairs: 0..29 in order, variance shares sorted and summing to <= 1,
 # accuracies in [0, 1], the active flag at 0.1, agreeing with the head table
-check=$(awk -F'\t' 'NR == FNR { if (FNR > 1) act[$2 "/" $3] = $7; next }
+check=$(awk -F'\t' 'NR == FNR { if (FNR > 1) act[$1 "/" $2] = $7; next }
     FNR > 1 { key = $2 "/" $3
       if ($5 != n[key]++) { print "pair order " key; exit }
       if ($5 > 0 && $6 > last[key] + 1e-15) { print "pair_var_frac not sorted " key; exit }

@@ -1,6 +1,6 @@
 /* The synthetic sniffed-qk generator (qk-synth): per-head query/key
- * geometry with a planted drift axis, separation axis and RoPE rotation
- * planes, token positions sampled as the capture tool samples them, presets
+ * geometry with a planted drift axis, separation axis and RoPE rings,
+ * token positions sampled as the capture tool samples them, presets
  * per model family and checkpoint, and the exact population values of the
  * rotation and PCA metrics of every planted head (docs/synth.md). */
 #ifndef QK_SYNTH_H
@@ -12,7 +12,7 @@
 #include "qk/registry.h"
 
 enum qk_synth_mode {
-    QK_SYNTH_POPULATION = 0,     /* drift, separation, rotation planes */
+    QK_SYNTH_POPULATION = 0,     /* drift, separation, RoPE rings */
     QK_SYNTH_PLANTED_LINEAR = 1  /* linear drift only: closed-form truth */
 };
 
@@ -25,12 +25,11 @@ enum { QK_SYNTH_Q = 0, QK_SYNTH_K = 1 };
 #define QK_SYNTH_DEMO_ROWS 1000    /* rows per file aimed at by SCALE=demo */
 #define QK_SYNTH_THESIS_EXAMPLES 500
 #define QK_SYNTH_MAX_PLANES 8
-/* Complement spectrum: pair k of the d - 2 complement directions holds a
- * content variance proportional to (k + 1)^-QK_SYNTH_SPECTRUM_DECAY, both
- * directions alike, so the pairs have distinct variances. The rotation
- * planes take the last (quietest) pairs, so their turning means stand out
- * of the noise. */
-#define QK_SYNTH_SPECTRUM_DECAY 0.9
+/* Complement spectrum: the content-noise pair k of the complement (after
+ * the ring planes, which lead it) holds a variance proportional to
+ * (k + 1)^-QK_SYNTH_SPECTRUM_DECAY, both directions alike, so the pairs
+ * have distinct variances. */
+#define QK_SYNTH_SPECTRUM_DECAY 0.5
 
 typedef struct qk_synth_options {
     uint64_t seed;
@@ -90,18 +89,30 @@ typedef struct qk_synth_kind {
                       keys and in planted-linear mode */
     double mu_b;   /* mean on s */
     double cv_b;   /* content variance on s */
-    double t_perp; /* total content variance of the complement */
+    double t_perp; /* total content variance of the complement (ring
+                      planes included) */
+    double ramp;   /* content variance of the complement scales with
+                      position as 1 + ramp (2t / (L-1) - 1), mean 1 over
+                      the positions; 0 for keys and in planted-linear mode */
+    double doc_share; /* share of the content variance on s shared by the
+                         rows of one example (document); 0 for queries
+                         and in planted-linear mode */
     double radius[QK_SYNTH_MAX_PLANES]; /* rotation-plane mean radius */
 } qk_synth_kind;
 
-/* A RoPE rotation plane: spanned by basis columns col and col + 1, the
- * kind's mean turns as radius * (cos, sin)(freq * t + phase). */
+/* A RoPE rotation plane (a ring, about 2 to 10 turns over the context):
+ * spanned by basis columns col and col + 1, the kind's mean turns as
+ *   radius * [(cos, sin)(freq t + phase) - slope (-sin, cos)(phase') s],
+ * s = t - (L-1)/2, phase' = phase + freq (L-1)/2: the ring without its
+ * linear trend over the positions 0 .. L-1 (slope = sum_s s sin(freq s) /
+ * (L var_t)), which would otherwise tilt the drift axis into the plane. */
 typedef struct qk_synth_plane {
     int col;
     int rope_index; /* freq = rope_theta^(-2 rope_index / d) */
     double freq;    /* radians per token */
     double turns;   /* freq * L / (2 pi) */
     double phase;   /* shared by Q and K */
+    double slope;   /* linear trend removed, per unit radius and token */
 } qk_synth_plane;
 
 typedef struct qk_synth_model {
@@ -138,9 +149,10 @@ float qk_synth_bf16(double x);
 
 /* ---- population truth ---------------------------------------------------- */
 
-/* The rotation metrics (spec/rotation.md 2.1-2.4) and the PC0 metrics of
- * the combined PCA (spec/pca.md 2), computed from the exact per-kind
- * moments of the model over positions 0 .. L-1 with equal Q and K weight. */
+/* The metrics of the rotation model's {a, b} plane (docs/rotation.md) and
+ * the PC0 metrics of the combined PCA (docs/pca.md), computed from the
+ * exact per-kind moments of the model over positions 0 .. L-1 with equal
+ * Q and K weight. */
 typedef struct qk_synth_truth {
     int d;
     double *a; /* d, original coordinates */
@@ -181,7 +193,7 @@ int qk_synth_metrics_from_moments(int d, const double *basis,
 /* ---- presets ------------------------------------------------------------- */
 
 /* The means a dataset's heads are drawn around and the family law of their
- * spread (src/lib/synth_presets.c cites the spec section of every row). */
+ * spread (src/lib/synth_presets.c cites the thesis values of every row). */
 typedef struct qk_synth_preset {
     const char *id;
     const char *lineage;    /* datasets of one lineage share per-head draws */
@@ -205,6 +217,13 @@ typedef struct qk_synth_preset {
     double corr;            /* latent correlation of separation and mu_Q^a */
     double alpha_k_sd;      /* lognormal sigma of alpha_K over key heads */
     double neg_frac;        /* share of heads with mu_Q^a flipped negative */
+    double q_b;             /* mean Q cluster position on s, per unit of the
+                               typical Q-K offset on s (K sits that offset
+                               below) */
+    double q_ramp;          /* Q content variance ramp over the context
+                               (qk_synth_kind.ramp) */
+    double k_doc;           /* K's content variance on s shared within a
+                               document (qk_synth_kind.doc_share) */
 } qk_synth_preset;
 
 /* The row of a dataset id, or a generic row for ids the table lacks. */

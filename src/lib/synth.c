@@ -32,16 +32,32 @@ enum {
 #define MU_K_B_CV 0.2      /* K cluster position on s */
 #define LEAN_SD 0.1        /* Q noise correlation between u and s */
 
-/* Radius of a plane's turning mean per unit of the kind's drift on u
- * (|alpha| sd_t): modest, so the pooled drift axis stays close to u. Q and
- * K share each plane's phase, so the planes do not separate the kinds, and
- * the radii scale with each kind's drift, so the linear part of every plane
- * adds to both kinds' drift in proportion. */
-#define ARC_RADIUS 0.2
-#define RING_RADIUS 0.4
-
-static const double arc_turns[] = {0.35, 0.7};
-static const double ring_turns[] = {3.0, 6.0, 12.0};
+/* Rings: RoPE planes that turn about 2 to 10 times over the context, in
+ * the leading complement pairs (a plane that turns less than once is an
+ * arc, whose linear trend the drift axis a takes by construction: nothing
+ * of it is left to see in the complement of {a, b}). Of the model's RoPE
+ * frequencies in that range the N_RINGS closest to a whole number of turns
+ * are planted (best score first; the score tolerance is
+ * RING_TURN_TOLERANCE turns). Their pooled variances fall by RING_RATIO
+ * from one ring to the next, and the last is RING_MARGIN times the first
+ * content-noise pair, so that each principal pair of the complement holds
+ * one ring. K's ring holds RING_K_MEAN of K's variance in its plane (a
+ * clean ring); Q turns on a small ring around the same centre
+ * (RING_Q_RADIUS of K's radius, noise sd RING_Q_NOISE of its radius): a K
+ * ring around a Q blob that turns with it, which the Q/K discriminant
+ * cannot tell apart (balanced accuracy about 0.5). Q's ring is small
+ * because a query ring turning against the key rings is a positional
+ * signal of its own: it lowers the attention plasticity of distant key
+ * pairs. */
+#define N_RINGS 4
+#define RING_TURN_TOLERANCE 0.15
+#define RING_MIN_TURNS 1.8
+#define RING_MAX_TURNS 10.0
+#define RING_RATIO 1.4
+#define RING_MARGIN 2.0
+#define RING_K_MEAN 0.95
+#define RING_Q_RADIUS 0.1
+#define RING_Q_NOISE 0.3
 
 void qk_synth_options_default(qk_synth_options *o)
 {
@@ -242,64 +258,140 @@ void qk_synth_dirichlet(double w, int L, double *sum_cos, double *sum_s_sin)
     *sum_s_sin = -derivative;
 }
 
-/* The plane of rope index i turns rope_theta^(-2i/d) L / 2pi times over the
- * context. Picks, for each wanted number of turns, the unused index closest
- * to it on a log scale; arcs stay below one turn. */
-static int pick_rope_index(const qk_dataset *ds, double want, int arc, const int *used, int n_used)
+/* How well a ring of k turns shows its turning in the complement: near a
+ * whole number of turns the wrapped angle of the detrended ring follows
+ * position (the best-cut Pearson r of the complement analysis, about 1/k
+ * for a clean ring, is 0.15 to 0.2 for 2 or 3 detrended turns), half-way
+ * between two whole numbers it does not (about 0.05 to 0.1). The score
+ * prefers whole turns, then few of them. */
+static double ring_score(double turns)
 {
-    int best = -1;
-    double best_err = INFINITY;
-    for (int i = 0; i < ds->head_dim / 2; i++) {
-        double freq = pow(ds->rope_theta, -2.0 * i / ds->head_dim);
-        double turns = freq * ds->context_length / (2.0 * M_PI);
-        if (arc ? turns >= 1.0 : turns <= 1.5)
-            continue;
-        int taken = 0;
-        for (int k = 0; k < n_used; k++)
-            taken |= used[k] == i;
-        double e = fabs(log(turns / want));
-        if (!taken && e < best_err) {
-            best_err = e;
-            best = i;
-        }
-    }
-    return best;
+    double off = (turns - floor(turns + 0.5)) / RING_TURN_TOLERANCE;
+    return exp(-off * off) / turns;
 }
 
+static int compare_candidates(const void *x, const void *y)
+{
+    const double *a = x, *b = y; /* {score, turns, index} */
+    if (a[0] != b[0])
+        return a[0] > b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* The rings of a RoPE layer in the leading complement pairs (basis columns
+ * 2, 3, then 4, 5, ...), strongest first. The plane of rope index i turns
+ * rope_theta^(-2i/d) L / 2pi times over the context; of the planes that
+ * turn RING_MIN_TURNS to RING_MAX_TURNS times, the N_RINGS of best score
+ * are planted, in the order of their score. */
 static void choose_planes(qk_synth_model *m, const qk_dataset *ds, qk_rng *r)
 {
-    int used[QK_SYNTH_MAX_PLANES];
-    int n_arcs = (int)(sizeof arc_turns / sizeof arc_turns[0]);
-    int n_rings = (int)(sizeof ring_turns / sizeof ring_turns[0]);
-    int max_planes = (m->d - 2) / 2;
-    m->n_planes = 0;
-    for (int k = 0; k < n_arcs + n_rings && m->n_planes < max_planes; k++) {
-        int arc = k < n_arcs;
-        double want = arc ? arc_turns[k] : ring_turns[k - n_arcs];
-        int i = pick_rope_index(ds, want, arc, used, m->n_planes);
-        double phase = 2.0 * M_PI * qk_rng_uniform(r); /* drawn even if unused */
-        if (i < 0)
+    int n_rings = N_RINGS;
+    int max_planes = (m->d - 2) / 2 - 1; /* leave at least one noise pair */
+    if (n_rings > max_planes)
+        n_rings = max_planes;
+    if (n_rings > QK_SYNTH_MAX_PLANES)
+        n_rings = QK_SYNTH_MAX_PLANES;
+    int half = ds->head_dim / 2, n_cand = 0, L = ds->context_length;
+    double (*cand)[3] = qk_malloc((size_t)(half > 0 ? half : 1) * sizeof *cand);
+    for (int i = 0; i < half; i++) {
+        double freq = pow(ds->rope_theta, -2.0 * i / ds->head_dim);
+        double turns = freq * L / (2.0 * M_PI);
+        if (turns < RING_MIN_TURNS || turns > RING_MAX_TURNS)
             continue;
+        cand[n_cand][0] = ring_score(turns);
+        cand[n_cand][1] = turns;
+        cand[n_cand][2] = i;
+        n_cand++;
+    }
+    qsort(cand, (size_t)n_cand, sizeof cand[0], compare_candidates);
+    if (n_rings > n_cand)
+        n_rings = n_cand;
+    double var_t = qk_synth_sd_t(L) * qk_synth_sd_t(L);
+    m->n_planes = 0;
+    for (int k = 0; k < n_rings; k++) {
         qk_synth_plane *p = &m->plane[m->n_planes];
-        p->col = m->d - 2 - 2 * m->n_planes; /* the quietest pairs, last first */
+        int i = (int)cand[k][2];
+        double sum_cos, sum_s_sin;
+        p->col = 2 + 2 * m->n_planes;
         p->rope_index = i;
         p->freq = pow(ds->rope_theta, -2.0 * i / ds->head_dim);
-        p->turns = p->freq * ds->context_length / (2.0 * M_PI);
-        p->phase = phase;
-        used[m->n_planes++] = i;
+        p->turns = p->freq * L / (2.0 * M_PI);
+        p->phase = 2.0 * M_PI * qk_rng_uniform(r);
+        qk_synth_dirichlet(p->freq, L, &sum_cos, &sum_s_sin);
+        p->slope = sum_s_sin / ((double)L * var_t);
+        m->n_planes++;
     }
+    free(cand);
 }
 
-static void set_plane_radii(qk_synth_model *m)
+/* The complement budget t_perp of each kind. K's is split into the ring
+ * planes and the content-noise pairs that follow them: ring j takes the
+ * share c ratio^(n-1-j), RING_K_MEAN of it in the turning mean (radius^2,
+ * half in each direction) and the rest in noise; the noise pairs share
+ * the rest by the (k + 1)^-decay spectrum. Q turns on a small, clean ring
+ * in each plane (RING_Q_RADIUS times K's radius, noise sd RING_Q_NOISE
+ * times its radius) and its remaining content noise is isotropic in the
+ * rest of the complement. c makes the pooled variance of the last ring
+ * RING_MARGIN times that of the first noise pair for a head with equal
+ * budgets: c (1 + e) = margin ((1 - c R) w + f), with w the first noise
+ * pair's weight in the spectrum, R the sum of the ring shares per unit of
+ * c, e Q's ring variance per unit of K's and f = 2 / (number of noise
+ * directions) the share of a pair of Q's isotropic noise. */
+static void set_noise(qk_synth_model *m)
 {
+    int d = m->d, n = m->n_planes;
+    int n_pairs = (d - 2) / 2, n_noise = n_pairs - n;
     double sd_t = qk_synth_sd_t(m->context);
-    for (int p = 0; p < m->n_planes; p++) {
-        double share = m->plane[p].turns < 1.0 ? ARC_RADIUS : RING_RADIUS;
-        for (int k = 0; k < 2; k++) {
-            const qk_synth_kind *q = &m->kind[k];
-            m->kind[k].radius[p] = share * fabs(q->alpha) * sd_t;
-        }
+    double ratio = RING_RATIO, margin = RING_MARGIN, kmean = RING_K_MEAN;
+    double qrad = RING_Q_RADIUS, qnoise = RING_Q_NOISE, decay = QK_SYNTH_SPECTRUM_DECAY;
+    double wsum = 0.0;
+    for (int k = 0; k < n_noise; k++)
+        wsum += pow(k + 1.0, -decay);
+    double share[QK_SYNTH_MAX_PLANES], R = 0.0;
+    for (int j = 0; j < n; j++) {
+        share[j] = pow(ratio, n - 1 - j);
+        R += share[j];
     }
+    double c = 0.0;
+    if (n > 0) {
+        double w = 1.0 / wsum, f = 2.0 / (d - 2 - 2 * n);
+        double e = qrad * qrad * kmean * (1.0 + 2.0 * qnoise * qnoise);
+        c = margin * (w + f) / (1.0 + e + margin * w * R);
+        if (c * R > 0.8) /* tiny heads: keep some room for the noise */
+            c = 0.8 / R;
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        qk_synth_kind *q = &m->kind[kind];
+        double *nv = m->noise_var[kind];
+        q->sd_a = fabs(q->alpha) * sd_t * sqrt(1.0 / (q->r * q->r) - 1.0);
+        nv[0] = q->sd_a * q->sd_a;
+        nv[1] = q->cv_b;
+    }
+    qk_synth_kind *kk = &m->kind[QK_SYNTH_K], *qq = &m->kind[QK_SYNTH_Q];
+    double ring_k = 0.0, ring_q = 0.0;
+    for (int j = 0; j < n; j++) {
+        int col = m->plane[j].col;
+        double total = c * share[j] * kk->t_perp;
+        double rho2 = kmean * total;
+        kk->radius[j] = sqrt(rho2);
+        qq->radius[j] = qrad * kk->radius[j];
+        double qn = qnoise * qnoise * qq->radius[j] * qq->radius[j];
+        m->noise_var[QK_SYNTH_K][col] = m->noise_var[QK_SYNTH_K][col + 1] = 0.5 * (total - rho2);
+        m->noise_var[QK_SYNTH_Q][col] = m->noise_var[QK_SYNTH_Q][col + 1] = qn;
+        ring_k += total;
+        ring_q += qq->radius[j] * qq->radius[j] + 2.0 * qn;
+    }
+    int n_dirs = d - 2 - 2 * n; /* the directions after the ring planes */
+    double flat = qq->t_perp > ring_q ? (qq->t_perp - ring_q) / n_dirs : 0.0;
+    for (int k = 0; k < n_noise; k++) {
+        int col = 2 + 2 * (n + k);
+        double v = 0.5 * (kk->t_perp - ring_k) * pow(k + 1.0, -decay) / wsum;
+        m->noise_var[QK_SYNTH_K][col] = m->noise_var[QK_SYNTH_K][col + 1] = v;
+    }
+    if ((d - 2) % 2) /* an odd complement: its last direction like the last pair */
+        m->noise_var[QK_SYNTH_K][d - 1] = m->noise_var[QK_SYNTH_K][d - 2];
+    for (int j = 2 + 2 * n; j < d; j++)
+        m->noise_var[QK_SYNTH_Q][j] = flat;
 }
 
 /* Q's content variance on s: (ratio * its content sd on u)^2. */
@@ -310,7 +402,9 @@ static double query_cv_b(double ratio, double alpha, double r, int L)
 }
 
 /* The offset Delta_b = mu_Q^b - mu_K^b that gives a head the separation
- * strength sep, by spec/rotation.md 7.1:
+ * strength sep. For the linear model (docs/synth.md, planted-linear) the
+ * separation strength is (2cv_b + Delta_b^2) / (A + 2cv_b + 2T + Delta_a^2
+ * + Delta_b^2), cv_b and T the means of the two kinds, so
  *   Delta_b^2 = [sep (A + 2cv_b + 2T + Delta_a^2) - 2cv_b] / (1 - sep),
  *   A = D_Q^2 / r_Q^2 + D_K^2 / r_K^2 with D = alpha sd_t. */
 static double separation_offset(const qk_synth_kind *q, const qk_synth_kind *k, double sep,
@@ -325,8 +419,13 @@ static double separation_offset(const qk_synth_kind *q, const qk_synth_kind *k, 
     return sqrt((num > 0 ? num : 0.0) / (1.0 - sep));
 }
 
-/* Delta_b of a head with the preset's central values: the K clusters sit
- * near -Delta_b / 2 on s, so the two clusters straddle the origin. */
+/* Delta_b of a head with the preset's central values. The K clusters sit
+ * near -(1 - q_b) Delta_b on s, so a typical head's Q cluster sits at
+ * q_b Delta_b: q_b = 1/2 puts the two clusters either side of the origin,
+ * q_b = 0 the Q cluster on it. The Q cluster's distance from the origin
+ * along s is what the keys' content differences on s are multiplied by in
+ * every query-key score difference, so q_b sets how much those
+ * differences decide the order of two keys (attention plasticity). */
 static double typical_separation_offset(const qk_synth_preset *p, int L)
 {
     qk_synth_kind q = {0}, k = {0};
@@ -343,6 +442,12 @@ static double typical_separation_offset(const qk_synth_preset *p, int L)
     return separation_offset(&q, &k, p->sep, L);
 }
 
+/* The key side of a pair. Its content on s is split: k_doc of its
+ * variance is shared by the keys of one example (document), the rest
+ * varies from token to token. The split leaves every moment over the
+ * positions (and so the population truth) unchanged, but only the token
+ * part differs between two keys of one document, which are the key pairs
+ * attention plasticity compares. */
 static void draw_key_params(qk_synth_model *m, const qk_synth_preset *p, double depth, uint64_t seed)
 {
     uint64_t keys[5] = {seed, m->lineage_key, TAG_KEY_PARAMS, (uint64_t)m->layer,
@@ -358,8 +463,11 @@ static void draw_key_params(qk_synth_model *m, const qk_synth_preset *p, double 
     k->mu_a = p->mu_k_a * (1.0 + MU_K_A_CV * z_mu);
     k->cv_b = p->cv_k * lognormal1(CV_LOG_SD, z_cv) * exp(p->depth_cv * (depth - 0.5));
     k->t_perp = p->t_perp * lognormal1(T_LOG_SD, z_t);
-    k->mu_b = -0.5 * typical_separation_offset(p, m->context) * (1.0 + MU_K_B_CV * z_mub);
+    k->mu_b = -(1.0 - p->q_b) * typical_separation_offset(p, m->context) *
+              (1.0 + MU_K_B_CV * z_mub);
     k->lean = 0.0;
+    k->ramp = 0.0;
+    k->doc_share = m->mode == QK_SYNTH_POPULATION ? p->k_doc : 0.0;
 }
 
 /* exp(c (1/2 - depth)) divided by its mean over depth in [0, 1]. */
@@ -408,25 +516,11 @@ static void draw_query_params(qk_synth_model *m, const qk_synth_preset *p, doubl
                                              : 0.0;
     q->cv_b = query_cv_b(p->cv_q * lognormal1(CV_LOG_SD, z_cv), q->alpha, q->r, m->context);
     q->t_perp = p->t_perp * lognormal1(T_LOG_SD, z_t);
+    /* Q's content variance in the complement grows (q_ramp > 0) or falls
+     * along the context: the query model of a position bin is broader or
+     * narrower there, against the same positional term */
+    q->ramp = m->mode == QK_SYNTH_POPULATION ? p->q_ramp : 0.0;
     *separation = draw_separation(p, z_sep);
-}
-
-static void set_noise(qk_synth_model *m)
-{
-    int d = m->d;
-    double sd_t = qk_synth_sd_t(m->context);
-    double wsum = 0.0;
-    for (int c = 0; c < d - 2; c++)
-        wsum += pow(c / 2 + 1.0, -QK_SYNTH_SPECTRUM_DECAY);
-    for (int kind = 0; kind < 2; kind++) {
-        qk_synth_kind *q = &m->kind[kind];
-        double *nv = m->noise_var[kind];
-        q->sd_a = fabs(q->alpha) * sd_t * sqrt(1.0 / (q->r * q->r) - 1.0);
-        nv[0] = q->sd_a * q->sd_a;
-        nv[1] = q->cv_b;
-        for (int c = 0; c < d - 2; c++)
-            nv[2 + c] = q->t_perp * pow(c / 2 + 1.0, -QK_SYNTH_SPECTRUM_DECAY) / wsum;
-    }
 }
 
 int qk_synth_model_init(qk_synth_model *m, const qk_dataset *ds,
@@ -471,7 +565,6 @@ int qk_synth_model_init(qk_synth_model *m, const qk_dataset *ds,
         group_keys[2] = TAG_PLANES;
         qk_rng_seed(&r, group_keys, 5);
         choose_planes(m, ds, &r);
-        set_plane_radii(m);
     }
     set_noise(m);
     return 0;
@@ -501,7 +594,7 @@ float qk_synth_bf16(double x)
 
 /* Basis coordinates of one row: the planted means plus content noise. */
 static void row_coefficients(const qk_synth_model *m, int kind, double t, qk_rng *noise,
-                             const double *noise_sd, double *coef)
+                             double z_doc, const double *noise_sd, double *coef)
 {
     const qk_synth_kind *q = &m->kind[kind];
     double s = t - 0.5 * (m->context - 1);
@@ -509,15 +602,24 @@ static void row_coefficients(const qk_synth_model *m, int kind, double t, qk_rng
     coef[0] = q->mu_a + q->alpha * s;
     coef[1] = q->mu_b;
     for (int p = 0; p < m->n_planes; p++) {
-        double angle = m->plane[p].freq * t + m->plane[p].phase;
-        coef[m->plane[p].col] += q->radius[p] * cos(angle);
-        coef[m->plane[p].col + 1] += q->radius[p] * sin(angle);
+        const qk_synth_plane *pl = &m->plane[p];
+        double angle = pl->freq * t + pl->phase;
+        double centred = pl->phase + pl->freq * 0.5 * (m->context - 1);
+        double trend = q->radius[p] * pl->slope * s; /* the linear trend removed */
+        coef[pl->col] += q->radius[p] * cos(angle) + trend * sin(centred);
+        coef[pl->col + 1] += q->radius[p] * sin(angle) - trend * cos(centred);
     }
     double z0 = qk_rng_normal(noise), z1 = qk_rng_normal(noise);
     coef[0] += noise_sd[0] * z0;
-    coef[1] += noise_sd[1] * (q->lean * z0 + sqrt(1.0 - q->lean * q->lean) * z1);
+    double z_s = sqrt(1.0 - q->doc_share) * z1 + sqrt(q->doc_share) * z_doc;
+    coef[1] += noise_sd[1] * (q->lean * z0 + sqrt(1.0 - q->lean * q->lean) * z_s);
+    /* the complement's content variance follows the kind's ramp, whose mean
+     * over the positions 0 .. L-1 is exactly 1 */
+    double scale = 1.0;
+    if (q->ramp != 0.0 && m->context > 1)
+        scale = sqrt(1.0 + q->ramp * (2.0 * t / (m->context - 1) - 1.0));
     for (int j = 2; j < m->d; j++)
-        coef[j] += noise_sd[j] * qk_rng_normal(noise);
+        coef[j] += scale * noise_sd[j] * qk_rng_normal(noise);
 }
 
 void qk_synth_vectors(const qk_synth_model *m, int kind,
@@ -535,15 +637,18 @@ void qk_synth_vectors(const qk_synth_model *m, int kind,
     uint64_t head = (uint64_t)(kind == QK_SYNTH_Q ? m->q_head : m->kv_head);
     qk_rng noise;
     int32_t current = -1;
+    double z_doc = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (rows->example[i] != current) {
-            /* one stream per (dataset, layer, head, kind, example) */
+            /* one stream per (dataset, layer, head, kind, example); its
+             * first draw is the example's shared content on s */
             current = rows->example[i];
             uint64_t keys[7] = {m->seed, m->data_key, TAG_NOISE, (uint64_t)m->layer,
                                 head, (uint64_t)kind, (uint64_t)current};
             qk_rng_seed(&noise, keys, 7);
+            z_doc = m->kind[kind].doc_share > 0.0 ? qk_rng_normal(&noise) : 0.0;
         }
-        row_coefficients(m, kind, rows->position[i], &noise, noise_sd, coef + i * d);
+        row_coefficients(m, kind, rows->position[i], &noise, z_doc, noise_sd, coef + i * d);
     }
     /* x = coef * basis^T: row i holds sum_j coef[i][j] * column j */
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, d, d, 1.0, coef, d,

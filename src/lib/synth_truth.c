@@ -1,7 +1,13 @@
 /* Population truth of a planted head: the exact per-kind moments over all
- * positions 0 .. L-1 (spec/rotation.md 7.2), and the rotation metrics
- * (rotation.md 2.1-2.4) and combined-PCA PC0 metrics (pca.md 2-3) computed
- * from them with equal Q and K weight. */
+ * positions 0 .. L-1 (t uniform on the integers, no sampling: the mean is
+ * the average of the planted mean over t, the covariance that of the
+ * planted mean over t plus the content noise, and the covariance with
+ * position that of the planted mean), and from them, with equal Q and K
+ * weight, the metrics of the rotation model (docs/rotation.md, "One head:
+ * the {a, b} plane") and the PC0 metrics of the combined PCA (docs/pca.md,
+ * "What is computed for one head"). The content noise's split (over
+ * positions by a kind's ramp, over documents by its doc share) changes none
+ * of these moments. */
 #include "qk/synth.h"
 
 #include <cblas.h>
@@ -88,6 +94,9 @@ static void kind_feature_map(const qk_synth_model *m, int kind, int n, double *m
         map[(col + 1) * n + cp] = rho * sin(phase);
         map[col * n + sp] = -rho * sin(phase);
         map[(col + 1) * n + sp] = rho * cos(phase);
+        /* the ring's linear trend is removed: rho slope (-sin, cos)(phase) s */
+        map[col * n + 0] = rho * m->plane[p].slope * sin(phase);
+        map[(col + 1) * n + 0] = -rho * m->plane[p].slope * cos(phase);
     }
 }
 
@@ -157,7 +166,8 @@ static double pearson(int d, const double *v, const double *S, const double *g, 
     return cblas_ddot(d, v, 1, g, 1) / sqrt(var_y * var_t);
 }
 
-/* spec/pca.md 3: anchor the sign on r_q unless |r_q| < 0.05, then on r_k. */
+/* The combined PCA's sign rule: make r_q positive unless |r_q| < 0.05,
+ * then make r_k positive. */
 static void pc0_metrics(int d, double *pool, double *const S[2], double *const g[2],
                         double var_t, double total, qk_synth_truth *t, qk_err *err, int *rc)
 {
@@ -184,7 +194,7 @@ static void to_original(int d, const double *basis, double *v)
     free(tmp);
 }
 
-/* Separation axis b (spec/rotation.md 2.3): top eigenvector of
+/* Separation axis b: top eigenvector of
  * (I - aa^T) C_delta (I - aa^T), made orthogonal to a, with b^T m >= 0. */
 static int separation_axis(int d, const double *a, const double *cdelta, const double *m,
                            double *b, qk_err *err)
@@ -217,7 +227,8 @@ static int separation_axis(int d, const double *a, const double *cdelta, const d
     return rc;
 }
 
-/* The {a, b} metrics of rotation.md 2.4, once a and b are known. */
+/* The {a, b} metrics (projections on a and b, slopes, means, variance
+ * fractions, separation strength), once a and b are known. */
 static void plane_metrics(int d, double *const mu[2], double *const S[2], double *const g[2],
                           double var_t, const double *pool, const double *cdelta, double cnorm,
                           qk_synth_truth *t)
@@ -243,7 +254,7 @@ static void plane_metrics(int d, double *const mu[2], double *const S[2], double
     t->content_var_b = 0.5 * (quad_form(d, b, S[0], b) + quad_form(d, b, S[1], b));
 }
 
-/* Drift axis a (rotation.md 2.2): the pooled covariance with position,
+/* Drift axis a: the pooled covariance with position,
  * normalised; the top eigenvector of the pooled covariance if there is no
  * drift at all. Returns |c|. */
 static double drift_axis(int d, const double *c, const double *pool, double *a, int *rc,

@@ -51,6 +51,8 @@ static void json_kind(FILE *fp, const char *name, const qk_synth_kind *k, int n_
     json_number(fp, in, "mu_b", k->mu_b, 0);
     json_number(fp, in, "cv_b", k->cv_b, 0);
     json_number(fp, in, "t_perp", k->t_perp, 0);
+    json_number(fp, in, "ramp", k->ramp, 0);
+    json_number(fp, in, "doc_share", k->doc_share, 0);
     fprintf(fp, "%s\"plane_radius\": ", in);
     json_array(fp, k->radius, n_planes);
     fputc('\n', fp);
@@ -69,6 +71,8 @@ static void json_planes(FILE *fp, const qk_synth_model *m)
         qk_fprint_double(fp, pl->turns);
         fputs(", \"phase\": ", fp);
         qk_fprint_double(fp, pl->phase);
+        fputs(", \"slope\": ", fp);
+        qk_fprint_double(fp, pl->slope);
         fputs(", \"radius_q\": ", fp);
         qk_fprint_double(fp, m->kind[QK_SYNTH_Q].radius[p]);
         fputs(", \"radius_k\": ", fp);
@@ -280,8 +284,9 @@ static void meta_int(meta_entry *e, int *n, const char *key, long long value)
     (*n)++;
 }
 
-/* The capture tool's metadata keys (spec/data.md 1.6) with the values of a
- * production run, plus the synthetic_* keys of the generator. Sorted. */
+/* The metadata keys of the capture tool's saver state
+ * (viktor-shcherb/qk-sniffer) with the values of a production run, plus
+ * the synthetic_* keys of the generator. Sorted. */
 static int metadata(const qk_dataset *ds, const qk_synth_options *o, int n_heads,
                     meta_entry *e)
 {
