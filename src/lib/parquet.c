@@ -143,6 +143,13 @@ static int rows_from_bits(pq_reader *r, pq_column *c, uint32_t bits, int count,
     return 0;
 }
 
+static int all_ones64(const uint8_t *p)
+{
+    uint64_t word;
+    memcpy(&word, p, 8);
+    return word == ~(uint64_t)0;
+}
+
 /* Counts rows with the n repetition levels of a page (rep 0 starts a
  * row).  The list column has one repeated level, so the levels are 1 bit
  * wide and are read straight from the hybrid stream, a byte of eight
@@ -166,12 +173,25 @@ static int assemble_rows(pq_reader *r, pq_column *c, const uint8_t *p,
         }
         uint64_t count = header >> 1;
         if (header & 1) {
-            /* count groups of 8 levels = count bytes (padding past n) */
-            for (uint64_t i = 0; i < count && p < end && done < n; i++) {
+            /* count groups of 8 levels = count bytes (padding past n).
+             * Inside a long row the bytes are all ones: those are taken
+             * 64 levels at a time. */
+            uint64_t i = 0;
+            while (i < count && p < end && done < n) {
+                if (i + 8 <= count && end - p >= 8 && n - done >= 64 &&
+                    all_ones64(p)) {
+                    if (continue_row(r, c, 64, 1) != 0)
+                        return -1;
+                    p += 8;
+                    i += 8;
+                    done += 64;
+                    continue;
+                }
                 int k = n - done < 8 ? (int)(n - done) : 8;
                 if (rows_from_bits(r, c, *p++, k, row_limit) != 0)
                     return -1;
                 done += k;
+                i++;
             }
             continue;
         }
