@@ -35,8 +35,22 @@ else
     ok
 fi
 
-run chromium "${flags[@]}" --screenshot="$out/report.png" --window-size=1400,4000 "$url"
-expect_status 0 "chromium takes a screenshot"
+# the whole page in one image (scaled down when it is taller than a
+# screenshot can be), and each section on its own through a frame that opens
+# the page at the section's anchor
+height=$(grep -o 'data-height="[0-9]*"' "$out/dom.html" | grep -o '[0-9]*')
+height=${height:-4000}
+scale=$(awk -v h="$height" 'BEGIN { s = 16000 / h; printf "%.3f", s < 1 ? s : 1 }')
+run chromium "${flags[@]}" --force-device-scale-factor="$scale" --window-size=1400,"$height" \
+    --screenshot="$out/report.png" "$url"
+expect_status 0 "chromium takes a screenshot of the whole page ($height px)"
 if [ -s "$out/report.png" ]; then ok; else bad "screenshot written"; fi
+for section in $(grep -o 'href="#[a-z0-9_-]*"' "$page" | sed 's/href="#//; s/"//' | sort -u); do
+    printf '<!DOCTYPE html><html><body style="margin:0"><iframe src="%s#%s" width="1400" height="2400" style="border:0"></iframe></body></html>\n' \
+        "$url" "$section" > "$out/frame-$section.html"
+    run chromium "${flags[@]}" --window-size=1400,2400 --screenshot="$out/section-$section.png" \
+        "file://$(realpath "$out/frame-$section.html")"
+    if [ "$e2e_status" -eq 0 ] && [ -s "$out/section-$section.png" ]; then ok; else bad "screenshot of section $section"; fi
+done
 
 finish
