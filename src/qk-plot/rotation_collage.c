@@ -133,8 +133,10 @@ static void set_colorbar(qk_plot *p, const colorbar *cb, double x0)
     fig_palette(p, cb->stops, LIGHT_CUT);
     qk_plot_printf(p, "set cbrange [0:%.0f]\n", cb->scale);
     position_tics(p, cb->scale);
-    qk_plot_printf(p, "set colorbox vertical user origin screen %.4f, screen %.4f size screen "
-                      "0.014, screen %.4f\nset cblabel ", x0, cb->y0, cb->height);
+    /* its own frame style: a panel framed as active must not recolour it */
+    qk_plot_printf(p, "set style line 100 lc rgb '#444444' lw 1\n"
+                      "set colorbox vertical user origin screen %.4f, screen %.4f size screen "
+                      "0.014, screen %.4f border 100\nset cblabel ", x0, cb->y0, cb->height);
     qk_plot_quoted(p, cb->label);
     qk_plot_printf(p, " offset 0.8,0\n");
 }
