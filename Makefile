@@ -13,6 +13,20 @@ $(error qkreport: required Debian packages are missing (see the lines above))
 endif
 endif
 
+# One make at a time in a tree: a second one stops at once with one line
+# (workflow/lock.sh). A make started by a recipe of this one (same tree)
+# inherits the lock.
+ifneq ($(QK_LOCKED),$(CURDIR))
+QK_LOCK := $(shell workflow/lock.sh build $$PPID)
+ifneq ($(QK_LOCK),ok)
+$(error $(QK_LOCK))
+endif
+endif
+export QK_LOCKED := $(CURDIR)
+
+# Rules may name prerequisites computed from the target ($$*).
+.SECONDEXPANSION:
+
 include workflow/build.mk
 include workflow/config.mk
 include workflow/datasets.mk
@@ -31,12 +45,29 @@ include workflow/check.mk
 include workflow/browser.mk
 include workflow/bench.mk
 
+# The parameter groups in use, as a record: the report's parameter table
+# depends on it (report.mk).
+$(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
+
+# `make report` and `make archive` leave in results/, figures/ and report/
+# exactly what this run makes: outputs of earlier runs on other datasets are
+# removed (build/ keeps their intermediates, so they come back quickly).
+RESULT_FILES = $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) report/index.html \
+  $(dir $(ALL_FIGURES))
+ifneq ($(filter report archive,$(or $(MAKECMDGOALS),report)),)
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+$(file >build/sets/result-files.txt,$(call record_text,$(sort $(RESULT_FILES))))
+QK_PRUNE := $(shell workflow/prune.sh build/sets/result-files.txt)
+endif
+endif
+
 .PHONY: all deps clean distclean help
 all: programs
 deps: ;
 
 clean:
-	rm -rf build bin report/index.html dist
+	rm -rf $(filter-out build/.lock build/.lock.pid,$(wildcard build/* build/.[!.]*)) bin \
+	  report/index.html dist
 
 distclean: clean
 	rm -rf data/synth

@@ -12,6 +12,7 @@
 #include "qk/parquet.h"
 #include "qk/registry.h"
 #include "qk/revision.h"
+#include "qk/source.h"
 #include "qk/store.h"
 
 static void usage(FILE *fp)
@@ -19,6 +20,7 @@ static void usage(FILE *fp)
     fprintf(fp,
         "Usage: qk-load [OPTIONS] DIR -o STORE\n"
         "       qk-load --stats PATH\n"
+        "       qk-load --source-record FILE [--synthetic SPEC] [--dataset ID] DIR\n"
         "\n"
         "Reads the query/key configs (lLLhHHq, lLLhHHk) of one downloaded revision of\n"
         "the sniffed-qk dataset, pairs each query head with its key head (GQA),\n"
@@ -33,6 +35,14 @@ static void usage(FILE *fp)
         "      --registry FILE    dataset registry (default workflow/datasets.tsv)\n"
         "      --revision REV     revision name inside a Hugging Face cache root\n"
         "      --inventory FILE   also write a one-row TSV summary of the store\n"
+        "      --source FILE      the dataset's source record: its origin and revision\n"
+        "                         go into the inventory\n"
+        "      --source-record FILE  write the source record of DIR (what its store is\n"
+        "                         made from: every input file's size, mtime and footer\n"
+        "                         hash) and nothing else; the file is replaced only when\n"
+        "                         its content changes (docs/cache.md)\n"
+        "      --synthetic SPEC   with --source-record: the data are qk-synth's, made\n"
+        "                         with SPEC = \"seed=S scale=C mode=M\"\n"
         "      --stats PATH       print one JSON object per config of PATH (a revision\n"
         "                         directory or one Parquet file): config, rows, dim,\n"
         "                         position_sum, example_id_sum, vector_sum,\n"
@@ -55,12 +65,16 @@ typedef struct options {
     const char *inventory;
     const char *stats;
     const char *verify;
+    const char *source;
+    const char *source_record;
+    const char *synthetic;
 } options;
 
 static void parse_args(int argc, char **argv, options *o)
 {
     enum { OPT_DATASET = 256, OPT_REGISTRY, OPT_REVISION, OPT_INVENTORY,
-           OPT_STATS, OPT_VERIFY, OPT_VERSION };
+           OPT_STATS, OPT_VERIFY, OPT_VERSION, OPT_SOURCE, OPT_SOURCE_RECORD,
+           OPT_SYNTHETIC };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"dataset", required_argument, NULL, OPT_DATASET},
@@ -69,6 +83,9 @@ static void parse_args(int argc, char **argv, options *o)
         {"inventory", required_argument, NULL, OPT_INVENTORY},
         {"stats", required_argument, NULL, OPT_STATS},
         {"verify", required_argument, NULL, OPT_VERIFY},
+        {"source", required_argument, NULL, OPT_SOURCE},
+        {"source-record", required_argument, NULL, OPT_SOURCE_RECORD},
+        {"synthetic", required_argument, NULL, OPT_SYNTHETIC},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
@@ -85,6 +102,9 @@ static void parse_args(int argc, char **argv, options *o)
         case OPT_INVENTORY: o->inventory = optarg; break;
         case OPT_STATS: o->stats = optarg; break;
         case OPT_VERIFY: o->verify = optarg; break;
+        case OPT_SOURCE: o->source = optarg; break;
+        case OPT_SOURCE_RECORD: o->source_record = optarg; break;
+        case OPT_SYNTHETIC: o->synthetic = optarg; break;
         case 'q': qk_progress_set_quiet(1); break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
         case OPT_VERSION: printf("qk-load %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
@@ -96,7 +116,9 @@ static void parse_args(int argc, char **argv, options *o)
             qk_die(QK_EXIT_USAGE, NULL, "--stats and --verify take no other arguments");
         return;
     }
-    if (optind + 1 != argc || !o->output) {
+    if (o->source_record && o->synthetic && optind == argc)
+        return;
+    if (optind + 1 != argc || (!o->output && !o->source_record)) {
         usage(stderr);
         exit(QK_EXIT_USAGE);
     }
@@ -305,21 +327,39 @@ typedef struct load_totals {
     uint64_t parquet_bytes;
 } load_totals;
 
-static void write_inventory(const char *path, const qk_dataset *ds, const load_totals *tot,
-                            const qk_store *s, const char *store_path)
+/* The origin and revision of the data from the source record (--source);
+ * without one, the input directory as given. */
+static void data_provenance(const options *o, char *origin, size_t ocap, char *revision,
+                            size_t rcap)
 {
+    qk_err err;
+    if (!o->source) {
+        snprintf(origin, ocap, "%s", o->input);
+        snprintf(revision, rcap, "-");
+        return;
+    }
+    if (qk_source_record_value(o->source, "origin", origin, ocap, &err) != 0 ||
+        qk_source_record_value(o->source, "revision", revision, rcap, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->source, "%s", err.msg);
+}
+
+static void write_inventory(const options *o, const qk_dataset *ds, const load_totals *tot,
+                            const qk_store *s)
+{
+    char origin[4096], revision[256];
+    data_provenance(o, origin, sizeof origin, revision, sizeof revision);
     qk_atomic out;
-    qk_output_open(&out, path);
+    qk_output_open(&out, o->inventory);
     fprintf(out.fp, "dataset\tlabel\tstudy\tfamily\tq_heads\tk_heads\tvectors_q\tvectors_k"
-                    "\thead_dim\tparquet_bytes\tstore_bytes\tstore_checksum\n");
+                    "\thead_dim\tparquet_bytes\tstore_bytes\tstore_checksum\tsource"
+                    "\trevision\n");
     fprintf(out.fp, "%s\t%s\t%s\t%s\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%d\t%" PRIu64
-                    "\t%zu\t%016" PRIx64 "\n",
+                    "\t%zu\t%016" PRIx64 "\t%s\t%s\n",
             ds->id, ds->label[0] ? ds->label : ds->id, ds->study[0] ? ds->study : "extra",
             ds->family[0] ? ds->family : "other", tot->q_configs, tot->k_configs,
             tot->q_rows, tot->k_rows, s->dim, tot->parquet_bytes, s->map_size,
-            s->header.checksum);
+            s->header.checksum, origin, revision);
     qk_output_commit(&out);
-    (void)store_path;
 }
 
 static void fill_header(qk_store_header *h, const qk_dataset *ds)
@@ -403,7 +443,7 @@ static int run_load(const options *o)
     if (qk_store_open(o->output, &s, 0, &err) != 0)
         qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
     if (o->inventory)
-        write_inventory(o->inventory, &ds, &tot, &s, o->output);
+        write_inventory(o, &ds, &tot, &s);
     qk_progress("%s: %d query + %d key configs, %" PRId64 " + %" PRId64
                 " vectors, %.1f MB Parquet -> %.1f MB store",
                 ds.id, tot.q_configs, tot.k_configs, tot.q_rows, tot.k_rows,
@@ -426,11 +466,31 @@ static int run_verify(const char *path)
     return QK_EXIT_OK;
 }
 
+static int run_source_record(const options *o)
+{
+    qk_source_spec spec = {o->dataset, o->input, o->revision, o->registry, o->synthetic};
+    char id[256];
+    if (!spec.dataset) {
+        snprintf(id, sizeof id, "%s", o->input);
+        size_t n = strlen(id);
+        while (n > 1 && id[n - 1] == '/')
+            id[--n] = '\0';
+        const char *slash = strrchr(id, '/');
+        spec.dataset = slash ? slash + 1 : id;
+    }
+    qk_err err;
+    if (qk_source_write_record(&spec, o->source_record, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->input ? o->input : o->source_record, "%s", err.msg);
+    return QK_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-load");
     options o;
     parse_args(argc, argv, &o);
+    if (o.source_record)
+        return run_source_record(&o);
     if (o.stats)
         return run_stats(o.stats);
     if (o.verify)

@@ -89,3 +89,31 @@ finish() {
     echo "$(basename "$0"): $e2e_passed passed, $e2e_failed failed"
     [ "$e2e_failed" -eq 0 ]
 }
+
+# copy_tree DEST: the project's files in DEST, plus the compiled programs
+# and library (mtimes kept, so nothing recompiles), for running make there.
+copy_tree() {
+    rm -rf "$1" && mkdir -p "$1/build"
+    git ls-files --cached --others --exclude-standard -z | grep -zv '^tests/data/' |
+        xargs -0 cp --parents -p -t "$1" 2>/dev/null
+    cp -a bin "$1/" && cp -a build/lib build/obj "$1/build/"
+    [ -d build/progs ] && cp -a build/progs "$1/build/"
+    return 0
+}
+
+# outputs_digest TREE: one line per file of results/, figures/ and report/
+# with its SHA-256, for comparing two runs byte for byte.
+outputs_digest() {
+    (cd "$1" && find results figures report -type f -print0 2>/dev/null | sort -z |
+        xargs -0 sha256sum)
+}
+
+# stages_ran: the stage programs (and datasets) in make's output, one per
+# line, e.g. "qk-load llama3.2-1b", for the record of what a run did.
+stages_ran() {
+    sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$e2e_out" | grep -oE '^bin/qk-[a-z-]+ .*' | awk '{
+        ds = "-"
+        if (match($0, /--dataset [^ ]+/)) ds = substr($0, RSTART + 10, RLENGTH - 10)
+        else if (match($0, /build\/[^\/ ]+\//)) ds = substr($0, RSTART + 6, RLENGTH - 7)
+        sub(/^bin\//, "", $1); print $1, ds }' | sort | uniq -c | awk '{ print $2, $3, "x" $1 }'
+}

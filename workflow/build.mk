@@ -1,5 +1,7 @@
 # Compiling the suite: one static library (src/lib) and thin programs
-# (src/qk-*.c), warning-free with gcc -O2 -Wall -Wextra.
+# (src/qk-*.c), warning-free with gcc -O2 -Wall -Wextra. Every object,
+# library and program is written under a temporary name and renamed, so a
+# build killed while linking never leaves a truncated file that looks new.
 
 PKGS      := openblas lapacke libzstd snappy zlib libarchive
 CC        ?= gcc
@@ -22,26 +24,49 @@ HEADERS   := $(wildcard include/qk/*.h src/lib/*.h)
 
 build/obj/lib/%.o: src/lib/%.c $(HEADERS) | deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(QK_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(QK_CFLAGS) -c $< -o $@.tmp && mv -f $@.tmp $@
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@.tmp && ar rcs $@.tmp $^ && mv -f $@.tmp $@
 
 bin/%: src/%.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(QK_CFLAGS) $< $(LIB_A) $(QK_LIBS) -o $@
+	$(CC) $(CFLAGS) $(QK_CFLAGS) $< $(LIB_A) $(QK_LIBS) -o $@.tmp && mv -f $@.tmp $@
 
 build/tests/%: tests/%.c tests/testutil.h $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(QK_CFLAGS) -Itests $< $(LIB_A) $(CHECK_LIBS) $(QK_LIBS) -o $@
+	$(CC) $(CFLAGS) $(QK_CFLAGS) -Itests $< $(LIB_A) $(CHECK_LIBS) $(QK_LIBS) -o $@.tmp && mv -f $@.tmp $@
 
 define program_folder_rule
 bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(LIB_A) $$(HEADERS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) $$(LIB_A) $$(QK_LIBS) -o $$@
+	$$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) $$(LIB_A) $$(QK_LIBS) \
+	  -o $$@.tmp && mv -f $$@.tmp $$@
 endef
 $(foreach p,$(PROG_DIRS),$(eval $(call program_folder_rule,$(p))))
 
 .PHONY: programs
 programs: $(PROGS)
+
+# A program's identity (build/progs/NAME.id): the SHA-256 of its stripped
+# binary. Stage rules depend on it rather than on bin/NAME, so relinking a
+# program whose code did not change (an edit to a comment, or to a library
+# function it does not use) reruns nothing. build/progs/NAME.checked marks
+# when the binary was last hashed; the .id keeps its mtime while the hash
+# is the same.
+prog = build/progs/$(1).id
+
+write_prog_id = strip -o build/progs/$(1).strip bin/$(1) && \
+  sha256sum < build/progs/$(1).strip | cut -c1-64 > build/progs/$(1).id.new && \
+  rm -f build/progs/$(1).strip && \
+  { cmp -s build/progs/$(1).id.new build/progs/$(1).id && rm -f build/progs/$(1).id.new || \
+    mv -f build/progs/$(1).id.new build/progs/$(1).id; }
+
+.PRECIOUS: build/progs/%.checked build/progs/%.id
+build/progs/%.checked: bin/%
+	@mkdir -p $(@D)
+	@$(call write_prog_id,$*) && touch $@
+
+build/progs/%.id: build/progs/%.checked
+	@test -f $@ || { $(call write_prog_id,$*); }

@@ -1,7 +1,12 @@
-# Parameters of the pipeline. Each group is written to build/params/<group>.txt
-# (rewritten only when a value changes), and the rules that use a group list
-# that file as a prerequisite: changing a parameter reruns exactly the stages
-# that depend on it.
+# Parameters of the pipeline and the records that make them cache keys.
+#
+# A record is a small file under build/ whose content is a cache key: a
+# parameter group (build/params/<group>.txt), the list of datasets a merged
+# output is made from (build/sets/<name>.txt), a dataset's source
+# (build/<ds>/source.txt, load.mk) or a program's identity
+# (build/progs/<prog>.id, build.mk). A record is rewritten only when its
+# content changes, and the rules that use it list it as a prerequisite, so
+# Make reruns exactly what a changed key affects (docs/cache.md).
 
 # Synthetic dataset (qk-synth): used when DATA is not given.
 SEED       ?= 20260215
@@ -16,8 +21,29 @@ DATASETS   ?=
 
 REGISTRY   := workflow/datasets.tsv
 
-# param_group NAME, VALUES: writes build/params/NAME.txt when its content changes.
-param_group = $(shell mkdir -p build/params && f=build/params/$(1).txt && \
-  printf '%s\n' $(2) > $$f.new && { cmp -s $$f.new $$f && rm -f $$f.new || mv -f $$f.new $$f; })
+$(shell mkdir -p build/params build/sets)
+
+# write_record PATH, WORDS: PATH holds WORDS, one a line, and is rewritten
+# only when they differ from what it holds. Make writes it itself, without
+# a shell; a record cut short by a kill differs and is rewritten next time.
+write_record = $(if $(and $(wildcard $(1)),$(call same_words,$(file <$(1)),$(2))),,$(file \
+  >$(1),$(call record_text,$(2))))
+record_text = $(subst $(space),$(newline),$(strip $(1)))
+same_words = $(if $(strip $(1))$(strip $(2)),$(and $(strip $(1)),$(strip $(2)),$(findstring \
+  <$(strip $(1))>,<$(strip $(2))>),$(findstring <$(strip $(2))>,<$(strip $(1))>)),same)
+empty :=
+space := $(empty) $(empty)
+define newline
+
+
+endef
+
+# param_group NAME, VALUES: build/params/NAME.txt, one "name=value" a line.
+param_group = $(call write_record,build/params/$(1).txt,$(or $(strip $(2)),-))$(eval PARAM_GROUPS += $(1))
+PARAM_GROUPS :=
+
+# set_record NAME, DATASETS: build/sets/NAME.txt lists the datasets (in
+# order) a merged output is made from; the path is the expansion.
+set_record = $(call write_record,build/sets/$(1).txt,$(or $(strip $(2)),-))build/sets/$(1).txt
 
 $(call param_group,synth,seed=$(SEED) scale=$(SCALE) mode=$(SYNTH_MODE))

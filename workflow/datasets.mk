@@ -1,6 +1,14 @@
-# Which datasets the pipeline runs on, and where their Parquet files are.
+# Which datasets the pipeline runs on, where their Parquet files are, and
+# the registry facts the rules need (looked up by column name).
 
-REGISTRY_IDS := $(shell awk -F'\t' '!/^\#/ && $$1 != "id" && NF {print $$1}' $(REGISTRY))
+# One awk pass over the registry: "id|column|value" words for the columns
+# the rules use.
+REGISTRY_COLUMNS := study family label
+REGISTRY_FACTS := $(shell awk -F'\t' -v want="$(REGISTRY_COLUMNS)" ' \
+  /^\#/ || !NF { next } \
+  $$1 == "id" { for (i = 1; i <= NF; i++) col[$$i] = i; n = split(want, w, " "); next } \
+  { print $$1 "|id|" $$1; for (i = 1; i <= n; i++) print $$1 "|" w[i] "|" $$col[w[i]] }' $(REGISTRY))
+REGISTRY_IDS := $(foreach f,$(REGISTRY_FACTS),$(if $(findstring |id|,$(f)),$(firstword $(subst |, ,$(f)))))
 
 ifeq ($(strip $(DATA)),)
 DATA_DIR     := data/synth
@@ -8,8 +16,6 @@ ifneq ($(filter-out $(REGISTRY_IDS),$(DATASETS)),)
 $(error DATASETS names ids not in $(REGISTRY): $(filter-out $(REGISTRY_IDS),$(DATASETS)))
 endif
 RUN_DATASETS := $(if $(strip $(DATASETS)),$(DATASETS),$(REGISTRY_IDS))
-# the synthetic data are complete when qk-synth wrote its truth table last
-dataset_input = $(DATA_DIR)/$(1)/synth-truth.tsv
 else
 DATA_DIR     := $(patsubst %/,%,$(DATA))
 ifeq ($(wildcard $(DATA_DIR)/.),)
@@ -22,21 +28,41 @@ RUN_DATASETS := $(if $(strip $(DATASETS)),$(DATASETS),$(DATA_IDS))
 ifeq ($(strip $(RUN_DATASETS)),)
 $(error no dataset directories found in DATA=$(DATA))
 endif
-dataset_input = $(wildcard $(DATA_DIR)/$(1)/*/*.parquet $(DATA_DIR)/$(1)/qkreport.conf)
 endif
 
 # Datasets in registry order (unlisted ones last), for tables and the report.
 ORDERED_DATASETS := $(filter $(RUN_DATASETS),$(REGISTRY_IDS)) $(filter-out $(REGISTRY_IDS),$(RUN_DATASETS))
 
-# The study of a dataset: column 2 of the registry; a dataset outside the
-# registry takes "study = ..." from its qkreport.conf, else "extra".
-ID_STUDY := $(shell awk -F'\t' '!/^\#/ && $$1 != "id" && NF {print $$1 "=" $$2}' $(REGISTRY))
-conf_study = $(or $(shell sed -n 's/^[[:space:]]*study[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' \
-  $(DATA_DIR)/$(1)/qkreport.conf 2>/dev/null),extra)
-study_of = $(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(ID_STUDY))),$(call conf_study,$(1)))
+# registry_value ID, COLUMN: the registry's value; for a dataset outside the
+# registry, "COLUMN = value" of its qkreport.conf; else empty.
+conf_value = $(shell sed -n 's/^[[:space:]]*$(2)[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' \
+  $(DATA_DIR)/$(1)/qkreport.conf 2>/dev/null)
+registry_value = $(or $(patsubst $(1)|$(2)|%,%,$(filter $(1)|$(2)|%,$(REGISTRY_FACTS))),$(if \
+  $(filter $(1),$(REGISTRY_IDS)),,$(call conf_value,$(1),$(2))))
+
+# The study of a dataset ("extra" for an unlisted one without a study).
+study_of = $(or $(call registry_value,$(1),study),extra)
 # The datasets of a study in registry order.
-study_datasets = $(foreach d,$(ORDERED_DATASETS),$(if $(filter $(1),$(call study_of,$(d))),$(d)))
+study_datasets = $(strip $(foreach d,$(ORDERED_DATASETS),$(if $(filter $(1),$(call study_of,$(d))),$(d))))
 # Model ids in the study tables are dataset ids; SmolLM3 rows name the checkpoint.
 study_model_prefix = $(if $(filter smollm3_training_progress,$(1)),smollm3-3b-)
 # The studies with at least one dataset in this run.
 RUN_STUDIES := $(sort $(foreach d,$(RUN_DATASETS),$(call study_of,$(d))))
+
+# The datasets of the whole run, as a record (build/sets/run.txt): outputs
+# made from every dataset (inventory, report, archive) depend on it.
+RUN_SET := $(call set_record,run,$(ORDERED_DATASETS))
+
+# merge_rule DIR, TABLE, DATASETS, TSV, MODEL_PREFIX: results/DIR/TABLE
+# concatenates build/<ds>/TSV of DATASETS (in order) with a model column,
+# the dataset id without MODEL_PREFIX. It depends on the record of its
+# dataset list, so a run on other datasets remakes it.
+define merge_rule
+results/$(1)/$(2): $(foreach d,$(3),build/$(d)/$(4)) $(call prog,qk-merge) $(call set_record,$(1),$(3))
+	@mkdir -p $$(@D)
+	bin/qk-merge --model-from-dir$(if $(5), --strip-prefix $(5)) --output $$@ \
+	  $(foreach d,$(3),build/$(d)/$(4))
+MERGED_TABLES += results/$(1)/$(2)
+endef
+merge = $(eval $(call merge_rule,$(1),$(2),$(3),$(4),$(5)))
+MERGED_TABLES :=

@@ -43,7 +43,7 @@ PCA_FIGURE_READMES += $(foreach f,01_pc_roles 02_rq_vs_rk_scatter 03_layer_heatm
 # ---- figure 06: the collage (needs the store of its dataset) ------------------------
 ifneq ($(filter $(PCA_COLLAGE_DATASET),$(RUN_DATASETS)),)
 build/pca/collage_points.tsv build/pca/collage_panels.tsv &: \
-    build/$(PCA_COLLAGE_DATASET)/store.qks bin/qk-pca-collage build/params/pca-collage.txt \
+    build/$(PCA_COLLAGE_DATASET)/store.qks $(call prog,qk-pca-collage) build/params/pca-collage.txt \
     build/params/pca-fit.txt
 	@mkdir -p build/pca
 	bin/qk-pca-collage --seed $(PCA_COLLAGE_SEED) --panels $(PCA_COLLAGE_PANELS) \
@@ -86,7 +86,7 @@ PCA_SUMMARY_IN := $(PCA_REGISTRY) \
   $(if $(filter $(PCA_CROSS_STUDY),$(PCA_STUDIES)),$(PCA_X)/qk.csv $(PCA_X)/qk_heads.csv) \
   $(if $(filter $(PCA_TRAINING_STUDY),$(PCA_STUDIES)),$(PCA_T)/qk_heads.csv)
 
-$(PCA_SUMMARY_OUT) &: $(PCA_SUMMARY_IN) bin/qk-pca-summary build/params/pca.txt
+$(PCA_SUMMARY_OUT) &: $(PCA_SUMMARY_IN) $(call prog,qk-pca-summary) build/params/pca.txt $(RUN_SET)
 	@mkdir -p build/report
 	bin/qk-pca-summary --registry $(PCA_REGISTRY) --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) \
 	  $(if $(filter $(PCA_CROSS_STUDY),$(PCA_STUDIES)),--components $(PCA_X)/qk.csv \

@@ -49,9 +49,10 @@ $(call plast_figure,10_ap_drop_vs_lbp,$(word 3,$(filter $(PLAST_LBP_MODELS),$(PL
   report=$(PLAST_X)/model_report.csv benchmarks=$(PLAST_BENCHMARKS) registry=$(REGISTRY))
 
 # ---- the joint SmolLM3 table (rotation summary x plasticity report) ----------------
+PLAST_JOINT_TABLE := $(if $(strip $(PLAST_T_DATASETS)),$(PLAST_JOINT))
 ifneq ($(strip $(PLAST_T_DATASETS)),)
 $(PLAST_JOINT): $(PLAST_T)/model_summary.csv $(PLAST_T)/smollm3_model_report.csv $(REGISTRY) \
-    bin/qk-joint
+    $(call prog,qk-joint)
 	bin/qk-joint --summary $(PLAST_T)/model_summary.csv \
 	  --plasticity $(PLAST_T)/smollm3_model_report.csv --registry $(REGISTRY) \
 	  --prefix $(call study_model_prefix,$(PLAST_T_STUDY)) --output $@
@@ -68,15 +69,19 @@ $(call param_group,plasticity-figures,$(addprefix figure=,$(PLAST_FIGURE_IDS)))
 
 PLAST_SUMMARY_TABLES := models families lengths smollm3
 PLAST_BLOCKS_DIR := build/report/plasticity
+# the HTML fragments that show or hide each part of the section
+PLAST_FIG_NUMBERS := 01 02 03 04 05 06 07 08 09 10
+PLAST_BLOCKS := cross smollm3 smollm3-compare $(addprefix fig,$(PLAST_FIG_NUMBERS)) \
+  $(foreach n,$(PLAST_FIG_NUMBERS),fig$(n)-numbers)
 PLAST_SUMMARY_OUT := build/report/plasticity-values.tsv \
   $(foreach t,$(PLAST_SUMMARY_TABLES),build/report/plasticity_$(t).tsv) \
-  $(PLAST_BLOCKS_DIR)/cross-begin.html
+  $(foreach b,$(PLAST_BLOCKS),$(PLAST_BLOCKS_DIR)/$(b)-begin.html $(PLAST_BLOCKS_DIR)/$(b)-end.html)
 PLAST_SUMMARY_IN := $(REGISTRY) $(PLAST_BENCHMARKS) \
   $(if $(PLAST_X_DATASETS),$(PLAST_X)/model_report.csv $(PLAST_X)/model_pair2d.csv \
     $(PLAST_X)/head_component_weights.csv) \
   $(if $(PLAST_T_DATASETS),$(PLAST_JOINT))
 
-$(PLAST_SUMMARY_OUT) &: $(PLAST_SUMMARY_IN) bin/qk-plasticity-summary \
+$(PLAST_SUMMARY_OUT) &: $(PLAST_SUMMARY_IN) $(call prog,qk-plasticity-summary) $(RUN_SET) \
     build/params/plasticity-figures.txt
 	@mkdir -p build/report
 	bin/qk-plasticity-summary --registry $(REGISTRY) --benchmarks $(PLAST_BENCHMARKS) \

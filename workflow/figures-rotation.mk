@@ -38,7 +38,7 @@ ROT_POINTS := build/rotation/ab_points.tsv build/rotation/complement_points.tsv 
   build/rotation/points_panels.tsv
 
 $(ROT_POINTS) &: $(ROT_FIG_BUILD)/store.qks $(ROT_FIG_BUILD)/rotation_axes.bin \
-    bin/qk-rotation-points build/params/rotation-points.txt
+    $(call prog,qk-rotation-points) build/params/rotation-points.txt
 	@mkdir -p build/rotation
 	bin/qk-rotation-points --seed $(ROT_FIG_SEED) --panels $(ROT_FIG_PANELS) \
 	  --max-points $(ROT_FIG_POINTS) --complement-max-points $(ROT_FIG_COMPLEMENT_POINTS) \
@@ -87,7 +87,7 @@ ROT_SUMMARY_IN := $(REGISTRY) build/params/rotation-summary.txt build/params/rot
   $(if $(ROT_HAS_X),$(ROT_X)/model_summary.csv $(ROT_X)/rotated.csv) \
   $(if $(ROT_HAS_T),$(ROT_T)/model_summary.csv $(ROT_T)/rotated.csv)
 
-$(ROT_SUMMARY_OUT) &: $(ROT_SUMMARY_IN) bin/qk-rotation-summary
+$(ROT_SUMMARY_OUT) &: $(ROT_SUMMARY_IN) $(call prog,qk-rotation-summary) $(RUN_SET)
 	@mkdir -p build/report
 	bin/qk-rotation-summary --registry $(REGISTRY) --active-tau $(ROT_ACTIVE_TAU) \
 	  $(if $(ROT_HAS_X),--summary $(ROT_X)/model_summary.csv --heads $(ROT_X)/rotated.csv) \

@@ -15,22 +15,27 @@ figure_datasets = $(filter $(sort $(foreach i,$(1),$(call input_datasets,$(lastw
 
 # figure_rule STUDY, NN_NAME, NAME=TABLE inputs
 define figure_rule
-figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv \
-figures/$(1)/$(2)/readme.tsv &: $(foreach i,$(3),$(lastword $(subst =, ,$(i)))) \
-    bin/qk-plot templates/gnuplot/style.gp
+figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figure.svg figures/$(1)/$(2)/figure.gp \
+figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/readme.tsv &: \
+    $(foreach i,$(3),$(lastword $(subst =, ,$(i)))) $(call prog,qk-plot) templates/gnuplot/style.gp
 	bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out figures/$(1)/$(2) \
 	  $(foreach i,$(3),--input $(i))
 
-figures/$(1)/$(2)/stores.tsv: $(foreach d,$(call figure_datasets,$(3)),build/$(d)/inventory.tsv)
+# the stores behind the figure and their provenance, by inventory column name
+figures/$(1)/$(2)/stores.tsv: $(foreach d,$(call figure_datasets,$(3)),build/$(d)/inventory.tsv) \
+    $(call set_record,figure-$(1)-$(firstword $(subst _, ,$(2))),$(call figure_datasets,$(3)))
 	@mkdir -p $$(@D)
-	awk -F'\t' 'BEGIN { OFS = "\t"; print "dataset", "store_bytes", "store_checksum" } \
-	  FNR > 1 { print $$$$1, $$$$11, $$$$12 }' $$^ > $$@.tmp
-	mv -f $$@.tmp $$@
+	$$(call select_columns,$$(filter %/inventory.tsv,$$^),$$(STORE_COLUMNS),$$@)
+
+figures/$(1)/$(2)/source.tsv: figures/$(1)/$(2)/stores.tsv workflow/provenance.awk
+	awk -f workflow/provenance.awk $$< > $$@.tmp && mv -f $$@.tmp $$@
 
 figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/stores.tsv \
-    templates/figure-README.md.in bin/qk-report build/params/report.txt build/report/parameters.tsv
+    figures/$(1)/$(2)/source.tsv templates/figure-README.md.in $(call prog,qk-report) \
+    build/params/report.txt build/report/parameters.tsv
 	bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \
-	  --values figures/$(1)/$(2)/readme.tsv --table numbers=figures/$(1)/$(2)/numbers.tsv \
+	  --values figures/$(1)/$(2)/readme.tsv --values figures/$(1)/$(2)/source.tsv \
+	  --table numbers=figures/$(1)/$(2)/numbers.tsv \
 	  --table inputs=figures/$(1)/$(2)/inputs.tsv --table stores=figures/$(1)/$(2)/stores.tsv \
 	  $$(README_FLAGS)
 
@@ -39,8 +44,17 @@ figures/$(1)/$(firstword $(subst _, ,$(2))): figures/$(1)/$(2)/README.md
 ALL_FIGURES += figures/$(1)/$(2)/README.md
 endef
 
-README_FLAGS = --set suite_version=$(SUITE_VERSION) --set data_source="$(DATA_SOURCE)" \
-  --table parameters=build/report/parameters.tsv
+README_FLAGS = --set suite_version=$(SUITE_VERSION) --table parameters=build/report/parameters.tsv
+
+# The inventory columns a figure README lists for each of its stores.
+STORE_COLUMNS := dataset store_bytes store_checksum source revision
+# select_columns FILES, COLUMNS, OUT: the named columns of TSV files that
+# share a header, concatenated.
+select_columns = awk -F'\t' -v want="$(2)" 'BEGIN { OFS = "\t"; n = split(want, w, " ") } \
+  function header() { line = w[1]; for (i = 2; i <= n; i++) line = line "\t" w[i]; print line } \
+  FNR == 1 { for (i = 1; i <= NF; i++) col[$$i] = i; if (NR == 1) header(); next } \
+  { line = $$(col[w[1]]); for (i = 2; i <= n; i++) line = line "\t" $$(col[w[i]]); print line } \
+  END { if (NR == 0) header() }' $(1) /dev/null > $(3).tmp && mv -f $(3).tmp $(3)
 
 $(eval $(call figure_rule,inventory,01_vectors,inventory=build/report/inventory.tsv))
 

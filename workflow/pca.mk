@@ -16,25 +16,16 @@ $(call param_group,pca-fit,max_rows=$(PCA_MAX_ROWS))
 PCA_FLAGS = --quiet --threads $(PCA_THREADS) \
   $(if $(filter-out 0,$(PCA_MAX_ROWS)),--max-rows $(PCA_MAX_ROWS))
 
-build/%/pca.tsv build/%/pca_heads.tsv: build/%/store.qks bin/qk-pca build/params/pca-fit.txt
+build/%/pca.tsv build/%/pca_heads.tsv: build/%/store.qks $(call prog,qk-pca) build/params/pca-fit.txt
 	bin/qk-pca $(PCA_FLAGS) --output build/$*/pca.tsv --heads-output build/$*/pca_heads.tsv $<
 
-build/%/taxonomy.tsv: build/%/pca_heads.tsv bin/qk-taxonomy build/params/pca.txt
+build/%/taxonomy.tsv: build/%/pca_heads.tsv $(call prog,qk-taxonomy) build/params/pca.txt
 	bin/qk-taxonomy --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) --output $@ $<
 
 PCA_STUDIES := $(RUN_STUDIES)
-
-# pca_study_rules STUDY, DATASETS, MODEL_PREFIX
-define pca_study_rules
-results/$(1)/qk.csv: $(foreach d,$(2),build/$(d)/pca.tsv) bin/qk-merge
-	@mkdir -p $$(@D)
-	bin/qk-merge --model-from-dir$(if $(3), --strip-prefix $(3)) --output $$@ $$(filter %.tsv,$$^)
-
-results/$(1)/qk_heads.csv: $(foreach d,$(2),build/$(d)/taxonomy.tsv) bin/qk-merge
-	@mkdir -p $$(@D)
-	bin/qk-merge --model-from-dir$(if $(3), --strip-prefix $(3)) --output $$@ $$(filter %.tsv,$$^)
-endef
-$(foreach s,$(PCA_STUDIES),$(eval $(call pca_study_rules,$(s),$(call study_datasets,$(s)),$(call study_model_prefix,$(s)))))
+$(foreach s,$(PCA_STUDIES),\
+  $(call merge,$(s),qk.csv,$(call study_datasets,$(s)),pca.tsv,$(call study_model_prefix,$(s))) \
+  $(call merge,$(s),qk_heads.csv,$(call study_datasets,$(s)),taxonomy.tsv,$(call study_model_prefix,$(s))))
 
 PCA_OUTPUTS := $(foreach d,$(RUN_DATASETS),build/$(d)/pca.tsv build/$(d)/pca_heads.tsv build/$(d)/taxonomy.tsv)
 PCA_TABLES  := $(foreach s,$(PCA_STUDIES),results/$(s)/qk.csv results/$(s)/qk_heads.csv)

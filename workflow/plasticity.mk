@@ -34,31 +34,23 @@ PLAST_FLAGS = --quiet --threads $(PLAST_THREADS) --cov $(PLAST_COV) \
 PLAST_TSVS := heads profile pair2d weights model model_profile model_pair2d
 plast_outputs = $(foreach t,$(PLAST_TSVS),build/$(1)/plasticity_$(t).tsv)
 
-$(call plast_outputs,%): build/%/store.qks bin/qk-plasticity build/params/plasticity.txt
+$(call plast_outputs,%): build/%/store.qks $(call prog,qk-plasticity) build/params/plasticity.txt
 	bin/qk-plasticity $(PLAST_FLAGS) --out-dir build/$* $<
 
 plast_model_report = $(if $(filter smollm3_training_progress,$(1)),smollm3_model_report.csv,model_report.csv)
 
 PLAST_STUDIES := $(RUN_STUDIES)
 
-# plast_merge STUDY, TABLE, DATASETS, TSV NAME, MODEL PREFIX
-define plast_merge
-results/$(1)/$(2): $(foreach d,$(3),build/$(d)/plasticity_$(4).tsv) bin/qk-merge
-	@mkdir -p $$(@D)
-	bin/qk-merge --model-from-dir $(if $(5),--strip-prefix $(5)) --output $$@ $$(filter %.tsv,$$^)
-endef
-
 # plast_study_tables STUDY, DATASETS, MODEL PREFIX
-define plast_study_tables
-$(call plast_merge,$(1),head_metrics.csv,$(2),heads,$(3))
-$(call plast_merge,$(1),head_bucket_plasticity.csv,$(2),profile,$(3))
-$(call plast_merge,$(1),head_component_weights.csv,$(2),weights,$(3))
-$(call plast_merge,$(1),head_pair2d.csv,$(2),pair2d,$(3))
-$(call plast_merge,$(1),$(call plast_model_report,$(1)),$(2),model,$(3))
-$(call plast_merge,$(1),model_bucket_plasticity.csv,$(2),model_profile,$(3))
-$(call plast_merge,$(1),model_pair2d.csv,$(2),model_pair2d,$(3))
-endef
-$(foreach s,$(PLAST_STUDIES),$(eval $(call plast_study_tables,$(s),$(call study_datasets,$(s)),$(call study_model_prefix,$(s)))))
+plast_study_tables = \
+  $(call merge,$(1),head_metrics.csv,$(2),plasticity_heads.tsv,$(3)) \
+  $(call merge,$(1),head_bucket_plasticity.csv,$(2),plasticity_profile.tsv,$(3)) \
+  $(call merge,$(1),head_component_weights.csv,$(2),plasticity_weights.tsv,$(3)) \
+  $(call merge,$(1),head_pair2d.csv,$(2),plasticity_pair2d.tsv,$(3)) \
+  $(call merge,$(1),$(call plast_model_report,$(1)),$(2),plasticity_model.tsv,$(3)) \
+  $(call merge,$(1),model_bucket_plasticity.csv,$(2),plasticity_model_profile.tsv,$(3)) \
+  $(call merge,$(1),model_pair2d.csv,$(2),plasticity_model_pair2d.tsv,$(3))
+$(foreach s,$(PLAST_STUDIES),$(call plast_study_tables,$(s),$(call study_datasets,$(s)),$(call study_model_prefix,$(s))))
 
 PLAST_OUTPUTS := $(foreach d,$(RUN_DATASETS),$(call plast_outputs,$(d)))
 PLAST_TABLES  := $(foreach s,$(PLAST_STUDIES),$(addprefix results/$(s)/,head_metrics.csv \

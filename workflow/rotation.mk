@@ -23,27 +23,19 @@ $(call param_group,rotation-complement,active_tau=$(ROT_ACTIVE_TAU))
 ROT_FLAGS = --quiet --threads $(ROT_THREADS) --b-mode $(ROT_B_MODE) --b-sign $(ROT_B_SIGN) \
   --omega-grid $(ROT_OMEGA_GRID) --omega-refine $(ROT_OMEGA_REFINE)
 
-# Registry columns of a dataset (id=value words); a dataset outside the
-# registry takes them from its qkreport.conf (the study: study_of, datasets.mk).
-rot_registry_column = $(shell awk -F'\t' '!/^\#/ && $$1 != "id" && NF {print $$1 "=" $$$(1)}' $(REGISTRY))
-ROT_ID_FAMILY := $(call rot_registry_column,3)
-ROT_ID_LABEL  := $(call rot_registry_column,4)
-rot_lookup = $(patsubst $(1)=%,%,$(filter $(1)=%,$(2)))
-rot_conf = $(shell sed -n 's/^[[:space:]]*$(2)[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' \
-  $(DATA_DIR)/$(1)/qkreport.conf 2>/dev/null)
-rot_family = $(or $(call rot_lookup,$(1),$(ROT_ID_FAMILY)),$(call rot_conf,$(1),family),unknown)
-# The checkpoint column: the registry label of a SmolLM3 checkpoint ("S1-40K"),
-# "-" for the other models.
+# The family of a dataset, and its checkpoint column: the registry label of
+# a SmolLM3 checkpoint ("S1-40K"), "-" for the other models.
+rot_family = $(or $(call registry_value,$(1),family),unknown)
 rot_checkpoint = $(if $(filter smollm3_training_progress,$(call study_of,$(1))),$(or \
-  $(call rot_lookup,$(1),$(ROT_ID_LABEL)),$(call rot_conf,$(1),label),$(1)),-)
+  $(call registry_value,$(1),label),$(1)),-)
 
-build/%/rotation.tsv build/%/rotation_axes.bin: build/%/store.qks bin/qk-rotate \
+build/%/rotation.tsv build/%/rotation_axes.bin: build/%/store.qks $(call prog,qk-rotate) \
     build/params/rotation.txt
 	bin/qk-rotate $(ROT_FLAGS) --family $(call rot_family,$*) --checkpoint $(call rot_checkpoint,$*) \
 	  --output build/$*/rotation.tsv --axes-output build/$*/rotation_axes.bin $<
 
 build/%/rotated.tsv build/%/complement_pairs.tsv build/%/complement_heads.tsv: build/%/store.qks \
-    build/%/rotation.tsv build/%/rotation_axes.bin bin/qk-complement \
+    build/%/rotation.tsv build/%/rotation_axes.bin $(call prog,qk-complement) \
     build/params/rotation-complement.txt
 	bin/qk-complement --quiet --threads $(ROT_THREADS) --active-tau $(ROT_ACTIVE_TAU) \
 	  --axes build/$*/rotation_axes.bin --rotation build/$*/rotation.tsv \
@@ -60,15 +52,10 @@ ROT_OTHER_STUDIES  := $(filter-out attention_plasticity smollm3_training_progres
 # rotation_study_rules DIR, DATASETS, MODEL_PREFIX: the merged tables of a
 # study; the model column is the dataset id without MODEL_PREFIX.
 define rotation_study_rules
-results/$(1)/rotated.csv: $(foreach d,$(2),build/$(d)/rotated.tsv) bin/qk-merge
-	@mkdir -p $$(@D)
-	bin/qk-merge --model-from-dir$(if $(3), --strip-prefix $(3)) --output $$@ $$(filter %.tsv,$$^)
+$(call merge,$(1),rotated.csv,$(2),rotated.tsv,$(3))
+$(call merge,$(1),complement_pairs.csv,$(2),complement_pairs.tsv,$(3))
 
-results/$(1)/complement_pairs.csv: $(foreach d,$(2),build/$(d)/complement_pairs.tsv) bin/qk-merge
-	@mkdir -p $$(@D)
-	bin/qk-merge --model-from-dir$(if $(3), --strip-prefix $(3)) --output $$@ $$(filter %.tsv,$$^)
-
-results/$(1)/model_summary.csv: results/$(1)/rotated.csv bin/qk-rotate
+results/$(1)/model_summary.csv: results/$(1)/rotated.csv $(call prog,qk-rotate)
 	bin/qk-rotate --summary --output $$@ $$<
 
 ROT_TABLES += results/$(1)/rotated.csv results/$(1)/complement_pairs.csv results/$(1)/model_summary.csv

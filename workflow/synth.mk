@@ -1,8 +1,11 @@
-# Stage qk-synth: the synthetic datasets in the sniffed-qk layout.
+# Stage qk-synth: the synthetic datasets in the sniffed-qk layout. A
+# dataset's data depend on its synthetic source record build/<ds>/synth-source.txt
+# (seed, scale, mode and its registry row; load.mk), so changing SEED for
+# one dataset rewrites only that one, and a run on downloads leaves them be.
 
 SYNTH_FLAGS = --scale $(SCALE) --seed $(SEED) --mode $(SYNTH_MODE) --quiet
 
-data/synth/%/synth-truth.tsv: bin/qk-synth $(REGISTRY) build/params/synth.txt
+data/synth/%/synth-truth.tsv: build/%/synth-source.txt $(call prog,qk-synth)
 	@mkdir -p data/synth
 	bin/qk-synth --out data/synth --registry $(REGISTRY) --dataset $* $(SYNTH_FLAGS)
 

@@ -56,6 +56,9 @@ typedef struct qk_atomic {
 int qk_atomic_open(qk_atomic *a, const char *path, qk_err *err);
 /* Flushes, fsyncs and renames; returns 0 or -1 (the temporary is removed). */
 int qk_atomic_commit(qk_atomic *a, qk_err *err);
+/* Like qk_atomic_commit, but keeps the existing file (and its mtime) when
+ * the new content is the same: for records that Make compares by mtime. */
+int qk_atomic_commit_if_changed(qk_atomic *a, qk_err *err);
 /* Removes the temporary file; safe to call after a failed commit. */
 void qk_atomic_abort(qk_atomic *a);
 

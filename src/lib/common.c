@@ -2,6 +2,7 @@
 #include "qk/common.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -13,7 +14,13 @@
 static const char *progname = "qkreport";
 static int progress_quiet = 0;
 
-void qk_set_progname(const char *name) { progname = name; }
+/* Ignoring SIGXFSZ turns a write past the file size limit (ulimit -f) into
+ * an EFBIG error that the output code reports, instead of a silent death. */
+void qk_set_progname(const char *name)
+{
+    progname = name;
+    signal(SIGXFSZ, SIG_IGN);
+}
 const char *qk_progname(void) { return progname; }
 
 int qk_fail(qk_err *err, const char *fmt, ...)
@@ -157,6 +164,39 @@ int qk_atomic_commit(qk_atomic *a, qk_err *err)
     free(a->tmp_path);
     free(a->final_path);
     memset(a, 0, sizeof *a);
+    return 0;
+}
+
+/* Whether two files have the same bytes. */
+static int same_contents(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    char ba[65536], bb[65536];
+    while (same) {
+        size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
+        same = na == nb && memcmp(ba, bb, na) == 0;
+        if (na < sizeof ba)
+            break;
+    }
+    same = same && !ferror(fa) && !ferror(fb);
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+int qk_atomic_commit_if_changed(qk_atomic *a, qk_err *err)
+{
+    if (fflush(a->fp) != 0 || ferror(a->fp)) {
+        qk_fail(err, "cannot write %s: %s", a->final_path, strerror(errno));
+        qk_atomic_abort(a);
+        return -1;
+    }
+    if (!same_contents(a->tmp_path, a->final_path))
+        return qk_atomic_commit(a, err);
+    qk_atomic_abort(a);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /* gnuplot driving (include/qk/plot.h). */
 #include "qk/plot.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -93,6 +94,35 @@ static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const 
     return 0;
 }
 
+/* Whether the file at path ends with tail (after trailing whitespace when
+ * skip_space): gnuplot reports no write errors, so a full disk or a file
+ * size limit would otherwise leave a cut-off picture that looks complete. */
+static int ends_with(const char *path, const char *tail, size_t n, int skip_space)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return 0;
+    char buf[64];
+    long size = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+    size_t want = sizeof buf < (size_t)(size > 0 ? size : 0) ? sizeof buf : (size_t)(size > 0 ? size : 0);
+    int ok = size > 0 && fseek(fp, size - (long)want, SEEK_SET) == 0 &&
+             fread(buf, 1, want, fp) == want;
+    fclose(fp);
+    while (ok && skip_space && want > 0 && isspace((unsigned char)buf[want - 1]))
+        want--;
+    return ok && want >= n && memcmp(buf + want - n, tail, n) == 0;
+}
+
+static int check_complete(const char *png, const char *svg, const char *dir, qk_err *err)
+{
+    static const char png_end[] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', (char)0xae, 0x42, 0x60,
+                                   (char)0x82};
+    if (!ends_with(png, png_end, sizeof png_end, 0) || !ends_with(svg, "</svg>", 6, 1))
+        return qk_fail(err, "cannot write the figure in %s: gnuplot's output is incomplete "
+                            "(disk full or file size limit)", dir);
+    return 0;
+}
+
 int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *err)
 {
     fclose(p->mem);
@@ -105,6 +135,8 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
         rc = write_script(p, gp, style_path, err);
     if (rc == 0)
         rc = run_gnuplot(p, gp, png_tmp, svg_tmp, err);
+    if (rc == 0)
+        rc = check_complete(png_tmp, svg_tmp, dir, err);
     if (rc == 0 && (rename(png_tmp, png) != 0 || rename(svg_tmp, svg) != 0))
         rc = qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
     if (rc != 0) {

@@ -1,0 +1,44 @@
+/* The source record of a dataset (build/<dataset>/source.txt): what its
+ * store is made from. Make reruns qk-load exactly when the record changes,
+ * and the record is rewritten only when its content changes, so a record
+ * is a cache key (docs/cache.md).
+ *
+ * The record is "key<TAB>value" lines:
+ *   dataset   the dataset id
+ *   source    "synthetic" or "directory"
+ *   origin    human-readable provenance: "synthetic (qk-synth, seed S, scale
+ *             C, mode M)" or the resolved absolute input directory
+ *   revision  the capture revision: the dataset_branch of _saver_state.json,
+ *             else the branch named by README.md, else the Hugging Face
+ *             snapshot name, else "-"
+ *   registry  the dataset's registry row (tabs kept), or "-"
+ *   conf      a hash of DIR/qkreport.conf, or "-"
+ *   file      (directory sources) relative path, size, mtime in ns and a
+ *             hash of the Parquet footer, one line per input file */
+#ifndef QK_SOURCE_H
+#define QK_SOURCE_H
+
+#include <stddef.h>
+
+#include "qk/common.h"
+
+typedef struct qk_source_spec {
+    const char *dataset;   /* dataset id */
+    const char *input;     /* input directory (directory sources) */
+    const char *revision;  /* revision inside a Hugging Face cache root, or NULL */
+    const char *registry;  /* registry file */
+    const char *synthetic; /* "seed=S scale=C mode=M" for synthetic data, or NULL */
+} qk_source_spec;
+
+/* Writes the record to path, replacing the file only when its content
+ * changes (so its mtime tells Make whether the source changed). */
+int qk_source_write_record(const qk_source_spec *spec, const char *path, qk_err *err);
+
+/* The capture revision of a revision directory (see above); "-" if none. */
+void qk_source_capture_revision(const char *root, char *out, size_t cap);
+
+/* Reads the value of key from a record (first occurrence); -1 if absent. */
+int qk_source_record_value(const char *path, const char *key, char *out, size_t cap,
+                           qk_err *err);
+
+#endif

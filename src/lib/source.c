@@ -1,0 +1,281 @@
+/* Source records: what a dataset's store is made from (include/qk/source.h). */
+#include "qk/source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "qk/revision.h"
+
+/* The footer is what identifies a Parquet file cheaply: it holds every
+ * column chunk's offsets, sizes and statistics. Files that are no Parquet
+ * (LFS pointers, truncated downloads) are identified by their last bytes. */
+#define FOOTER_MAX (64u << 20)
+#define TAIL_BYTES 4096u
+
+static uint64_t read_at_hash(int fd, off_t offset, size_t len, int *ok)
+{
+    uint8_t *buf = qk_malloc(len ? len : 1);
+    ssize_t got = pread(fd, buf, len, offset);
+    *ok = got == (ssize_t)len;
+    uint64_t h = qk_hash64(buf, *ok ? len : 0, 0x5157534f55524345ull);
+    free(buf);
+    return h;
+}
+
+static uint64_t footer_hash(int fd, off_t size)
+{
+    int ok = 0;
+    uint8_t tail[8];
+    if (size >= 12 && pread(fd, tail, 8, size - 8) == 8 && memcmp(tail + 4, "PAR1", 4) == 0) {
+        uint32_t footer_len = (uint32_t)tail[0] | (uint32_t)tail[1] << 8 |
+                              (uint32_t)tail[2] << 16 | (uint32_t)tail[3] << 24;
+        if (footer_len <= FOOTER_MAX && (off_t)footer_len + 8 <= size) {
+            uint64_t h = read_at_hash(fd, size - 8 - footer_len, footer_len + 8, &ok);
+            if (ok)
+                return h;
+        }
+    }
+    size_t n = size < (off_t)TAIL_BYTES ? (size_t)size : TAIL_BYTES;
+    return read_at_hash(fd, size - (off_t)n, n, &ok);
+}
+
+static int write_file_line(FILE *fp, const char *root, const char *path, qk_err *err)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return qk_fail(err, "cannot read %s: %s", path, strerror(e));
+    }
+    uint64_t h = footer_hash(fd, st.st_size);
+    close(fd);
+    size_t n = strlen(root);
+    const char *rel = strncmp(path, root, n) == 0 && path[n] == '/' ? path + n + 1 : path;
+    fprintf(fp, "file\t%s\t%lld\t%lld%09ld\t%016" PRIx64 "\n", rel, (long long)st.st_size,
+            (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, h);
+    return 0;
+}
+
+/* The registry row of id, verbatim, or "-". */
+static void write_registry_row(FILE *fp, const char *registry, const char *id)
+{
+    FILE *in = fopen(registry, "r");
+    char line[4096];
+    size_t n = strlen(id);
+    const char *row = "-";
+    while (in && fgets(line, sizeof line, in)) {
+        if (strncmp(line, id, n) == 0 && line[n] == '\t') {
+            line[strcspn(line, "\r\n")] = '\0';
+            row = line;
+            break;
+        }
+    }
+    fprintf(fp, "registry\t%s\n", row);
+    if (in)
+        fclose(in);
+}
+
+static void write_conf_hash(FILE *fp, const char *dir)
+{
+    char *conf = qk_path_join(dir, "qkreport.conf");
+    uint8_t *data;
+    size_t len;
+    qk_err err;
+    if (qk_read_file(conf, &data, &len, &err) == 0) {
+        fprintf(fp, "conf\t%016" PRIx64 "\n", qk_hash64(data, len, 0));
+        free(data);
+    } else {
+        fputs("conf\t-\n", fp);
+    }
+    free(conf);
+}
+
+/* One "key=value" word of the synthetic description. */
+static void synth_value(const char *spec, const char *key, char *out, size_t cap)
+{
+    size_t n = strlen(key);
+    for (const char *p = spec; p && *p; p += strspn(p, " ")) {
+        size_t len = strcspn(p, " ");
+        if (len > n && strncmp(p, key, n) == 0 && p[n] == '=') {
+            snprintf(out, cap, "%.*s", (int)(len - n - 1), p + n + 1);
+            return;
+        }
+        p += len;
+    }
+    snprintf(out, cap, "?");
+}
+
+static int write_synthetic(FILE *fp, const qk_source_spec *spec)
+{
+    char seed[64], scale[64], mode[64];
+    synth_value(spec->synthetic, "seed", seed, sizeof seed);
+    synth_value(spec->synthetic, "scale", scale, sizeof scale);
+    synth_value(spec->synthetic, "mode", mode, sizeof mode);
+    fprintf(fp, "source\tsynthetic\norigin\tsynthetic (qk-synth, seed %s, scale %s, mode %s)\n"
+                "revision\t-\n", seed, scale, mode);
+    return 0;
+}
+
+static int write_directory(FILE *fp, const qk_source_spec *spec, qk_err *err)
+{
+    char *root = qk_revision_resolve(spec->input, spec->revision, err);
+    if (!root)
+        return -1;
+    char *abs = realpath(root, NULL);
+    char revision[256];
+    qk_source_capture_revision(root, revision, sizeof revision);
+    fprintf(fp, "source\tdirectory\norigin\t%s\nrevision\t%s\n", abs ? abs : root, revision);
+    free(abs);
+    write_conf_hash(fp, spec->input);
+    if (strcmp(root, spec->input) != 0)
+        write_conf_hash(fp, root);
+    qk_revision rev;
+    if (qk_revision_scan(root, &rev, err) != 0) {
+        free(root);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < rev.n; i++)
+        for (int j = 0; rc == 0 && j < rev.configs[i].n_paths; j++)
+            rc = write_file_line(fp, root, rev.configs[i].paths[j], err);
+    qk_revision_free(&rev);
+    free(root);
+    return rc;
+}
+
+int qk_source_write_record(const qk_source_spec *spec, const char *path, qk_err *err)
+{
+    qk_atomic out;
+    if (qk_atomic_open(&out, path, err) != 0)
+        return -1;
+    fprintf(out.fp, "dataset\t%s\n", spec->dataset);
+    int rc = spec->synthetic ? write_synthetic(out.fp, spec) : write_directory(out.fp, spec, err);
+    if (rc == 0)
+        write_registry_row(out.fp, spec->registry, spec->dataset);
+    if (rc != 0) {
+        qk_atomic_abort(&out);
+        return -1;
+    }
+    return qk_atomic_commit_if_changed(&out, err);
+}
+
+/* ---- the capture revision -------------------------------------------------- */
+
+/* The string value of "key": "value" in a JSON text (the capture tool writes
+ * flat, sorted keys; escapes other than \" and \\ are kept verbatim). */
+static int json_string_value(const char *text, const char *key, char *out, size_t cap)
+{
+    char pattern[128];
+    snprintf(pattern, sizeof pattern, "\"%s\"", key);
+    const char *p = strstr(text, pattern);
+    if (!p)
+        return -1;
+    p += strlen(pattern);
+    p += strspn(p, " \t\r\n");
+    if (*p++ != ':')
+        return -1;
+    p += strspn(p, " \t\r\n");
+    if (*p++ != '"')
+        return -1;
+    size_t n = 0;
+    for (; *p && *p != '"' && n + 1 < cap; p++) {
+        if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
+            p++;
+        if ((unsigned char)*p < 0x20)
+            return -1;
+        out[n++] = *p;
+    }
+    out[n] = '\0';
+    return *p == '"' && n > 0 ? 0 : -1;
+}
+
+/* The branch named by the capture README: "Branch `NAME` holds ...". */
+static int readme_branch(const char *text, char *out, size_t cap)
+{
+    const char *p = strstr(text, "Branch `");
+    if (!p)
+        return -1;
+    p += 8;
+    size_t n = strcspn(p, "`\r\n");
+    if (n == 0 || p[n] != '`' || n >= cap)
+        return -1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* The snapshot name of a Hugging Face cache path ".../snapshots/NAME". */
+static int snapshot_name(const char *root, char *out, size_t cap)
+{
+    const char *p = strstr(root, "/snapshots/");
+    if (!p)
+        return -1;
+    p += 11;
+    size_t n = strcspn(p, "/");
+    if (n == 0 || n >= cap)
+        return -1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return 0;
+}
+
+static int from_file(const char *root, const char *name, char *out, size_t cap,
+                     int (*pick)(const char *text, char *out, size_t cap))
+{
+    char *path = qk_path_join(root, name);
+    uint8_t *data;
+    size_t len;
+    qk_err err;
+    int rc = -1;
+    if (qk_read_file(path, &data, &len, &err) == 0) {
+        rc = pick((const char *)data, out, cap);
+        free(data);
+    }
+    free(path);
+    return rc;
+}
+
+static int saver_branch(const char *text, char *out, size_t cap)
+{
+    return json_string_value(text, "dataset_branch", out, cap);
+}
+
+void qk_source_capture_revision(const char *root, char *out, size_t cap)
+{
+    if (from_file(root, "_saver_state.json", out, cap, saver_branch) == 0 ||
+        from_file(root, "README.md", out, cap, readme_branch) == 0 ||
+        snapshot_name(root, out, cap) == 0)
+        return;
+    snprintf(out, cap, "-");
+}
+
+int qk_source_record_value(const char *path, const char *key, char *out, size_t cap,
+                           qk_err *err)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return qk_fail(err, "cannot read %s: %s", path, strerror(errno));
+    char line[8192];
+    size_t n = strlen(key);
+    int rc = -1;
+    while (fgets(line, sizeof line, fp)) {
+        if (strncmp(line, key, n) == 0 && line[n] == '\t') {
+            line[strcspn(line, "\r\n")] = '\0';
+            snprintf(out, cap, "%s", line + n + 1);
+            rc = 0;
+            break;
+        }
+    }
+    fclose(fp);
+    if (rc != 0)
+        qk_fail(err, "source record has no '%s' line", key);
+    return rc;
+}

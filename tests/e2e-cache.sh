@@ -1,0 +1,174 @@
+#!/bin/bash
+# The cache promise, tested with the real make in copies of the tree: after
+# each of these histories, `make report` leaves results/, figures/ and
+# report/ byte-identical to a clean build of the same command, and runs
+# only the stages it must (printed for each case):
+#   - a DATA= run on downloads older than the store, then the demo again;
+#   - a subset of the datasets, then all of them;
+#   - a downloaded file replaced by another with an older mtime;
+#   - SEED changed for one dataset and changed back;
+#   - builds killed with SIGKILL at several moments;
+#   - two `make report` started together (one stops at once: the lock).
+set -u
+cd "$(dirname "$0")/.."
+source tests/lib-e2e.sh
+
+base=build/tests/tmp/cache
+rm -rf "$base" && mkdir -p "$base"
+sets="llama3.2-1b smollm3-3b-stage1-step-40000 mistral-v0.2-7b"
+one=llama3.2-1b
+
+# mk TREE ARGS...: make report in TREE (quietly records output in run's files)
+mk() {
+    local tree=$1
+    shift
+    run make -C "$tree" --no-print-directory -j2 "$@"
+}
+
+# clean_digest NAME ARGS...: the outputs of a clean build of `make ARGS`
+clean_digest() {
+    local name=$1
+    shift
+    copy_tree "$base/clean-$name"
+    mk "$base/clean-$name" "$@"
+    expect_status 0 "clean build: make $*"
+    outputs_digest "$base/clean-$name" > "$base/clean-$name.digest"
+}
+
+# same_as NAME TREE CASE: TREE's outputs equal those of clean build NAME
+same_as() {
+    if diff <(outputs_digest "$2") "$base/clean-$1.digest" > "$base/diff.txt"; then ok; else
+        bad "$3: outputs differ from a clean build ($(grep -c '^[<>]' "$base/diff.txt") lines:" \
+            "$(head -2 "$base/diff.txt" | tr '\n' ' '))"
+    fi
+}
+
+# ran CASE: prints what the last make ran
+ran() {
+    echo "  $1 ran: $(stages_ran | grep -vE '^qk-(merge|plot|report|joint|rotate -|[a-z]+-summary) ' |
+        tr '\n' ',' | sed 's/,$//; s/,/, /g')"
+}
+
+# expect_ran STAGE DATASET CASE / expect_not_ran STAGE DATASET CASE
+expect_ran() {
+    if stages_ran | grep -q "^$1 $2 "; then ok; else bad "$3: $1 ran for $2"; fi
+}
+expect_not_ran() {
+    if stages_ran | grep -q "^$1 $2 "; then bad "$3: $1 must not run for $2"; else ok; fi
+}
+
+W=$base/work
+copy_tree "$W"
+# "downloads": the one dataset written with another seed, files dated 2020
+# (as hf download, cp -p, rsync -a and tar keep old mtimes)
+bin/qk-synth --quiet --out "$base/dl" --registry workflow/datasets.tsv --dataset "$one" \
+    --scale demo --seed 7 || bad "qk-synth writes the downloads"
+find "$base/dl" -exec touch -h -d 2020-01-01 {} +
+dl=$(pwd)/$base/dl
+
+clean_digest demo DATASETS="$sets" report
+clean_digest data DATA="$dl" DATASETS="$one" report
+
+# ---- 1. the demo, then DATA= with older files, then the demo again ----------------
+mk "$W" DATASETS="$sets" report
+expect_status 0 "demo build"
+mk "$W" DATA="$dl" DATASETS="$one" report
+expect_status 0 "DATA= build"
+ran "DATA= after the demo"
+expect_ran qk-load "$one" "DATA= after the demo"
+expect_ran qk-plasticity "$one" "DATA= after the demo"
+same_as data "$W" "DATA= after the demo"
+if grep -q "$dl/$one" "$W/report/index.html"; then ok; else bad "the report names the downloads"; fi
+mk "$W" DATASETS="$sets" report
+expect_status 0 "demo after DATA="
+ran "demo after DATA="
+expect_ran qk-load "$one" "demo after DATA="
+for d in smollm3-3b-stage1-step-40000 mistral-v0.2-7b; do
+    expect_not_ran qk-load "$d" "demo after DATA="
+    expect_not_ran qk-pca "$d" "demo after DATA="
+done
+expect_not_ran qk-synth "$one" "demo after DATA= (its synthetic data are intact)"
+same_as demo "$W" "demo after DATA="
+
+# ---- 2. a subset, then all -------------------------------------------------------
+mk "$W" DATASETS="$one" report
+expect_status 0 "subset build"
+mk "$W" DATASETS="$sets" report
+expect_status 0 "all after the subset"
+ran "all after a subset"
+for d in $sets; do expect_not_ran qk-load "$d" "all after a subset"; done
+same_as demo "$W" "all after a subset"
+mk "$W" DATASETS="$sets" report
+if stages_ran | grep -q .; then bad "a second make report runs nothing ($(stages_ran | head -2 | tr '\n' ' '))"; else ok; fi
+
+# ---- 3. a downloaded file replaced by another with an older mtime ----------------
+mk "$W" DATA="$dl" DATASETS="$one" report
+expect_status 0 "DATA= build again"
+# another head's file copied over it, dated older than everything built
+f=$(cd "$dl/$one" && ls -d l*q | head -1)/data.parquet
+other=$(cd "$dl/$one" && ls -d l*q | sed -n 2p)/data.parquet
+cp "$dl/$one/$other" "$dl/$one/$f"
+touch -d 2019-06-01 "$dl/$one/$f"
+clean_digest replaced DATA="$dl" DATASETS="$one" report
+mk "$W" DATA="$dl" DATASETS="$one" report
+expect_status 0 "DATA= after a replaced file"
+ran "a file replaced with an older mtime"
+expect_ran qk-load "$one" "a file replaced with an older mtime"
+same_as replaced "$W" "a file replaced with an older mtime"
+
+# ---- 4. SEED changed for one dataset and changed back -----------------------------
+mk "$W" DATASETS="$sets" report
+mk "$W" DATASETS="$one" SEED=11 report
+expect_status 0 "SEED=11 for one dataset"
+ran "SEED changed"
+expect_ran qk-synth "$one" "SEED changed"
+mk "$W" DATASETS="$sets" report
+expect_status 0 "SEED back"
+ran "SEED changed back"
+expect_ran qk-synth "$one" "SEED changed back"
+for d in smollm3-3b-stage1-step-40000 mistral-v0.2-7b; do
+    expect_not_ran qk-synth "$d" "SEED changed back"
+    expect_not_ran qk-load "$d" "SEED changed back"
+done
+same_as demo "$W" "SEED changed back"
+
+# ---- 5. SIGKILL at several moments -----------------------------------------------
+K=$base/killed
+copy_tree "$K"
+for t in 0.3 0.6 1.0 1.5 2.0; do
+    setsid make -C "$K" --no-print-directory -j2 DATASETS="$sets" report > /dev/null 2>&1 &
+    pid=$!
+    sleep "$t"
+    kill -9 -- -"$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+done
+mk "$K" DATASETS="$sets" report
+expect_status 0 "make report after five kills"
+ran "after SIGKILLs"
+same_as demo "$K" "after SIGKILLs"
+if find "$K/build" "$K/results" "$K/figures" "$K/report" "$K/data" -name '*.tmp*' | grep -q .; then
+    bad "temporaries of killed builds are removed"
+else ok; fi
+
+# ---- 6. two make report started together -------------------------------------------
+C=$base/concurrent
+copy_tree "$C"
+make -C "$C" --no-print-directory -j2 DATASETS="$sets" report > "$base/c1.out" 2> "$base/c1.err" &
+p1=$!
+sleep 0.3
+make -C "$C" --no-print-directory -j2 DATASETS="$sets" report > "$base/c2.out" 2> "$base/c2.err" &
+p2=$!
+wait "$p1"; s1=$?
+wait "$p2"; s2=$?
+if [ "$s1" -eq 0 ]; then ok; else bad "the first make completes ($s1)"; fi
+# (a make run from make -jN warns that it resets the jobserver: not its line)
+grep -v 'resetting jobserver mode' "$base/c2.err" > "$base/c2.lines"
+if [ "$s2" -ne 0 ] && grep -q "another make is running in this tree" "$base/c2.lines" &&
+   [ "$(grep -c . "$base/c2.lines")" -eq 1 ] && [ ! -s "$base/c2.out" ]; then ok; else
+    bad "the second make stops at once with one line (status $s2: $(head -2 "$base/c2.err" | tr '\n' ' '))"
+fi
+mk "$C" DATASETS="$sets" report
+expect_status 0 "make report after the concurrent pair"
+same_as demo "$C" "two makes started together"
+
+finish

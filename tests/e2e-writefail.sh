@@ -1,0 +1,85 @@
+#!/bin/bash
+# Failing writes: every program that writes a store, table, figure, report
+# or archive, run with a file size limit (ulimit -f) so that its output
+# cannot be written, exits with status 2 and one line naming the file and
+# the error, leaves no temporary behind, and leaves the previous output
+# byte for byte as it was.
+set -u
+cd "$(dirname "$0")/.."
+source tests/lib-e2e.sh
+
+T=build/tests/tmp/e2e-writefail
+rm -rf "$T" && mkdir -p "$T"
+
+# small inputs: the sniffed-mini revision (a store of ~200 KB)
+mini="$T/mini"
+cp -r tests/data/sniffed-mini "$mini" && chmod -R u+w "$mini"
+printf 'id = mini\nn_layers = 2\nn_q_heads = 4\nn_kv_heads = 2\nhead_dim = 16\ncontext_length = 131072\nbucket_size = 8192\n' \
+    > "$mini/qkreport.conf"
+run bin/qk-load --quiet "$mini" -o "$T/mini.qks" --inventory "$T/inventory.tsv"
+expect_status 0 "load the mini revision"
+run bin/qk-pca --quiet --output "$T/pca.tsv" --heads-output "$T/pca_heads.tsv" "$T/mini.qks"
+expect_status 0 "pca of the mini revision"
+
+# limited LIMIT_KB CMD...: runs CMD with files limited to LIMIT_KB (the
+# file of its stderr too, so the limit is never below 1 KB)
+limited() {
+    local kb=$1
+    shift
+    run bash -c 'ulimit -f "$0"; exec "$@"' "$kb" "$@"
+}
+
+# fails_cleanly NAME OUTPUT: the last run failed as it must for OUTPUT,
+# whose previous content was saved in OUTPUT.before
+fails_cleanly() {
+    expect_status 2 "$1: exit status 2"
+    expect_one_line_naming "$2" "File too large" "$1: one line naming the file"
+    if cmp -s "$2" "$2.before"; then ok; else bad "$1: previous output intact"; fi
+    expect_no_temporaries "$(dirname "$2")" "$1: no temporary left"
+}
+
+# a store: the earlier one stays
+cp "$T/mini.qks" "$T/mini.qks.before"
+limited 64 bin/qk-load --quiet "$mini" -o "$T/mini.qks"
+fails_cleanly "qk-load store" "$T/mini.qks"
+
+# a table: an earlier version of the table stays
+printf 'earlier\n' > "$T/pca.tsv" && cp "$T/pca.tsv" "$T/pca.tsv.before"
+cp "$T/pca_heads.tsv" "$T/pca_heads.tsv.before"
+limited 1 bin/qk-pca --quiet --output "$T/pca.tsv" --heads-output "$T/pca_heads.tsv" "$T/mini.qks"
+fails_cleanly "qk-pca table" "$T/pca.tsv"
+if cmp -s "$T/pca_heads.tsv" "$T/pca_heads.tsv.before"; then ok; else bad "qk-pca: second output intact"; fi
+
+# a merged table
+printf 'earlier\n' > "$T/merged.csv" && cp "$T/merged.csv" "$T/merged.csv.before"
+limited 1 bin/qk-merge --output "$T/merged.csv" "$T/pca_heads.tsv.before" "$T/pca_heads.tsv.before"
+fails_cleanly "qk-merge table" "$T/merged.csv"
+
+# the report page
+printf '<p>{{v}}</p>\n' > "$T/page.in"
+printf 'v\t%s\n' "$(head -c 3000 /dev/zero | tr '\0' x)" > "$T/values.tsv"
+printf 'earlier\n' > "$T/page.html" && cp "$T/page.html" "$T/page.html.before"
+limited 1 bin/qk-report --template "$T/page.in" --values "$T/values.tsv" --output "$T/page.html"
+fails_cleanly "qk-report page" "$T/page.html"
+
+# a figure (gnuplot writes the PNG and SVG under the same limit)
+run bin/qk-plot --figure inventory/01 --out "$T/figure" --input inventory="$T/inventory.tsv"
+expect_status 0 "qk-plot draws the figure"
+cp "$T/figure/figure.png" "$T/figure/figure.png.before"
+limited 8 bin/qk-plot --figure inventory/01 --out "$T/figure" --input inventory="$T/inventory.tsv"
+expect_status 2 "qk-plot figure: exit status 2"
+if [ "$(wc -l < "$e2e_err")" -eq 1 ] && grep -q "$T/figure" "$e2e_err"; then ok; else bad "qk-plot figure: one line naming the figure"; fi
+if cmp -s "$T/figure/figure.png" "$T/figure/figure.png.before"; then ok; else bad "qk-plot figure: previous figure intact"; fi
+if ls -a "$T/figure" | grep -q tmp; then bad "qk-plot figure: no temporary left"; else ok; fi
+
+# an archive
+mkdir -p "$T/arch/results" && cp "$T/pca.tsv.before" "$T/arch/results/pca.tsv"
+head -c 300000 /dev/urandom > "$T/arch/results/noise.bin"
+printf 'earlier\n' > "$T/a.tar.gz" && cp "$T/a.tar.gz" "$T/a.tar.gz.before"
+limited 64 bash -c "cd '$T/arch' && exec '$PWD/bin/qk-archive' create --output ../a.tar.gz --suite-version t results"
+expect_status 2 "qk-archive create: exit status 2"
+if [ "$(wc -l < "$e2e_err")" -eq 1 ] && grep -q "a.tar.gz" "$e2e_err"; then ok; else bad "qk-archive: one line naming the archive"; fi
+if cmp -s "$T/a.tar.gz" "$T/a.tar.gz.before"; then ok; else bad "qk-archive: previous archive intact"; fi
+expect_no_temporaries "$T" "qk-archive: no temporary left"
+
+finish

@@ -1,0 +1,28 @@
+#!/bin/bash
+# lock.sh DIR PID: takes the build lock DIR/.lock for process PID (the make
+# that parses the Makefile) and holds it until PID exits, or prints one
+# line and fails when another make of this tree holds it. The lock is an
+# flock(1) on a file descriptor that a background `tail --pid` keeps open:
+# it is released whenever that make ends, also by kill -9.
+# Once held, it removes the temporaries of builds that were killed.
+set -u
+dir=$1 pid=$2
+mkdir -p "$dir"
+exec 9>>"$dir/.lock"
+# A make that just ended may hold the lock a moment longer (tail polls its
+# pid every 0.2 s): wait for it only when its make is gone.
+holder=$(cat "$dir/.lock.pid" 2>/dev/null)
+if ! flock -n 9 && { [ -n "$holder" ] && kill -0 "$holder" 2>/dev/null || ! flock -w 2 9; }; then
+    echo "another make is running in this tree${holder:+ (pid $holder)}; wait for it to finish or stop it"
+    exit 0
+fi
+echo "$pid" > "$dir/.lock.pid"
+tail --pid="$pid" -s 0.2 -f /dev/null >/dev/null 2>&1 </dev/null &
+for d in bin build results figures report dist data/synth; do
+    [ -d "$d" ] && find "$d" \( -name '*.tmp.*' -o -name '*.tmp' -o -name '*.new' \) \
+        -type f -delete 2>/dev/null
+done
+# qk-synth builds a dataset in data/synth/.<id>.tmp-XXXXXX and swaps it in
+[ -d data/synth ] && find data/synth -maxdepth 1 \( -name '.*.tmp-*' -o -name '.*.old-*' \) \
+    -type d -exec rm -rf {} + 2>/dev/null
+echo ok
