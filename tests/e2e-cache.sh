@@ -116,6 +116,20 @@ ran "a file replaced with an older mtime"
 expect_ran qk-load "$one" "a file replaced with an older mtime"
 same_as replaced "$W" "a file replaced with an older mtime"
 
+# a DATA folder holding a real capture beside qk-synth data: the report says
+# it is a mix (the capture: qk-synth data whose metadata name a real source)
+bin/qk-synth --quiet --out "$base/dl" --registry workflow/datasets.tsv --dataset mistral-v0.2-7b \
+    --scale demo --seed 5 || bad "qk-synth writes a second download"
+sed -i 's/"synthetic:qk-synth"/"viktoroo\/longbench-pro-128k-plus"/' "$dl/mistral-v0.2-7b/_saver_state.json"
+mk "$W" DATA="$dl" DATASETS="$one mistral-v0.2-7b" report
+expect_status 0 "DATA= with a capture and qk-synth data"
+if grep -q "a mix of sources: 1 downloaded captures, 1 copies of qk-synth data" "$W/report/index.html"; then
+    ok; else bad "the report says the data are a mix"; fi
+if grep -q "$dl/mistral-v0.2-7b<" "$W/report/index.html" &&
+   grep -q "$dl/$one (written by qk-synth)" "$W/report/index.html"; then ok; else
+    bad "the inventory names each dataset's origin"; fi
+rm -rf "$dl/mistral-v0.2-7b"
+
 # ---- 4. SEED changed for one dataset and changed back -----------------------------
 mk "$W" DATASETS="$sets" report
 mk "$W" DATASETS="$one" SEED=11 report

@@ -1,19 +1,27 @@
 # Prints "data_source<TAB>TEXT": one sentence saying where the vectors of
 # the datasets in a TSV with a "source" column (an inventory, or a figure's
-# stores.tsv) came from. A run over several origins says so.
+# stores.tsv) came from. A run over several kinds of source says so, with
+# the count of each.
 BEGIN { FS = OFS = "\t" }
 FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+function parent(path) { sub(/ \(written by qk-synth\)$/, "", path); sub(/\/[^\/]*$/, "", path); return path }
 {
     src = $(col["source"]); n++
-    if (src ~ /^synthetic/) { synth++; synth_src = src }
-    else { dirs++; d = src; sub(/\/[^\/]*$/, "", d); parent[d] = 1 }
+    if (src ~ /^synthetic/) { made++; made_src = src }
+    else if (src ~ /written by qk-synth/) { copied++; where[parent(src)] = 1 }
+    else { captured++; where[parent(src)] = 1 }
 }
+function places(   d, k, one) { k = 0; for (d in where) { k++; one = d } return k == 1 ? one : k " directories" }
+function count(k, what) { return k " " what }
 END {
-    np = 0; for (d in parent) { np++; one = d }
-    where = np == 1 ? one : np " directories"
-    if (n == 0) text = "no datasets"
-    else if (!dirs) text = synth_src
-    else if (!synth) text = "the downloaded captures in " where " (" n (n == 1 ? " dataset" : " datasets") "; revisions in the store table)"
-    else text = "a mix of sources: " synth " synthetic " (synth == 1 ? "dataset" : "datasets") " (" synth_src ") and " dirs " from " where " (each dataset's source is in the store table)"
-    print "data_source", text
+    if (n == 0) { print "data_source", "no datasets"; exit }
+    if (made == n) { print "data_source", made_src; exit }
+    if (captured == n) { print "data_source", "the downloaded captures in " places() " (" count(n, n == 1 ? "dataset" : "datasets") "; each one's revision is in the store table)"; exit }
+    if (copied == n) { print "data_source", "data written by qk-synth, read from " places() " (" count(n, n == 1 ? "dataset" : "datasets") ")"; exit }
+    text = "a mix of sources: "
+    sep = ""
+    if (made) { text = text sep made " generated now (" made_src ")"; sep = ", " }
+    if (captured) { text = text sep captured " downloaded captures"; sep = ", " }
+    if (copied) { text = text sep copied " copies of qk-synth data"; sep = ", " }
+    print "data_source", text " (each dataset's source is in the store table)"
 }

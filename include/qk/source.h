@@ -7,7 +7,8 @@
  *   dataset   the dataset id
  *   source    "synthetic" or "directory"
  *   origin    human-readable provenance: "synthetic (qk-synth, seed S, scale
- *             C, mode M)" or the resolved absolute input directory
+ *             C, mode M)" or the resolved absolute input directory (with
+ *             " (written by qk-synth)" when its capture metadata say so)
  *   revision  the capture revision: the dataset_branch of _saver_state.json,
  *             else the branch named by README.md, else the Hugging Face
  *             snapshot name, else "-"
@@ -36,6 +37,10 @@ int qk_source_write_record(const qk_source_spec *spec, const char *path, qk_err 
 
 /* The capture revision of a revision directory (see above); "-" if none. */
 void qk_source_capture_revision(const char *root, char *out, size_t cap);
+
+/* Whether the capture's _saver_state.json names a synthetic source (data
+ * written by qk-synth and copied like a download). */
+int qk_source_is_synthetic_capture(const char *root);
 
 /* Reads the value of key from a record (first occurrence); -1 if absent. */
 int qk_source_record_value(const char *path, const char *key, char *out, size_t cap,

@@ -132,7 +132,10 @@ static int write_directory(FILE *fp, const qk_source_spec *spec, qk_err *err)
     char *abs = realpath(root, NULL);
     char revision[256];
     qk_source_capture_revision(root, revision, sizeof revision);
-    fprintf(fp, "source\tdirectory\norigin\t%s\nrevision\t%s\n", abs ? abs : root, revision);
+    /* data that qk-synth wrote and a user copied are named as such */
+    const char *note = qk_source_is_synthetic_capture(root) ? " (written by qk-synth)" : "";
+    fprintf(fp, "source\tdirectory\norigin\t%s%s\nrevision\t%s\n", abs ? abs : root, note,
+            revision);
     free(abs);
     write_conf_hash(fp, spec->input);
     if (strcmp(root, spec->input) != 0)
@@ -246,6 +249,18 @@ static int from_file(const char *root, const char *name, char *out, size_t cap,
 static int saver_branch(const char *text, char *out, size_t cap)
 {
     return json_string_value(text, "dataset_branch", out, cap);
+}
+
+static int saver_source(const char *text, char *out, size_t cap)
+{
+    return json_string_value(text, "source_dataset", out, cap);
+}
+
+int qk_source_is_synthetic_capture(const char *root)
+{
+    char source[256];
+    return from_file(root, "_saver_state.json", source, sizeof source, saver_source) == 0 &&
+           strncmp(source, "synthetic:", 10) == 0;
 }
 
 void qk_source_capture_revision(const char *root, char *out, size_t cap)
