@@ -22,7 +22,7 @@ one=llama3.2-1b
 mk() {
     local tree=$1
     shift
-    run make -C "$tree" --no-print-directory -j2 "$@"
+    run make -C "$tree" --no-print-directory -j2 V=1 "$@"
 }
 
 # clean_digest NAME ARGS...: the outputs of a clean build of `make ARGS`

@@ -11,7 +11,7 @@ tree=build/tests/tmp/pipeline
 copy_tree "$tree"
 
 sets="llama3.2-1b smollm3-3b-stage1-step-40000 mistral-v0.2-7b"
-mk() { make -C "$tree" --no-print-directory DATASETS="$sets" SCALE=demo "$@"; }
+mk() { make -C "$tree" --no-print-directory V=1 DATASETS="$sets" SCALE=demo "$@"; }
 
 run mk -j2 report
 expect_status 0 "make report on three datasets"
@@ -50,13 +50,13 @@ if grep -q '^bin/' "$e2e_out"; then bad "and then nothing is left to do"; else o
 
 # the pipeline on "real downloads": the synthetic folder given as DATA;
 # a changed Parquet file reloads that dataset
-run make -C "$tree" --no-print-directory DATA=data/synth DATASETS=mistral-v0.2-7b load
+run make -C "$tree" --no-print-directory V=1 DATA=data/synth DATASETS=mistral-v0.2-7b load
 expect_status 0 "DATA=: the synthetic folder as downloads"
 expect_out "bin/qk-load --quiet --registry workflow/datasets.tsv --dataset mistral-v0.2-7b" "DATA=: another source reloads the dataset"
-run make -C "$tree" --no-print-directory DATA=data/synth DATASETS=mistral-v0.2-7b load
+run make -C "$tree" --no-print-directory V=1 DATA=data/synth DATASETS=mistral-v0.2-7b load
 if grep -q '^bin/' "$e2e_out"; then bad "DATA=: stores up to date"; else ok; fi
 touch "$(ls -d "$tree"/data/synth/mistral-v0.2-7b/l*q | head -1)/data.parquet"
-run make -C "$tree" --no-print-directory DATA=data/synth DATASETS=mistral-v0.2-7b load
+run make -C "$tree" --no-print-directory V=1 DATA=data/synth DATASETS=mistral-v0.2-7b load
 expect_status 0 "DATA= after touching a file"
 expect_out "bin/qk-load --quiet --registry workflow/datasets.tsv --dataset mistral-v0.2-7b" "DATA=: a changed file reloads its dataset"
 

@@ -19,9 +19,9 @@ $(call param_group,archive,version=$(SUITE_VERSION) seed=$(SEED) scale=$(SCALE) 
 $(ARCHIVE_FILE): report/index.html $(ALL_FIGURES) $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) \
                  bin/qk-archive build/params/archive.txt
 	@mkdir -p $(@D)
-	bin/qk-archive create --output $@ --suite-version '$(SUITE_VERSION)' $(ARCHIVE_PARAMS) \
+	$(call step,ARCHIVE,$@) bin/qk-archive create --output $@ --suite-version '$(SUITE_VERSION)' $(ARCHIVE_PARAMS) \
 	  $(ARCHIVE_INPUTS)
-	bin/qk-archive verify $@
+	$(call step,VERIFY,$@) bin/qk-archive verify $@
 
 .PHONY: archive
 archive: $(ARCHIVE_FILE)

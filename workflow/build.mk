@@ -24,25 +24,31 @@ HEADERS   := $(wildcard include/qk/*.h src/lib/*.h)
 
 build/obj/lib/%.o: src/lib/%.c $(HEADERS) | deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(QK_CFLAGS) -c $< -o $@.tmp && mv -f $@.tmp $@
+	$(call step,CC,$<) $(CC) $(CFLAGS) $(QK_CFLAGS) -c $< -o $@.tmp
+	$(quiet)mv -f $@.tmp $@
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@.tmp && ar rcs $@.tmp $^ && mv -f $@.tmp $@
+	$(quiet)rm -f $@.tmp
+	$(call step,AR,$@) ar rcs $@.tmp $^
+	$(quiet)mv -f $@.tmp $@
 
 bin/%: src/%.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(QK_CFLAGS) $< $(LIB_A) $(QK_LIBS) -o $@.tmp && mv -f $@.tmp $@
+	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $< $(LIB_A) $(QK_LIBS) -o $@.tmp
+	$(quiet)mv -f $@.tmp $@
 
 build/tests/%: tests/%.c tests/testutil.h $(LIB_A) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(QK_CFLAGS) -Itests $< $(LIB_A) $(CHECK_LIBS) $(QK_LIBS) -o $@.tmp && mv -f $@.tmp $@
+	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) -Itests $< $(LIB_A) $(CHECK_LIBS) $(QK_LIBS) -o $@.tmp
+	$(quiet)mv -f $@.tmp $@
 
 define program_folder_rule
 bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(LIB_A) $$(HEADERS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) $$(LIB_A) $$(QK_LIBS) \
-	  -o $$@.tmp && mv -f $$@.tmp $$@
+	$$(call step,LD,$$@) $$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) $$(LIB_A) \
+	  $$(QK_LIBS) -o $$@.tmp
+	$$(quiet)mv -f $$@.tmp $$@
 endef
 $(foreach p,$(PROG_DIRS),$(eval $(call program_folder_rule,$(p))))
 

@@ -21,6 +21,18 @@ DATASETS   ?=
 
 REGISTRY   := workflow/datasets.tsv
 
+# What make prints: by default one short line a step ("  PCA     qwen3-8b
+# 300 heads   2.1 s", workflow/qk-step), with a live meter on a terminal;
+# V=1 prints every command instead.
+V ?= 0
+ifeq ($(V),1)
+step =
+quiet =
+else
+step = @workflow/qk-step $(1) $(2) --
+quiet = @
+endif
+
 $(shell mkdir -p build/params build/sets)
 
 # write_record PATH, WORDS: PATH holds WORDS, one a line, and is rewritten

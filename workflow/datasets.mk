@@ -60,7 +60,7 @@ RUN_SET := $(call set_record,run,$(ORDERED_DATASETS))
 define merge_rule
 results/$(1)/$(2): $(foreach d,$(3),build/$(d)/$(4)) $(call prog,qk-merge) $(call set_record,$(1),$(3))
 	@mkdir -p $$(@D)
-	bin/qk-merge --model-from-dir$(if $(5), --strip-prefix $(5)) --output $$@ \
+	$$(call step,MERGE,$(1)/$(2)) bin/qk-merge --model-from-dir$(if $(5), --strip-prefix $(5)) --output $$@ \
 	  $(foreach d,$(3),build/$(d)/$(4))
 MERGED_TABLES += results/$(1)/$(2)
 endef

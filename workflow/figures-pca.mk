@@ -22,8 +22,8 @@ $(call param_group,pca-collage,dataset=$(PCA_COLLAGE_DATASET) seed=$(PCA_COLLAGE
 # The taxonomy thresholds of the run, as a table for the figures that draw them.
 build/pca/thresholds.tsv: build/params/pca.txt
 	@mkdir -p $(@D)
-	printf 'name\tvalue\nhigh\t%s\nlow\t%s\n' $(PCA_TAX_HIGH) $(PCA_TAX_LOW) > $@.tmp
-	mv -f $@.tmp $@
+	$(quiet)printf 'name\tvalue\nhigh\t%s\nlow\t%s\n' $(PCA_TAX_HIGH) $(PCA_TAX_LOW) > $@.tmp
+	$(quiet)mv -f $@.tmp $@
 
 PCA_REGISTRY := $(REGISTRY)
 
@@ -46,7 +46,7 @@ build/pca/collage_points.tsv build/pca/collage_panels.tsv &: \
     build/$(PCA_COLLAGE_DATASET)/store.qks $(call prog,qk-pca-collage) build/params/pca-collage.txt \
     build/params/pca-fit.txt
 	@mkdir -p build/pca
-	bin/qk-pca-collage --seed $(PCA_COLLAGE_SEED) --panels $(PCA_COLLAGE_PANELS) \
+	$(call step,COLLAGE,$(PCA_COLLAGE_DATASET)) bin/qk-pca-collage --seed $(PCA_COLLAGE_SEED) --panels $(PCA_COLLAGE_PANELS) \
 	  --max-points $(PCA_COLLAGE_POINTS) \
 	  $(if $(filter-out 0,$(PCA_MAX_ROWS)),--max-rows $(PCA_MAX_ROWS)) \
 	  --points-output build/pca/collage_points.tsv \
@@ -88,7 +88,7 @@ PCA_SUMMARY_IN := $(PCA_REGISTRY) \
 
 $(PCA_SUMMARY_OUT) &: $(PCA_SUMMARY_IN) $(call prog,qk-pca-summary) build/params/pca.txt $(RUN_SET)
 	@mkdir -p build/report
-	bin/qk-pca-summary --registry $(PCA_REGISTRY) --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) \
+	$(call step,SUMMARY,pca) bin/qk-pca-summary --registry $(PCA_REGISTRY) --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) \
 	  $(if $(filter $(PCA_CROSS_STUDY),$(PCA_STUDIES)),--components $(PCA_X)/qk.csv \
 	    --heads $(PCA_X)/qk_heads.csv) \
 	  $(if $(filter $(PCA_TRAINING_STUDY),$(PCA_STUDIES)),--training-heads $(PCA_T)/qk_heads.csv) \

@@ -53,7 +53,7 @@ PLAST_JOINT_TABLE := $(if $(strip $(PLAST_T_DATASETS)),$(PLAST_JOINT))
 ifneq ($(strip $(PLAST_T_DATASETS)),)
 $(PLAST_JOINT): $(PLAST_T)/model_summary.csv $(PLAST_T)/smollm3_model_report.csv $(REGISTRY) \
     $(call prog,qk-joint)
-	bin/qk-joint --summary $(PLAST_T)/model_summary.csv \
+	$(call step,JOINT,$@) bin/qk-joint --summary $(PLAST_T)/model_summary.csv \
 	  --plasticity $(PLAST_T)/smollm3_model_report.csv --registry $(REGISTRY) \
 	  --prefix $(call study_model_prefix,$(PLAST_T_STUDY)) --output $@
 endif
@@ -84,7 +84,7 @@ PLAST_SUMMARY_IN := $(REGISTRY) $(PLAST_BENCHMARKS) \
 $(PLAST_SUMMARY_OUT) &: $(PLAST_SUMMARY_IN) $(call prog,qk-plasticity-summary) $(RUN_SET) \
     build/params/plasticity-figures.txt
 	@mkdir -p build/report
-	bin/qk-plasticity-summary --registry $(REGISTRY) --benchmarks $(PLAST_BENCHMARKS) \
+	$(call step,SUMMARY,plasticity) bin/qk-plasticity-summary --registry $(REGISTRY) --benchmarks $(PLAST_BENCHMARKS) \
 	  $(if $(PLAST_X_DATASETS),--report $(PLAST_X)/model_report.csv \
 	    --pair2d $(PLAST_X)/model_pair2d.csv --weights $(PLAST_X)/head_component_weights.csv) \
 	  $(if $(PLAST_T_DATASETS),--joint $(PLAST_JOINT)) \

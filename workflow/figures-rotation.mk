@@ -40,7 +40,7 @@ ROT_POINTS := build/rotation/ab_points.tsv build/rotation/complement_points.tsv 
 $(ROT_POINTS) &: $(ROT_FIG_BUILD)/store.qks $(ROT_FIG_BUILD)/rotation_axes.bin \
     $(call prog,qk-rotation-points) build/params/rotation-points.txt
 	@mkdir -p build/rotation
-	bin/qk-rotation-points --seed $(ROT_FIG_SEED) --panels $(ROT_FIG_PANELS) \
+	$(call step,POINTS,$(ROT_FIG_DATASET)) bin/qk-rotation-points --seed $(ROT_FIG_SEED) --panels $(ROT_FIG_PANELS) \
 	  --max-points $(ROT_FIG_POINTS) --complement-max-points $(ROT_FIG_COMPLEMENT_POINTS) \
 	  --axes $(ROT_FIG_BUILD)/rotation_axes.bin --ab-output build/rotation/ab_points.tsv \
 	  --complement-output build/rotation/complement_points.tsv \
@@ -89,7 +89,7 @@ ROT_SUMMARY_IN := $(REGISTRY) build/params/rotation-summary.txt build/params/rot
 
 $(ROT_SUMMARY_OUT) &: $(ROT_SUMMARY_IN) $(call prog,qk-rotation-summary) $(RUN_SET)
 	@mkdir -p build/report
-	bin/qk-rotation-summary --registry $(REGISTRY) --active-tau $(ROT_ACTIVE_TAU) \
+	$(call step,SUMMARY,rotation) bin/qk-rotation-summary --registry $(REGISTRY) --active-tau $(ROT_ACTIVE_TAU) \
 	  $(if $(ROT_HAS_X),--summary $(ROT_X)/model_summary.csv --heads $(ROT_X)/rotated.csv) \
 	  $(if $(ROT_HAS_T),--training-summary $(ROT_T)/model_summary.csv \
 	    --training-heads $(ROT_T)/rotated.csv) \

@@ -18,22 +18,22 @@ define figure_rule
 figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figure.svg figures/$(1)/$(2)/figure.gp \
 figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/readme.tsv &: \
     $(foreach i,$(3),$(lastword $(subst =, ,$(i)))) $(call prog,qk-plot) templates/gnuplot/style.gp
-	bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out figures/$(1)/$(2) \
+	$$(call step,PLOT,$(1)/$(2)) bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out figures/$(1)/$(2) \
 	  $(foreach i,$(3),--input $(i))
 
 # the stores behind the figure and their provenance, by inventory column name
 figures/$(1)/$(2)/stores.tsv: $(foreach d,$(call figure_datasets,$(3)),build/$(d)/inventory.tsv) \
     $(call set_record,figure-$(1)-$(firstword $(subst _, ,$(2))),$(call figure_datasets,$(3)))
 	@mkdir -p $$(@D)
-	$$(call select_columns,$$(filter %/inventory.tsv,$$^),$$(STORE_COLUMNS),$$@)
+	$$(quiet)$$(call select_columns,$$(filter %/inventory.tsv,$$^),$$(STORE_COLUMNS),$$@)
 
 figures/$(1)/$(2)/source.tsv: figures/$(1)/$(2)/stores.tsv workflow/provenance.awk
-	awk -f workflow/provenance.awk $$< > $$@.tmp && mv -f $$@.tmp $$@
+	$$(quiet)awk -f workflow/provenance.awk $$< > $$@.tmp && mv -f $$@.tmp $$@
 
 figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/stores.tsv \
     figures/$(1)/$(2)/source.tsv templates/figure-README.md.in $(call prog,qk-report) \
     build/params/report.txt build/report/parameters.tsv
-	bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \
+	$$(call step,README,$(1)/$(2)) bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \
 	  --values figures/$(1)/$(2)/readme.tsv --values figures/$(1)/$(2)/source.tsv \
 	  --table numbers=figures/$(1)/$(2)/numbers.tsv \
 	  --table inputs=figures/$(1)/$(2)/inputs.tsv --table stores=figures/$(1)/$(2)/stores.tsv \

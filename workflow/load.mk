@@ -30,7 +30,7 @@ build/%/synth-source.txt: FORCE | bin/qk-load
 
 build/%/store.qks build/%/inventory.tsv: build/%/source.txt $$(call dataset_input,$$*) \
     $(call prog,qk-load)
-	bin/qk-load --quiet --registry $(REGISTRY) --dataset $* --source build/$*/source.txt \
+	$(call step,LOAD,$*) bin/qk-load --quiet --registry $(REGISTRY) --dataset $* --source build/$*/source.txt \
 	  $(DATA_DIR)/$* -o build/$*/store.qks --inventory build/$*/inventory.tsv
 
 # records are kept, never removed as intermediate files

@@ -17,10 +17,10 @@ PCA_FLAGS = --quiet --threads $(PCA_THREADS) \
   $(if $(filter-out 0,$(PCA_MAX_ROWS)),--max-rows $(PCA_MAX_ROWS))
 
 build/%/pca.tsv build/%/pca_heads.tsv: build/%/store.qks $(call prog,qk-pca) build/params/pca-fit.txt
-	bin/qk-pca $(PCA_FLAGS) --output build/$*/pca.tsv --heads-output build/$*/pca_heads.tsv $<
+	$(call step,PCA,$*) bin/qk-pca $(PCA_FLAGS) --output build/$*/pca.tsv --heads-output build/$*/pca_heads.tsv $<
 
 build/%/taxonomy.tsv: build/%/pca_heads.tsv $(call prog,qk-taxonomy) build/params/pca.txt
-	bin/qk-taxonomy --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) --output $@ $<
+	$(call step,TAXON,$*) bin/qk-taxonomy --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) --output $@ $<
 
 PCA_STUDIES := $(RUN_STUDIES)
 $(foreach s,$(PCA_STUDIES),\

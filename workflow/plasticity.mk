@@ -35,7 +35,7 @@ PLAST_TSVS := heads profile pair2d weights model model_profile model_pair2d
 plast_outputs = $(foreach t,$(PLAST_TSVS),build/$(1)/plasticity_$(t).tsv)
 
 $(call plast_outputs,%): build/%/store.qks $(call prog,qk-plasticity) build/params/plasticity.txt
-	bin/qk-plasticity $(PLAST_FLAGS) --out-dir build/$* $<
+	$(call step,PLAST,$*) bin/qk-plasticity $(PLAST_FLAGS) --out-dir build/$* $<
 
 plast_model_report = $(if $(filter smollm3_training_progress,$(1)),smollm3_model_report.csv,model_report.csv)
 

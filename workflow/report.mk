@@ -8,12 +8,12 @@ merge_tsv = awk 'FNR == 1 && NR != 1 { next } { print }' $(1) > $(2).tmp && mv -
 
 build/report/inventory.tsv: $(INVENTORIES) $(RUN_SET)
 	@mkdir -p $(@D)
-	$(call merge_tsv,$(INVENTORIES),$@)
+	$(quiet)$(call merge_tsv,$(INVENTORIES),$@)
 
 # Where the run's vectors came from, in one sentence (the inventory has it
 # per dataset).
 build/report/source.tsv: build/report/inventory.tsv workflow/provenance.awk
-	awk -f workflow/provenance.awk $< > $@.tmp && mv -f $@.tmp $@
+	$(quiet)awk -f workflow/provenance.awk $< > $@.tmp && mv -f $@.tmp $@
 
 # Provenance tables for the report and every figure README: the parameters
 # of every stage (build/params/*.txt, written by param_group) and the
@@ -21,11 +21,11 @@ build/report/source.tsv: build/report/inventory.tsv workflow/provenance.awk
 # (the list of groups is recorded at the end of the Makefile)
 build/report/parameters.tsv: build/sets/param-groups.txt $$(patsubst %,build/params/%.txt,$$(sort $$(PARAM_GROUPS)))
 	@mkdir -p $(@D)
-	awk 'BEGIN { OFS = "\t"; print "stage", "parameter", "value" } \
+	$(quiet)awk 'BEGIN { OFS = "\t"; print "stage", "parameter", "value" } \
 	  { g = FILENAME; sub(/.*\//, "", g); sub(/\.txt$$/, "", g); \
 	    i = index($$0, "="); print g, substr($$0, 1, i - 1), substr($$0, i + 1) }' \
 	  $(filter build/params/%,$^) > $@.tmp
-	mv -f $@.tmp $@
+	$(quiet)mv -f $@.tmp $@
 
 SUITE_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(call param_group,report,version=$(SUITE_VERSION))
@@ -43,7 +43,7 @@ REPORT_INPUTS += $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES)
 report/index.html: templates/report.html.in $(call prog,qk-report) $(REPORT_INPUTS) \
                    build/params/report.txt $(RUN_SET) $(ALL_FIGURES)
 	@mkdir -p $(@D)
-	bin/qk-report --template $< --output $@ $(REPORT_FLAGS)
+	$(call step,REPORT,$@) bin/qk-report --template $< --output $@ $(REPORT_FLAGS)
 
 .PHONY: report
 report: report/index.html

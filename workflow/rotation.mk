@@ -31,13 +31,13 @@ rot_checkpoint = $(if $(filter smollm3_training_progress,$(call study_of,$(1))),
 
 build/%/rotation.tsv build/%/rotation_axes.bin: build/%/store.qks $(call prog,qk-rotate) \
     build/params/rotation.txt
-	bin/qk-rotate $(ROT_FLAGS) --family $(call rot_family,$*) --checkpoint $(call rot_checkpoint,$*) \
+	$(call step,ROTATE,$*) bin/qk-rotate $(ROT_FLAGS) --family $(call rot_family,$*) --checkpoint $(call rot_checkpoint,$*) \
 	  --output build/$*/rotation.tsv --axes-output build/$*/rotation_axes.bin $<
 
 build/%/rotated.tsv build/%/complement_pairs.tsv build/%/complement_heads.tsv: build/%/store.qks \
     build/%/rotation.tsv build/%/rotation_axes.bin $(call prog,qk-complement) \
     build/params/rotation-complement.txt
-	bin/qk-complement --quiet --threads $(ROT_THREADS) --active-tau $(ROT_ACTIVE_TAU) \
+	$(call step,COMPLEM,$*) bin/qk-complement --quiet --threads $(ROT_THREADS) --active-tau $(ROT_ACTIVE_TAU) \
 	  --axes build/$*/rotation_axes.bin --rotation build/$*/rotation.tsv \
 	  --pairs-output build/$*/complement_pairs.tsv --heads-output build/$*/complement_heads.tsv \
 	  --rotated-output build/$*/rotated.tsv $<
@@ -56,7 +56,7 @@ $(call merge,$(1),rotated.csv,$(2),rotated.tsv,$(3))
 $(call merge,$(1),complement_pairs.csv,$(2),complement_pairs.tsv,$(3))
 
 results/$(1)/model_summary.csv: results/$(1)/rotated.csv $(call prog,qk-rotate)
-	bin/qk-rotate --summary --output $$@ $$<
+	$$(call step,SUMMARY,$$@) bin/qk-rotate --summary --output $$@ $$<
 
 ROT_TABLES += results/$(1)/rotated.csv results/$(1)/complement_pairs.csv results/$(1)/model_summary.csv
 endef

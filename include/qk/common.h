@@ -45,6 +45,14 @@ char *qk_strdup(const char *s);
 void qk_progress_set_quiet(int quiet);
 void qk_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A one-line meter "LABEL DONE/TOTAL UNIT   N s left", redrawn in place on
+ * stderr when the program runs under workflow/qk-step on a terminal (the
+ * label comes from QK_STEP); silent otherwise. Thread-safe callers only
+ * (the head runner calls it under its lock). */
+void qk_meter(long done, long total, const char *unit);
+/* Erases the meter's line before the step prints its summary. */
+void qk_meter_clear(void);
+
 /* An output written to PATH.tmp.XXXXXX in the same directory and renamed
  * into place on commit, so a reader never sees a half-written file. */
 typedef struct qk_atomic {

@@ -114,6 +114,48 @@ void qk_progress(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* The meter: one updating line on a terminal, for a program run by
+ * workflow/qk-step, which puts the step's label in QK_STEP only when its
+ * stderr is a terminal. Updates come at most four times a second. */
+static struct {
+    int state; /* 0 unknown, 1 on, -1 off */
+    const char *label;
+    double start, last;
+} meter;
+
+static int meter_on(void)
+{
+    if (meter.state == 0) {
+        meter.label = getenv("QK_STEP");
+        meter.state = meter.label && *meter.label && isatty(STDERR_FILENO) ? 1 : -1;
+        meter.start = qk_now();
+    }
+    return meter.state > 0;
+}
+
+void qk_meter(long done, long total, const char *unit)
+{
+    if (!meter_on() || total <= 0)
+        return;
+    double now = qk_now();
+    if (done < total && now - meter.last < 0.25)
+        return;
+    meter.last = now;
+    double elapsed = now - meter.start;
+    fprintf(stderr, "\r\033[K%s %ld/%ld %s", meter.label, done, total, unit);
+    if (done > 0 && done < total)
+        fprintf(stderr, "   %.0f s left", elapsed / (double)done * (double)(total - done));
+    fflush(stderr);
+}
+
+void qk_meter_clear(void)
+{
+    if (meter.state > 0) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+}
+
 int qk_atomic_open(qk_atomic *a, const char *path, qk_err *err)
 {
     memset(a, 0, sizeof *a);

@@ -105,6 +105,7 @@ static void finish_group(run_state *st, int n, int failed_job, const qk_err *err
     st->failed |= failed_job >= 0;
     int before = st->done, every = st->r->progress_every;
     int done = st->done += n;
+    qk_meter(done, st->r->n_jobs, "heads");
     pthread_mutex_unlock(&st->lock);
     if (every > 0 && done / every > before / every)
         qk_progress("%d / %d heads", done / every * every, st->r->n_jobs);
@@ -151,6 +152,7 @@ int qk_head_run(const qk_head_runner *r, int n_threads, qk_err *err)
     for (int i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
     pthread_mutex_destroy(&st.lock);
+    qk_meter_clear();
     free(st.order);
     free(st.group_start);
     if (st.failed) {
