@@ -29,6 +29,7 @@ export QK_LOCKED := $(CURDIR)
 
 include workflow/build.mk
 include workflow/config.mk
+include workflow/blas.mk
 include workflow/datasets.mk
 include workflow/synth.mk
 include workflow/load.mk

@@ -7,7 +7,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "qk/blas.h"
 #include "qk/common.h"
 #include "qk/table.h"
 #include "qk/values.h"
@@ -17,6 +19,7 @@ static void usage(FILE *fp)
     fprintf(fp,
         "Usage: qk-report --template FILE --output FILE [--values TSV]... [--table NAME=TSV]...\n"
         "                 [--set KEY=VALUE]... [--html|--markdown]\n"
+        "       qk-report --blas-info\n"
         "\n"
         "Renders a template. Directives, written {{...}}:\n"
         "  {{key}}                    a value from --values files (key<TAB>value lines)\n"
@@ -36,6 +39,8 @@ static void usage(FILE *fp)
         "  -T, --table NAME=FILE a TSV table with a header line (may repeat)\n"
         "  -s, --set KEY=VALUE   one value (may repeat)\n"
         "      --markdown        render tables as Markdown (default HTML)\n"
+        "      --blas-info       print the BLAS in use as values (blas_library, blas_core)\n"
+        "                        and fail when OPENBLAS_CORETYPE names another kernel\n"
         "  -h, --help            this text\n"
         "      --version         print the version\n");
 }
@@ -295,6 +300,21 @@ static void render(const renderer *r, const char *tpl, FILE *fp, int depth)
     }
 }
 
+/* The BLAS in use, as --values lines. A kernel asked for through
+ * OPENBLAS_CORETYPE that OpenBLAS does not run (unknown name, or a CPU
+ * without its instructions) is an error: the results would silently come
+ * from another kernel than the one recorded. */
+static int print_blas_info(void)
+{
+    const char *want = getenv("OPENBLAS_CORETYPE");
+    const char *core = qk_blas_core();
+    if (want && *want && strcasecmp(want, core) != 0)
+        qk_die(QK_EXIT_DATA, NULL, "OPENBLAS_CORETYPE=%s asked for, but OpenBLAS runs %s "
+                                   "(set BLAS_CORE to a kernel this CPU has)", want, core);
+    printf("blas_library\t%s\nblas_core\t%s\n", qk_blas_config(), core);
+    return QK_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-report");
@@ -303,6 +323,7 @@ int main(int argc, char **argv)
         {"values", required_argument, NULL, 'v'},   {"table", required_argument, NULL, 'T'},
         {"set", required_argument, NULL, 's'},      {"markdown", no_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
+        {"blas-info", no_argument, NULL, 'B'},
         {NULL, 0, NULL, 0}};
     renderer r;
     memset(&r, 0, sizeof r);
@@ -325,6 +346,7 @@ int main(int argc, char **argv)
         case 'm': r.markdown = 1; break;
         case 'h': usage(stdout); return QK_EXIT_OK;
         case 'V': printf("qk-report %s\n", QK_VERSION_STRING); return QK_EXIT_OK;
+        case 'B': return print_blas_info();
         default: usage(stderr); return QK_EXIT_USAGE;
         }
     }

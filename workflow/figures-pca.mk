@@ -44,7 +44,7 @@ PCA_FIGURE_READMES += $(foreach f,01_pc_roles 02_rq_vs_rk_scatter 03_layer_heatm
 ifneq ($(filter $(PCA_COLLAGE_DATASET),$(RUN_DATASETS)),)
 build/pca/collage_points.tsv build/pca/collage_panels.tsv &: \
     build/$(PCA_COLLAGE_DATASET)/store.qks $(call prog,qk-pca-collage) build/params/pca-collage.txt \
-    build/params/pca-fit.txt
+    build/params/pca-fit.txt build/params/blas.txt
 	@mkdir -p build/pca
 	$(call step,COLLAGE,$(PCA_COLLAGE_DATASET)) bin/qk-pca-collage --seed $(PCA_COLLAGE_SEED) --panels $(PCA_COLLAGE_PANELS) \
 	  --max-points $(PCA_COLLAGE_POINTS) \

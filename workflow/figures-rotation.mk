@@ -38,7 +38,7 @@ ROT_POINTS := build/rotation/ab_points.tsv build/rotation/complement_points.tsv 
   build/rotation/points_panels.tsv
 
 $(ROT_POINTS) &: $(ROT_FIG_BUILD)/store.qks $(ROT_FIG_BUILD)/rotation_axes.bin \
-    $(call prog,qk-rotation-points) build/params/rotation-points.txt
+    $(call prog,qk-rotation-points) build/params/rotation-points.txt build/params/blas.txt
 	@mkdir -p build/rotation
 	$(call step,POINTS,$(ROT_FIG_DATASET)) bin/qk-rotation-points --seed $(ROT_FIG_SEED) --panels $(ROT_FIG_PANELS) \
 	  --max-points $(ROT_FIG_POINTS) --complement-max-points $(ROT_FIG_COMPLEMENT_POINTS) \

@@ -16,7 +16,8 @@ $(call param_group,pca-fit,max_rows=$(PCA_MAX_ROWS))
 PCA_FLAGS = --quiet --threads $(PCA_THREADS) \
   $(if $(filter-out 0,$(PCA_MAX_ROWS)),--max-rows $(PCA_MAX_ROWS))
 
-build/%/pca.tsv build/%/pca_heads.tsv: build/%/store.qks $(call prog,qk-pca) build/params/pca-fit.txt
+build/%/pca.tsv build/%/pca_heads.tsv: build/%/store.qks $(call prog,qk-pca) build/params/pca-fit.txt \
+    build/params/blas.txt
 	$(call step,PCA,$*) bin/qk-pca $(PCA_FLAGS) --output build/$*/pca.tsv --heads-output build/$*/pca_heads.tsv $<
 
 build/%/taxonomy.tsv: build/%/pca_heads.tsv $(call prog,qk-taxonomy) build/params/pca.txt

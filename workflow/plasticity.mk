@@ -34,7 +34,8 @@ PLAST_FLAGS = --quiet --threads $(PLAST_THREADS) --cov $(PLAST_COV) \
 PLAST_TSVS := heads profile pair2d weights model model_profile model_pair2d
 plast_outputs = $(foreach t,$(PLAST_TSVS),build/$(1)/plasticity_$(t).tsv)
 
-$(call plast_outputs,%): build/%/store.qks $(call prog,qk-plasticity) build/params/plasticity.txt
+$(call plast_outputs,%): build/%/store.qks $(call prog,qk-plasticity) build/params/plasticity.txt \
+    build/params/blas.txt
 	$(call step,PLAST,$*) bin/qk-plasticity $(PLAST_FLAGS) --out-dir build/$* $<
 
 plast_model_report = $(if $(filter smollm3_training_progress,$(1)),smollm3_model_report.csv,model_report.csv)

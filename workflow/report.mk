@@ -33,8 +33,10 @@ $(call param_group,report,version=$(SUITE_VERSION))
 # Each study's .mk adds its section's tables and values:
 #   REPORT_FLAGS += --table NAME=FILE --values FILE   and   REPORT_INPUTS += FILE ...
 REPORT_FLAGS += --set suite_version=$(SUITE_VERSION) --values build/report/source.tsv \
+  --values build/report/blas.tsv \
   --table inventory=build/report/inventory.tsv --table parameters=build/report/parameters.tsv
 REPORT_INPUTS += build/report/inventory.tsv build/report/source.tsv build/report/parameters.tsv \
+  build/report/blas.tsv \
   $(wildcard templates/sections/*.html.in)
 
 # every study table is part of the result, quoted or not

@@ -1,0 +1,25 @@
+# The BLAS kernel. OpenBLAS picks its kernel for the CPU it runs on, and the
+# kernel decides the last bits of every result: two machines with other
+# kernels agree only to about 1e-15 relative. So the pipeline fixes it:
+# BLAS_CORE (default Haswell, the AVX2 kernel every x86-64 CPU since 2013
+# runs; an OPENBLAS_CORETYPE already set in the environment wins) is
+# exported as OPENBLAS_CORETYPE to every program, and BLAS_CORE=native lets
+# OpenBLAS choose. The kernel and the library version are a parameter group
+# of every stage that calls BLAS, and the report and archive MANIFEST record
+# them (build/report/blas.tsv, from qk-report --blas-info, which also fails
+# if OpenBLAS does not run the kernel asked for).
+
+BLAS_AUTO := $(if $(filter x86_64,$(shell uname -m)),$(if $(shell grep -qw avx2 /proc/cpuinfo \
+  2>/dev/null && echo y),Haswell,native),native)
+BLAS_CORE ?= $(or $(OPENBLAS_CORETYPE),$(BLAS_AUTO))
+ifeq ($(BLAS_CORE),native)
+unexport OPENBLAS_CORETYPE
+else
+export OPENBLAS_CORETYPE := $(BLAS_CORE)
+endif
+BLAS_VERSION := $(shell dpkg-query -W -f='$${Version}' libopenblas0 2>/dev/null)
+$(call param_group,blas,core=$(BLAS_CORE) openblas=$(or $(BLAS_VERSION),unknown))
+
+build/report/blas.tsv: build/params/blas.txt $(call prog,qk-report)
+	@mkdir -p $(@D)
+	$(quiet)bin/qk-report --blas-info > $@.tmp && mv -f $@.tmp $@
