@@ -3,7 +3,8 @@
 #
 #   slurm_up DIR    start munged, slurmctld and slurmd as root, every file
 #                   (config, keys, sockets, spool, logs, pid files) in DIR,
-#                   without systemd; installs the Debian packages if missing.
+#                   without systemd; installs the Debian packages if missing
+#                   (and procps, for the tests' pgrep and ps).
 #   slurm_down DIR  cancel what is left in the queue, then stop each daemon
 #                   by its pid file. Safe to call twice or after a failed
 #                   slurm_up, so it belongs in an EXIT trap.
@@ -19,7 +20,7 @@
 #                       lets tests check that flags reach srun
 #   QK_SLURM_START_S    seconds slurm_up took, daemons to idle node
 
-QK_SLURM_PKGS="slurmctld slurmd slurm-client munge"
+QK_SLURM_PKGS="slurmctld slurmd slurm-client munge procps"
 
 slurm_install() {
     local p missing=""
