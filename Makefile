@@ -43,6 +43,7 @@ include workflow/figures-plasticity.mk
 include workflow/report.mk
 include workflow/archive.mk
 include workflow/check.mk
+include workflow/slurm.mk
 include workflow/browser.mk
 include workflow/bench.mk
 
@@ -89,5 +90,6 @@ help:
 	@echo "make bench-plasticity  qk-plasticity per head and per model against numpy"
 	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/"
 	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"
+	@echo "make check-slurm     workflow/qk-srun on a one-node Slurm cluster (root; installs slurm if missing)"
 	@echo "make clean           remove build outputs (keeps data/synth)"
 	@echo "variables: DATA=<dir of downloads>  DATASETS=\"id id ...\"  SCALE=demo|thesis  SEED=<n>"
