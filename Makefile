@@ -90,6 +90,7 @@ help:
 	@echo "make bench-plasticity  qk-plasticity per head and per model against numpy"
 	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/"
 	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"
-	@echo "make check-slurm     workflow/qk-srun on a one-node Slurm cluster (root; installs slurm if missing)"
+	@echo "make check-slurm     qk-srun and CLUSTER=slurm on a one-node Slurm cluster (root; installs slurm)"
 	@echo "make clean           remove build outputs (keeps data/synth)"
 	@echo "variables: DATA=<dir of downloads>  DATASETS=\"id id ...\"  SCALE=demo|thesis  SEED=<n>"
+	@echo "           V=1 (every command)  CLUSTER=slurm SLURM_FLAGS=\"...\"  BLAS_CORE=<kernel>|native"

@@ -24,13 +24,28 @@ REGISTRY   := workflow/datasets.tsv
 # What make prints: by default one short line a step ("  PCA     qwen3-8b
 # 300 heads   2.1 s", workflow/qk-step), with a live meter on a terminal;
 # V=1 prints every command instead.
+#   $(call step,LABEL,NAME) COMMAND                  a light step, always local
+#   $(call job,LABEL,DATASET,THREADS,INPUT,OUTPUTS) COMMAND
+#                                                    a heavy per-dataset stage:
+# with CLUSTER=slurm it runs as one Slurm job (workflow/qk-srun) with
+# THREADS CPUs, sized from INPUT, and succeeds only if it left OUTPUTS.
 V ?= 0
+CLUSTER ?=
+ifneq ($(filter-out slurm,$(CLUSTER)),)
+$(error CLUSTER=$(CLUSTER): the only cluster known is slurm)
+endif
 ifeq ($(V),1)
 step =
 quiet =
 else
 step = @workflow/qk-step $(1) $(2) --
 quiet = @
+endif
+ifeq ($(CLUSTER),slurm)
+job = @workflow/qk-step $(if $(filter 1,$(V)),--verbose) --slurm --cpus $(3) --input $(4) \
+  $(foreach o,$(5),--output $(o)) $(1) $(2) --
+else
+job = $(step)
 endif
 
 $(shell mkdir -p build/params build/sets)

@@ -30,7 +30,8 @@ build/%/synth-source.txt: FORCE | bin/qk-load
 
 build/%/store.qks build/%/inventory.tsv: build/%/source.txt $$(call dataset_input,$$*) \
     $(call prog,qk-load)
-	$(call step,LOAD,$*) bin/qk-load --quiet --registry $(REGISTRY) --dataset $* --source build/$*/source.txt \
+	$(call job,LOAD,$*,1,build/$*/source.txt,build/$*/store.qks build/$*/inventory.tsv) \
+	  bin/qk-load --quiet --registry $(REGISTRY) --dataset $* --source build/$*/source.txt \
 	  $(DATA_DIR)/$* -o build/$*/store.qks --inventory build/$*/inventory.tsv
 
 # records are kept, never removed as intermediate files

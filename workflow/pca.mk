@@ -18,7 +18,7 @@ PCA_FLAGS = --quiet --threads $(PCA_THREADS) \
 
 build/%/pca.tsv build/%/pca_heads.tsv: build/%/store.qks $(call prog,qk-pca) build/params/pca-fit.txt \
     build/params/blas.txt
-	$(call step,PCA,$*) bin/qk-pca $(PCA_FLAGS) --output build/$*/pca.tsv --heads-output build/$*/pca_heads.tsv $<
+	$(call job,PCA,$*,$(PCA_THREADS),$<,build/$*/pca.tsv build/$*/pca_heads.tsv) bin/qk-pca $(PCA_FLAGS) --output build/$*/pca.tsv --heads-output build/$*/pca_heads.tsv $<
 
 build/%/taxonomy.tsv: build/%/pca_heads.tsv $(call prog,qk-taxonomy) build/params/pca.txt
 	$(call step,TAXON,$*) bin/qk-taxonomy --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) --output $@ $<

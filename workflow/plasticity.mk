@@ -36,7 +36,7 @@ plast_outputs = $(foreach t,$(PLAST_TSVS),build/$(1)/plasticity_$(t).tsv)
 
 $(call plast_outputs,%): build/%/store.qks $(call prog,qk-plasticity) build/params/plasticity.txt \
     build/params/blas.txt
-	$(call step,PLAST,$*) bin/qk-plasticity $(PLAST_FLAGS) --out-dir build/$* $<
+	$(call job,PLAST,$*,$(PLAST_THREADS),$<,$(call plast_outputs,$*)) bin/qk-plasticity $(PLAST_FLAGS) --out-dir build/$* $<
 
 plast_model_report = $(if $(filter smollm3_training_progress,$(1)),smollm3_model_report.csv,model_report.csv)
 

@@ -31,13 +31,15 @@ rot_checkpoint = $(if $(filter smollm3_training_progress,$(call study_of,$(1))),
 
 build/%/rotation.tsv build/%/rotation_axes.bin: build/%/store.qks $(call prog,qk-rotate) \
     build/params/rotation.txt build/params/blas.txt
-	$(call step,ROTATE,$*) bin/qk-rotate $(ROT_FLAGS) --family $(call rot_family,$*) --checkpoint $(call rot_checkpoint,$*) \
+	$(call job,ROTATE,$*,$(ROT_THREADS),$<,build/$*/rotation.tsv build/$*/rotation_axes.bin) \
+	  bin/qk-rotate $(ROT_FLAGS) --family $(call rot_family,$*) --checkpoint $(call rot_checkpoint,$*) \
 	  --output build/$*/rotation.tsv --axes-output build/$*/rotation_axes.bin $<
 
 build/%/rotated.tsv build/%/complement_pairs.tsv build/%/complement_heads.tsv: build/%/store.qks \
     build/%/rotation.tsv build/%/rotation_axes.bin $(call prog,qk-complement) \
     build/params/rotation-complement.txt build/params/blas.txt
-	$(call step,COMPLEM,$*) bin/qk-complement --quiet --threads $(ROT_THREADS) --active-tau $(ROT_ACTIVE_TAU) \
+	$(call job,COMPLEM,$*,$(ROT_THREADS),$<,build/$*/rotated.tsv build/$*/complement_pairs.tsv \
+	  build/$*/complement_heads.tsv) bin/qk-complement --quiet --threads $(ROT_THREADS) --active-tau $(ROT_ACTIVE_TAU) \
 	  --axes build/$*/rotation_axes.bin --rotation build/$*/rotation.tsv \
 	  --pairs-output build/$*/complement_pairs.tsv --heads-output build/$*/complement_heads.tsv \
 	  --rotated-output build/$*/rotated.tsv $<

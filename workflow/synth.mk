@@ -7,7 +7,7 @@ SYNTH_FLAGS = --scale $(SCALE) --seed $(SEED) --mode $(SYNTH_MODE) --quiet
 
 data/synth/%/synth-truth.tsv: build/%/synth-source.txt $(call prog,qk-synth)
 	@mkdir -p data/synth
-	$(call step,SYNTH,$*) bin/qk-synth --out data/synth --registry $(REGISTRY) --dataset $* $(SYNTH_FLAGS)
+	$(call job,SYNTH,$*,1,build/$*/synth-source.txt,$@) bin/qk-synth --out data/synth --registry $(REGISTRY) --dataset $* $(SYNTH_FLAGS)
 
 .PHONY: synth
 synth: $(foreach d,$(RUN_DATASETS),data/synth/$(d)/synth-truth.tsv)
