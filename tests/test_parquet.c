@@ -991,9 +991,47 @@ START_TEST(t_error_unsupported)
     free(values);
 
     plain_table(cols, &values);
+    cols[3].codec = 4;
+    expect_error(cols, 4, ROWS, "column vector: unsupported compression "
+                                "BROTLI");
+    free(values);
+
+    /* encodings of other types, and an unknown one */
+    plain_table(cols, &values);
+    cols[2].pages[0].encoding = 6;
+    expect_error(cols, 4, ROWS,
+                 "column position: unsupported encoding "
+                 "DELTA_LENGTH_BYTE_ARRAY for INT32");
+    free(values);
+
+    plain_table(cols, &values);
+    cols[3].pages[0].encoding = 5;
+    expect_error(cols, 4, ROWS,
+                 "column vector: unsupported encoding DELTA_BINARY_PACKED "
+                 "for FLOAT");
+    free(values);
+
+    /* a PLAIN page read as DELTA_BINARY_PACKED: block size 3 */
+    plain_table(cols, &values);
     cols[2].pages[0].encoding = 5;
     expect_error(cols, 4, ROWS,
-                 "column position: unsupported encoding DELTA_BINARY_PACKED");
+                 "column position: bad DELTA_BINARY_PACKED header (block "
+                 "size 3, 0 miniblocks)");
+    free(values);
+
+    /* BYTE_STREAM_SPLIT values one byte short */
+    plain_table(cols, &values);
+    cols[3].pages[0].encoding = 9;
+    cols[3].pages[0].body.len--;
+    expect_error(cols, 4, ROWS,
+                 "column vector: BYTE_STREAM_SPLIT data of 79 bytes is not a "
+                 "multiple of the value width 4");
+    free(values);
+
+    plain_table(cols, &values);
+    cols[0].pages[0].encoding = 10;
+    expect_error(cols, 4, ROWS,
+                 "column bucket: unsupported encoding (unknown encoding)");
     free(values);
 
     plain_table(cols, &values);

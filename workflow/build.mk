@@ -1,7 +1,7 @@
 # Compiling the suite: one static library (src/lib) and thin programs
 # (src/qk-*.c), warning-free with gcc -O2 -Wall -Wextra.
 
-PKGS      := openblas lapacke libzstd snappy zlib libarchive
+PKGS      := openblas lapacke libzstd snappy zlib libarchive liblz4
 CC        ?= gcc
 CFLAGS    ?= -O2 -g
 QK_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude \
