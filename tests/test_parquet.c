@@ -1836,6 +1836,32 @@ START_TEST(t_token_str_byte_arrays)
 }
 END_TEST
 
+START_TEST(t_error_lz4_raw_page_size)
+{
+    size_t len;
+    uint8_t *data = load("parquet-encodings/duckdb-v2-lz4raw.parquet", &len);
+    uint64_t start, size;
+    qk_err err;
+    ck_assert_int_eq(qk_parquet_chunk_range(data, len, 0, "position", &start,
+                                            &size, &err),
+                     0);
+    size_t voff, vlen;
+    find_header_field(data, len, start, 2, 0, &voff, &vlen);
+    int32_t full = varint_value(data, voff, vlen);
+    patch_varint(data, voff, vlen, full + 2);
+    char expect[128];
+    snprintf(expect, sizeof expect,
+             "column position: page size mismatch: LZ4_RAW data holds %d "
+             "bytes, header says %d",
+             full, full + 2);
+    expect_decode_error(data, len, expect);
+    patch_varint(data, voff, vlen, full - 2);
+    expect_decode_error(data, len, "column position: corrupt LZ4_RAW page "
+                                   "data");
+    free(data);
+}
+END_TEST
+
 /* ---- Fuzzing: truncations and flipped bytes never crash ---- */
 
 static int try_decode(const uint8_t *data, size_t len)
@@ -1929,6 +1955,7 @@ int main(void)
     tcase_add_test(tc, t_error_lfs_empty_random);
     tcase_add_test(tc, t_error_pages);
     tcase_add_test(tc, t_error_uncompressed_page_size);
+    tcase_add_test(tc, t_error_lz4_raw_page_size);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("encodings");

@@ -1171,6 +1171,13 @@ START_TEST(test_bad_arguments)
                      -1);
     ck_assert_str_eq(err.msg, "unsupported codec 3");
     qk_pq_write_opts_default(&o);
+    o.int_encoding = 4;
+    ck_assert_int_eq(qk_parquet_write_file(path, &o, 4, 8, t.bucket,
+                                           t.example_id, t.position, t.vector,
+                                           &err),
+                     -1);
+    ck_assert_str_eq(err.msg, "unsupported int encoding 4");
+    qk_pq_write_opts_default(&o);
     ck_assert_int_eq(qk_parquet_write_file(path, &o, 4, 0, t.bucket,
                                            t.example_id, t.position, t.vector,
                                            &err),
