@@ -37,7 +37,7 @@ for truth in tests/data/sniffed-mini/*/truth.json; do
     expect_status 0 "stats $config"
     expect_stats_match "$truth" "stats $config equal truth.json"
 done
-for truth in tests/data/parquet-variants/*.truth.json; do
+for truth in tests/data/parquet-variants/*.truth.json tests/data/parquet-encodings/*.truth.json; do
     file=${truth%.truth.json}.parquet
     run bin/qk-load --stats "$file"
     expect_status 0 "stats $(basename "$file")"

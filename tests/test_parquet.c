@@ -2,6 +2,7 @@
  * every fixture against its truth.json, error paths on patched fixtures
  * and on small files built here, and a fuzz pass. */
 #include <fcntl.h>
+#include <lz4.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "qk/parquet.h"
+#include "qk/pqwrite.h"
 #include "qk/thrift.h"
 #include "testutil.h"
 
@@ -40,7 +42,12 @@ static const char *const fixtures[] = {
     "parquet-variants/d64",            "parquet-variants/d128-8000",
     "sniffed-mini/l00h00q/data",       "sniffed-mini/l00h03q/data",
     "sniffed-mini/l01h01q/data",       "sniffed-mini/l00h00k/data",
-    "sniffed-mini/l00h01k/data",       "sniffed-mini/l01h00k/data"};
+    "sniffed-mini/l00h01k/data",       "sniffed-mini/l01h00k/data",
+    "parquet-encodings/arrow-v2-delta-lz4raw",
+    "parquet-encodings/arrow-v2-dict-zstd",
+    "parquet-encodings/arrow-v2-none",
+    "parquet-encodings/duckdb-v2-lz4raw",
+    "parquet-encodings/duckdb-v2-zstd"};
 #define NFIXTURES ((int)(sizeof fixtures / sizeof fixtures[0]))
 
 /* truth.json beside X.parquet is X.truth.json, or truth.json beside
@@ -171,6 +178,98 @@ START_TEST(t_read_file)
     snprintf(path, sizeof path, "%s/no-such-file.parquet", data_dir());
     ck_assert_int_eq(qk_parquet_read_file(path, &t, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "cannot open"));
+}
+END_TEST
+
+/* ---- The re-encoded fixtures value by value ---- */
+
+/* parquet-encodings/: one planted table saved by arrow-rs (parquet-wasm)
+ * and DuckDB with DELTA_BINARY_PACKED, BYTE_STREAM_SPLIT, DELTA_(LENGTH_)
+ * BYTE_ARRAY, DATA_PAGE_V2 and LZ4_RAW; truth.tsv holds every value. */
+static const char *const encoding_fixtures[] = {
+    "arrow-v2-delta-lz4raw", "arrow-v2-dict-zstd", "arrow-v2-none",
+    "duckdb-v2-lz4raw", "duckdb-v2-zstd"};
+#define NENCODING_FIXTURES \
+    ((int)(sizeof encoding_fixtures / sizeof encoding_fixtures[0]))
+
+enum { TRUTH_ROWS = 300, TRUTH_DIM = 16 };
+
+typedef struct truth_table {
+    int32_t bucket[TRUTH_ROWS], example_id[TRUTH_ROWS], position[TRUTH_ROWS];
+    uint32_t vector[TRUTH_ROWS * TRUTH_DIM]; /* float bits */
+    char *token[TRUTH_ROWS];                 /* NULL for a null */
+    char *text;
+} truth_table;
+
+/* Parses truth.tsv: bucket, example_id, position, token_str (\N: null)
+ * and the vector as comma-separated hex float bits. */
+static truth_table *load_truth(void)
+{
+    truth_table *t = calloc(1, sizeof *t);
+    size_t len;
+    t->text = (char *)load("parquet-encodings/truth.tsv", &len);
+    t->text = realloc(t->text, len + 1);
+    t->text[len] = '\0';
+    int row = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(t->text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#')
+            continue;
+        ck_assert_int_lt(row, TRUTH_ROWS);
+        char *p = line;
+        t->bucket[row] = (int32_t)strtol(p, &p, 10);
+        t->example_id[row] = (int32_t)strtol(p + 1, &p, 10);
+        t->position[row] = (int32_t)strtol(p + 1, &p, 10);
+        char *tab = strchr(p + 1, '\t');
+        ck_assert_ptr_nonnull(tab);
+        *tab = '\0';
+        t->token[row] = strcmp(p + 1, "\\N") == 0 ? NULL : p + 1;
+        p = tab;
+        for (int k = 0; k < TRUTH_DIM; k++)
+            t->vector[row * TRUTH_DIM + k] = (uint32_t)strtoul(p + 1, &p, 16);
+        ck_assert_int_eq(*p, '\0');
+        row++;
+    }
+    ck_assert_int_eq(row, TRUTH_ROWS);
+    return t;
+}
+
+static void free_truth(truth_table *t)
+{
+    free(t->text);
+    free(t);
+}
+
+START_TEST(t_encodings_every_value)
+{
+    truth_table *truth = load_truth();
+    char rel[256];
+    snprintf(rel, sizeof rel, "parquet-encodings/%s.parquet",
+             encoding_fixtures[_i]);
+    size_t len;
+    uint8_t *data = load(rel, &len);
+    qk_pq_table t;
+    qk_err err;
+    ck_assert_msg(qk_parquet_decode(data, len, &t, &err) == 0, "%s: %s", rel,
+                  err.msg);
+    ck_assert_int_eq(t.rows, TRUTH_ROWS);
+    ck_assert_int_eq(t.dim, TRUTH_DIM);
+    for (int r = 0; r < TRUTH_ROWS; r++) {
+        ck_assert_int_eq(t.bucket[r], truth->bucket[r]);
+        ck_assert_int_eq(t.example_id[r], truth->example_id[r]);
+        ck_assert_int_eq(t.position[r], truth->position[r]);
+    }
+    for (int i = 0; i < TRUTH_ROWS * TRUTH_DIM; i++) {
+        uint32_t bits;
+        memcpy(&bits, &t.vector[i], 4);
+        ck_assert_msg(bits == truth->vector[i],
+                      "%s: vector[%d] = %08x, not %08x", rel, i, bits,
+                      truth->vector[i]);
+    }
+    qk_pq_table_free(&t);
+    free(data);
+    free_truth(truth);
 }
 END_TEST
 
@@ -991,9 +1090,47 @@ START_TEST(t_error_unsupported)
     free(values);
 
     plain_table(cols, &values);
+    cols[3].codec = 4;
+    expect_error(cols, 4, ROWS, "column vector: unsupported compression "
+                                "BROTLI");
+    free(values);
+
+    /* encodings of other types, and an unknown one */
+    plain_table(cols, &values);
+    cols[2].pages[0].encoding = 6;
+    expect_error(cols, 4, ROWS,
+                 "column position: unsupported encoding "
+                 "DELTA_LENGTH_BYTE_ARRAY for INT32");
+    free(values);
+
+    plain_table(cols, &values);
+    cols[3].pages[0].encoding = 5;
+    expect_error(cols, 4, ROWS,
+                 "column vector: unsupported encoding DELTA_BINARY_PACKED "
+                 "for FLOAT");
+    free(values);
+
+    /* a PLAIN page read as DELTA_BINARY_PACKED: block size 3 */
+    plain_table(cols, &values);
     cols[2].pages[0].encoding = 5;
     expect_error(cols, 4, ROWS,
-                 "column position: unsupported encoding DELTA_BINARY_PACKED");
+                 "column position: bad DELTA_BINARY_PACKED header (block "
+                 "size 3, 0 miniblocks)");
+    free(values);
+
+    /* BYTE_STREAM_SPLIT values one byte short */
+    plain_table(cols, &values);
+    cols[3].pages[0].encoding = 9;
+    cols[3].pages[0].body.len--;
+    expect_error(cols, 4, ROWS,
+                 "column vector: BYTE_STREAM_SPLIT data of 79 bytes is not a "
+                 "multiple of the value width 4");
+    free(values);
+
+    plain_table(cols, &values);
+    cols[0].pages[0].encoding = 10;
+    expect_error(cols, 4, ROWS,
+                 "column bucket: unsupported encoding (unknown encoding)");
     free(values);
 
     plain_table(cols, &values);
@@ -1250,6 +1387,481 @@ START_TEST(t_error_uncompressed_page_size)
 }
 END_TEST
 
+/* ---- Parquet 2 value encodings ---- */
+
+/* A DELTA_BINARY_PACKED header: block size 128, 4 miniblocks. */
+static void put_delta_header(buf *b, uint64_t count, int64_t first)
+{
+    put_varint(b, 128);
+    put_varint(b, 4);
+    put_varint(b, count);
+    put_varint(b, ((uint64_t)first << 1) ^ (uint64_t)(first >> 63));
+}
+
+START_TEST(t_delta_spec_examples)
+{
+    qk_err err;
+    size_t used;
+    int32_t out[8];
+    /* 1..5: every delta is the minimum 1, all widths 0, no packed bytes */
+    buf b = {0};
+    put_delta_header(&b, 5, 1);
+    put_varint(&b, 2); /* zigzag(1) */
+    put(&b, "\0\0\0\0", 4);
+    ck_assert_int_eq(qk_pq_delta_decode_i32(b.data, b.len, out, 5, &used,
+                                            &err),
+                     0);
+    ck_assert_uint_eq(used, b.len);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(out[i], i + 1);
+    free(b.data);
+
+    /* 7 5 3 1 2 3 4 5: minimum delta -2, the rest 0 0 0 3 3 3 3 at 2 bits
+     * in a miniblock of 32 values (8 bytes); the widths of the unused
+     * miniblocks are arbitrary and their bodies absent */
+    static const int32_t expect[8] = {7, 5, 3, 1, 2, 3, 4, 5};
+    memset(&b, 0, sizeof b);
+    put_delta_header(&b, 8, 7);
+    put_varint(&b, 3); /* zigzag(-2) */
+    put(&b, "\x02\x63\xff\x07", 4);
+    put(&b, "\xc0\x3f\0\0\0\0\0\0", 8);
+    put(&b, "trailing", 8);
+    ck_assert_int_eq(qk_pq_delta_decode_i32(b.data, b.len, out, 8, &used,
+                                            &err),
+                     0);
+    ck_assert_uint_eq(used, b.len - 8);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(out[i], expect[i]);
+    /* padding of the last miniblock cut short: the 7 deltas fit 2 bytes */
+    ck_assert_int_eq(qk_pq_delta_decode_i32(b.data, b.len - 8 - 6, out, 8,
+                                            &used, &err),
+                     0);
+    ck_assert_int_eq(out[7], 5);
+    free(b.data);
+}
+END_TEST
+
+/* Values of every width: random, sorted, constant, and the extremes. */
+static void delta_values(int64_t *v, int n, int kind, int bits, uint64_t *x)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t r = xorshift(x);
+        int64_t value = kind == 0   ? (int64_t)r
+                        : kind == 1 ? (int64_t)i * 1000 + (int64_t)(r % 7)
+                        : kind == 2 ? -42
+                                    : (i % 2 ? INT64_MIN : INT64_MAX);
+        if (kind == 0 && i % 3 == 0) /* narrower runs too */
+            value >>= (int)(r % 64);
+        v[i] = bits == 32 ? (int64_t)(int32_t)value : value;
+        if (bits == 32 && kind == 3)
+            v[i] = i % 2 ? INT32_MIN : INT32_MAX;
+    }
+}
+
+START_TEST(t_delta_roundtrip)
+{
+    static const int sizes[] = {0, 1, 2, 31, 32, 33, 127, 128, 129, 1000};
+    static const int blocks[3][2] = {{128, 4}, {256, 8}, {1024, 1}};
+    uint64_t x = 77;
+    int64_t v[1000], back64[1000];
+    int32_t back32[1000];
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int kind = 0; kind < 4; kind++)
+            for (int bk = 0; bk < 3; bk++)
+                for (int bits = 32; bits <= 64; bits += 32) {
+                    int n = sizes[s];
+                    delta_values(v, n, kind, bits, &x);
+                    size_t cap = qk_pq_delta_bound((size_t)n, blocks[bk][0],
+                                                   blocks[bk][1]);
+                    uint8_t *enc = malloc(cap);
+                    size_t len = qk_pq_delta_encode(v, (size_t)n, bits,
+                                                    blocks[bk][0],
+                                                    blocks[bk][1], enc);
+                    ck_assert_uint_le(len, cap);
+                    size_t used;
+                    qk_err err;
+                    int rc = bits == 64
+                                 ? qk_pq_delta_decode_i64(enc, len, back64, n,
+                                                          &used, &err)
+                                 : qk_pq_delta_decode_i32(enc, len, back32, n,
+                                                          &used, &err);
+                    ck_assert_msg(rc == 0, "n %d kind %d: %s", n, kind,
+                                  err.msg);
+                    ck_assert_uint_eq(used, len);
+                    for (int i = 0; i < n; i++)
+                        ck_assert_msg(bits == 64 ? back64[i] == v[i]
+                                                 : back32[i] == v[i],
+                                      "n %d kind %d bits %d: value %d", n,
+                                      kind, bits, i);
+                    /* int32 values with 64-bit deltas (up to 33 bits) */
+                    if (bits == 32) {
+                        len = qk_pq_delta_encode(v, (size_t)n, 64,
+                                                 blocks[bk][0], blocks[bk][1],
+                                                 enc);
+                        ck_assert_int_eq(qk_pq_delta_decode_i32(
+                                             enc, len, back32, n, &used, &err),
+                                         0);
+                        for (int i = 0; i < n; i++)
+                            ck_assert_int_eq(back32[i], v[i]);
+                    }
+                    free(enc);
+                }
+}
+END_TEST
+
+static void expect_delta_error(const buf *b, int64_t count, const char *msg)
+{
+    int64_t out[300];
+    qk_err err;
+    ck_assert_int_eq(qk_pq_delta_decode_i64(b->data, b->len, out, count,
+                                            NULL, &err),
+                     -1);
+    ck_assert_msg(strstr(err.msg, msg) != NULL, "message \"%s\" lacks \"%s\"",
+                  err.msg, msg);
+}
+
+START_TEST(t_delta_errors)
+{
+    static const uint64_t bad_blocks[][2] = {
+        {0, 1}, {100, 1}, {128, 0}, {128, 3}, {128, 8}, {1u << 21, 1}};
+    for (size_t k = 0; k < sizeof bad_blocks / sizeof bad_blocks[0]; k++) {
+        buf b = {0};
+        put_varint(&b, bad_blocks[k][0]);
+        put_varint(&b, bad_blocks[k][1]);
+        put_varint(&b, 1);
+        put_varint(&b, 0);
+        expect_delta_error(&b, 1, "bad DELTA_BINARY_PACKED header");
+        free(b.data);
+    }
+    buf b = {0};
+    put_delta_header(&b, 3, 5);
+    expect_delta_error(&b, 4, "DELTA_BINARY_PACKED data holds 3 values, the "
+                              "page 4");
+    expect_delta_error(&b, 3, "data ends inside a varint"); /* no block */
+    put_varint(&b, 0);
+    put(&b, "\x41\0", 2);
+    expect_delta_error(&b, 3, "block lacks its bit widths");
+    put(&b, "\0\0", 2);
+    expect_delta_error(&b, 3, "bit width 65 over 64");
+    b.data[b.len - 4] = 64;
+    expect_delta_error(&b, 3, "miniblock runs past the data");
+    b.data[b.len - 4] = 3; /* 2 values of 3 bits need one byte */
+    expect_delta_error(&b, 3, "miniblock runs past the data");
+    put_u8(&b, 0x11);
+    int64_t out[3];
+    qk_err err;
+    ck_assert_int_eq(qk_pq_delta_decode_i64(b.data, b.len, out, 3, NULL, &err),
+                     0);
+    ck_assert(out[0] == 5 && out[1] == 6 && out[2] == 8);
+    free(b.data);
+    /* a truncated header */
+    static const uint8_t cut[] = {0x80};
+    ck_assert_int_eq(qk_pq_delta_decode_i64(cut, 1, out, 1, NULL, &err), -1);
+}
+END_TEST
+
+START_TEST(t_byte_stream_split)
+{
+    /* two int32s: byte k of each value in stream k */
+    static const uint8_t split[] = {1, 5, 2, 6, 3, 7, 4, 8};
+    uint32_t u[2];
+    qk_err err;
+    ck_assert_int_eq(qk_pq_byte_stream_split_decode(split, 8, 4, u, 2, &err),
+                     0);
+    ck_assert_uint_eq(u[0], 0x04030201u);
+    ck_assert_uint_eq(u[1], 0x08070605u);
+    /* doubles and floats through the encoder, odd counts */
+    uint64_t x = 5;
+    double d[37], dback[37];
+    float f[37], fback[37];
+    for (int i = 0; i < 37; i++) {
+        uint64_t r = xorshift(&x);
+        memcpy(&d[i], &r, 8);
+        uint32_t r32 = (uint32_t)r;
+        memcpy(&f[i], &r32, 4);
+    }
+    uint8_t enc[37 * 8];
+    qk_pq_byte_stream_split_encode(d, 37, 8, enc);
+    ck_assert_int_eq(enc[36], ((const uint8_t *)&d[36])[0]);
+    ck_assert_int_eq(enc[37], ((const uint8_t *)&d[0])[1]);
+    ck_assert_int_eq(
+        qk_pq_byte_stream_split_decode(enc, 37 * 8, 8, dback, 37, &err), 0);
+    ck_assert(memcmp(d, dback, sizeof d) == 0);
+    qk_pq_byte_stream_split_encode(f, 37, 4, enc);
+    ck_assert_int_eq(
+        qk_pq_byte_stream_split_decode(enc, 37 * 4, 4, fback, 37, &err), 0);
+    ck_assert(memcmp(f, fback, sizeof f) == 0);
+    /* sizes that do not fit */
+    ck_assert_int_eq(qk_pq_byte_stream_split_decode(enc, 10, 4, fback, 2,
+                                                    &err),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a multiple of the value width"));
+    ck_assert_int_eq(qk_pq_byte_stream_split_decode(enc, 8, 4, fback, 3,
+                                                    &err),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "holds 2 values, the page 3"));
+}
+END_TEST
+
+/* n strings as data + offsets. */
+typedef struct strings {
+    uint8_t data[4096];
+    int64_t offsets[257];
+    int n;
+} strings;
+
+static void add_string(strings *s, const char *text, size_t len)
+{
+    int64_t at = s->offsets[s->n];
+    memcpy(s->data + at, text, len);
+    s->offsets[++s->n] = at + (int64_t)len;
+}
+
+static void check_strings(const qk_pq_byte_arrays *a, const strings *s)
+{
+    ck_assert_int_eq(a->count, s->n);
+    for (int i = 0; i < s->n; i++) {
+        int64_t len = s->offsets[i + 1] - s->offsets[i];
+        ck_assert_int_eq(a->offsets[i + 1] - a->offsets[i], len);
+        ck_assert_msg(memcmp(a->data + a->offsets[i], s->data + s->offsets[i],
+                             (size_t)len) == 0,
+                      "string %d", i);
+    }
+}
+
+/* The examples of the Parquet spec and random strings with shared
+ * prefixes, through the encoders and the decoders. */
+START_TEST(t_delta_byte_arrays)
+{
+    strings s = {.n = 0};
+    static const char *const words[] = {"axis", "axle", "babble", "babyhood"};
+    for (int i = 0; i < 4; i++)
+        add_string(&s, words[i], strlen(words[i]));
+    /* DELTA_BYTE_ARRAY: prefixes 0 2 0 3, then the suffixes
+     * "axis" "le" "babble" "yhood" as DELTA_LENGTH_BYTE_ARRAY */
+    static const int64_t prefix[4] = {0, 2, 0, 3}, suffix[4] = {4, 2, 6, 5};
+    uint8_t expect[512], enc[512];
+    size_t n = qk_pq_delta_encode(prefix, 4, 32, 128, 4, expect);
+    n += qk_pq_delta_encode(suffix, 4, 32, 128, 4, expect + n);
+    memcpy(expect + n, "axislebabbleyhood", 17);
+    n += 17;
+    size_t len = qk_pq_delta_byte_array_encode(s.data, s.offsets, 4, enc);
+    ck_assert_uint_eq(len, n);
+    ck_assert(memcmp(enc, expect, n) == 0);
+    qk_pq_byte_arrays a;
+    qk_err err;
+    ck_assert_int_eq(qk_pq_delta_byte_array_decode(enc, len, 4, &a, &err), 0);
+    check_strings(&a, &s);
+    qk_pq_byte_arrays_free(&a);
+    /* DELTA_LENGTH_BYTE_ARRAY: the lengths, then the bytes */
+    static const int64_t lengths[4] = {4, 4, 6, 8};
+    n = qk_pq_delta_encode(lengths, 4, 32, 128, 4, expect);
+    memcpy(expect + n, "axisaxlebabblebabyhood", 22);
+    n += 22;
+    len = qk_pq_delta_length_byte_array_encode(s.data, s.offsets, 4, enc);
+    ck_assert_uint_eq(len, n);
+    ck_assert(memcmp(enc, expect, n) == 0);
+    ck_assert_int_eq(
+        qk_pq_delta_length_byte_array_decode(enc, len, 4, &a, &err), 0);
+    check_strings(&a, &s);
+    qk_pq_byte_arrays_free(&a);
+
+    /* 200 strings (more than one delta block), empty ones included */
+    uint64_t x = 99;
+    memset(&s, 0, sizeof s);
+    for (int i = 0; i < 200; i++) {
+        char text[16];
+        size_t k = xorshift(&x) % 16;
+        for (size_t j = 0; j < k; j++)
+            text[j] = (char)('a' + xorshift(&x) % 3);
+        add_string(&s, text, k);
+    }
+    uint8_t *big = malloc(qk_pq_byte_array_bound(200, 4096));
+    for (int delta = 0; delta < 2; delta++) {
+        len = delta ? qk_pq_delta_byte_array_encode(s.data, s.offsets, 200, big)
+                    : qk_pq_delta_length_byte_array_encode(s.data, s.offsets,
+                                                           200, big);
+        int rc = delta
+                     ? qk_pq_delta_byte_array_decode(big, len, 200, &a, &err)
+                     : qk_pq_delta_length_byte_array_decode(big, len, 200, &a,
+                                                            &err);
+        ck_assert_msg(rc == 0, "%s", err.msg);
+        check_strings(&a, &s);
+        qk_pq_byte_arrays_free(&a);
+    }
+    free(big);
+}
+END_TEST
+
+START_TEST(t_delta_byte_array_errors)
+{
+    qk_pq_byte_arrays a;
+    qk_err err;
+    uint8_t enc[512];
+    /* lengths asking for more bytes than follow */
+    static const int64_t lengths[2] = {3, 9};
+    size_t n = qk_pq_delta_encode(lengths, 2, 32, 128, 4, enc);
+    memcpy(enc + n, "abcdefghijk", 11);
+    ck_assert_int_eq(
+        qk_pq_delta_length_byte_array_decode(enc, n + 11, 2, &a, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "lengths add up to 12 bytes, 11"));
+    ck_assert_ptr_null(a.data);
+    ck_assert_int_eq(
+        qk_pq_delta_length_byte_array_decode(enc, n + 12, 2, &a, &err), 0);
+    ck_assert_int_eq(a.offsets[2], 12);
+    qk_pq_byte_arrays_free(&a);
+    /* a negative length */
+    static const int64_t negative[2] = {3, -1};
+    n = qk_pq_delta_encode(negative, 2, 32, 128, 4, enc);
+    ck_assert_int_eq(
+        qk_pq_delta_length_byte_array_decode(enc, n + 3, 2, &a, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "negative length -1 of value 1"));
+    /* a prefix longer than the value before it */
+    static const int64_t prefix[2] = {0, 4}, suffix[2] = {3, 1};
+    n = qk_pq_delta_encode(prefix, 2, 32, 128, 4, enc);
+    n += qk_pq_delta_encode(suffix, 2, 32, 128, 4, enc + n);
+    memcpy(enc + n, "abcd", 4);
+    ck_assert_int_eq(qk_pq_delta_byte_array_decode(enc, n + 4, 2, &a, &err),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "prefix of 4 bytes for value 1, "
+                                          "the value before it has 3"));
+    ck_assert_ptr_null(a.offsets);
+}
+END_TEST
+
+/* token_str of the re-encoded fixtures, page by page through the byte
+ * array decoders: arrow-rs writes DELTA_BYTE_ARRAY in uncompressed v2
+ * pages, DuckDB DELTA_LENGTH_BYTE_ARRAY in an LZ4_RAW v1 page. */
+static int32_t header_field(const uint8_t *data, size_t len, size_t off,
+                            int16_t id, int16_t sub)
+{
+    size_t voff, vlen;
+    find_header_field(data, len, off, id, sub, &voff, &vlen);
+    return varint_value(data, voff, vlen);
+}
+
+/* Checks the n levels (and values) of one page against rows from row. */
+static void check_token_page(const truth_table *truth, int row,
+                             const uint8_t *def, size_t def_len,
+                             const uint8_t *values, size_t values_len,
+                             int32_t n, int32_t encoding)
+{
+    uint32_t *levels = malloc((size_t)n * sizeof *levels);
+    qk_err err;
+    ck_assert_int_eq(qk_pq_hybrid_decode(def, def_len, 1, levels, n, &err), 0);
+    int nonnull = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(levels[i], truth->token[row + i] != NULL);
+        nonnull += levels[i] == 1;
+    }
+    qk_pq_byte_arrays a;
+    int rc = encoding == 7 ? qk_pq_delta_byte_array_decode(values, values_len,
+                                                           nonnull, &a, &err)
+                           : qk_pq_delta_length_byte_array_decode(
+                                 values, values_len, nonnull, &a, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    for (int i = 0, v = 0; i < n; i++) {
+        const char *expect = truth->token[row + i];
+        if (!expect)
+            continue;
+        int64_t len = a.offsets[v + 1] - a.offsets[v];
+        ck_assert_msg(len == (int64_t)strlen(expect) &&
+                          memcmp(a.data + a.offsets[v], expect, (size_t)len) ==
+                              0,
+                      "row %d: \"%.*s\", expected \"%s\"", row + i, (int)len,
+                      (const char *)a.data + a.offsets[v], expect);
+        v++;
+    }
+    qk_pq_byte_arrays_free(&a);
+    free(levels);
+}
+
+START_TEST(t_token_str_byte_arrays)
+{
+    truth_table *truth = load_truth();
+    static const char *const files[2] = {
+        "parquet-encodings/arrow-v2-none.parquet",
+        "parquet-encodings/duckdb-v2-lz4raw.parquet"};
+    for (int f = 0; f < 2; f++) {
+        size_t len;
+        uint8_t *data = load(files[f], &len);
+        uint64_t start, size;
+        qk_err err;
+        ck_assert_int_eq(qk_parquet_chunk_range(data, len, 0, "token_str",
+                                                &start, &size, &err),
+                         0);
+        int row = 0, pages = 0;
+        for (size_t off = (size_t)start; off < start + size; pages++) {
+            qk_thrift t;
+            qk_thrift_init(&t, data + off, len - off, &err);
+            ck_assert_int_eq(qk_thrift_skip(&t, QK_THRIFT_STRUCT), 0);
+            const uint8_t *body = data + off + qk_thrift_offset(&t);
+            int32_t type = header_field(data, len, off, 1, 0);
+            size_t stored = (size_t)header_field(data, len, off, 3, 0);
+            size_t full = (size_t)header_field(data, len, off, 2, 0);
+            int32_t n, encoding;
+            if (type == 3) { /* v2, UNCOMPRESSED: levels then values */
+                n = header_field(data, len, off, 8, 1);
+                encoding = header_field(data, len, off, 8, 4);
+                size_t def_len = (size_t)header_field(data, len, off, 8, 5);
+                ck_assert_int_eq(header_field(data, len, off, 8, 6), 0);
+                ck_assert_uint_eq(stored, full);
+                check_token_page(truth, row, body, def_len, body + def_len,
+                                 stored - def_len, n, encoding);
+            } else { /* v1, LZ4_RAW: u32 level length, levels, values */
+                ck_assert_int_eq(type, 0);
+                n = header_field(data, len, off, 5, 1);
+                encoding = header_field(data, len, off, 5, 2);
+                uint8_t *page = malloc(full);
+                ck_assert_int_eq(LZ4_decompress_safe((const char *)body,
+                                                     (char *)page, (int)stored,
+                                                     (int)full),
+                                 (int)full);
+                uint32_t def_len = (uint32_t)page[0] | (uint32_t)page[1] << 8 |
+                                   (uint32_t)page[2] << 16;
+                check_token_page(truth, row, page + 4, def_len,
+                                 page + 4 + def_len, full - 4 - def_len, n,
+                                 encoding);
+                free(page);
+            }
+            ck_assert_int_eq(encoding, f == 0 ? 7 : 6);
+            row += n;
+            off = (size_t)(body - data) + stored;
+        }
+        ck_assert_int_eq(row, TRUTH_ROWS);
+        ck_assert_int_eq(pages, 1);
+        free(data);
+    }
+    free_truth(truth);
+}
+END_TEST
+
+START_TEST(t_error_lz4_raw_page_size)
+{
+    size_t len;
+    uint8_t *data = load("parquet-encodings/duckdb-v2-lz4raw.parquet", &len);
+    uint64_t start, size;
+    qk_err err;
+    ck_assert_int_eq(qk_parquet_chunk_range(data, len, 0, "position", &start,
+                                            &size, &err),
+                     0);
+    size_t voff, vlen;
+    find_header_field(data, len, start, 2, 0, &voff, &vlen);
+    int32_t full = varint_value(data, voff, vlen);
+    patch_varint(data, voff, vlen, full + 2);
+    char expect[128];
+    snprintf(expect, sizeof expect,
+             "column position: page size mismatch: LZ4_RAW data holds %d "
+             "bytes, header says %d",
+             full, full + 2);
+    expect_decode_error(data, len, expect);
+    patch_varint(data, voff, vlen, full - 2);
+    expect_decode_error(data, len, "column position: corrupt LZ4_RAW page "
+                                   "data");
+    free(data);
+}
+END_TEST
+
 /* ---- Fuzzing: truncations and flipped bytes never crash ---- */
 
 static int try_decode(const uint8_t *data, size_t len)
@@ -1272,7 +1884,9 @@ START_TEST(t_fuzz)
     static const char *const names[] = {
         "parquet-variants/base.parquet", "parquet-variants/v2.parquet",
         "parquet-variants/multirg.parquet", "parquet-variants/tokens.parquet",
-        "parquet-variants/snappy.parquet", "parquet-variants/gzip.parquet"};
+        "parquet-variants/snappy.parquet", "parquet-variants/gzip.parquet",
+        "parquet-encodings/arrow-v2-delta-lz4raw.parquet",
+        "parquet-encodings/duckdb-v2-lz4raw.parquet"};
     uint64_t x = 2024;
     int failures = 0, runs = 0;
     for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
@@ -1317,6 +1931,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, t_fixture_matches_truth, 0, NFIXTURES);
     tcase_add_test(tc, t_read_file);
+    tcase_add_loop_test(tc, t_encodings_every_value, 0, NENCODING_FIXTURES);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("written");
@@ -1340,6 +1955,17 @@ int main(void)
     tcase_add_test(tc, t_error_lfs_empty_random);
     tcase_add_test(tc, t_error_pages);
     tcase_add_test(tc, t_error_uncompressed_page_size);
+    tcase_add_test(tc, t_error_lz4_raw_page_size);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("encodings");
+    tcase_add_test(tc, t_delta_spec_examples);
+    tcase_add_test(tc, t_delta_roundtrip);
+    tcase_add_test(tc, t_delta_errors);
+    tcase_add_test(tc, t_byte_stream_split);
+    tcase_add_test(tc, t_delta_byte_arrays);
+    tcase_add_test(tc, t_delta_byte_array_errors);
+    tcase_add_test(tc, t_token_str_byte_arrays);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fuzz");

@@ -4,6 +4,7 @@
  * dictionary setting, determinism, dictionary fallback and the write speed
  * of a production-sized file. */
 #include <errno.h>
+#include <lz4.h>
 #include <snappy-c.h>
 #include <stdio.h>
 #include <string.h>
@@ -323,6 +324,7 @@ typedef struct chunk_info {
     int bit_width[MAX_PAGES];   /* RLE_DICTIONARY pages */
     int num_values[MAX_PAGES];
     int mid_row[MAX_PAGES];     /* data page starting inside a row */
+    int compressed[MAX_PAGES];  /* v2 data pages: is_compressed */
     int dict_entries;
     int32_t dict_uncompressed;
     int nencodings;
@@ -365,6 +367,12 @@ static size_t decompress(int codec, const uint8_t *src, size_t n,
                                     &out) == SNAPPY_OK);
         return out;
     }
+    if (codec == 7) {
+        int r = LZ4_decompress_safe((const char *)src, (char *)dst, (int)n,
+                                    (int)cap);
+        ck_assert_int_ge(r, 0);
+        return (size_t)r;
+    }
     ck_assert_int_eq(codec, 2);
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -405,6 +413,7 @@ typedef struct chunk_ctx {
     uint32_t *dict;
     int dict_n;
     int64_t leaf_seen; /* vector: leaf values so far in this chunk */
+    int64_t ints_seen; /* int columns: values so far in this chunk */
 } chunk_ctx;
 
 static void decode_values(decoded *d, chunk_ctx *cx, const uint8_t *p,
@@ -423,13 +432,27 @@ static void decode_values(decoded *d, chunk_ctx *cx, const uint8_t *p,
             ck_assert_uint_lt(v[i], (uint32_t)cx->dict_n);
             v[i] = cx->dict[v[i]];
         }
+    } else if (encoding == 5) { /* DELTA_BINARY_PACKED: the reader's */
+        size_t used;
+        qk_err err;
+        ck_assert_msg(qk_pq_delta_decode_i32(p, len, (int32_t *)v,
+                                             (int64_t)count, &used, &err) == 0,
+                      "%s", err.msg);
+        ck_assert_uint_eq(used, len);
+    } else if (encoding == 9) { /* BYTE_STREAM_SPLIT */
+        ck_assert_uint_eq(len, count * 4);
+        uint8_t *dst = (uint8_t *)v;
+        for (size_t i = 0; i < count; i++)
+            for (int k = 0; k < 4; k++)
+                dst[4 * i + k] = p[(size_t)k * count + i];
     } else {
         ck_assert_int_eq(encoding, 0);
         ck_assert_uint_eq(len, count * 4);
         memcpy(v, p, count * 4);
     }
     if (cx->col < 3) {
-        memcpy(d->cols[cx->col] + d->rows, v, count * 4);
+        memcpy(d->cols[cx->col] + d->rows + cx->ints_seen, v, count * 4);
+        cx->ints_seen += (int64_t)count;
     } else if (cx->col == 3) {
         memcpy(d->vector + d->nvector, v, count * 4);
         d->nvector += (int64_t)count;
@@ -503,6 +526,7 @@ static void decode_data_page(decoded *d, chunk_ctx *cx, const tnode *ph,
     }
     ci->encoding[ci->npages] = encoding;
     ci->num_values[ci->npages] = (int)n;
+    ci->compressed[ci->npages] = compressed;
     decode_values(d, cx, page + pos, usize - pos, encoding, nonnull, ci);
     free(rep);
     free(def);
@@ -895,6 +919,95 @@ START_TEST(test_variants_structure_and_values)
 }
 END_TEST
 
+/* Page forms (v1, v2, v2 with raw values), int encodings and vector
+ * encodings of the test options in every combination, each under one
+ * codec; the codecs cycle so that each meets every page form. */
+static const int all_codecs[5] = {QK_CODEC_UNCOMPRESSED, QK_CODEC_SNAPPY,
+                                  QK_CODEC_GZIP, QK_CODEC_ZSTD,
+                                  QK_CODEC_LZ4_RAW};
+enum { VEC_DICTIONARY, VEC_PLAIN, VEC_BSS };
+#define ENCODING_COMBOS (3 * 4 * 3)
+
+/* Parquet's value encoding of the int pages for each qk_pq_int_encoding. */
+static const int int_page_encoding[4] = {8, 0, 5, 9};
+
+static void check_int_chunk(const chunk_info *ic, const qk_pq_write_opts *o,
+                            int rows)
+{
+    int dict = o->int_encoding == QK_INTS_DICTIONARY;
+    int data_pages = (rows + 3) / 4; /* rows_per_int_page 4 */
+    ck_assert_int_eq(ic->npages, dict + data_pages);
+    ck_assert_int_eq(ic->page_type[0], dict ? 2 : o->data_page_v2 ? 3 : 0);
+    for (int p = dict; p < ic->npages; p++)
+        ck_assert_int_eq(ic->encoding[p], int_page_encoding[o->int_encoding]);
+    /* the encodings list: [PLAIN of the dictionary], RLE, the data pages' */
+    ck_assert_int_eq(ic->nencodings, 2 + dict);
+    ck_assert_int_eq(ic->encodings[dict], 3);
+    ck_assert_int_eq(ic->encodings[dict + 1],
+                     int_page_encoding[o->int_encoding]);
+}
+
+static void check_vector_chunk(const chunk_info *vc, const qk_pq_write_opts *o,
+                               int vectors, int rows)
+{
+    int dict = vectors == VEC_DICTIONARY;
+    int expect = dict ? 8 : vectors == VEC_BSS ? 9 : 0;
+    ck_assert_int_eq(vc->npages, dict + (rows * 8 + 12) / 13);
+    for (int p = dict; p < vc->npages; p++) {
+        ck_assert_int_eq(vc->page_type[p], o->data_page_v2 ? 3 : 0);
+        ck_assert_int_eq(vc->encoding[p], expect);
+        if (o->data_page_v2)
+            ck_assert_int_eq(vc->compressed[p],
+                             !o->v2_raw_values &&
+                                 o->codec != QK_CODEC_UNCOMPRESSED);
+    }
+}
+
+START_TEST(test_encoding_variants)
+{
+    int combo = _i;
+    int pages = combo % 3, vectors = combo / 12;
+    table t = make_table(30, 8, 40, 7 + (uint64_t)combo);
+    /* neighbours whose 32-bit delta wraps around */
+    t.example_id[3] = INT32_MAX;
+    t.example_id[4] = INT32_MIN;
+    t.example_id[5] = INT32_MAX;
+    qk_pq_write_opts o;
+    qk_pq_write_opts_default(&o);
+    o.codec = all_codecs[combo % 5];
+    o.data_page_v2 = pages > 0;
+    o.v2_raw_values = pages == 2;
+    o.int_encoding = combo / 3 % 4;
+    o.rows_per_int_page = 4;
+    o.dictionary_vectors = vectors == VEC_DICTIONARY;
+    o.byte_stream_split_vectors = vectors != VEC_PLAIN;
+    o.rows_per_group = 7;
+    o.values_per_page = 13;
+    char name[64];
+    snprintf(name, sizeof name, "encoding-%d.parquet", combo);
+    char *path = tmp_path(name);
+    write_table(path, &o, &t);
+
+    decoded d;
+    raw_file f;
+    tnode fm;
+    decode_file(path, 8, &d, &f, &fm);
+    check_decoded(&d, &t);
+    ck_assert_int_eq(d.ngroups, 5);
+    for (int g = 0; g < 5; g++) {
+        int rows = g < 4 ? 7 : 2;
+        for (int c = 0; c < 3; c++)
+            check_int_chunk(&d.chunk[g][c], &o, rows);
+        check_vector_chunk(&d.chunk[g][3], &o, vectors, rows);
+    }
+    free_decoded(&d, &f, &fm);
+    check_reader(path, &t);
+    unlink(path);
+    free(path);
+    free_table(&t);
+}
+END_TEST
+
 /* Dictionary sizes of 1, 2^k and 2^k + 1 entries give bit widths 1, k,
  * k + 1 in the data pages; the position dictionary grows with the rows. */
 START_TEST(test_dictionary_bit_widths)
@@ -978,15 +1091,22 @@ START_TEST(test_deterministic_bytes)
 END_TEST
 
 /* 600 x 128 distinct floats: the dictionary fills up at 65536 entries in
- * the seventh page of 10000 values; that page and the last are PLAIN. */
+ * the seventh page of 10000 values; that page and the last are PLAIN, or
+ * BYTE_STREAM_SPLIT (then in v2 pages with LZ4_RAW). */
 START_TEST(test_dictionary_fallback)
 {
+    int bss = _i;
     table t = make_table(600, 128, 1, 9);
     for (int64_t i = 0; i < 600 * 128; i++)
         t.vector[i] = bits_to_float(0x3F800000u + (uint32_t)(i * 37 % 76800));
     qk_pq_write_opts o;
     qk_pq_write_opts_default(&o);
     o.values_per_page = 10000;
+    if (bss) {
+        o.byte_stream_split_vectors = 1;
+        o.data_page_v2 = 1;
+        o.codec = QK_CODEC_LZ4_RAW;
+    }
     char *path = tmp_path("fallback.parquet");
     write_table(path, &o, &t);
     decoded d;
@@ -1002,11 +1122,13 @@ START_TEST(test_dictionary_fallback)
         ck_assert_int_eq(vc->encoding[p], 8);
         ck_assert_int_eq(vc->bit_width[p], bw[p - 1]);
     }
-    ck_assert_int_eq(vc->encoding[7], 0);
-    ck_assert_int_eq(vc->encoding[8], 0);
+    ck_assert_int_eq(vc->encoding[7], bss ? 9 : 0);
+    ck_assert_int_eq(vc->encoding[8], bss ? 9 : 0);
     ck_assert_int_eq(vc->num_values[8], 6800);
-    ck_assert_int_eq(vc->nencodings, 3);
+    ck_assert_int_eq(vc->nencodings, 3 + bss);
     ck_assert_int_eq(vc->encodings[2], 8);
+    if (bss)
+        ck_assert_int_eq(vc->encodings[3], 9);
     free_decoded(&d, &f, &fm);
     check_reader(path, &t);
     unlink(path);
@@ -1048,6 +1170,13 @@ START_TEST(test_bad_arguments)
                                            &err),
                      -1);
     ck_assert_str_eq(err.msg, "unsupported codec 3");
+    qk_pq_write_opts_default(&o);
+    o.int_encoding = 4;
+    ck_assert_int_eq(qk_parquet_write_file(path, &o, 4, 8, t.bucket,
+                                           t.example_id, t.position, t.vector,
+                                           &err),
+                     -1);
+    ck_assert_str_eq(err.msg, "unsupported int encoding 4");
     qk_pq_write_opts_default(&o);
     ck_assert_int_eq(qk_parquet_write_file(path, &o, 4, 0, t.bucket,
                                            t.example_id, t.position, t.vector,
@@ -1109,10 +1238,11 @@ static Suite *pqwrite_suite(void)
     tcase_add_test(tc, test_hybrid_exact_bytes);
     tcase_add_test(tc, test_hybrid_roundtrip_edges);
     tcase_add_loop_test(tc, test_variants_structure_and_values, 0, 16);
+    tcase_add_loop_test(tc, test_encoding_variants, 0, ENCODING_COMBOS);
     tcase_add_loop_test(tc, test_dictionary_bit_widths, 0, 4);
     tcase_add_test(tc, test_position_dictionary_power_of_two);
     tcase_add_test(tc, test_deterministic_bytes);
-    tcase_add_test(tc, test_dictionary_fallback);
+    tcase_add_loop_test(tc, test_dictionary_fallback, 0, 2);
     tcase_add_test(tc, test_empty_file);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_production_size);

@@ -23,7 +23,7 @@ typedef struct qk_pq_table {
 
 /* Decodes a Parquet file held in memory.  On bad or unsupported input
  * returns -1 with a one-line message in err (the caller adds the file
- * name), e.g. "column vector: unsupported encoding DELTA_BINARY_PACKED".
+ * name), e.g. "column vector: unsupported compression BROTLI".
  * Null values in the four used columns are errors; token_str and
  * sliding_window are read over and ignored. */
 int qk_parquet_decode(const uint8_t *buf, size_t len, qk_pq_table *out,
@@ -54,6 +54,38 @@ void qk_pq_table_stats(const qk_pq_table *t, qk_pq_stats *s);
  * length prefix) of the given bit width (0..32). */
 int qk_pq_hybrid_decode(const uint8_t *data, size_t len, int bit_width,
                         uint32_t *out, int64_t count, qk_err *err);
+
+/* Decodes a DELTA_BINARY_PACKED stream whose header must count exactly
+ * `count` values; *consumed (if not NULL) gets the stream's length in
+ * bytes.  The INT32 decoder accepts bit widths up to 64 (writers that
+ * take 32-bit deltas in 64 bits need 33) and keeps the low 32 bits. */
+int qk_pq_delta_decode_i32(const uint8_t *data, size_t len, int32_t *out,
+                           int64_t count, size_t *consumed, qk_err *err);
+int qk_pq_delta_decode_i64(const uint8_t *data, size_t len, int64_t *out,
+                           int64_t count, size_t *consumed, qk_err *err);
+
+/* Decodes count values of `width` bytes (4 for INT32/FLOAT, 8 for
+ * INT64/DOUBLE) from BYTE_STREAM_SPLIT data of len bytes, which holds
+ * len / width values per stream. */
+int qk_pq_byte_stream_split_decode(const uint8_t *data, size_t len, int width,
+                                   void *out, int64_t count, qk_err *err);
+
+/* count byte strings: value i is data[offsets[i] .. offsets[i + 1]). */
+typedef struct qk_pq_byte_arrays {
+    int64_t count;
+    uint8_t *data;
+    int64_t *offsets; /* count + 1 entries */
+} qk_pq_byte_arrays;
+
+/* Decode exactly count values of DELTA_LENGTH_BYTE_ARRAY or
+ * DELTA_BYTE_ARRAY data (the non-null values of a BYTE_ARRAY page). */
+int qk_pq_delta_length_byte_array_decode(const uint8_t *data, size_t len,
+                                         int64_t count, qk_pq_byte_arrays *out,
+                                         qk_err *err);
+int qk_pq_delta_byte_array_decode(const uint8_t *data, size_t len,
+                                  int64_t count, qk_pq_byte_arrays *out,
+                                  qk_err *err);
+void qk_pq_byte_arrays_free(qk_pq_byte_arrays *a);
 
 /* Byte range [*start, *start + *size) of the column chunk of the named
  * top-level column in a row group, from the file's footer. */

@@ -367,11 +367,23 @@ static int decode_values(pq_reader *r, pq_column *c, int32_t encoding,
         return qk_fail(r->err,
                        "level count mismatch: pages hold more values than "
                        "the column chunk metadata says");
+    uint8_t *out = c->out + c->out_len * 4;
     int rc;
-    if (encoding == PQ_PLAIN)
+    switch (encoding) {
+    case PQ_PLAIN:
         rc = decode_plain(r, c, data, len, n);
-    else
+        break;
+    case PQ_BYTE_STREAM_SPLIT:
+        rc = qk_pq_byte_stream_split_decode(data, len, 4, out, n, r->err);
+        break;
+    case PQ_DELTA_BINARY_PACKED:
+        rc = qk_pq_delta_decode_i32(data, len, (int32_t *)(void *)out, n,
+                                    NULL, r->err);
+        break;
+    default:
         rc = decode_dictionary_indices(r, c, data, len, n);
+        break;
+    }
     if (rc == 0)
         c->out_len += n;
     return rc;
@@ -505,15 +517,31 @@ static int check_page_levels(pq_reader *r, pq_column *c,
     return assemble_rows(r, c, parts->rep, parts->rep_len, n, row_limit);
 }
 
+/* The value encodings read for the 4-byte columns: DELTA_BINARY_PACKED
+ * is defined for integers only. */
+static int value_encoding_supported(int32_t encoding, int32_t type)
+{
+    switch (encoding) {
+    case PQ_PLAIN:
+    case PQ_PLAIN_DICTIONARY:
+    case PQ_RLE_DICTIONARY:
+    case PQ_BYTE_STREAM_SPLIT:
+        return 1;
+    case PQ_DELTA_BINARY_PACKED:
+        return type == PQ_INT32;
+    default:
+        return 0;
+    }
+}
+
 static int decode_data_page(pq_reader *r, pq_column *c, const pq_column_meta *m,
                             const pq_page_header *ph, const uint8_t *payload,
                             int64_t row_limit)
 {
     int32_t enc = ph->encoding;
-    if (enc != PQ_PLAIN && enc != PQ_RLE_DICTIONARY &&
-        enc != PQ_PLAIN_DICTIONARY)
-        return qk_fail(r->err, "unsupported encoding %s",
-                       pq_encoding_name(enc));
+    if (!value_encoding_supported(enc, c->expected_type))
+        return qk_fail(r->err, "unsupported encoding %s for %s",
+                       pq_encoding_name(enc), pq_type_name(c->expected_type));
     page_parts parts;
     memset(&parts, 0, sizeof parts);
     int rc = ph->type == PQ_DATA_PAGE
@@ -544,6 +572,7 @@ static int check_chunk_meta(pq_reader *r, const pq_column *c,
     case PQ_SNAPPY:
     case PQ_GZIP:
     case PQ_ZSTD:
+    case PQ_LZ4_RAW:
         return 0;
     default:
         return qk_fail(r->err, "unsupported compression %s",

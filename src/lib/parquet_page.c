@@ -2,6 +2,7 @@
  * format's enum values for messages. */
 #include "parquet_internal.h"
 
+#include <lz4.h>
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +225,26 @@ static int uncompress_snappy(const uint8_t *src, size_t src_len, uint8_t *dst,
     return 0;
 }
 
+/* LZ4_RAW is a bare LZ4 block, without the frame or the Hadoop size
+ * prefixes of the deprecated LZ4 codec. */
+static int uncompress_lz4_raw(const uint8_t *src, size_t src_len, uint8_t *dst,
+                              size_t dst_len, qk_err *err)
+{
+    if (src_len > INT32_MAX || dst_len > INT32_MAX)
+        return qk_fail(err, "LZ4_RAW page of %zu bytes is too large",
+                       src_len > dst_len ? src_len : dst_len);
+    int n = LZ4_decompress_safe((const char *)src, (char *)dst, (int)src_len,
+                                (int)dst_len);
+    if (n < 0)
+        return qk_fail(err, "corrupt LZ4_RAW page data (or longer than "
+                            "uncompressed_page_size)");
+    if ((size_t)n != dst_len)
+        return qk_fail(err, "page size mismatch: LZ4_RAW data holds %d "
+                            "bytes, header says %zu",
+                       n, dst_len);
+    return 0;
+}
+
 static int decompress_zstd(pq_decompressor *d, const uint8_t *src,
                            size_t src_len, size_t dst_len, qk_err *err)
 {
@@ -266,6 +287,9 @@ int pq_decompress(pq_decompressor *d, int32_t codec, const uint8_t *src,
         break;
     case PQ_GZIP:
         rc = inflate_gzip(src, src_len, d->data, dst_len, err);
+        break;
+    case PQ_LZ4_RAW:
+        rc = uncompress_lz4_raw(src, src_len, d->data, dst_len, err);
         break;
     default:
         return qk_fail(err, "unsupported compression %s",

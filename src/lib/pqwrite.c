@@ -9,10 +9,16 @@
  * buffered in memory because the dictionary page, written first, is only
  * complete after the last data page has been encoded.
  *
+ * Options make files as other writers do, for tests of the reader: the
+ * int columns PLAIN, DELTA_BINARY_PACKED or BYTE_STREAM_SPLIT in pages of
+ * a chosen size, BYTE_STREAM_SPLIT instead of PLAIN vector pages,
+ * DATA_PAGE_V2 pages with uncompressed values, and LZ4_RAW.
+ *
  * The footer is Thrift compact protocol, produced by the small encoder
  * below.  Output depends only on the inputs and options. */
 #include "qk/pqwrite.h"
 
+#include <lz4.h>
 #include <snappy-c.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +28,10 @@
 /* Parquet enums (parquet.thrift). */
 enum { PT_INT32 = 1, PT_FLOAT = 4 };
 enum { REP_REQUIRED = 0, REP_OPTIONAL = 1, REP_REPEATED = 2 };
-enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_RLE_DICTIONARY = 8 };
+enum {
+    ENC_PLAIN = 0, ENC_RLE = 3, ENC_DELTA_BINARY_PACKED = 5,
+    ENC_RLE_DICTIONARY = 8, ENC_BYTE_STREAM_SPLIT = 9, NUM_ENCODINGS = 10
+};
 enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2, PAGE_DATA_V2 = 3 };
 enum { CONVERTED_LIST = 3 };
 
@@ -389,8 +398,7 @@ typedef struct chunk_meta {
     int64_t dict_offset;    /* -1: no dictionary page */
     int64_t data_offset;
     int dict_pages;
-    int rle_dict_pages;
-    int plain_pages;
+    int data_pages[NUM_ENCODINGS]; /* data pages by value encoding */
 } chunk_meta;
 
 typedef struct row_group_meta {
@@ -490,6 +498,19 @@ static int compress_append(pq_writer *w, const uint8_t *src, size_t n,
     }
     case QK_CODEC_GZIP:
         return gzip_compress(src, n, dst, err);
+    case QK_CODEC_LZ4_RAW: {
+        if (n > LZ4_MAX_INPUT_SIZE)
+            return qk_fail(err, "lz4: page of %zu bytes is too large", n);
+        int bound = LZ4_compressBound((int)n);
+        buf_reserve(dst, (size_t)bound);
+        int out = LZ4_compress_default((const char *)src,
+                                       (char *)dst->data + dst->len, (int)n,
+                                       bound);
+        if (out <= 0)
+            return qk_fail(err, "lz4: compression failed");
+        dst->len += (size_t)out;
+        return 0;
+    }
     }
     return qk_fail(err, "unsupported codec %d", w->opts->codec);
 }
@@ -542,14 +563,16 @@ static void write_page_header(pq_buf *out, const page_desc *p,
 }
 
 /* Appends one page to out.  prefix (v2 levels) is stored as is; body is
- * compressed.  Sizes are added to the chunk totals. */
+ * compressed unless raw (v2 only).  Sizes are added to the chunk totals. */
 static int emit_page(pq_writer *w, pq_buf *out, const page_desc *p,
-                     const pq_buf *prefix, const pq_buf *body, chunk_meta *m,
-                     qk_err *err)
+                     const pq_buf *prefix, const pq_buf *body, int raw,
+                     chunk_meta *m, qk_err *err)
 {
     size_t prefix_len = prefix ? prefix->len : 0;
     w->packed.len = 0;
-    if (compress_append(w, body->data, body->len, &w->packed, err) != 0)
+    if (raw)
+        buf_put(&w->packed, body->data, body->len);
+    else if (compress_append(w, body->data, body->len, &w->packed, err) != 0)
         return -1;
     size_t uncompressed = prefix_len + body->len;
     size_t compressed = prefix_len + w->packed.len;
@@ -558,7 +581,7 @@ static int emit_page(pq_writer *w, pq_buf *out, const page_desc *p,
     w->header.len = 0;
     write_page_header(&w->header, p, (int32_t)uncompressed,
                       (int32_t)compressed,
-                      w->opts->codec != QK_CODEC_UNCOMPRESSED);
+                      !raw && w->opts->codec != QK_CODEC_UNCOMPRESSED);
     buf_put(out, w->header.data, w->header.len);
     if (prefix)
         buf_put(out, prefix->data, prefix->len);
@@ -630,13 +653,11 @@ static int emit_data_page(pq_writer *w, page_desc *p, chunk_meta *m,
                           qk_err *err)
 {
     p->type = w->opts->data_page_v2 ? PAGE_DATA_V2 : PAGE_DATA;
-    if (p->encoding == ENC_PLAIN)
-        m->plain_pages++;
-    else
-        m->rle_dict_pages++;
+    m->data_pages[p->encoding]++;
     if (w->opts->data_page_v2)
-        return emit_page(w, &w->pages, p, &w->raw, &w->values, m, err);
-    return emit_page(w, &w->pages, p, NULL, &w->raw, m, err);
+        return emit_page(w, &w->pages, p, &w->raw, &w->values,
+                         w->opts->v2_raw_values, m, err);
+    return emit_page(w, &w->pages, p, NULL, &w->raw, 0, m, err);
 }
 
 /* The buffer the values of a data page go to (see emit_data_page). */
@@ -667,7 +688,7 @@ static int flush_chunk(pq_writer *w, FILE *fp, int64_t *offset,
     w->raw.len = 0;
     for (size_t e = 0; e < dict->count; e++)
         buf_u32le(&w->raw, dict->keys[e]);
-    if (emit_page(w, &dict_page, &p, NULL, &w->raw, m, err) != 0) {
+    if (emit_page(w, &dict_page, &p, NULL, &w->raw, 0, m, err) != 0) {
         buf_free(&dict_page);
         return -1;
     }
@@ -700,23 +721,65 @@ static void chunk_begin(pq_writer *w, chunk_meta *m)
 /* ------------------------------------------------------------------ */
 /* Column chunks                                                       */
 
-/* A non-null INT32 column: one dictionary page and one data page. */
+/* The values of n int32s in the encoding the options ask for. */
+static int put_int_values(pq_writer *w, pq_buf *out, const int32_t *v,
+                          size_t n)
+{
+    switch (w->opts->int_encoding) {
+    case QK_INTS_PLAIN:
+        for (size_t i = 0; i < n; i++)
+            buf_u32le(out, (uint32_t)v[i]);
+        return ENC_PLAIN;
+    case QK_INTS_BYTE_STREAM_SPLIT:
+        buf_reserve(out, n * 4);
+        qk_pq_byte_stream_split_encode(v, n, 4, out->data + out->len);
+        out->len += n * 4;
+        return ENC_BYTE_STREAM_SPLIT;
+    case QK_INTS_DELTA: {
+        int64_t *wide = qk_malloc((n ? n : 1) * sizeof *wide);
+        for (size_t i = 0; i < n; i++)
+            wide[i] = v[i];
+        buf_reserve(out, qk_pq_delta_bound(n, 128, 4));
+        out->len += qk_pq_delta_encode(wide, n, 32, 128, 4,
+                                       out->data + out->len);
+        free(wide);
+        return ENC_DELTA_BINARY_PACKED;
+    }
+    default: {
+        uint32_t *idx = scratch(w, n);
+        for (size_t i = 0; i < n; i++)
+            idx[i] = (uint32_t)dict_index(&w->dict, (uint32_t)v[i], SIZE_MAX);
+        put_dict_indices(out, idx, n, w->dict.count);
+        return ENC_RLE_DICTIONARY;
+    }
+    }
+}
+
+/* A non-null INT32 column: a dictionary page and RLE_DICTIONARY data
+ * pages, or data pages of another encoding; one data page unless
+ * rows_per_int_page is set. */
 static int write_int_chunk(pq_writer *w, FILE *fp, int64_t *offset,
                            const int32_t *v, int64_t rows, chunk_meta *m,
                            qk_err *err)
 {
     chunk_begin(w, m);
     m->num_values = rows;
-    page_desc p = {.num_values = (int32_t)rows, .encoding = ENC_RLE_DICTIONARY};
-    w->raw.len = 0;
-    put_flat_levels(w, &w->raw, (size_t)rows, 1, &p);
-    uint32_t *idx = scratch(w, (size_t)rows);
-    for (int64_t r = 0; r < rows; r++)
-        idx[r] = (uint32_t)dict_index(&w->dict, (uint32_t)v[r], SIZE_MAX);
-    put_dict_indices(values_buf(w), idx, (size_t)rows, w->dict.count);
-    if (emit_data_page(w, &p, m, err) != 0)
-        return -1;
-    return flush_chunk(w, fp, offset, &w->dict, m, err);
+    int64_t per_page = w->opts->rows_per_int_page > 0
+                           ? w->opts->rows_per_int_page
+                           : rows;
+    for (int64_t first = 0; first < rows; first += per_page) {
+        size_t n = (size_t)(rows - first < per_page ? rows - first : per_page);
+        page_desc p = {.num_values = (int32_t)n};
+        w->raw.len = 0;
+        put_flat_levels(w, &w->raw, n, 1, &p);
+        p.encoding = put_int_values(w, values_buf(w), v + first, n);
+        if (emit_data_page(w, &p, m, err) != 0)
+            return -1;
+    }
+    if (w->opts->int_encoding == QK_INTS_DICTIONARY)
+        return flush_chunk(w, fp, offset, &w->dict, m, err);
+    flush_pages(w, fp, offset, m);
+    return 0;
 }
 
 /* The all-null sliding_window column: an empty dictionary and one data
@@ -787,8 +850,15 @@ static int write_vector_page(pq_writer *w, const float *v, int64_t first,
         }
         *plain = 1;
     }
-    p.encoding = ENC_PLAIN;
-    put_plain_floats(vals, v + first, n);
+    if (w->opts->byte_stream_split_vectors) {
+        p.encoding = ENC_BYTE_STREAM_SPLIT;
+        buf_reserve(vals, n * 4);
+        qk_pq_byte_stream_split_encode(v + first, n, 4, vals->data + vals->len);
+        vals->len += n * 4;
+    } else {
+        p.encoding = ENC_PLAIN;
+        put_plain_floats(vals, v + first, n);
+    }
     return emit_data_page(w, &p, m, err);
 }
 
@@ -898,15 +968,14 @@ static void write_encoding_stat(tc_writer *t, int page_type, int encoding,
  * RLE for the levels, then the data pages' in enum order. */
 static void write_encodings(tc_writer *t, const chunk_meta *m)
 {
-    int32_t enc[3];
+    int32_t enc[NUM_ENCODINGS + 2];
     int n = 0;
     if (m->dict_pages)
         enc[n++] = ENC_PLAIN;
     enc[n++] = ENC_RLE;
-    if (m->plain_pages && !m->dict_pages)
-        enc[n++] = ENC_PLAIN;
-    if (m->rle_dict_pages)
-        enc[n++] = ENC_RLE_DICTIONARY;
+    for (int e = 0; e < NUM_ENCODINGS; e++)
+        if (m->data_pages[e] && !(e == ENC_PLAIN && m->dict_pages))
+            enc[n++] = e;
     tc_list_begin(t, 2, TC_I32, n);
     for (int i = 0; i < n; i++)
         tc_elem_i32(t, enc[i]);
@@ -929,15 +998,15 @@ static void write_column_meta(tc_writer *t, int col, const chunk_meta *m,
     tc_i64(t, 9, m->data_offset);
     if (m->dict_offset >= 0)
         tc_i64(t, 11, m->dict_offset);
-    int kinds = m->dict_pages + (m->plain_pages > 0) + (m->rle_dict_pages > 0);
+    int kinds = m->dict_pages;
+    for (int e = 0; e < NUM_ENCODINGS; e++)
+        kinds += m->data_pages[e] > 0;
     tc_list_begin(t, 13, TC_STRUCT, kinds);
     if (m->dict_pages)
         write_encoding_stat(t, PAGE_DICTIONARY, ENC_PLAIN, m->dict_pages);
-    if (m->plain_pages)
-        write_encoding_stat(t, data_page_type, ENC_PLAIN, m->plain_pages);
-    if (m->rle_dict_pages)
-        write_encoding_stat(t, data_page_type, ENC_RLE_DICTIONARY,
-                            m->rle_dict_pages);
+    for (int e = 0; e < NUM_ENCODINGS; e++)
+        if (m->data_pages[e])
+            write_encoding_stat(t, data_page_type, e, m->data_pages[e]);
     tc_struct_end(t);
 }
 
@@ -1006,9 +1075,14 @@ static int check_args(const qk_pq_write_opts *o, int64_t rows, int dim,
                       qk_err *err)
 {
     if (o->codec != QK_CODEC_UNCOMPRESSED && o->codec != QK_CODEC_SNAPPY &&
-        o->codec != QK_CODEC_GZIP && o->codec != QK_CODEC_ZSTD)
+        o->codec != QK_CODEC_GZIP && o->codec != QK_CODEC_ZSTD &&
+        o->codec != QK_CODEC_LZ4_RAW)
         return qk_fail(err, "unsupported codec %d", o->codec);
-    if (rows < 0 || o->rows_per_group < 0 || o->values_per_page < 0)
+    if (o->int_encoding < QK_INTS_DICTIONARY ||
+        o->int_encoding > QK_INTS_BYTE_STREAM_SPLIT)
+        return qk_fail(err, "unsupported int encoding %d", o->int_encoding);
+    if (rows < 0 || o->rows_per_group < 0 || o->values_per_page < 0 ||
+        o->rows_per_int_page < 0)
         return qk_fail(err, "negative row or page size");
     if (rows == 0)
         return 0;
