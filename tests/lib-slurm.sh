@@ -20,28 +20,9 @@
 #                       lets tests check that flags reach srun
 #   QK_SLURM_START_S    seconds slurm_up took, daemons to idle node
 
-QK_SLURM_PKGS="slurmctld slurmd slurm-client munge procps"
 
 slurm_install() {
-    local p missing=""
-    for p in $QK_SLURM_PKGS; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-            || missing="$missing $p"
-    done
-    [ -z "$missing" ] && return 0
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "slurm: missing Debian packages; run: sudo apt-get install -y$missing" >&2
-        return 1
-    fi
-    echo "slurm: installing$missing" >&2
-    # The packages' maintainer scripts start nothing without systemd; the
-    # daemons below are ours, with their own files.
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        $missing >/dev/null || {
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            $missing >/dev/null
-    }
+    sh workflow/deps.sh slurm
 }
 
 # Two TCP ports nobody listens on, so that clusters of several work trees

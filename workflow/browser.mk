@@ -2,10 +2,7 @@
 
 .PHONY: check-browser chromium
 chromium:
-	@command -v chromium >/dev/null || { \
-	  if [ "$$(id -u)" -eq 0 ]; then \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "qkreport: run: sudo apt-get install -y chromium" >&2; exit 1; fi; }
+	@sh workflow/deps.sh browser
 
 check-browser: report/index.html chromium
 	tests/browser-check.sh report/index.html
