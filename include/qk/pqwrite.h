@@ -61,6 +61,9 @@ int qk_parquet_write_file(const char *path, const qk_pq_write_opts *opts,
 
 /* The RLE/bit-packed hybrid encoding of values of bit_width bits: an upper
  * bound of its size, and the encoder (returns the bytes written). */
+/* Writes v as an unsigned LEB128 varint (Thrift, RLE headers, the delta
+ * encodings); returns the bytes written (at most 10). */
+size_t qk_pq_put_uleb128(uint8_t *out, uint64_t v);
 size_t qk_pq_hybrid_bound(size_t n, int bit_width);
 size_t qk_pq_hybrid_encode(const uint32_t *values, size_t n, int bit_width, uint8_t *out);
 

@@ -84,7 +84,7 @@ static void buf_u32le(pq_buf *b, uint32_t v)
     buf_put(b, s, 4);
 }
 
-static size_t put_varint(uint8_t *out, uint64_t v)
+size_t qk_pq_put_uleb128(uint8_t *out, uint64_t v)
 {
     size_t n = 0;
     while (v >= 0x80) {
@@ -98,7 +98,7 @@ static size_t put_varint(uint8_t *out, uint64_t v)
 static void buf_varint(pq_buf *b, uint64_t v)
 {
     buf_reserve(b, 10);
-    b->len += put_varint(b->data + b->len, v);
+    b->len += qk_pq_put_uleb128(b->data + b->len, v);
 }
 
 static void buf_free(pq_buf *b)
@@ -254,7 +254,7 @@ static size_t put_literal_run(const uint32_t *v, size_t n, int bit_width,
     if (n == 0)
         return 0;
     size_t groups = (n + 7) / 8;
-    size_t o = put_varint(out, (uint64_t)groups << 1 | 1);
+    size_t o = qk_pq_put_uleb128(out, (uint64_t)groups << 1 | 1);
     for (size_t g = 0; g < groups; g++) {
         size_t left = n - g * 8;
         o += pack_group(v + g * 8, left < 8 ? left : 8, bit_width, out + o);
@@ -265,7 +265,7 @@ static size_t put_literal_run(const uint32_t *v, size_t n, int bit_width,
 static size_t put_rle_run(uint32_t value, size_t count, int bit_width,
                           uint8_t *out)
 {
-    size_t o = put_varint(out, (uint64_t)count << 1);
+    size_t o = qk_pq_put_uleb128(out, (uint64_t)count << 1);
     for (int b = 0; b < (bit_width + 7) / 8; b++)
         out[o++] = (uint8_t)(value >> (8 * b));
     return o;

@@ -7,20 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t put_uleb(uint8_t *out, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        out[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    out[n++] = (uint8_t)v;
-    return n;
-}
-
 static size_t put_zigzag(uint8_t *out, int64_t v)
 {
-    return put_uleb(out, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+    return qk_pq_put_uleb128(out, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
 static int bits_needed(uint64_t v)
@@ -100,9 +89,9 @@ static size_t put_block(const int64_t *values, size_t first, size_t k,
 size_t qk_pq_delta_encode(const int64_t *values, size_t n, int value_bits,
                           int block_size, int miniblocks, uint8_t *out)
 {
-    size_t o = put_uleb(out, (uint64_t)block_size);
-    o += put_uleb(out + o, (uint64_t)miniblocks);
-    o += put_uleb(out + o, n);
+    size_t o = qk_pq_put_uleb128(out, (uint64_t)block_size);
+    o += qk_pq_put_uleb128(out + o, (uint64_t)miniblocks);
+    o += qk_pq_put_uleb128(out + o, n);
     int64_t first = n > 0 ? values[0] : 0;
     if (value_bits == 32)
         first = (int32_t)first;
