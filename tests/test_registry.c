@@ -72,6 +72,10 @@ START_TEST(conf_describes_an_unlisted_model)
     write_text(path, "colour = blue\n");
     ck_assert_int_eq(qk_dataset_conf_load(path, &d, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "unknown key 'colour'"));
+    /* text of the file in a message: control bytes escaped, one printable line */
+    write_text(path, "col\033[2Jour\r = blue\x01\n");
+    ck_assert_int_eq(qk_dataset_conf_load(path, &d, &err), -1);
+    ck_assert_str_eq(err.msg, "line 1: unknown key 'col\\x1b[2Jour\\x0d'");
     d.n_kv_heads = 4;
     ck_assert_int_eq(qk_dataset_validate(&d, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "not a multiple"));
