@@ -28,6 +28,7 @@ include workflow/figures-plasticity.mk
 include workflow/report.mk
 include workflow/archive.mk
 include workflow/check.mk
+include workflow/fuzz.mk
 include workflow/browser.mk
 include workflow/bench.mk
 
@@ -57,5 +58,6 @@ help:
 	@echo "make bench-plasticity  qk-plasticity per head and per model against numpy"
 	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/"
 	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"
+	@echo "make fuzz            every fuzz target FUZZ_SECONDS (20) each, executions printed; make fuzz-long: 3600 s each"
 	@echo "make clean           remove build outputs (keeps data/synth)"
 	@echo "variables: DATA=<dir of downloads>  DATASETS=\"id id ...\"  SCALE=demo|thesis  SEED=<n>"
