@@ -2,7 +2,7 @@
 # user-supplied files, each run FUZZ_SECONDS (default 20) from seeds made
 # out of tests/data; make fuzz-long: the same, an hour each by default.
 # FUZZ_TARGETS="parquet store" narrows the run; make -j2 fuzz runs two
-# targets at a time. The library is compiled again with clang, libFuzzer's
+# targets at a time; FUZZ_OPTS passes more libFuzzer options. The library is compiled again with clang, libFuzzer's
 # coverage, AddressSanitizer and UndefinedBehaviorSanitizer under
 # build/fuzz/, apart from the gcc build. Crashes go to
 # build/fuzz/crashes/<target>/, logs to build/fuzz/logs/, the corpus grown
@@ -53,7 +53,7 @@ fuzz-build: $(FUZZ_BINS) build/fuzz/corpus/.done
 
 # One run per target (each first replays tests/data/fuzz-regressions/<target>/).
 $(FUZZ_RUNS): fuzz-run-%: build/fuzz/bin/fuzz_% build/fuzz/corpus/.done
-	tests/fuzz/run.sh $* $(FUZZ_SECONDS)
+	FUZZ_OPTS="$(FUZZ_OPTS)" tests/fuzz/run.sh $* $(FUZZ_SECONDS)
 
 fuzz fuzz-long: $(FUZZ_RUNS)
 	@tests/fuzz/summary.sh $(FUZZ_TARGETS)

@@ -4,7 +4,7 @@
 # from the corpus grown so far (build/fuzz/work/<target>/) and the seeds
 # (build/fuzz/corpus/<target>/).  On a crash, leak or undefined behaviour
 # prints the report and the input's path, and fails.
-# Usage: tests/fuzz/run.sh TARGET SECONDS
+# Usage: [FUZZ_OPTS="-opt=value ..."] tests/fuzz/run.sh TARGET SECONDS
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 target=$1 seconds=$2
@@ -33,5 +33,7 @@ fi
 opts=(-max_total_time="$seconds" -print_final_stats=1 -timeout=30 -rss_limit_mb=2048
       -artifact_prefix="$crashes/")
 [ -f "tests/fuzz/$target.dict" ] && opts+=(-dict="tests/fuzz/$target.dict")
+read -r -a extra <<< "${FUZZ_OPTS:-}" # more libFuzzer options, e.g. -use_value_profile=1
+opts+=("${extra[@]}")
 echo "fuzz $target: $seconds s (log: $log)"
 "$bin" "${opts[@]}" "$work" "build/fuzz/corpus/$target" > "$log" 2>&1 || fail "crash"
