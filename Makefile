@@ -44,6 +44,7 @@ include workflow/report.mk
 include workflow/archive.mk
 include workflow/check.mk
 include workflow/slurm.mk
+include workflow/fuzz.mk
 include workflow/browser.mk
 include workflow/bench.mk
 
@@ -91,6 +92,7 @@ help:
 	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/"
 	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"
 	@echo "make check-slurm     qk-srun and CLUSTER=slurm on a one-node Slurm cluster (root; installs slurm)"
+	@echo "make fuzz            every fuzz target FUZZ_SECONDS (20) each, executions printed; make fuzz-long: 3600 s each"
 	@echo "make clean           remove build outputs (keeps data/synth)"
 	@echo "variables: DATA=<dir of downloads>  DATASETS=\"id id ...\"  SCALE=demo|thesis  SEED=<n>"
 	@echo "           V=1 (every command)  CLUSTER=slurm SLURM_FLAGS=\"...\"  BLAS_CORE=<kernel>|native"

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,7 +21,6 @@
 #include "qk/common.h"
 
 #define IO_CHUNK (64 * 1024)
-#define MANIFEST_MAX_BYTES ((int64_t)256 << 20)
 
 static void usage(FILE *fp)
 {
@@ -39,7 +39,8 @@ static void usage(FILE *fp)
         "         entries: the same files give the same bytes.  Symbolic links, devices,\n"
         "         fifos and sockets are refused.  The output is written atomically.\n"
         "verify   recomputes the size and SHA-256 of every file and compares them with\n"
-        "         MANIFEST; every altered, missing or extra file is named on stderr.\n"
+        "         MANIFEST; every altered, missing or extra file is named on stderr, and\n"
+        "         a truncated or damaged archive names the member the damage is in.\n"
         "extract  refuses an archive holding an absolute path, a '..' component, a\n"
         "         link, a device or any other non-regular entry, verifies it, then\n"
         "         restores MANIFEST and the files into DIR (created if missing).\n"
@@ -88,21 +89,6 @@ static void common_option(int c)
     exit(QK_EXIT_USAGE);
 }
 
-/* An archive entry name made safe to print on one line: control bytes
- * become \xNN.  Returns a malloc'ed string. */
-static char *printable(const char *s)
-{
-    char *out = qk_malloc(4 * strlen(s) + 1), *o = out;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            o += sprintf(o, "\\x%02x", *p);
-        else
-            *o++ = (char)*p;
-    }
-    *o = '\0';
-    return out;
-}
-
 /* Exits with status 2 and one line naming a file whose name may hold any
  * byte (it is printed escaped). */
 static void die_at(const char *fs, const char *fmt, ...)
@@ -114,7 +100,9 @@ static void die_at(const char *fs, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    qk_report_error(printable(fs), msg);
+    char *name = qk_archive_printable(fs);
+    qk_report_error(name, msg);
+    free(name);
     exit(QK_EXIT_DATA);
 }
 
@@ -526,380 +514,98 @@ static char **parse_plain_args(int argc, char **argv, int n_args, const char *sy
     return argv + optind;
 }
 
-/* The archive file, opened once: every pass reads the same file. */
-static int open_archive_file(const char *path)
+/* The archive file, mapped into memory: every pass reads the same bytes. */
+typedef struct mapped {
+    const char *path;
+    const uint8_t *data;
+    size_t len;
+} mapped;
+
+static void map_archive(mapped *m, const char *path)
 {
+    m->path = path;
+    m->data = (const uint8_t *)"";
+    m->len = 0;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         qk_die(QK_EXIT_DATA, path, "cannot open: %s", strerror(errno));
-    return fd;
-}
-
-/* libarchive's message for the last failure (it sets none for some). */
-static const char *read_error(struct archive *a)
-{
-    const char *why = archive_error_string(a);
-    return why ? why : "damaged or truncated data";
-}
-
-static struct archive *open_reader(int fd, const char *path)
-{
-    if (lseek(fd, 0, SEEK_SET) != 0)
-        qk_die(QK_EXIT_DATA, path, "cannot seek: %s", strerror(errno));
-    struct archive *a = archive_read_new();
-    if (!a)
-        qk_die(QK_EXIT_DATA, path, "out of memory (libarchive reader)");
-    archive_read_support_filter_gzip(a);
-    archive_read_support_format_tar(a);
-    if (archive_read_open_fd(a, fd, IO_CHUNK) != ARCHIVE_OK)
-        qk_die(QK_EXIT_DATA, path, "not a readable tar.gz archive: %s", read_error(a));
-    return a;
-}
-
-static void die_corrupt(struct archive *a, const char *path)
-{
-    qk_die(QK_EXIT_DATA, path, "corrupt or truncated archive: %s", read_error(a));
-}
-
-/* The next entry (1) or the end (0); a damaged archive ends the run. */
-static int next_entry(struct archive *a, struct archive_entry **e, const char *path)
-{
-    int rc = archive_read_next_header(a, e);
-    if (rc == ARCHIVE_EOF)
-        return 0;
-    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-        die_corrupt(a, path);
-    if (!archive_entry_pathname(*e))
-        qk_die(QK_EXIT_DATA, path, "an entry has no readable path name");
-    return 1;
-}
-
-static void close_reader(struct archive *a, const char *path)
-{
-    if (archive_read_close(a) != ARCHIVE_OK)
-        die_corrupt(a, path);
-    archive_read_free(a);
-}
-
-/* Why an entry may not be in a qkreport archive, or NULL. */
-static const char *entry_problem(struct archive_entry *e)
-{
-    if (archive_entry_hardlink(e))
-        return "hard link entry";
-    switch (archive_entry_filetype(e)) {
-    case AE_IFREG: return qk_archive_path_problem(archive_entry_pathname(e));
-    case AE_IFLNK: return "symbolic link entry";
-    case AE_IFCHR:
-    case AE_IFBLK: return "device entry";
-    case AE_IFIFO: return "fifo entry";
-    case AE_IFSOCK: return "socket entry";
-    case AE_IFDIR: return "directory entry (qkreport archives hold regular files only)";
-    default: return "entry of unknown type";
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        qk_die(QK_EXIT_DATA, path, "not a regular file");
+    if (st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED)
+            qk_die(QK_EXIT_DATA, path, "cannot map: %s", strerror(errno));
+        m->data = p;
+        m->len = (size_t)st.st_size;
     }
+    close(fd);
 }
 
-/* ---- checking entries against MANIFEST ------------------------------------- */
-
-typedef struct check {
-    const char *path;            /* the archive, for messages */
-    qk_manifest manifest;
-    char *manifest_text;         /* MANIFEST's bytes */
-    int64_t manifest_size;
-    unsigned char *seen;         /* per manifest file */
-    int problems;
-    int verified;                /* files whose size and digest matched */
-    struct archive *disk;        /* extract: where entries are written, else NULL */
-    const char *disk_dir;
-} check;
-
-static void report(check *c, const char *entry, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void report(check *c, const char *entry, const char *fmt, ...)
+static void unmap_archive(mapped *m)
 {
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    char *name = printable(entry);
-    fprintf(stderr, "%s: error: %s: %s: %s\n", qk_progname(), c->path, name, msg);
+    if (m->len > 0)
+        munmap((void *)(uintptr_t)m->data, m->len);
+}
+
+/* One error line per problem: the archive, the member (escaped), what. */
+static void print_problem(void *ctx, const char *entry, const char *problem)
+{
+    const mapped *m = ctx;
+    if (!entry) {
+        qk_report_error(m->path, problem);
+        return;
+    }
+    char *name = qk_archive_printable(entry);
+    fprintf(stderr, "%s: error: %s: %s: %s\n", qk_progname(), m->path, name, problem);
     free(name);
-    c->problems++;
-}
-
-static void read_all(struct archive *a, const char *path, char *buf, int64_t size)
-{
-    int64_t got = 0;
-    while (got < size) {
-        la_ssize_t n = archive_read_data(a, buf + got, (size_t)(size - got));
-        if (n < 0)
-            die_corrupt(a, path);
-        if (n == 0)
-            qk_die(QK_EXIT_DATA, path, "MANIFEST shorter than its header says");
-        got += n;
-    }
-}
-
-/* Reads and parses the first entry, which must be MANIFEST. */
-static void read_manifest(check *c, struct archive *a)
-{
-    struct archive_entry *e;
-    if (!next_entry(a, &e, c->path))
-        qk_die(QK_EXIT_DATA, c->path, "empty archive (no MANIFEST)");
-    const char *name = archive_entry_pathname(e);
-    if (strcmp(name, QK_MANIFEST_NAME) != 0)
-        qk_die(QK_EXIT_DATA, c->path, "first entry is '%s', not MANIFEST "
-               "(not an archive of qk-archive create)", printable(name));
-    if (entry_problem(e))
-        qk_die(QK_EXIT_DATA, c->path, "MANIFEST is not a regular file");
-    int64_t size = archive_entry_size(e);
-    if (size <= 0 || size > MANIFEST_MAX_BYTES)
-        qk_die(QK_EXIT_DATA, c->path, "MANIFEST size %lld is out of range", (long long)size);
-    char *text = qk_malloc((size_t)size);
-    read_all(a, c->path, text, size);
-    qk_err err;
-    if (qk_manifest_parse(text, (size_t)size, &c->manifest, &err) != 0)
-        qk_die(QK_EXIT_DATA, c->path, "MANIFEST %s", err.msg);
-    c->manifest_text = text;
-    c->manifest_size = size;
-    c->seen = qk_calloc((size_t)(c->manifest.n_files ? c->manifest.n_files : 1), 1);
-}
-
-/* ---- entry data: digest, and for extract a copy on disk -------------------- */
-
-static void disk_check(check *c, int rc, const char *entry)
-{
-    if (rc != ARCHIVE_OK) {
-        char *name = printable(entry);
-        qk_die(QK_EXIT_DATA, c->disk_dir, "%s: cannot extract: %s", name, read_error(c->disk));
-    }
-}
-
-/* A fresh header for the disk: path, regular file, 0644; nothing else of
- * the archive's entry (owner, mode bits, times) reaches the disk. */
-static void disk_begin(check *c, const char *path, int64_t size)
-{
-    struct archive_entry *out = archive_entry_new();
-    archive_entry_set_pathname(out, path);
-    archive_entry_set_filetype(out, AE_IFREG);
-    archive_entry_set_perm(out, 0644);
-    archive_entry_set_size(out, size);
-    disk_check(c, archive_write_header(c->disk, out), path);
-    archive_entry_free(out);
-}
-
-static void disk_write(check *c, const char *path, const char *data, size_t len)
-{
-    while (len > 0) {
-        la_ssize_t n = archive_write_data(c->disk, data, len);
-        if (n <= 0)
-            disk_check(c, ARCHIVE_FATAL, path);
-        data += n;
-        len -= (size_t)n;
-    }
-}
-
-/* Reads the current entry's data into the digest (and onto the disk). */
-static void entry_digest(check *c, struct archive *a, const char *path, int64_t size,
-                         char hex[QK_SHA256_HEX_LEN + 1])
-{
-    static char buf[IO_CHUNK];
-    qk_sha256 h;
-    qk_err err;
-    if (qk_sha256_begin(&h, size, &err) != 0)
-        qk_die(QK_EXIT_DATA, c->path, "%s", err.msg);
-    if (c->disk)
-        disk_begin(c, path, size);
-    for (;;) {
-        la_ssize_t n = archive_read_data(a, buf, sizeof buf);
-        if (n < 0)
-            die_corrupt(a, c->path);
-        if (n == 0)
-            break;
-        if (qk_sha256_update(&h, buf, (size_t)n, &err) != 0)
-            qk_die(QK_EXIT_DATA, c->path, "corrupt archive: entry data: %s", err.msg);
-        if (c->disk)
-            disk_write(c, path, buf, (size_t)n);
-    }
-    if (qk_sha256_end(&h, hex, &err) != 0)
-        qk_die(QK_EXIT_DATA, c->path, "corrupt or truncated archive: entry data: %s", err.msg);
-    if (c->disk)
-        disk_check(c, archive_write_finish_entry(c->disk), path);
-}
-
-static void compare_entry(check *c, struct archive *a, struct archive_entry *e,
-                          const qk_manifest_file *want)
-{
-    int64_t size = archive_entry_size(e);
-    char hex[QK_SHA256_HEX_LEN + 1];
-    entry_digest(c, a, want->path, size, hex);
-    if (size != want->size)
-        report(c, want->path, "size differs from MANIFEST (%lld bytes, MANIFEST says %lld)",
-               (long long)size, (long long)want->size);
-    else if (strcmp(hex, want->sha256) != 0)
-        report(c, want->path, "content differs from MANIFEST (sha256 %s, MANIFEST says %s)",
-               hex, want->sha256);
-    else
-        c->verified++;
-}
-
-/* Checks one entry after MANIFEST: safe, regular, listed once, intact. */
-static void check_entry(check *c, struct archive *a, struct archive_entry *e)
-{
-    const char *path = archive_entry_pathname(e);
-    const char *why = entry_problem(e);
-    if (why) {
-        report(c, path, "%s", why);
-        return;
-    }
-    if (strcmp(path, QK_MANIFEST_NAME) == 0) {
-        report(c, path, "a second MANIFEST entry");
-        return;
-    }
-    int i = qk_manifest_find(&c->manifest, path);
-    if (i < 0) {
-        report(c, path, "not listed in MANIFEST (extra file)");
-        return;
-    }
-    if (c->seen[i]++) {
-        report(c, path, "appears twice in the archive");
-        return;
-    }
-    compare_entry(c, a, e, &c->manifest.files[i]);
-}
-
-static void report_missing(check *c)
-{
-    for (int i = 0; i < c->manifest.n_files; i++)
-        if (!c->seen[i])
-            report(c, c->manifest.files[i].path, "listed in MANIFEST but missing from the archive");
-}
-
-static void free_check(check *c)
-{
-    qk_manifest_free(&c->manifest);
-    free(c->seen);
-    free(c->manifest_text);
-    c->seen = NULL;
-    c->manifest_text = NULL;
-}
-
-/* One full pass: MANIFEST, every entry, the files never seen.  With
- * c->disk set, MANIFEST and the files are written there as they are read. */
-static void check_pass(check *c, int fd)
-{
-    struct archive *a = open_reader(fd, c->path);
-    read_manifest(c, a);
-    if (c->disk) {
-        disk_begin(c, QK_MANIFEST_NAME, c->manifest_size);
-        disk_write(c, QK_MANIFEST_NAME, c->manifest_text, (size_t)c->manifest_size);
-        disk_check(c, archive_write_finish_entry(c->disk), QK_MANIFEST_NAME);
-    }
-    struct archive_entry *e;
-    while (next_entry(a, &e, c->path))
-        check_entry(c, a, e);
-    report_missing(c);
-    close_reader(a, c->path);
 }
 
 static int cmd_verify(int argc, char **argv)
 {
     char **args = parse_plain_args(argc, argv, 1, "qk-archive verify FILE");
-    check c = {.path = args[0]};
-    int fd = open_archive_file(c.path);
-    check_pass(&c, fd);
-    close(fd);
-    free_check(&c);
-    if (c.problems)
+    mapped m;
+    map_archive(&m, args[0]);
+    int verified;
+    int problems = qk_archive_verify(m.data, m.len, print_problem, &m, &verified);
+    unmap_archive(&m);
+    if (problems)
         return QK_EXIT_DATA;
-    printf("%d files verified\n", c.verified);
+    printf("%d files verified\n", verified);
     return QK_EXIT_OK;
-}
-
-/* ---- extract --------------------------------------------------------------- */
-
-/* Headers only: names every entry that extraction must never write. */
-static void safety_pass(check *c, int fd)
-{
-    struct archive *a = open_reader(fd, c->path);
-    struct archive_entry *e;
-    while (next_entry(a, &e, c->path)) {
-        const char *why = entry_problem(e);
-        if (why)
-            report(c, archive_entry_pathname(e), "refusing to extract: %s", why);
-    }
-    close_reader(a, c->path);
-}
-
-static struct archive *open_disk(const char *dir)
-{
-    struct archive *disk = archive_write_disk_new();
-    if (!disk)
-        qk_die(QK_EXIT_DATA, dir, "out of memory (libarchive disk writer)");
-    int flags = ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-                ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS;
-#ifdef ARCHIVE_EXTRACT_SAFE_WRITES
-    flags |= ARCHIVE_EXTRACT_SAFE_WRITES;
-#endif
-    if (archive_write_disk_set_options(disk, flags) != ARCHIVE_OK)
-        qk_die(QK_EXIT_DATA, dir, "libarchive: %s", archive_error_string(disk));
-    return disk;
-}
-
-static void enter_directory(const char *dir)
-{
-    qk_err err;
-    if (qk_mkdirs(dir, &err) != 0)
-        qk_die(QK_EXIT_DATA, dir, "%s", err.msg);
-    if (chdir(dir) != 0)
-        qk_die(QK_EXIT_DATA, dir, "cannot enter: %s", strerror(errno));
 }
 
 static int cmd_extract(int argc, char **argv)
 {
     char **args = parse_plain_args(argc, argv, 2, "qk-archive extract FILE DIR");
-    check c = {.path = args[0], .disk_dir = args[1]};
-    int fd = open_archive_file(c.path);
-    safety_pass(&c, fd);
-    if (c.problems)
+    mapped m;
+    map_archive(&m, args[0]);
+    int extracted;
+    int problems = qk_archive_extract(m.data, m.len, args[1], print_problem, &m, &extracted);
+    unmap_archive(&m);
+    if (problems)
         return QK_EXIT_DATA;
-    check_pass(&c, fd); /* verify everything before writing anything */
-    free_check(&c);
-    if (c.problems)
-        return QK_EXIT_DATA;
-    enter_directory(c.disk_dir);
-    c.disk = open_disk(c.disk_dir);
-    c.verified = 0;
-    check_pass(&c, fd); /* write, digesting again what is written */
-    disk_check(&c, archive_write_close(c.disk), ".");
-    archive_write_free(c.disk);
-    close(fd);
-    free_check(&c);
-    if (c.problems)
-        return QK_EXIT_DATA;
-    printf("%d files extracted into %s and verified\n", c.verified, c.disk_dir);
+    printf("%d files extracted into %s and verified\n", extracted, args[1]);
     return QK_EXIT_OK;
 }
 
-/* ---- list ------------------------------------------------------------------ */
+static void print_entry(void *ctx, const char *path, int64_t size, const char *problem)
+{
+    (void)ctx;
+    char *name = qk_archive_printable(path);
+    printf("%12lld  %s%s%s\n", (long long)size, name, problem ? "  # " : "",
+           problem ? problem : "");
+    free(name);
+}
 
 static int cmd_list(int argc, char **argv)
 {
     char **args = parse_plain_args(argc, argv, 1, "qk-archive list FILE");
-    const char *path = args[0];
-    int fd = open_archive_file(path);
-    struct archive *a = open_reader(fd, path);
-    struct archive_entry *e;
-    while (next_entry(a, &e, path)) {
-        char *name = printable(archive_entry_pathname(e));
-        const char *why = entry_problem(e);
-        printf("%12lld  %s%s%s\n", (long long)archive_entry_size(e), name, why ? "  # " : "",
-               why ? why : "");
-        free(name);
-    }
-    close_reader(a, path);
-    close(fd);
-    return QK_EXIT_OK;
+    mapped m;
+    map_archive(&m, args[0]);
+    int problems = qk_archive_list(m.data, m.len, print_entry, print_problem, &m);
+    unmap_archive(&m);
+    return problems ? QK_EXIT_DATA : QK_EXIT_OK;
 }
 
 /* ======================================================================= */

@@ -128,8 +128,10 @@ expect_status 0 "verify a fresh archive"
 expect_out "$n_files files verified" "verify summary"
 expect_out_lines 1 "verify prints one line"
 
-# repack.py SRC DST ACTION PATH: re-packs SRC keeping its MANIFEST, with one
-# file flipped (one byte changed), grown, dropped or added
+# repack.py SRC DST ACTION ARG: re-packs SRC with one file flipped (one
+# byte changed), grown, dropped or added (ARG: its path), or with its
+# MANIFEST edited (ARG: "OLD=>NEW", a text replaced); a plain tar when DST
+# ends in .tar
 cat > "$tmp/repack.py" <<'PY'
 import io, sys, tarfile
 src, dst, action, path = sys.argv[1:5]
@@ -144,43 +146,134 @@ for m, data in members:
             data += b"!"
         elif action == "drop":
             continue
+    if m.name == "MANIFEST" and action == "manifest":
+        old, new = path.split("=>")
+        assert old.encode() in data
+        data = data.replace(old.encode(), new.encode(), 1)
     out.append((m, data))
 if action == "add":
     out.append((tarfile.TarInfo(path), b"not in the manifest\n"))
-with tarfile.open(dst, "w:gz", format=tarfile.PAX_FORMAT) as t:
+with tarfile.open(dst, "w" if dst.endswith(".tar") else "w:gz", format=tarfile.PAX_FORMAT) as t:
     for m, data in out:
         m.size = len(data)
         t.addfile(m, io.BytesIO(data))
 PY
-tampered() { # action, path, expected text, name
+e="qk-archive: error: $tmp/t.tar.gz"
+tampered() { # action, arg, name, expected line prefixes...
     python3 "$tmp/repack.py" "$tmp/a.tar.gz" "$tmp/t.tar.gz" "$1" "$2"
+    local name=$3
+    shift 3
     run "$qa" verify "$tmp/t.tar.gz"
-    expect_status 2 "$4: exit status"
-    expect_one_line_naming "$tmp/t.tar.gz: $2: " "$3" "$4: one line naming the file"
+    expect_status 2 "$name: exit status"
+    expect_error_lines "$name: the members named" "$@"
 }
-tampered flip results/study/numbers.tsv "content differs from MANIFEST (sha256" "one byte changed"
-tampered flip figures/01_inventory/figure.png "content differs from MANIFEST" "one byte of a figure changed"
-tampered grow report/index.html "size differs from MANIFEST" "a file grown"
-tampered drop figures/01_inventory/README.md "missing from the archive" "a missing file"
-tampered add results/extra.csv "not listed in MANIFEST" "an extra file"
+want_sum=$(sha256sum "$src/results/study/numbers.tsv" | cut -d' ' -f1)
+tampered flip results/study/numbers.tsv "one byte changed" \
+    "$e: results/study/numbers.tsv: content differs from MANIFEST (sha256 "
+if grep -qF "MANIFEST says $want_sum)" "$e2e_err"; then ok; else bad "the digest MANIFEST holds"; fi
+tampered flip figures/01_inventory/figure.png "one byte of a figure changed" \
+    "$e: figures/01_inventory/figure.png: content differs from MANIFEST"
+tampered grow report/index.html "a member of another size" \
+    "$e: report/index.html: size differs from MANIFEST (15 bytes, MANIFEST says 14)"
+tampered drop figures/01_inventory/README.md "a missing member" \
+    "$e: figures/01_inventory/README.md: listed in MANIFEST but missing from the archive"
+tampered drop results/study/qk.csv "the last member missing" \
+    "$e: results/study/qk.csv: listed in MANIFEST but missing from the archive"
+tampered add results/extra.csv "an extra member" \
+    "$e: results/extra.csv: not listed in MANIFEST (extra file)"
+# an altered MANIFEST: each member it no longer describes is named
+tampered manifest "$want_sum=>${want_sum:0:63}0" "MANIFEST with another digest" \
+    "$e: results/study/numbers.tsv: content differs from MANIFEST"
+tampered manifest " 14 report/index.html=> 41 report/index.html" "MANIFEST with another size" \
+    "$e: report/index.html: size differs from MANIFEST (14 bytes, MANIFEST says 41)"
+tampered manifest " report/index.html=> report/index.htm" "MANIFEST with a renamed file" \
+    "$e: report/index.html: not listed in MANIFEST (extra file)" \
+    "$e: report/index.htm: listed in MANIFEST but missing from the archive"
+tampered manifest "files $n_files=>files $((n_files + 1))" "MANIFEST with a wrong count" \
+    "$e: MANIFEST: line 6: 'files $((n_files + 1))' but $n_files lines follow"
+tampered manifest "param SEED=7=>param SEED=7
+param SEED=8" "MANIFEST with a repeated parameter" \
+    "$e: MANIFEST: line 6: parameters not sorted by key or repeated"
 python3 "$tmp/repack.py" "$tmp/a.tar.gz" "$tmp/t.tar.gz" flip results/study/qk.csv
 run "$qa" extract "$tmp/t.tar.gz" "$tmp/t-out"
 expect_status 2 "extract refuses a tampered archive"
+expect_error_lines "extract names the altered member" \
+    "$e: results/study/qk.csv: content differs from MANIFEST"
 expect_missing "$tmp/t-out" "nothing extracted from a tampered archive"
 
-# --- damaged archives: exit 2, one line
+# --- damaged archives: exit 2, one line naming the member where the damage is
+# (the random figure.png fills most of the .tar.gz: half of it cuts that member)
 size=$(stat -c %s "$tmp/a.tar.gz")
 head -c $((size / 2)) "$tmp/a.tar.gz" > "$tmp/half.tar.gz"
 run "$qa" verify "$tmp/half.tar.gz"
 expect_status 2 "truncated archive: exit status"
-expect_one_line_naming "$tmp/half.tar.gz" "truncated" "truncated archive: one line"
+expect_error_lines "truncated archive: the member cut" \
+    "qk-archive: error: $tmp/half.tar.gz: figures/01_inventory/figure.png: damaged or truncated archive inside this member (the gzip data ends early); $((n_files - 2)) more files of MANIFEST not reached"
+head -c 100 "$tmp/a.tar.gz" > "$tmp/head.tar.gz"
+run "$qa" verify "$tmp/head.tar.gz"
+expect_status 2 "archive cut in its first member: exit status"
+expect_error_lines "archive cut in its first member: MANIFEST named" \
+    "qk-archive: error: $tmp/head.tar.gz: MANIFEST: damaged or truncated archive at the first member (the gzip data ends early)"
 head -c $((size - 4)) "$tmp/a.tar.gz" > "$tmp/short.tar.gz"
 run "$qa" verify "$tmp/short.tar.gz"
 expect_status 2 "archive without its gzip trailer: exit status"
-expect_one_line_naming "$tmp/short.tar.gz" "" "archive without its gzip trailer: one line"
+expect_error_lines "archive without its gzip trailer: every member intact" \
+    "qk-archive: error: $tmp/short.tar.gz: damaged archive after its last member (the gzip data ends early)"
+{ cat "$tmp/a.tar.gz"; echo junk; } > "$tmp/junk.tar.gz"
+run "$qa" verify "$tmp/junk.tar.gz"
+expect_status 2 "bytes after the gzip data: exit status"
+expect_error_lines "bytes after the gzip data: one line" \
+    "qk-archive: error: $tmp/junk.tar.gz: damaged archive after its last member (5 bytes of something else after the gzip data)"
 run "$qa" extract "$tmp/half.tar.gz" "$tmp/half-out"
 expect_status 2 "extract of a truncated archive"
+expect_error_lines "extract of a truncated archive names the member" \
+    "qk-archive: error: $tmp/half.tar.gz: figures/01_inventory/figure.png: damaged or truncated archive inside this member"
 expect_missing "$tmp/half-out" "nothing extracted from a truncated archive"
+# the plain tar inside: cut at known offsets, a header edited
+gzip -dc "$tmp/a.tar.gz" > "$tmp/a.tar"
+run "$qa" verify "$tmp/a.tar"
+expect_status 0 "a plain tar verifies"
+offsets() { # member: the offsets of its header and its data in a.tar
+    python3 -c 'import sys, tarfile
+m = tarfile.open(sys.argv[1]).getmember(sys.argv[2]); print(m.offset, m.offset_data)' "$tmp/a.tar" "$1"
+}
+read -r head_at data_at < <(offsets results/study/numbers.tsv)
+head -c $((data_at + 1000)) "$tmp/a.tar" > "$tmp/cut.tar"
+run "$qa" verify "$tmp/cut.tar"
+expect_status 2 "tar cut inside a member: exit status"
+expect_error_lines "tar cut inside a member: the member named" \
+    "qk-archive: error: $tmp/cut.tar: results/study/numbers.tsv: damaged or truncated archive inside this member (Truncated tar archive); 1 more file of MANIFEST not reached"
+head -c $((head_at + 100)) "$tmp/a.tar" > "$tmp/cut.tar"
+run "$qa" verify "$tmp/cut.tar"
+expect_status 2 "tar cut inside a header: exit status"
+expect_error_lines "tar cut inside a header: the member named" \
+    "qk-archive: error: $tmp/cut.tar: results/study/numbers.tsv: damaged or truncated archive where this member should start, after 'results/study/café table.csv'"
+read -r head_at data_at < <(offsets report/index.html)
+python3 - "$tmp/a.tar" "$tmp/bad-header.tar" "$head_at" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+h = int(sys.argv[3])
+data[h + 5] ^= 1   # a byte of the name: the header checksum no longer matches
+open(sys.argv[2], "wb").write(data)
+PY
+run "$qa" verify "$tmp/bad-header.tar"
+expect_status 2 "a damaged header: exit status"
+expect_error_lines "a damaged header: the member named" \
+    "qk-archive: error: $tmp/bad-header.tar: report/index.html: damaged or truncated archive where this member should start"
+python3 - "$tmp/a.tar" "$tmp/resized.tar" "$head_at" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+h = int(sys.argv[3])
+data[h + 124:h + 136] = b"%011o\0" % 600    # size 14 -> 600, checksum fixed
+data[h + 148:h + 156] = b" " * 8
+data[h + 148:h + 156] = b"%06o\0 " % sum(data[h:h + 512])
+open(sys.argv[2], "wb").write(data)
+PY
+run "$qa" verify "$tmp/resized.tar"
+expect_status 2 "a member's header size changed: exit status"
+expect_error_lines "a member's header size changed: it and the member it swallows named" \
+    "qk-archive: error: $tmp/resized.tar: report/index.html: size differs from MANIFEST (600 bytes, MANIFEST says 14)" \
+    "qk-archive: error: $tmp/resized.tar: results/empty.csv: listed in MANIFEST but missing from the archive"
 echo "not an archive" > "$tmp/text.tar.gz"
 run "$qa" verify "$tmp/text.tar.gz"
 expect_status 2 "not an archive: exit status"

@@ -51,6 +51,21 @@ expect_one_line_naming() { # path, text, name
     ok
 }
 
+# stderr has exactly one line per expected prefix, in order, each line
+# starting with its prefix
+expect_error_lines() { # name, prefix...
+    local name=$1 n i=1 line
+    shift
+    n=$(wc -l < "$e2e_err")
+    if [ "$n" -ne $# ]; then bad "$name ($n lines on stderr, expected $#)"; return; fi
+    for want in "$@"; do
+        line=$(sed -n "${i}p" "$e2e_err")
+        if [[ "$line" != "$want"* ]]; then bad "$name (line $i: '$line')"; return; fi
+        i=$((i + 1))
+    done
+    ok
+}
+
 expect_same() { # a, b, name
     if [ "$1" == "$2" ]; then ok; else bad "$3"; fi
 }

@@ -1,6 +1,8 @@
 /* Tests of the archive pieces: SHA-256 through libarchive against the FIPS
  * 180-2 examples, the MANIFEST text (write, parse back, and every malformed
  * variant refused with its line), and the path and parameter rules. */
+#include <archive.h>
+#include <archive_entry.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +198,97 @@ START_TEST(test_manifest_normalize_refuses_repeats)
 }
 END_TEST
 
+/* ---- reading archives from memory ----------------------------------------- */
+
+/* A gzip'ed tar of MANIFEST and three files, written with libarchive as
+ * qk-archive create writes it (malloc'ed). */
+static const char *const member_paths[3] = {"a.txt", "b/data.bin", "c.txt"};
+
+static uint8_t *small_archive(size_t *len)
+{
+    static char data[3][3000];
+    size_t sizes[3] = {12, sizeof data[1], 0};
+    memcpy(data[0], "first file\n", 12);
+    uint32_t x = 2463534242u; /* xorshift32: bytes gzip cannot shrink */
+    for (size_t i = 0; i < sizeof data[1]; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        data[1][i] = (char)(x >> 24);
+    }
+    qk_manifest m = {0};
+    m.suite_version = strdup("t");
+    m.n_files = 3;
+    m.files = calloc(3, sizeof *m.files);
+    qk_err err;
+    for (int i = 0; i < 3; i++) {
+        m.files[i].path = strdup(member_paths[i]);
+        m.files[i].size = (int64_t)sizes[i];
+        ck_assert_int_eq(qk_sha256_buffer(data[i], sizes[i], m.files[i].sha256, &err), 0);
+    }
+    size_t text_len;
+    char *text = qk_manifest_format(&m, &text_len);
+    size_t cap = 64 * 1024;
+    uint8_t *out = malloc(cap);
+    struct archive *a = archive_write_new();
+    archive_write_add_filter_gzip(a);
+    archive_write_set_format_pax_restricted(a);
+    archive_write_set_bytes_in_last_block(a, 1);
+    ck_assert_int_eq(archive_write_open_memory(a, out, cap, len), ARCHIVE_OK);
+    for (int i = -1; i < 3; i++) {
+        struct archive_entry *e = archive_entry_new();
+        archive_entry_set_pathname(e, i < 0 ? "MANIFEST" : member_paths[i]);
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_perm(e, 0644);
+        archive_entry_set_size(e, (la_int64_t)(i < 0 ? text_len : sizes[i]));
+        ck_assert_int_eq(archive_write_header(a, e), ARCHIVE_OK);
+        archive_write_data(a, i < 0 ? text : data[i], i < 0 ? text_len : sizes[i]);
+        archive_entry_free(e);
+    }
+    ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+    archive_write_free(a);
+    free(text);
+    qk_manifest_free(&m);
+    return out;
+}
+
+typedef struct problems {
+    int n;
+    char first_entry[64];
+} problems;
+
+static void collect(void *ctx, const char *entry, const char *problem)
+{
+    problems *p = ctx;
+    ck_assert_ptr_null(strchr(problem, '\n'));
+    if (p->n++ == 0)
+        snprintf(p->first_entry, sizeof p->first_entry, "%s", entry ? entry : "");
+}
+
+START_TEST(test_verify_from_memory)
+{
+    size_t len;
+    uint8_t *gz = small_archive(&len);
+    problems p = {0};
+    int verified;
+    ck_assert_int_eq(qk_archive_verify(gz, len, collect, &p, &verified), 0);
+    ck_assert_int_eq(verified, 3);
+    /* every cut of the gzip'ed archive is damage, named at its member:
+     * MANIFEST up front, the 3000 random bytes of b/data.bin in the middle */
+    int named_data = 0;
+    for (size_t cut = 0; cut < len; cut++) {
+        memset(&p, 0, sizeof p);
+        ck_assert_int_eq(qk_archive_verify(gz, cut, collect, &p, &verified), p.n);
+        ck_assert_msg(p.n == 1, "cut at %zu: %d problems", cut, p.n);
+        named_data += strcmp(p.first_entry, "b/data.bin") == 0;
+        if (cut >= 2 && cut < 100) /* one byte is not yet gzip */
+            ck_assert_msg(strcmp(p.first_entry, "MANIFEST") == 0, "cut %zu: '%s'", cut, p.first_entry);
+    }
+    ck_assert_int_gt(named_data, 1000);
+    free(gz);
+}
+END_TEST
+
 /* ---- paths and parameters ------------------------------------------------ */
 
 START_TEST(test_path_rules)
@@ -249,6 +342,9 @@ static Suite *archive_suite(void)
     tcase_add_test(manifest, test_manifest_without_files);
     tcase_add_test(manifest, test_manifest_normalize_refuses_repeats);
     suite_add_tcase(s, manifest);
+    TCase *reading = tcase_create("reading");
+    tcase_add_test(reading, test_verify_from_memory);
+    suite_add_tcase(s, reading);
     TCase *rules = tcase_create("rules");
     tcase_add_test(rules, test_path_rules);
     tcase_add_test(rules, test_param_rules);

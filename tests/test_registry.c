@@ -72,6 +72,33 @@ START_TEST(conf_describes_an_unlisted_model)
     write_text(path, "colour = blue\n");
     ck_assert_int_eq(qk_dataset_conf_load(path, &d, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "unknown key 'colour'"));
+    /* text of the file in a message: control bytes escaped, one printable line */
+    write_text(path, "col\033[2Jour\r = blue\x01\n");
+    ck_assert_int_eq(qk_dataset_conf_load(path, &d, &err), -1);
+    ck_assert_str_eq(err.msg, "line 1: unknown key 'col\\x1b[2Jour\\x0d'");
+    /* a line longer than the parser reads at once is an error: its tail
+     * (here "n_layers = 99") must not be read as a line of its own */
+    char long_line[1100];
+    memset(long_line, '#', sizeof long_line);
+    memcpy(long_line + 1023, "n_layers = 99\n", 15);
+    write_text(path, long_line);
+    d.n_layers = 2;
+    ck_assert_int_eq(qk_dataset_conf_load(path, &d, &err), -1);
+    ck_assert_str_eq(err.msg, "line 1: longer than 1023 bytes");
+    ck_assert_int_eq(d.n_layers, 2);
+    memset(long_line, '#', 1022);
+    memcpy(long_line + 1022, "\nn_layers = 3\n", 15); /* 1022 bytes and '\n': fits */
+    write_text(path, long_line);
+    ck_assert_msg(qk_dataset_conf_load(path, &d, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(d.n_layers, 3);
+    /* a layer list longer than the parser's buffer is refused, not cut */
+    char list[700] = "nope_layers = ";
+    for (int i = 0; strlen(list) < 600; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%d,", i % 100);
+    strcat(list, "127\n");
+    write_text(path, list);
+    ck_assert_int_eq(qk_dataset_conf_load(path, &d, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "bad value"));
     d.n_kv_heads = 4;
     ck_assert_int_eq(qk_dataset_validate(&d, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "not a multiple"));

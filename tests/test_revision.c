@@ -161,6 +161,16 @@ START_TEST(scan_skips_dot_dirs_and_other_files)
     ck_assert_str_eq(rev.configs[0].name, "l00h00k");
     ck_assert_str_eq(rev.configs[1].name, "l00h00q");
     qk_revision_free(&rev);
+    /* config directories without data: no config at all */
+    fresh_dir("nodata");
+    snprintf(path, sizeof path, "%s/l00h00q", root);
+    qk_mkdirs(path, NULL);
+    ck_assert_int_eq(qk_revision_scan(root, &rev, &err), 0);
+    ck_assert_int_eq(rev.n, 0);
+    qk_revision_free(&rev);
+    fresh_dir("skip");
+    touch_config(root, "l00h00q");
+    touch_config(root, "l00h00k");
     touch_config(root, "l0h0q");
     ck_assert_int_eq(qk_revision_scan(root, &rev, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "appears twice"));
@@ -203,6 +213,16 @@ START_TEST(hugging_face_cache_and_legacy_layouts)
     free(snap);
     ck_assert_ptr_null(qk_revision_resolve(root, "no-such-rev", &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "not in this cache"));
+    /* a ref leads to one snapshot, never elsewhere: "..", a path, nothing */
+    const char *bad_refs[] = {"../..", "..", ".", "", "../blobs", "a/b", "\n"};
+    for (size_t i = 0; i < sizeof bad_refs / sizeof bad_refs[0]; i++) {
+        snprintf(path, sizeof path, "%s/refs/bad", root);
+        fp = fopen(path, "w");
+        fputs(bad_refs[i], fp);
+        fclose(fp);
+        ck_assert_ptr_null(qk_revision_resolve(root, "bad", &err));
+        ck_assert_str_eq(err.msg, "revision bad: refs/bad does not hold a commit name");
+    }
 
     fresh_dir("legacy");
     snprintf(path, sizeof path, "%s/Qwen_Qwen3_8B", root);

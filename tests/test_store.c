@@ -1,4 +1,5 @@
 /* The binary store: round trip, layout checks and checksum. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,35 @@ START_TEST(corruption_is_detected)
 }
 END_TEST
 
+/* The store read from memory: the same configs as through the file, and
+ * the header checks apply (a dim that would overflow the sizes). */
+START_TEST(open_from_memory)
+{
+    write_store();
+    uint8_t *bytes;
+    size_t len;
+    qk_err err;
+    ck_assert_int_eq(qk_read_file(STORE, &bytes, &len, &err), 0);
+    qk_store s;
+    ck_assert_msg(qk_store_open_memory(bytes, len, &s, 1, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(s.n_configs, 3);
+    ck_assert_int_eq(s.n_pairs, 2);
+    ck_assert_int_eq(s.configs[1].rows, 17);
+    ck_assert_mem_eq(s.configs[1].vector, cfg[1].vec, (size_t)17 * dim * 4);
+    qk_store_close(&s);
+    ck_assert_int_eq(bytes[0], 'Q'); /* closing leaves the caller's bytes alone */
+    uint32_t big_dim = QK_STORE_MAX_DIM + 1;
+    memcpy(bytes + offsetof(qk_store_header, dim), &big_dim, 4);
+    ck_assert_int_eq(qk_store_open_memory(bytes, len, &s, 0, &err), -1);
+    ck_assert_str_eq(err.msg, "corrupt store header (dim 65537, expected 1 to 65536)");
+    ck_assert_int_eq(qk_store_open_memory(bytes, 100, &s, 0, &err), -1);
+    ck_assert_str_eq(err.msg, "not a qkreport store (too short)");
+    free(bytes);
+    for (int i = 0; i < 3; i++)
+        free_config(&cfg[i]);
+}
+END_TEST
+
 START_TEST(an_aborted_write_leaves_the_old_store)
 {
     write_store();
@@ -190,6 +220,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, corruption_is_detected);
+    tcase_add_test(tc, open_from_memory);
     tcase_add_test(tc, an_aborted_write_leaves_the_old_store);
     tcase_add_test(tc, hash_is_incremental);
     suite_add_tcase(s, tc);

@@ -1,6 +1,7 @@
 /* The pieces of qk-archive that are worth testing on their own: SHA-256
- * through libarchive, the MANIFEST text format and the rules for entry
- * paths.  The format is described in docs/archive.md. */
+ * through libarchive, the MANIFEST text format, the rules for entry paths,
+ * and reading archives (verify, extract, list).  The format is described
+ * in docs/archive.md. */
 #ifndef QK_ARCHIVE_H
 #define QK_ARCHIVE_H
 
@@ -89,5 +90,42 @@ const char *qk_archive_param_problem(const char *param);
 
 /* Why a suite version is not valid (empty, control characters), or NULL. */
 const char *qk_archive_version_problem(const char *version);
+
+/* ---- reading archives ------------------------------------------------------
+ * An archive is read from memory (qk-archive maps the file): a tar,
+ * gzip-compressed as create writes it, or plain.  Every problem found is
+ * handed to report(ctx, entry, problem): entry is the member it is about
+ * (its raw name, which may hold any byte), or NULL for the archive as a
+ * whole; problem is one printable line.  A damaged or truncated archive is
+ * reported once, naming the member the damage is in, or the member that
+ * should have followed.  Each function returns the number of problems
+ * reported (0: the archive is intact). */
+
+typedef void (*qk_archive_report_fn)(void *ctx, const char *entry, const char *problem);
+
+/* Checks MANIFEST and every member against it: altered, missing, extra,
+ * repeated and unsafe members are each reported.  *verified gets the
+ * number of members whose size and SHA-256 match. */
+int qk_archive_verify(const void *data, size_t len, qk_archive_report_fn report, void *ctx,
+                      int *verified);
+
+/* Refuses an archive with any unsafe entry (absolute path, '..', link,
+ * device, directory ...), verifies it, and only then writes MANIFEST and
+ * the members under dir (created if missing), digesting them again as they
+ * are written.  The working directory is dir during the call and restored
+ * before it returns.  *extracted gets the number of members written. */
+int qk_archive_extract(const void *data, size_t len, const char *dir,
+                       qk_archive_report_fn report, void *ctx, int *extracted);
+
+/* Calls entry(ctx, path, size, problem) for every entry in order; problem
+ * is why extract would refuse the entry, or NULL. */
+typedef void (*qk_archive_entry_fn)(void *ctx, const char *path, int64_t size,
+                                    const char *problem);
+int qk_archive_list(const void *data, size_t len, qk_archive_entry_fn entry,
+                    qk_archive_report_fn report, void *ctx);
+
+/* A name made safe to print on one line: control bytes become \xNN
+ * (malloc'ed). */
+char *qk_archive_printable(const char *name);
 
 #endif

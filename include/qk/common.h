@@ -3,6 +3,7 @@
 #ifndef QK_COMMON_H
 #define QK_COMMON_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,9 +19,13 @@ typedef struct qk_err {
     char msg[512];
 } qk_err;
 
-/* Formats into err->msg (if err is not NULL) and returns -1. */
+/* Formats into err->msg (if err is not NULL) and returns -1.  Control
+ * characters in the result (from names or text of a file) are written as
+ * \xNN, so the message stays one printable line. */
 int qk_fail(qk_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+int qk_vfail(qk_err *err, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* The program name used in messages ("qk-load"); set once in main. */
 void qk_set_progname(const char *name);

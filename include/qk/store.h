@@ -21,6 +21,9 @@
 #define QK_STORE_VERSION 1u
 #define QK_STORE_HEADER_SIZE 128u
 #define QK_STORE_ALIGN 64u
+/* Largest vector length a store may declare: it keeps rows * dim * 4 far
+ * from overflowing and dim within an int. */
+#define QK_STORE_MAX_DIM 65536u
 
 typedef struct qk_store_header {
     char magic[8];
@@ -81,11 +84,16 @@ typedef struct qk_store {
     const qk_store_pair *pairs;
     void *map;
     size_t map_size;
+    int mapped; /* map is the file's mapping, unmapped by qk_store_close */
 } qk_store;
 
 /* Maps a store and checks its structure; verify_checksum also rehashes the
  * payload (reads every byte). */
 int qk_store_open(const char *path, qk_store *s, int verify_checksum, qk_err *err);
+/* The same checks on a store held in memory (8-byte aligned; it must stay
+ * valid and unchanged until qk_store_close, which does not free it). */
+int qk_store_open_memory(const void *data, size_t size, qk_store *s, int verify_checksum,
+                         qk_err *err);
 void qk_store_close(qk_store *s);
 
 /* Streaming writer: configs are appended one by one, then the pairs. */

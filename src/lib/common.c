@@ -23,14 +23,46 @@ void qk_set_progname(const char *name)
 }
 const char *qk_progname(void) { return progname; }
 
+/* Control bytes become \xNN in place (the message is cut to fit), so text
+ * taken from a file cannot split or overwrite the error line. */
+static void escape_controls(qk_err *err)
+{
+    char copy[sizeof err->msg];
+    memcpy(copy, err->msg, sizeof copy);
+    char *msg = err->msg;
+    size_t cap = sizeof err->msg, out = 0;
+    for (const unsigned char *p = (const unsigned char *)copy; *p; p++) {
+        int control = *p < 0x20 || *p == 0x7f;
+        size_t need = control ? 4 : 1;
+        if (out + need >= cap)
+            break;
+        if (control)
+            out += (size_t)snprintf(msg + out, cap - out, "\\x%02x", *p);
+        else
+            msg[out++] = (char)*p;
+    }
+    msg[out] = '\0';
+}
+
+int qk_vfail(qk_err *err, const char *fmt, va_list ap)
+{
+    if (!err)
+        return -1;
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    for (const char *p = err->msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            escape_controls(err);
+            break;
+        }
+    return -1;
+}
+
 int qk_fail(qk_err *err, const char *fmt, ...)
 {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    qk_vfail(err, fmt, ap);
+    va_end(ap);
     return -1;
 }
 

@@ -29,6 +29,8 @@ static int parse_layer_list(const char *s, unsigned char *flags)
     if (strcmp(s, "-") == 0 || *s == '\0')
         return 0;
     char buf[512];
+    if (strlen(s) >= sizeof buf)
+        return -1;
     snprintf(buf, sizeof buf, "%s", s);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         int layer;
@@ -140,6 +142,23 @@ static void chomp(char *s)
         s[--n] = '\0';
 }
 
+/* The next line into buf, without its end: 1, 0 at the end of the file,
+ * -1 for a line that does not fit (its tail must not pass for a line of
+ * its own: the end of a long comment would be read as data). */
+static int read_line(FILE *fp, char *buf, int size, int lineno, qk_err *err)
+{
+    if (!fgets(buf, size, fp))
+        return 0;
+    size_t n = strlen(buf);
+    if (n == (size_t)size - 1 && buf[n - 1] != '\n') {
+        int next = getc(fp); /* a full buffer: the line fits if it ends here */
+        if (next != EOF && next != '\n')
+            return qk_fail(err, "line %d: longer than %d bytes", lineno, size - 1);
+    }
+    chomp(buf);
+    return 1;
+}
+
 int qk_registry_load(const char *path, qk_registry *reg, qk_err *err)
 {
     memset(reg, 0, sizeof *reg);
@@ -147,10 +166,13 @@ int qk_registry_load(const char *path, qk_registry *reg, qk_err *err)
     if (!fp)
         return qk_fail(err, "cannot open registry: %s", strerror(errno));
     char line[4096];
-    int lineno = 0, seen_header = 0, rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, fp)) {
+    int lineno = 0, seen_header = 0, rc = 0, got;
+    while (rc == 0 && (got = read_line(fp, line, sizeof line, lineno + 1, err)) != 0) {
         lineno++;
-        chomp(line);
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
         if (line[0] == '#' || line[0] == '\0')
             continue;
         if (!seen_header) {
@@ -202,10 +224,13 @@ int qk_dataset_conf_load(const char *path, qk_dataset *d, qk_err *err)
     if (!fp)
         return qk_fail(err, "cannot open: %s", strerror(errno));
     char line[1024];
-    int lineno = 0, rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, fp)) {
+    int lineno = 0, rc = 0, got;
+    while (rc == 0 && (got = read_line(fp, line, sizeof line, lineno + 1, err)) != 0) {
         lineno++;
-        chomp(line);
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
         char *s = trim(line);
         if (*s == '#' || *s == '\0')
             continue;

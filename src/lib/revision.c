@@ -64,7 +64,8 @@ static int list_dir(const char *dir, char ***names, int *n, qk_err *err)
         (*names)[(*n)++] = qk_strdup(e->d_name);
     }
     closedir(d);
-    qsort(*names, (size_t)*n, sizeof **names, cmp_str);
+    if (*n > 1)
+        qsort(*names, (size_t)*n, sizeof **names, cmp_str);
     return 0;
 }
 
@@ -90,6 +91,18 @@ static int count_config_dirs(const char *dir)
     return count;
 }
 
+/* A commit as a ref holds it: one non-empty file name of printable ASCII
+ * ('/', "." and ".." excluded), as the cache names its snapshots. */
+static int is_commit_name(const char *text, size_t len)
+{
+    if (len == 0 || strlen(text) != len || strcmp(text, ".") == 0 || strcmp(text, "..") == 0)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] <= ' ' || text[i] > '~' || text[i] == '/')
+            return 0;
+    return 1;
+}
+
 /* A cache root "datasets--owner--name": refs/<revision> holds the commit
  * whose snapshot is the tree. */
 static char *resolve_cache_root(const char *root, const char *revision, qk_err *err)
@@ -108,6 +121,12 @@ static char *resolve_cache_root(const char *root, const char *revision, qk_err *
     free(ref);
     while (len && isspace(text[len - 1]))
         text[--len] = '\0';
+    /* the ref holds a commit: one name inside snapshots/, never a path */
+    if (!is_commit_name((const char *)text, len)) {
+        qk_fail(err, "revision %s: refs/%s does not hold a commit name", revision, revision);
+        free(text);
+        return NULL;
+    }
     char *snapshots = qk_path_join(root, "snapshots");
     char *snap = qk_path_join(snapshots, (char *)text);
     free(snapshots);
@@ -207,7 +226,8 @@ int qk_revision_scan(const char *root, qk_revision *rev, qk_err *err)
     }
     free_names(names, n);
     if (rc == 0) {
-        qsort(rev->configs, (size_t)rev->n, sizeof *rev->configs, cmp_config);
+        if (rev->n > 1)
+            qsort(rev->configs, (size_t)rev->n, sizeof *rev->configs, cmp_config);
         for (int i = 1; i < rev->n && rc == 0; i++)
             if (cmp_config(&rev->configs[i - 1], &rev->configs[i]) == 0)
                 rc = qk_fail(err, "config %s appears twice (differently padded names)",

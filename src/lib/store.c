@@ -138,9 +138,13 @@ static int check_layout(qk_store *s, qk_err *err)
     if (h->file_size != s->map_size)
         return qk_fail(err, "store is %zu bytes, header says %llu (truncated?)",
                        s->map_size, (unsigned long long)h->file_size);
+    if (h->dim == 0 || h->dim > QK_STORE_MAX_DIM)
+        return qk_fail(err, "corrupt store header (dim %u, expected 1 to %u)", h->dim,
+                       QK_STORE_MAX_DIM);
     uint64_t table_bytes = (uint64_t)h->n_configs * sizeof(qk_store_record) +
                            (uint64_t)h->n_pairs * sizeof(qk_store_pair);
-    if (h->dim == 0 || !section_ok(s, h->table_offset, table_bytes))
+    if (h->n_configs > INT32_MAX || h->n_pairs > INT32_MAX ||
+        !section_ok(s, h->table_offset, table_bytes))
         return qk_fail(err, "corrupt store header");
     const qk_store_record *rec = (const void *)((const char *)s->map + h->table_offset);
     for (uint32_t i = 0; i < h->n_configs; i++) {
@@ -182,6 +186,28 @@ static void fill_configs(qk_store *s)
     s->pairs = (const qk_store_pair *)(rec + s->n_configs);
 }
 
+/* Checks the store at s->map (s->map_size bytes) and fills the configs;
+ * closes s on failure. */
+static int attach(qk_store *s, int verify_checksum, qk_err *err)
+{
+    if (s->map_size < QK_STORE_HEADER_SIZE) {
+        qk_store_close(s);
+        return qk_fail(err, "not a qkreport store (too short)");
+    }
+    memcpy(&s->header, s->map, sizeof s->header);
+    int rc = check_layout(s, err);
+    if (rc == 0 && verify_checksum &&
+        qk_hash64((const char *)s->map + QK_STORE_HEADER_SIZE,
+                  s->map_size - QK_STORE_HEADER_SIZE, 0) != s->header.checksum)
+        rc = qk_fail(err, "store checksum mismatch (file corrupted)");
+    if (rc != 0) {
+        qk_store_close(s);
+        return -1;
+    }
+    fill_configs(s);
+    return 0;
+}
+
 int qk_store_open(const char *path, qk_store *s, int verify_checksum, qk_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -200,23 +226,24 @@ int qk_store_open(const char *path, qk_store *s, int verify_checksum, qk_err *er
         s->map = NULL;
         return qk_fail(err, "cannot map store: %s", strerror(errno));
     }
-    memcpy(&s->header, s->map, sizeof s->header);
-    int rc = check_layout(s, err);
-    if (rc == 0 && verify_checksum &&
-        qk_hash64((const char *)s->map + QK_STORE_HEADER_SIZE,
-                  s->map_size - QK_STORE_HEADER_SIZE, 0) != s->header.checksum)
-        rc = qk_fail(err, "store checksum mismatch (file corrupted)");
-    if (rc != 0) {
-        qk_store_close(s);
-        return -1;
-    }
-    fill_configs(s);
-    return 0;
+    s->mapped = 1;
+    return attach(s, verify_checksum, err);
+}
+
+int qk_store_open_memory(const void *data, size_t size, qk_store *s, int verify_checksum,
+                         qk_err *err)
+{
+    memset(s, 0, sizeof *s);
+    if ((uintptr_t)data % 8 != 0)
+        return qk_fail(err, "store bytes are not 8-byte aligned");
+    s->map = (void *)(uintptr_t)data;
+    s->map_size = size;
+    return attach(s, verify_checksum, err);
 }
 
 void qk_store_close(qk_store *s)
 {
-    if (s->map)
+    if (s->map && s->mapped)
         munmap(s->map, s->map_size);
     free(s->configs);
     memset(s, 0, sizeof *s);
