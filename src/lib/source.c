@@ -172,6 +172,16 @@ int qk_source_write_record(const qk_source_spec *spec, const char *path, qk_err 
 
 /* ---- the capture revision -------------------------------------------------- */
 
+/* Whether a name read from a user's file can go into a record line and a
+ * report: printable, no tab, no control byte. */
+static int plain_text(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 0;
+    return 1;
+}
+
 /* The string value of "key": "value" in a JSON text (the capture tool writes
  * flat, sorted keys; escapes other than \" and \\ are kept verbatim). */
 static int json_string_value(const char *text, const char *key, char *out, size_t cap)
@@ -197,7 +207,7 @@ static int json_string_value(const char *text, const char *key, char *out, size_
         out[n++] = *p;
     }
     out[n] = '\0';
-    return *p == '"' && n > 0 ? 0 : -1;
+    return *p == '"' && n > 0 && plain_text(out) ? 0 : -1;
 }
 
 /* The branch named by the capture README: "Branch `NAME` holds ...". */
@@ -212,7 +222,7 @@ static int readme_branch(const char *text, char *out, size_t cap)
         return -1;
     memcpy(out, p, n);
     out[n] = '\0';
-    return 0;
+    return plain_text(out) ? 0 : -1;
 }
 
 /* The snapshot name of a Hugging Face cache path ".../snapshots/NAME". */
@@ -227,7 +237,7 @@ static int snapshot_name(const char *root, char *out, size_t cap)
         return -1;
     memcpy(out, p, n);
     out[n] = '\0';
-    return 0;
+    return plain_text(out) ? 0 : -1;
 }
 
 static int from_file(const char *root, const char *name, char *out, size_t cap,

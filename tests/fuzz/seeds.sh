@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=$1
 rm -rf "$out"
-mkdir -p "$out"/{parquet,store,registry,conf,revision,manifest,archive}
+mkdir -p "$out"/{parquet,store,registry,conf,revision,manifest,archive,capture}
 
 build/fuzz/make-seeds "$out"
 
@@ -30,6 +30,17 @@ cp workflow/datasets.tsv "$out/registry/datasets.tsv"
     printf 'a\textra\tllama\tA\tmain\t4\t8\t2\t16\t500000\tllama3:32:1:4:8192\t131072\t4096\t256\t0,3\t-\n'
     printf 'b\textra\tqwen\tB\trev-b\t2\t4\t4\t8\t1e6\tnone\t2048\t2048\t64\t-\t1\r\n'
 } > "$out/registry/short.tsv"
+
+# capture metadata: the _saver_state.json and README.md qk-synth writes,
+# and a Hugging Face snapshot's README
+[ -d data/synth ] && for d in data/synth/qwen3-8b data/synth/smollm3-3b-stage1-step-40000; do
+    [ -f "$d/_saver_state.json" ] && cp "$d/_saver_state.json" "$out/capture/$(basename "$d").json"
+    [ -f "$d/README.md" ] && cp "$d/README.md" "$out/capture/$(basename "$d").md"
+done
+printf '{\n  "model_metadata": {\n    "dataset_branch": "x-\\"q\\"",\n    "source_dataset": "synthetic:qk-synth"\n  }\n}\n' \
+    > "$out/capture/escaped.json"
+printf '# sniffed-qk\n\n## Branching\n\nBranch `llama3.2-1b-longbench-pro-128k-plus` holds one model.\n' \
+    > "$out/capture/readme.md"
 
 # qkreport.conf
 cat > "$out/conf/full.conf" <<'EOF'
