@@ -3,11 +3,6 @@
 BENCH_DATASET ?= llama3.2-3b
 BENCH_DIR     := build/bench
 
-$(BENCH_DIR)/data/$(BENCH_DATASET)/synth-truth.tsv: bin/qk-synth $(REGISTRY)
-	@mkdir -p $(BENCH_DIR)/data
-	bin/qk-synth --out $(BENCH_DIR)/data --registry $(REGISTRY) --dataset $(BENCH_DATASET) \
-	  --scale thesis --seed $(SEED) --quiet
-
 .PHONY: bench bench-load
 bench: bench-load
 
@@ -21,3 +16,36 @@ bench-load: bin/qk-bench-load bin/qk-load $(BENCH_DIR)/data/$(BENCH_DATASET)/syn
 	  end=$$(date +%s.%N); \
 	  bytes=$$(cat $(BENCH_DIR)/data/$(BENCH_DATASET)/*/data.parquet | wc -c); \
 	  awk -v s=$$start -v e=$$end -v b=$$bytes 'BEGIN { printf "qk-load end to end (files in page cache, store written): %.2f s, %.0f MB/s of Parquet\n", e - s, b / 1e6 / (e - s) }'
+
+# make bench-e2e: every stage on thesis-scale synthetic data of a few
+# representative datasets (written once under build/bench/data and kept),
+# one table of wall and CPU seconds per head, bytes read and written, peak
+# RSS and each stage's floor measured in the same run, the saved ratios of
+# bench-pca, bench-rotate and bench-plasticity, and the extrapolation to
+# the 23-dataset thesis set (workflow/bench_e2e.py). The stages run with the
+# pipeline's own flags, on one dataset at a time.
+BENCH_E2E_DATASETS ?= qwen3-8b llama3.2-1b smollm3-3b-lc-32k-to-64k-step-20000
+BENCH_E2E_WORK     := $(BENCH_DIR)/e2e
+
+$(BENCH_DIR)/data/%/synth-truth.tsv: bin/qk-synth
+	@mkdir -p $(BENCH_DIR)/data
+	$(call step,SYNTH,$*) bin/qk-synth --out $(BENCH_DIR)/data --registry $(REGISTRY) --dataset $* \
+	  --scale thesis --seed $(SEED) --quiet
+
+BENCH_E2E_STAGES = \
+  --stage 'load=bin/qk-load --quiet --registry $(REGISTRY) --dataset {dataset} {data} -o {store}' \
+  --stage 'pca=bin/qk-pca $(PCA_FLAGS) --output {out}/pca.tsv --heads-output {out}/pca_heads.tsv {store}' \
+  --stage 'rotate=bin/qk-rotate $(ROT_FLAGS) --family x --checkpoint - --output {out}/rotation.tsv \
+    --axes-output {out}/rotation_axes.bin {store}' \
+  --stage 'complement=bin/qk-complement --quiet --threads $(ROT_THREADS) --active-tau $(ROT_ACTIVE_TAU) \
+    --axes {out}/rotation_axes.bin --rotation {out}/rotation.tsv --pairs-output {out}/complement_pairs.tsv \
+    --heads-output {out}/complement_heads.tsv --rotated-output {out}/rotated.tsv {store}' \
+  --stage 'plasticity=bin/qk-plasticity $(PLAST_FLAGS) --out-dir {out} {store}'
+BENCH_E2E_FLOORS = --floor 'load=bin/qk-bench-load --repeat 1 {data}' $(BENCH_E2E_STAGE_FLOORS)
+
+.PHONY: bench-e2e
+bench-e2e: $(PROGS) $(foreach d,$(BENCH_E2E_DATASETS),$(BENCH_DIR)/data/$(d)/synth-truth.tsv)
+	@/usr/bin/python3 workflow/bench_e2e.py --datasets $(BENCH_E2E_DATASETS) \
+	  --data $(BENCH_DIR)/data --work $(BENCH_E2E_WORK) $(BENCH_E2E_STAGES) $(BENCH_E2E_FLOORS) \
+	  --ratio bench-pca=$(BENCH_DIR)/bench-pca.txt --ratio bench-rotate=$(BENCH_DIR)/bench-rotate.txt \
+	  --ratio bench-plasticity=$(BENCH_DIR)/bench-plasticity.txt

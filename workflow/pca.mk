@@ -38,7 +38,7 @@ pca: $(PCA_OUTPUTS) $(PCA_TABLES)
 # scikit-learn on the same vectors; prints figures, passes or fails nothing.
 bench-pca: bin/qk-bench-pca
 	@echo "== combined QK PCA per head: qk-pca against scikit-learn PCA(svd_solver='full') + numpy r"
-	/usr/bin/python3 workflow/bench_pca.py --qk-bench bin/qk-bench-pca --heads 8 --rows 8000 \
-	  --dim 128 --repeat 5 --dump build/bench/pca-heads.bin
+	set -o pipefail; /usr/bin/python3 workflow/bench_pca.py --qk-bench bin/qk-bench-pca --heads 8 --rows 8000 \
+	  --dim 128 --repeat 5 --dump build/bench/pca-heads.bin | tee $(BENCH_DIR)/bench-pca.txt
 
 bench: bench-pca

@@ -78,7 +78,7 @@ rotation: $(ROT_OUTPUTS) $(ROT_TABLES)
 # on the same vectors; prints figures, passes or fails nothing.
 bench-rotate: bin/qk-bench-rotate
 	@echo "== rotation model per head: qk-rotate + qk-complement against numpy (same formulas)"
-	OPENBLAS_NUM_THREADS=1 /usr/bin/python3 workflow/bench_rotate.py --qk-bench bin/qk-bench-rotate \
-	  --heads 4 --examples 500 --repeat 3 --dump $(BENCH_DIR)/rotate-heads.bin
+	set -o pipefail; OPENBLAS_NUM_THREADS=1 /usr/bin/python3 workflow/bench_rotate.py --qk-bench bin/qk-bench-rotate \
+	  --heads 4 --examples 500 --repeat 3 --dump $(BENCH_DIR)/rotate-heads.bin | tee $(BENCH_DIR)/bench-rotate.txt
 
 bench: bench-rotate
