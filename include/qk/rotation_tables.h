@@ -61,7 +61,8 @@ rot_rows rot_rows_all(const rot_table *t);
 void rot_rows_free(rot_rows *r);
 
 /* Statistics of x over the rows, NaN skipped (NAN when nothing is left);
- * absolute: of |x|. */
+ * absolute: of |x|. The mean, quantile and Pearson r are those of
+ * qk/stats.h over the rows' values. */
 double rot_mean(const double *x, const rot_rows *r, int absolute);
 /* Quantile q with linear interpolation between order statistics (numpy's
  * default), as model_summary.csv's quartiles and medians. */
