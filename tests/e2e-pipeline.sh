@@ -17,7 +17,7 @@ run mk -j2 report
 expect_status 0 "make report on three datasets"
 expect_missing "$tree/report/index.html.tmp" "no temporary report"
 for d in $sets; do
-    if grep -q "<td>$d</td>" "$tree/report/index.html"; then ok; else bad "report lists $d"; fi
+    if grep -q ">$d</td>" "$tree/report/index.html"; then ok; else bad "report lists $d"; fi
     run bin/qk-load --verify "$tree/build/$d/store.qks"
     expect_status 0 "store of $d verifies"
 done

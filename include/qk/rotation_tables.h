@@ -1,5 +1,5 @@
 /* The tables of the planar rotation study as its figures (qk-plot) and the
- * report's numbers (qk-rotation-summary) read them: results/<study>/
+ * report's numbers (qk-summary) read them: results/<study>/
  * rotated.csv (one row a head), model_summary.csv (one row a model or
  * checkpoint), complement_pairs.csv, joined with the dataset registry for
  * display names, families, layer counts and context lengths. Both programs
