@@ -142,8 +142,15 @@ outputs_digest() {
 
 # stages_ran: the stage programs (and datasets) in make's output, one per
 # line, e.g. "qk-load llama3.2-1b", for the record of what a run did.
+# commands_run: make's command lines of the last run, continuation lines
+# joined and leading blanks dropped (a recipe may start with a step prefix
+# that V=1 leaves empty).
+commands_run() {
+    sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$e2e_out" | sed 's/^[[:space:]]*//'
+}
+
 stages_ran() {
-    sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$e2e_out" | grep -oE '^bin/qk-[a-z-]+ .*' | awk '{
+    commands_run | grep -oE '^bin/qk-[a-z-]+ .*' | awk '{
         ds = "-"
         if (match($0, /--dataset [^ ]+/)) ds = substr($0, RSTART + 10, RLENGTH - 10)
         else if (match($0, /build\/[^\/ ]+\//)) ds = substr($0, RSTART + 6, RLENGTH - 7)
