@@ -491,11 +491,11 @@ static void render_value(const renderer *r, state *st, int line, char *inner)
         if (bar)
             qk_die(QK_EXIT_DATA, r->template_path,
                    "line %d: '%s' is typeset by its kind; no filter", line, inner);
-        if (!shown(st))
-            return;
         if (v->format.kind == QK_KIND_FLAG)
             qk_die(QK_EXIT_DATA, r->template_path, "line %d: '%s' is a flag, for {{if}} only",
                    line, inner);
+        if (!shown(st))
+            return;
         if (r->markdown || st->in_tag) {
             /* Markdown, or an HTML attribute: plain text, escaped */
             char *buf = NULL;
@@ -617,23 +617,7 @@ static void write_numbers_tex(const renderer *r, const char *path)
 {
     qk_text out;
     qk_text_open(&out, path);
-    FILE *fp = out.fp;
-    fputs("% The numbers of the report, typeset as report/index.html shows them (written by\n"
-          "% qk-report from the same values). \\input{numbers.tex}, then \\qk{KEY}; the keys\n"
-          "% and their meanings are listed in numbers.md. An unknown key stops LaTeX.\n"
-          "\\makeatletter\n"
-          "\\providecommand\\qkdef[2]{\\expandafter\\def\\csname qk@#1\\endcsname{#2}}\n"
-          "\\providecommand\\qk[1]{\\@ifundefined{qk@#1}{\\PackageError{qk}{Unknown number key "
-          "`#1'}{numbers.tex defines no key #1 (see numbers.md)}}{\\@nameuse{qk@#1}}}\n"
-          "\\makeatother\n", fp);
-    for (int i = 0; i < r->numbers.n_values; i++) {
-        const qk_nvalue *v = &r->numbers.values[i];
-        if (v->format.kind == QK_KIND_FLAG)
-            continue;
-        fprintf(fp, "\\qkdef{%s}{", v->key);
-        qk_number_put(fp, v, QK_AS_LATEX, 0);
-        fputs("}\n", fp);
-    }
+    qk_nset_write_tex(&r->numbers, out.fp);
     qk_text_close(&out);
 }
 
@@ -647,31 +631,15 @@ static void write_numbers_md(const renderer *r, const char *path, int n_latex,
 {
     qk_text out;
     qk_text_open(&out, path);
-    FILE *fp = out.fp;
-    fputs("# The numbers of the report\n\n"
-          "Written by qk-report with `report/index.html` and `report/numbers.tex`, from the same\n"
-          "values. In LaTeX, `\\input{numbers.tex}` and write `\\qk{KEY}`: the value is typeset as\n"
-          "the report shows it (conventions: `docs/report-numbers.md`). Percentages come without\n"
-          "the `%` sign, values named `..._x1e3` are shown times 10^3.\n\n"
-          "| key | value | meaning |\n|---|---|---|\n", fp);
-    for (int i = 0; i < r->numbers.n_values; i++) {
-        const qk_nvalue *v = &r->numbers.values[i];
-        if (v->format.kind == QK_KIND_FLAG)
-            continue;
-        fprintf(fp, "| `%s` | ", v->key);
-        put_plain_cell(fp, v, 0);
-        fputs(" | ", fp);
-        put_escaped(fp, v->meaning, 0);
-        fputs(" |\n", fp);
-    }
+    qk_nset_write_md(&r->numbers, out.fp);
     if (n_latex > 0) {
         fputs("\n## Tables\n\nbooktabs `tabular` fragments, for `\\input` inside a `table` "
-              "environment (`\\usepackage{booktabs}`):\n\n| file | table |\n|---|---|\n", fp);
+              "environment (`\\usepackage{booktabs}`):\n\n| file | table |\n|---|---|\n", out.fp);
         for (int i = 0; i < n_latex; i++) {
             const qk_ntable *t = qk_nset_table(&r->numbers, latex[i].name);
-            fprintf(fp, "| `%s` | ", latex[i].path);
-            put_escaped(fp, t->caption, 0);
-            fputs(" |\n", fp);
+            fprintf(out.fp, "| `%s` | ", latex[i].path);
+            put_escaped(out.fp, t->caption, 0);
+            fputs(" |\n", out.fp);
         }
     }
     qk_text_close(&out);
@@ -681,29 +649,7 @@ static void write_latex_table(const renderer *r, const qk_ntable *t, const char 
 {
     qk_text out;
     qk_text_open(&out, path);
-    FILE *fp = out.fp;
-    fputs("% ", fp);
-    qk_latex_text(fp, t->caption);
-    fputs(".\n% Written by qk-report from the values of the report; needs \\usepackage{booktabs}.\n"
-          "\\begin{tabular}{", fp);
-    for (int c = 0; c < t->n_cols; c++) {
-        int number = t->n_rows > 0 && qk_format_is_number(&qk_nset_cell(&r->numbers, t, 0, c)->format);
-        fputc(number ? 'r' : 'l', fp);
-    }
-    fputs("}\n\\toprule\n", fp);
-    for (int c = 0; c < t->n_cols; c++) {
-        fputs(c ? " & " : "", fp);
-        qk_latex_markup(fp, t->headers[c]);
-    }
-    fputs(" \\\\\n\\midrule\n", fp);
-    for (int row = 0; row < t->n_rows; row++) {
-        for (int c = 0; c < t->n_cols; c++) {
-            fputs(c ? " & " : "", fp);
-            qk_number_put(fp, qk_nset_cell(&r->numbers, t, row, c), QK_AS_LATEX, 1);
-        }
-        fputs(" \\\\\n", fp);
-    }
-    fputs("\\bottomrule\n\\end{tabular}\n", fp);
+    qk_ntable_write_latex(&r->numbers, t, out.fp);
     qk_text_close(&out);
 }
 

@@ -135,6 +135,16 @@ typedef enum { QK_AS_PLAIN, QK_AS_HTML, QK_AS_LATEX } qk_typeset;
  * minus sign, thousands separators, "+" for the signed kinds; a missing
  * value is "n/a" in running text and an em dash in a table cell. */
 void qk_number_put(FILE *fp, const qk_nvalue *v, qk_typeset as, int in_table);
+/* numbers.tex: the definitions of \qkdef and \qk (an unknown key stops
+ * LaTeX with an error naming it), then one line \qkdef{KEY}{VALUE} per
+ * value, typeset for LaTeX; flags are left out. */
+void qk_nset_write_tex(const qk_nset *s, FILE *fp);
+/* The key list in Markdown: key, value (plain text), meaning. */
+void qk_nset_write_md(const qk_nset *s, FILE *fp);
+/* A table as a booktabs tabular: light-HTML headers as LaTeX, the cells
+ * typeset for LaTeX, numbers right-aligned. */
+void qk_ntable_write_latex(const qk_nset *s, const qk_ntable *t, FILE *fp);
+
 /* Text for LaTeX: the special characters escaped, a few Unicode signs
  * (minus, arrows, dashes, times) as LaTeX. */
 void qk_latex_text(FILE *fp, const char *s);

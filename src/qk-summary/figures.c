@@ -28,53 +28,51 @@ static int drawn(const char *list, const char *id)
     return 0;
 }
 
+/* The number of space-separated words of a list. */
+static int count_words(const char *list)
+{
+    int n = 0;
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, " ");
+        n += len > 0;
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+    return n;
+}
+
 void sum_figures(sum_ctx *ctx)
 {
     const qk_src *list = sum_input(ctx, "list");
     const char *made = sum_param(ctx, "drawn", "");
     /* qk-plot --list has no header: its first line was read as one */
-    int n_lines = list->t->n_rows + 1;
-    qk_key *keys = qk_calloc((size_t)n_lines + 1, sizeof *keys);
-    char **text = qk_calloc((size_t)n_lines * 2 + 1, sizeof *text);
-    int n = 0, found = 0;
+    int n = list->t->n_rows + 1, found = 0;
+    qk_key *keys = qk_calloc((size_t)n + 1, sizeof *keys);
+    int *flag = qk_calloc((size_t)n, sizeof *flag);
     for (int r = -1; r < list->t->n_rows; r++) {
         const char *line = r < 0 ? list->t->header[0] : qk_table_cell(list->t, r, 0);
-        char id[64];
+        char id[64], *key, *meaning;
         if (line_id(line, id, sizeof id) != 0)
             qk_die(QK_EXIT_DATA, list->path, "line %d: no figure id", r + 2);
-        char *key = qk_malloc(strlen(id) + 8);
-        sprintf(key, "figure.%s", id);
-        *strchr(key, '/') = '.';
-        char *meaning;
-        if (asprintf(&meaning, "1 when figure %s is drawn in this run", id) < 0)
+        flag[r + 1] = drawn(made, id);
+        found += flag[r + 1];
+        if (asprintf(&meaning, "1 when figure %s is drawn in this run", id) < 0 ||
+            asprintf(&key, "figure.%s", id) < 0)
             qk_die(QK_EXIT_DATA, NULL, "out of memory");
-        keys[n] = (qk_key){key, "flag", meaning};
-        text[2 * n] = key;
-        text[2 * n + 1] = meaning;
-        found += drawn(made, id);
-        n++;
-    }
-    qk_numbers_declare(ctx->out, keys);
-    for (int i = 0; i < n; i++) {
-        char id[64];
-        snprintf(id, sizeof id, "%s", keys[i].name + strlen("figure."));
-        *strchr(id, '.') = '/';
-        qk_numbers_set(ctx->out, keys[i].name, drawn(made, id));
+        *strchr(key, '/') = '.'; /* figure.qk-pca.06 */
+        keys[r + 1] = (qk_key){key, "flag", meaning};
     }
     /* every drawn figure must be one qk-plot knows */
-    int words = 0;
-    for (const char *p = made; *p;) {
-        size_t len = strcspn(p, " ");
-        words += len > 0;
-        p += len;
-        while (*p == ' ')
-            p++;
-    }
-    if (words != found)
+    if (found != count_words(made))
         qk_die(QK_EXIT_USAGE, NULL, "--param drawn names a figure that %s does not list",
                list->path);
-    for (int i = 0; i < 2 * n; i++)
-        free(text[i]);
-    free(text);
+    qk_numbers_declare(ctx->out, keys);
+    for (int i = 0; i < n; i++) {
+        qk_numbers_set(ctx->out, keys[i].name, flag[i]);
+        free((char *)keys[i].name);
+        free((char *)keys[i].meaning);
+    }
     free(keys);
+    free(flag);
 }

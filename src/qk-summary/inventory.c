@@ -1,7 +1,5 @@
 /* Section "inventory": the datasets of the run (build/report/inventory.tsv,
  * one row per dataset as qk-load describes it). */
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "summary.h"
@@ -50,6 +48,8 @@ void sum_inventory(sum_ctx *ctx)
         qk_numbers_column(ctx->out, table, dataset_fields[f].name, headers[f]);
         col[f] = qk_src_col(in, dataset_fields[f].name);
     }
+    int c_heads = qk_src_col(in, "q_heads"), c_vq = qk_src_col(in, "vectors_q");
+    int c_vk = qk_src_col(in, "vectors_k"), c_bytes = qk_src_col(in, "parquet_bytes");
     double heads = 0, vq = 0, vk = 0, bytes = 0;
     for (int r = 0; r < in->t->n_rows; r++) {
         const char *id = qk_table_cell(in->t, r, col[0]);
@@ -64,10 +64,10 @@ void sum_inventory(sum_ctx *ctx)
                                  qk_src_num(in, r, col[f]));
         }
         qk_numbers_row(ctx->out, table, id);
-        heads += qk_src_num(in, r, col[4]);
-        vq += qk_src_num(in, r, col[6]);
-        vk += qk_src_num(in, r, col[7]);
-        bytes += qk_src_num(in, r, col[9]);
+        heads += qk_src_num(in, r, c_heads);
+        vq += qk_src_num(in, r, c_vq);
+        vk += qk_src_num(in, r, c_vk);
+        bytes += qk_src_num(in, r, c_bytes);
     }
     qk_numbers_set(ctx->out, "inventory.datasets", in->t->n_rows);
     qk_numbers_set(ctx->out, "inventory.heads_total", heads);
