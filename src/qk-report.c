@@ -319,7 +319,7 @@ static operand eval_operand(const renderer *r, int line, const char *s)
     const qk_nvalue *v = qk_nset_value(&r->numbers, s);
     if (v) {
         o.missing = v->missing;
-        o.numeric = qk_format_is_number(&v->format);
+        o.numeric = qk_format_is_number(&v->format) || v->format.kind == QK_KIND_FLAG;
         o.x = v->x;
         o.text = v->raw;
         return o;

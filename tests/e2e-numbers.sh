@@ -27,6 +27,12 @@ expect_status 0 "the page and numbers.tex agree"
 expect_out ": ok" "the check reports no problem"
 n=$(grep -o 'data-qk="' "$R/index.html" | wc -l)
 if [ "$n" -ge 500 ]; then ok; else bad "the page marks its values ($n)"; fi
+# every image the page shows exists (a figure the run does not draw is left out)
+missing=$(grep -oE '(src|srcset)="\.\./figures/[^"]*"' "$R/index.html" | sed 's/^[a-z]*="\.\.\///; s/"$//' |
+    while read -r f; do [ -f "$tree/$f" ] || echo "$f"; done)
+expect_same "$missing" "" "every image of the page exists"
+if grep -q 'data-qk="plasticity.fig01.model"' "$R/index.html"; then
+    bad "the numbers of a figure not drawn (attention-plasticity/01) are left out"; else ok; fi
 # the keys the thesis examples use exist
 for key in pca.pc0.ev_mean_pct rotation.bias.positive_pct plasticity.llama3.2-3b.ap_drop \
            inventory.heads_total; do

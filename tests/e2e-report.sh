@@ -44,6 +44,7 @@ s.share|percent.1|98.45|heads with a recency bias (%)
 s.tiny|sci.1|4.34e-16|largest residual
 s.gone|number.3||not in this run
 s.flag|flag|1|figure drawn
+s.noflag|flag|0|figure not drawn
 s.label|text|LC 4k→32k_x & 5%|a label
 s.m1.label|text|M1|model
 s.m1.ap|number.3|0.25|ap (M1)
@@ -60,6 +61,7 @@ cat > "$T/typed.html.in" <<'TPL'
 <p>{{s.heads}} heads, r = {{s.r}}, {{s.share}}%, {{s.tiny}}, {{s.gone}}, {{s.label}}.</p>
 <img alt="{{s.label}} {{s.r}}">
 {{if s.flag}}shown-flag{{else}}hidden-flag{{end}}
+{{if s.noflag}}shown-noflag{{else}}hidden-noflag{{end}}
 {{if s.share >= 95}}nearly-all{{elif s.share >= 50}}most{{else}}few{{end}}
 {{if s.r > 0 or s.share > 99}}wrong-or{{elif s.r < 0 and s.heads > 1000}}right-and{{end}}
 {{if s.gone}}wrong-missing{{elif s.gone < 1}}wrong-compare{{else}}missing-is-false{{end}}
@@ -81,12 +83,12 @@ for want in '<span data-qk="s.heads">3,239</span> heads' "r = <span data-qk=\"s.
             "<span data-qk=\"s.tiny\">4.3"$'\xc3\x97'"10<sup>${M}16</sup></span>" \
             '<span data-qk="s.gone">n/a</span>' '<span data-qk="s.label">LC 4k→32k_x &amp; 5%</span>' \
             "<img alt=\"LC 4k→32k_x &amp; 5% ${M}0.55\">" \
-            shown-flag nearly-all right-and missing-is-false nested \
+            shown-flag hidden-noflag nearly-all right-and missing-is-false nested \
             '<th>AP<sub>drop</sub> (%)</th>' '<td class="num" data-qk="s.m1.ap">0.250</td>' \
             '<td class="num" data-qk="s.m2.ap">'$'\xe2\x80\x94''</td>'; do
     if grep -qF -- "$want" "$T/typed.html"; then ok; else bad "typed page has '$want'"; fi
 done
-for unwanted in hidden-flag most few wrong-or wrong-missing wrong-compare; do
+for unwanted in hidden-flag shown-noflag most few wrong-or wrong-missing wrong-compare; do
     if grep -qw -- "$unwanted" "$T/typed.html"; then bad "typed page shows '$unwanted'"; else ok; fi
 done
 for want in '\qkdef{s.heads}{3{,}239}' '\qkdef{s.r}{\ensuremath{-}0.55}' '\qkdef{s.share}{98.5}' \

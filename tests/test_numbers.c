@@ -15,7 +15,7 @@ static const char *typeset(const char *format, const char *raw, qk_typeset as, i
     static char out[512];
     qk_nvalue v = {(char *)"k", (char *)raw, (char *)"", {0, 0}, raw[0] == '\0', NAN};
     ck_assert_int_eq(qk_format_parse(format, &v.format), 0);
-    if (!v.missing && qk_format_is_number(&v.format))
+    if (!v.missing && (qk_format_is_number(&v.format) || v.format.kind == QK_KIND_FLAG))
         v.x = strtod(raw, NULL);
     FILE *fp = fmemopen(out, sizeof out, "w");
     qk_number_put(fp, &v, as, in_table);
@@ -73,6 +73,7 @@ START_TEST(test_typeset_missing_and_text)
     ck_assert_str_eq(typeset("text", "LC 4k\xe2\x86\x92" "32k_x 5% #1", QK_AS_LATEX, 0),
                      "LC 4k\\ensuremath{\\rightarrow}32k\\_x 5\\% \\#1");
     ck_assert_str_eq(typeset("flag", "1", QK_AS_PLAIN, 0), "yes");
+    ck_assert_str_eq(typeset("flag", "0", QK_AS_PLAIN, 0), "no");
 }
 END_TEST
 

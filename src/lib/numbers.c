@@ -387,7 +387,7 @@ static int load_value(qk_nset *s, char **f, int n, qk_err *err)
     if (qk_nset_value(s, f[1]))
         return qk_fail(err, "key '%s' defined twice", f[1]);
     double x = NAN;
-    if (*f[3] && qk_format_is_number(&fmt)) {
+    if (*f[3] && (qk_format_is_number(&fmt) || fmt.kind == QK_KIND_FLAG)) {
         char *end;
         x = strtod(f[3], &end);
         if (*end || !isfinite(x))
