@@ -55,7 +55,7 @@ $(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
 # `make report` and `make archive` leave in results/, figures/ and report/
 # exactly what this run makes: outputs of earlier runs on other datasets are
 # removed (build/ keeps their intermediates, so they come back quickly).
-RESULT_FILES = $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) report/index.html \
+RESULT_FILES = $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) $(REPORT_OUTPUTS) \
   $(dir $(ALL_FIGURES))
 ifneq ($(filter report archive,$(or $(MAKECMDGOALS),report)),)
 ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
@@ -70,7 +70,7 @@ deps: ;
 
 clean:
 	rm -rf $(filter-out build/.lock build/.lock.pid,$(wildcard build/* build/.[!.]*)) bin \
-	  report/index.html dist
+	  report/index.html report/numbers.tex report/numbers.md report/tables dist
 
 distclean: clean
 	rm -rf data/synth

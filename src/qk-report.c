@@ -1,53 +1,74 @@
-/* qk-report: renders a template (the report page, figure READMEs) with
- * values and tables produced by the pipeline. A reference to a value or
- * table that no stage produced is an error, so no number in the output is
- * typed by hand. */
+/* qk-report: renders a template (the report page, figure READMEs) with the
+ * values and tables the pipeline produced, and writes the same values for
+ * LaTeX: report/numbers.tex (\qkdef lines), a key list in Markdown and
+ * booktabs table fragments. Every number is typeset once here, from the raw
+ * values of the numbers files (include/qk/numbers.h), so the page and the
+ * LaTeX files cannot disagree. A reference to a value or table that no stage
+ * produced is an error. */
 #include <ctype.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "qk/blas.h"
 #include "qk/common.h"
+#include "qk/numbers.h"
 #include "qk/table.h"
 #include "qk/values.h"
 
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "Usage: qk-report --template FILE --output FILE [--values TSV]... [--table NAME=TSV]...\n"
-        "                 [--set KEY=VALUE]... [--html|--markdown]\n"
+        "Usage: qk-report --template FILE --output FILE [--values FILE]... [--table NAME=TSV]...\n"
+        "                 [--set KEY=VALUE]... [--markdown] [--numbers-tex FILE]\n"
+        "                 [--numbers-md FILE] [--latex-table NAME=FILE]...\n"
         "       qk-report --blas-info\n"
         "\n"
         "Renders a template. Directives, written {{...}}:\n"
-        "  {{key}}                    a value from --values files (key<TAB>value lines)\n"
-        "                             or --set\n"
-        "  {{table:NAME}}             the whole TSV table NAME as an HTML (or Markdown) table\n"
-        "  {{count:NAME}}             its number of rows\n"
-        "  {{sum:NAME.COLUMN}}        the sum of a numeric column\n"
-        "  {{...|FILTER}}             format: int (digit groups), mb (bytes as MB), gib,\n"
-        "                             f1 f2 f3 f4 (fixed decimals), pct1 (x100, 1 decimal)\n"
+        "  {{key}}                    a value: from a numbers file (typeset by its kind; in\n"
+        "                             HTML inside <span data-qk=\"key\">), or from a plain\n"
+        "                             key<TAB>value file or --set\n"
+        "  {{table:NAME}}             a table of a numbers file, or the TSV table NAME, as\n"
+        "                             an HTML (or Markdown) table\n"
+        "  {{if COND}} {{elif COND}} {{else}} {{end}}\n"
+        "                             show a part or another by the values. COND is a key\n"
+        "                             (true when present and not 0 or empty) or A OP B with\n"
+        "                             OP one of < <= > >= == != and A, B keys or numbers,\n"
+        "                             or such parts joined by 'and' (or by 'or'); a\n"
+        "                             comparison with a missing value is false. Hidden\n"
+        "                             parts are checked like shown ones.\n"
+        "  {{count:NAME}}             the rows of a TSV table\n"
+        "  {{sum:NAME.COLUMN}}        the sum of a numeric column of a TSV table\n"
+        "  {{...|FILTER}}             format a plain number: int (digit groups), mb (bytes\n"
+        "                             as MB), gib, f1 f2 f3 f4 (fixed decimals), pct1 (x100)\n"
         "  {{include:PATH}}           another template rendered in place (nested up to 8 deep)\n"
         "Unknown keys, tables, columns or filters are errors (exit 2).\n"
         "\n"
         "Options:\n"
-        "  -t, --template FILE   template to render\n"
-        "  -o, --output FILE     result (written atomically)\n"
-        "  -v, --values FILE     TSV of key<TAB>value (may repeat)\n"
-        "  -T, --table NAME=FILE a TSV table with a header line (may repeat)\n"
-        "  -s, --set KEY=VALUE   one value (may repeat)\n"
-        "      --markdown        render tables as Markdown (default HTML)\n"
-        "      --blas-info       print the BLAS in use as values (blas_library, blas_core)\n"
-        "                        and fail when OPENBLAS_CORETYPE names another kernel\n"
-        "  -h, --help            this text\n"
-        "      --version         print the version\n");
+        "  -t, --template FILE      template to render\n"
+        "  -o, --output FILE        result (written atomically)\n"
+        "  -v, --values FILE        a numbers file (qk-summary) or key<TAB>value lines\n"
+        "                           (may repeat)\n"
+        "  -T, --table NAME=FILE    a TSV table with a header line (may repeat)\n"
+        "  -s, --set KEY=VALUE      one plain value (may repeat)\n"
+        "      --markdown           render tables as Markdown (default HTML)\n"
+        "      --numbers-tex FILE   every value of the numbers files as \\qkdef{KEY}{VALUE},\n"
+        "                           typeset as the page shows it, with the \\qk macro\n"
+        "      --numbers-md FILE    the keys with their values and meanings (Markdown)\n"
+        "      --latex-table NAME=FILE  a table of the numbers files as a booktabs tabular\n"
+        "      --blas-info          print the BLAS in use as values (blas_library, blas_core)\n"
+        "                           and fail when OPENBLAS_CORETYPE names another kernel\n"
+        "  -h, --help               this text\n"
+        "      --version            print the version\n");
 }
 
 typedef struct renderer {
-    qk_kv values;
-    int n_tables;
+    qk_kv values;       /* plain values */
+    qk_nset numbers;    /* typed values and tables */
+    int n_tables;       /* plain tables */
     char **table_names;
     qk_table *tables;
     int markdown;
@@ -79,16 +100,12 @@ static const qk_table *find_table(const renderer *r, const char *name)
 
 static void put_escaped(FILE *fp, const char *s, int html)
 {
+    if (html) {
+        qk_html_text(fp, s);
+        return;
+    }
     for (; *s; s++) {
-        if (html && *s == '<')
-            fputs("&lt;", fp);
-        else if (html && *s == '>')
-            fputs("&gt;", fp);
-        else if (html && *s == '&')
-            fputs("&amp;", fp);
-        else if (html && *s == '"')
-            fputs("&quot;", fp);
-        else if (!html && *s == '|')
+        if (*s == '|')
             fputs("\\|", fp);
         else
             fputc(*s, fp);
@@ -103,6 +120,8 @@ static int looks_numeric(const char *s)
     strtod(s, &end);
     return *end == '\0';
 }
+
+/* ---- tables ---------------------------------------------------------------------------- */
 
 static void render_table_html(FILE *fp, const qk_table *t)
 {
@@ -147,6 +166,61 @@ static void render_table_markdown(FILE *fp, const qk_table *t)
     }
 }
 
+/* A typed value as plain text (Markdown) into fp, '|' escaped. */
+static void put_plain_cell(FILE *fp, const qk_nvalue *v, int in_table)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    qk_number_put(mem, v, QK_AS_PLAIN, in_table);
+    fclose(mem);
+    put_escaped(fp, buf, 0);
+    free(buf);
+}
+
+static void render_ntable(FILE *fp, const renderer *r, const qk_ntable *t)
+{
+    if (r->markdown) {
+        for (int c = 0; c < t->n_cols; c++) {
+            fputs("| ", fp);
+            qk_plain_markup(fp, t->headers[c]);
+            fputc(' ', fp);
+        }
+        fputs("|\n", fp);
+        for (int c = 0; c < t->n_cols; c++)
+            fputs("|---", fp);
+        fputs("|\n", fp);
+        for (int row = 0; row < t->n_rows; row++) {
+            for (int c = 0; c < t->n_cols; c++) {
+                fputs("| ", fp);
+                put_plain_cell(fp, qk_nset_cell(&r->numbers, t, row, c), 1);
+                fputc(' ', fp);
+            }
+            fputs("|\n", fp);
+        }
+        return;
+    }
+    fputs("<div class=\"table\"><table>\n<thead><tr>", fp);
+    for (int c = 0; c < t->n_cols; c++)
+        fprintf(fp, "<th>%s</th>", t->headers[c]); /* light HTML written by qk-summary */
+    fputs("</tr></thead>\n<tbody>\n", fp);
+    for (int row = 0; row < t->n_rows; row++) {
+        fputs("<tr>", fp);
+        for (int c = 0; c < t->n_cols; c++) {
+            const qk_nvalue *v = qk_nset_cell(&r->numbers, t, row, c);
+            fprintf(fp, "<td%s data-qk=\"", qk_format_is_number(&v->format) ? " class=\"num\"" : "");
+            qk_html_text(fp, v->key);
+            fputs("\">", fp);
+            qk_number_put(fp, v, QK_AS_HTML, 1);
+            fputs("</td>", fp);
+        }
+        fputs("</tr>\n", fp);
+    }
+    fputs("</tbody>\n</table></div>", fp);
+}
+
+/* ---- values ------------------------------------------------------------------------------- */
+
 /* Formats a number with a filter; returns -1 for an unknown filter. */
 static int apply_filter(const char *filter, double v, char *out, size_t cap)
 {
@@ -182,8 +256,8 @@ static void fail_directive(const renderer *r, int line, const char *what, const 
 }
 
 /* Resolves an aggregate ("count:T", "sum:T.C") or a plain key to text. */
-static void resolve(const renderer *r, int line, char *expr, char *out, size_t cap, int *is_num,
-                    double *num)
+static void resolve_plain(const renderer *r, int line, char *expr, char *out, size_t cap,
+                          int *is_num, double *num)
 {
     *is_num = 0;
     if (strncmp(expr, "count:", 6) == 0) {
@@ -223,11 +297,147 @@ static void resolve(const renderer *r, int line, char *expr, char *out, size_t c
     *is_num = *v && *end == '\0';
 }
 
-static void render(const renderer *r, const char *tpl, FILE *fp, int depth);
+/* ---- conditions ------------------------------------------------------------------------------- */
 
-static void render_include(const renderer *r, FILE *fp, int line, const char *path, int depth)
+/* One side of a condition: a number literal, a typed value or a plain one. */
+typedef struct operand {
+    int missing, numeric;
+    double x;
+    const char *text;
+} operand;
+
+static operand eval_operand(const renderer *r, int line, const char *s)
 {
-    if (depth >= 8)
+    operand o = {0, 0, 0, ""};
+    char *end;
+    double x = strtod(s, &end);
+    if (end != s && *end == '\0') {
+        o.numeric = 1;
+        o.x = x;
+        return o;
+    }
+    const qk_nvalue *v = qk_nset_value(&r->numbers, s);
+    if (v) {
+        o.missing = v->missing;
+        o.numeric = qk_format_is_number(&v->format) || v->format.kind == QK_KIND_FLAG;
+        o.x = v->x;
+        o.text = v->raw;
+        return o;
+    }
+    const char *p = qk_kv_get(&r->values, s);
+    if (!p)
+        fail_directive(r, line, "value", s);
+    o.text = p;
+    o.x = strtod(p, &end);
+    o.numeric = *p && *end == '\0';
+    return o;
+}
+
+/* Splits "A OP B" at its operator; returns the operator or NULL. */
+static const char *split_condition(char *cond, char **a, char **b)
+{
+    static const char *const ops[] = {"<=", ">=", "==", "!=", "<", ">"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        char *p = strstr(cond, ops[i]);
+        if (!p)
+            continue;
+        *p = '\0';
+        *a = cond;
+        *b = p + strlen(ops[i]);
+        return ops[i];
+    }
+    return NULL;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+static int eval_comparison(const renderer *r, int line, char *cond)
+{
+    char *a, *b;
+    const char *op = split_condition(cond, &a, &b);
+    if (!op) {
+        operand o = eval_operand(r, line, trim(cond));
+        if (o.missing)
+            return 0;
+        return o.numeric ? o.x != 0 : o.text[0] != '\0';
+    }
+    a = trim(a);
+    b = trim(b);
+    if (!*a || !*b)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: condition needs A %s B", line, op);
+    operand x = eval_operand(r, line, a), y = eval_operand(r, line, b);
+    if (x.missing || y.missing)
+        return 0;
+    if (!x.numeric || !y.numeric)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: '%s %s %s' compares text", line, a, op, b);
+    if (strcmp(op, "<") == 0)
+        return x.x < y.x;
+    if (strcmp(op, "<=") == 0)
+        return x.x <= y.x;
+    if (strcmp(op, ">") == 0)
+        return x.x > y.x;
+    if (strcmp(op, ">=") == 0)
+        return x.x >= y.x;
+    if (strcmp(op, "==") == 0)
+        return x.x == y.x;
+    return x.x != y.x;
+}
+
+/* A condition: comparisons joined by " and " or by " or " (not both).
+ * Every part is evaluated, so an unknown key is an error wherever it is. */
+static int eval_condition(const renderer *r, int line, char *cond)
+{
+    int has_and = strstr(cond, " and ") != NULL, has_or = strstr(cond, " or ") != NULL;
+    if (has_and && has_or)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: a condition mixes 'and' and 'or'", line);
+    const char *sep = has_and ? " and " : " or ";
+    int result = has_and;
+    for (char *part = cond;;) {
+        char *next = has_and || has_or ? strstr(part, sep) : NULL;
+        if (next)
+            *next = '\0';
+        int v = eval_comparison(r, line, part);
+        result = has_and ? result && v : result || v;
+        if (!next)
+            break;
+        part = next + strlen(sep);
+    }
+    return result;
+}
+
+/* ---- rendering ------------------------------------------------------------------------------- */
+
+/* The open {{if}} blocks of one template file. */
+#define MAX_DEPTH 32
+typedef struct block {
+    int parent_shown, shown, taken, has_else, line;
+} block;
+
+typedef struct state {
+    FILE *fp;
+    int depth, n_blocks;
+    block blocks[MAX_DEPTH];
+    int in_tag; /* inside an HTML tag: values go into attributes, without spans */
+} state;
+
+static int shown(const state *st)
+{
+    return st->n_blocks == 0 || st->blocks[st->n_blocks - 1].shown;
+}
+
+static void render(const renderer *r, const char *tpl, FILE *fp, int depth, int emit);
+
+static void render_include(const renderer *r, state *st, int line, const char *path)
+{
+    if (st->depth >= 8)
         qk_die(QK_EXIT_DATA, r->template_path, "line %d: includes nested too deep", line);
     uint8_t *text;
     size_t len;
@@ -236,35 +446,79 @@ static void render_include(const renderer *r, FILE *fp, int line, const char *pa
         qk_die(QK_EXIT_DATA, path, "%s (included at %s line %d)", err.msg, r->template_path, line);
     renderer sub = *r;
     sub.template_path = path;
-    render(&sub, (const char *)text, fp, depth + 1);
+    render(&sub, (const char *)text, st->fp, st->depth + 1, shown(st));
     free(text);
 }
 
-static void render_directive(const renderer *r, FILE *fp, int line, char *inner, int depth)
+/* {{if}}, {{elif}}, {{else}}, {{end}}; returns 0 if inner is none of them. */
+static int block_directive(const renderer *r, state *st, int line, char *inner)
 {
-    while (isspace((unsigned char)*inner))
-        inner++;
-    size_t n = strlen(inner);
-    while (n && isspace((unsigned char)inner[n - 1]))
-        inner[--n] = '\0';
-    if (strncmp(inner, "include:", 8) == 0) {
-        render_include(r, fp, line, inner + 8, depth);
-        return;
+    block *top = st->n_blocks ? &st->blocks[st->n_blocks - 1] : NULL;
+    if (strncmp(inner, "if ", 3) == 0) {
+        if (st->n_blocks == MAX_DEPTH)
+            qk_die(QK_EXIT_DATA, r->template_path, "line %d: {{if}} nested too deep", line);
+        int parent = shown(st), cond = eval_condition(r, line, inner + 3);
+        st->blocks[st->n_blocks++] = (block){parent, parent && cond, cond, 0, line};
+        return 1;
     }
-    if (strncmp(inner, "table:", 6) == 0) {
-        const qk_table *t = find_table(r, inner + 6);
-        if (!t)
-            fail_directive(r, line, "table", inner + 6);
-        (r->markdown ? render_table_markdown : render_table_html)(fp, t);
-        return;
+    int is_elif = strncmp(inner, "elif ", 5) == 0;
+    if (!is_elif && strcmp(inner, "else") != 0 && strcmp(inner, "end") != 0)
+        return 0;
+    if (!top)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: {{%s}} without {{if}}", line,
+               is_elif ? "elif" : inner);
+    if (strcmp(inner, "end") == 0) {
+        st->n_blocks--;
+        return 1;
     }
+    if (top->has_else)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: {{%s}} after {{else}}", line,
+               is_elif ? "elif" : "else");
+    int cond = is_elif ? eval_condition(r, line, inner + 5) : 1;
+    top->shown = top->parent_shown && !top->taken && cond;
+    top->taken |= cond;
+    top->has_else = !is_elif;
+    return 1;
+}
+
+static void render_value(const renderer *r, state *st, int line, char *inner)
+{
     char *bar = strchr(inner, '|');
     if (bar)
         *bar++ = '\0';
-    char text[4096];
+    const qk_nvalue *v = qk_nset_value(&r->numbers, inner);
+    if (v) {
+        if (bar)
+            qk_die(QK_EXIT_DATA, r->template_path,
+                   "line %d: '%s' is typeset by its kind; no filter", line, inner);
+        if (v->format.kind == QK_KIND_FLAG)
+            qk_die(QK_EXIT_DATA, r->template_path, "line %d: '%s' is a flag, for {{if}} only",
+                   line, inner);
+        if (!shown(st))
+            return;
+        if (r->markdown || st->in_tag) {
+            /* Markdown, or an HTML attribute: plain text, escaped */
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *mem = open_memstream(&buf, &len);
+            qk_number_put(mem, v, QK_AS_PLAIN, 0);
+            fclose(mem);
+            put_escaped(st->fp, buf, !r->markdown);
+            free(buf);
+            return;
+        }
+        fputs("<span data-qk=\"", st->fp);
+        qk_html_text(st->fp, v->key);
+        fputs("\">", st->fp);
+        qk_number_put(st->fp, v, QK_AS_HTML, 0);
+        fputs("</span>", st->fp);
+        return;
+    }
+    char text[4096], name[512];
     int is_num;
     double num;
-    resolve(r, line, inner, text, sizeof text, &is_num, &num);
+    snprintf(name, sizeof name, "%s", inner); /* resolving cuts sum:T.C at the dot */
+    resolve_plain(r, line, inner, text, sizeof text, &is_num, &num);
     if (bar) {
         if (!is_num)
             qk_die(QK_EXIT_DATA, r->template_path, "line %d: filter %s on non-number '%s'",
@@ -272,12 +526,64 @@ static void render_directive(const renderer *r, FILE *fp, int line, char *inner,
         if (apply_filter(bar, num, text, sizeof text) != 0)
             qk_die(QK_EXIT_DATA, r->template_path, "line %d: unknown filter '%s'", line, bar);
     }
-    put_escaped(fp, text, !r->markdown);
+    if (!shown(st))
+        return;
+    /* a plain value in the page is marked too, so that a check can tell
+     * it from the typeset numbers */
+    int span = !r->markdown && !st->in_tag;
+    if (span) {
+        fputs("<span data-qv=\"", st->fp);
+        qk_html_text(st->fp, name);
+        fputs("\">", st->fp);
+    }
+    put_escaped(st->fp, text, !r->markdown);
+    if (span)
+        fputs("</span>", st->fp);
 }
 
-static void render(const renderer *r, const char *tpl, FILE *fp, int depth)
+static void render_directive(const renderer *r, state *st, int line, char *inner)
 {
-    int line = 1;
+    inner = trim(inner);
+    if (block_directive(r, st, line, inner))
+        return;
+    if (strncmp(inner, "include:", 8) == 0) {
+        render_include(r, st, line, inner + 8);
+        return;
+    }
+    if (strncmp(inner, "table:", 6) == 0) {
+        const qk_ntable *nt = qk_nset_table(&r->numbers, inner + 6);
+        const qk_table *t = nt ? NULL : find_table(r, inner + 6);
+        if (!nt && !t)
+            fail_directive(r, line, "table", inner + 6);
+        if (!shown(st))
+            return;
+        if (nt)
+            render_ntable(st->fp, r, nt);
+        else
+            (r->markdown ? render_table_markdown : render_table_html)(st->fp, t);
+        return;
+    }
+    render_value(r, st, line, inner);
+}
+
+/* Copies one character of template text, following whether it opens or
+ * closes an HTML tag. */
+static void put_text(state *st, const char *p)
+{
+    if (*p == '<' && (isalpha((unsigned char)p[1]) || p[1] == '/' || p[1] == '!'))
+        st->in_tag = 1;
+    else if (*p == '>')
+        st->in_tag = 0;
+    if (shown(st))
+        fputc(*p, st->fp);
+}
+
+static void render(const renderer *r, const char *tpl, FILE *fp, int depth, int emit)
+{
+    state st = {fp, depth, 0, {{0}}, 0};
+    if (!emit) /* a hidden include: checked, not written */
+        st.blocks[st.n_blocks++] = (block){0, 0, 1, 1, 0};
+    int line = 1, base = st.n_blocks;
     for (const char *p = tpl; *p;) {
         if (p[0] == '{' && p[1] == '{') {
             const char *end = strstr(p + 2, "}}");
@@ -289,16 +595,65 @@ static void render(const renderer *r, const char *tpl, FILE *fp, int depth)
             inner[len] = '\0';
             if (strchr(inner, '\n'))
                 qk_die(QK_EXIT_DATA, r->template_path, "line %d: directive spans lines", line);
-            render_directive(r, fp, line, inner, depth);
+            render_directive(r, &st, line, inner);
+            if (st.n_blocks < base)
+                qk_die(QK_EXIT_DATA, r->template_path, "line %d: {{end}} without {{if}}", line);
             free(inner);
             p = end + 2;
             continue;
         }
         if (*p == '\n')
             line++;
-        fputc(*p++, fp);
+        put_text(&st, p++);
     }
+    if (st.n_blocks > base)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: {{if}} not closed by {{end}}",
+               st.blocks[st.n_blocks - 1].line);
 }
+
+/* ---- LaTeX and the key list ------------------------------------------------------------------ */
+
+static void write_numbers_tex(const renderer *r, const char *path)
+{
+    qk_text out;
+    qk_text_open(&out, path);
+    qk_nset_write_tex(&r->numbers, out.fp);
+    qk_text_close(&out);
+}
+
+/* --latex-table NAME=FILE options. */
+typedef struct latex_table {
+    char *name, *path;
+} latex_table;
+
+static void write_numbers_md(const renderer *r, const char *path, int n_latex,
+                             const latex_table *latex)
+{
+    qk_text out;
+    qk_text_open(&out, path);
+    qk_nset_write_md(&r->numbers, out.fp);
+    if (n_latex > 0) {
+        fputs("\n## Tables\n\nbooktabs `tabular` fragments, for `\\input` inside a `table` "
+              "environment (`\\usepackage{booktabs}`):\n\n| file | table |\n|---|---|\n", out.fp);
+        for (int i = 0; i < n_latex; i++) {
+            const qk_ntable *t = qk_nset_table(&r->numbers, latex[i].name);
+            fprintf(out.fp, "| `%s` | ", latex[i].path);
+            put_escaped(out.fp, t->caption, 0);
+            fputs(" |\n", out.fp);
+        }
+    }
+    qk_text_close(&out);
+}
+
+static void write_latex_table(const renderer *r, const qk_ntable *t, const char *path)
+{
+    qk_text out;
+    qk_text_open(&out, path);
+    qk_ntable_write_latex(&r->numbers, t, out.fp);
+    qk_text_close(&out);
+}
+
+/* ---- main ----------------------------------------------------------------------------------- */
 
 /* The BLAS in use, as --values lines. A kernel asked for through
  * OPENBLAS_CORETYPE that OpenBLAS does not run (unknown name, or a CPU
@@ -315,35 +670,63 @@ static int print_blas_info(void)
     return QK_EXIT_OK;
 }
 
+static void load_values(renderer *r, const char *path)
+{
+    qk_err err;
+    int rc = qk_numbers_file(path) ? qk_nset_load(&r->numbers, path, &err)
+                                   : qk_kv_load(&r->values, path, &err);
+    if (rc != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+}
+
+/* A key must not be both a typed and a plain value. */
+static void check_keys(const renderer *r)
+{
+    for (int i = 0; i < r->values.n; i++)
+        if (qk_nset_value(&r->numbers, r->values.keys[i]))
+            qk_die(QK_EXIT_DATA, NULL, "value '%s' is defined twice", r->values.keys[i]);
+}
+
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-report");
+    enum { OPT_TEX = 256, OPT_MD, OPT_LATEX_TABLE };
     static const struct option longopts[] = {
         {"template", required_argument, NULL, 't'}, {"output", required_argument, NULL, 'o'},
         {"values", required_argument, NULL, 'v'},   {"table", required_argument, NULL, 'T'},
         {"set", required_argument, NULL, 's'},      {"markdown", no_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
-        {"blas-info", no_argument, NULL, 'B'},
+        {"blas-info", no_argument, NULL, 'B'},      {"numbers-tex", required_argument, NULL, OPT_TEX},
+        {"numbers-md", required_argument, NULL, OPT_MD},
+        {"latex-table", required_argument, NULL, OPT_LATEX_TABLE},
         {NULL, 0, NULL, 0}};
     renderer r;
     memset(&r, 0, sizeof r);
-    const char *output = NULL;
-    qk_err err;
-    int c;
+    const char *output = NULL, *numbers_tex = NULL, *numbers_md = NULL;
+    latex_table *latex = NULL;
+    int n_latex = 0, c;
     while ((c = getopt_long(argc, argv, "t:o:v:T:s:h", longopts, NULL)) != -1) {
         switch (c) {
         case 't': r.template_path = optarg; break;
         case 'o': output = optarg; break;
-        case 'v':
-            if (qk_kv_load(&r.values, optarg, &err) != 0)
-                qk_die(QK_EXIT_DATA, optarg, "%s", err.msg);
-            break;
+        case 'v': load_values(&r, optarg); break;
         case 'T': add_table(&r, optarg); break;
         case 's':
             if (qk_kv_set_arg(&r.values, optarg) != 0)
                 qk_die(QK_EXIT_USAGE, NULL, "--set takes KEY=VALUE, got '%s'", optarg);
             break;
         case 'm': r.markdown = 1; break;
+        case OPT_TEX: numbers_tex = optarg; break;
+        case OPT_MD: numbers_md = optarg; break;
+        case OPT_LATEX_TABLE:
+            if (!strchr(optarg, '=') || optarg[0] == '=')
+                qk_die(QK_EXIT_USAGE, NULL, "--latex-table takes NAME=FILE, got '%s'", optarg);
+            latex = qk_realloc(latex, (size_t)(n_latex + 1) * sizeof *latex);
+            latex[n_latex].name = qk_strdup(optarg);
+            *strchr(latex[n_latex].name, '=') = '\0';
+            latex[n_latex].path = strchr(optarg, '=') + 1;
+            n_latex++;
+            break;
         case 'h': usage(stdout); return QK_EXIT_OK;
         case 'V': printf("qk-report %s\n", QK_VERSION_STRING); return QK_EXIT_OK;
         case 'B': return print_blas_info();
@@ -354,15 +737,27 @@ int main(int argc, char **argv)
         usage(stderr);
         return QK_EXIT_USAGE;
     }
+    check_keys(&r);
+    for (int i = 0; i < n_latex; i++)
+        if (!qk_nset_table(&r.numbers, latex[i].name))
+            qk_die(QK_EXIT_DATA, NULL, "--latex-table: table '%s' was not produced by any stage",
+                   latex[i].name);
     uint8_t *tpl;
     size_t len;
+    qk_err err;
     if (qk_read_file(r.template_path, &tpl, &len, &err) != 0)
         qk_die(QK_EXIT_DATA, r.template_path, "%s", err.msg);
-    /* render in memory first: an error exits before the output is touched */
+    /* render in memory first: an error exits before any output is touched */
     qk_text out;
     qk_text_open(&out, output);
-    render(&r, (const char *)tpl, out.fp, 0);
+    render(&r, (const char *)tpl, out.fp, 0, 1);
     qk_text_close(&out);
     free(tpl);
+    if (numbers_tex)
+        write_numbers_tex(&r, numbers_tex);
+    if (numbers_md)
+        write_numbers_md(&r, numbers_md, n_latex, latex);
+    for (int i = 0; i < n_latex; i++)
+        write_latex_table(&r, qk_nset_table(&r.numbers, latex[i].name), latex[i].path);
     return QK_EXIT_OK;
 }

@@ -45,7 +45,7 @@ same_as() {
 
 # ran CASE: prints what the last make ran
 ran() {
-    echo "  $1 ran: $(stages_ran | grep -vE '^qk-(merge|plot|report|joint|rotate -|[a-z]+-summary) ' |
+    echo "  $1 ran: $(stages_ran | grep -vE '^qk-(merge|plot|report|joint|rotate -|summary) ' |
         tr '\n' ',' | sed 's/,$//; s/,/, /g')"
 }
 

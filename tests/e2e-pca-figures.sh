@@ -1,13 +1,13 @@
 #!/bin/bash
 # End to end: the twelve figures of the PCA study (qk-plot), the collage data
-# (qk-pca-collage) and the report values (qk-pca-summary) on a tiny synthetic
+# (qk-pca-collage) and the report numbers (qk-summary --section pca) on a tiny synthetic
 # run of two models and three SmolLM3 checkpoints, six heads each.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib-e2e.sh
 
 for p in qk-synth qk-load qk-pca qk-taxonomy qk-merge qk-plot qk-report qk-pca-collage \
-         qk-pca-summary; do
+         qk-summary; do
     if [ ! -x "bin/$p" ]; then
         echo "FAIL: bin/$p is missing (make bin/$p)" >&2
         exit 1
@@ -142,24 +142,40 @@ want=$(awk -F, 'NR > 1 && $1 == "stage1-step-40000" { s += $10; ss += $10 * $10;
     END { m = s / n; printf "%.3f (%.3f)", m, sqrt((ss - n * m * m) / (n - 1)) }' "$TR/qk_heads.csv")
 expect_same "$(key 07 'S1-40K, r_k (PC0): mean (SD)')" "$want" "figure 07: S1-40K r_k = awk ($want)"
 
-# ---- the report values -------------------------------------------------------------------
+# ---- the report numbers ------------------------------------------------------------------
 
-V=$T/values.tsv
-run bin/qk-pca-summary --registry "$T/registry.tsv" --components "$X/qk.csv" \
-    --heads "$X/qk_heads.csv" --training-heads "$TR/qk_heads.csv" --values-output "$V" \
-    --by-pc-output "$T/by_pc.tsv" --by-family-output "$T/by_family.tsv" \
-    --by-model-output "$T/by_model.tsv" --training-output "$T/training.tsv"
-expect_status 0 "qk-pca-summary"
-value() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$V"; }
-expect_same "$(value pca_rq_pc0)" "$(key 01 'mean r_q, PC0')" "summary and figure 01 agree on r_q PC0"
-expect_same "$(value pca_heads)" 12 "summary counts 12 cross-model heads"
-expect_same "$(awk 'NR > 1' "$T/training.tsv" | wc -l)" 3 "one training row per checkpoint"
-expect_same "$(awk 'NR > 1' "$T/by_family.tsv" | cut -f1 | tr '\n' ' ')" "Qwen3-0.6B Llama-3.2-3B " \
-    "families in figure order (one model each: named by its label)"
-run bin/qk-pca-summary --registry "$T/registry.tsv" --values-output "$T/none.tsv"
-expect_status 0 "qk-pca-summary without studies"
-expect_same "$(awk -F'\t' '$1 == "pca_rq_pc0" || $1 == "pca_t_rq_last" { print $2 }' "$T/none.tsv" | tr '\n' ' ')" \
-    "n/a n/a " "values are n/a without studies"
+V=$T/pca.numbers
+pca_summary() { # output, inputs...
+    local out=$1
+    shift
+    bin/qk-summary --section pca --input registry="$T/registry.tsv" "$@" --output "$out"
+}
+run pca_summary "$V" --input components="$X/qk.csv" --input heads="$X/qk_heads.csv" \
+    --input training-heads="$TR/qk_heads.csv"
+expect_status 0 "qk-summary --section pca"
+expect_same "$(printf '%.3f' "$(number "$V" pca.pc0.rq_mean)")" "$(key 01 'mean r_q, PC0')" \
+    "summary and figure 01 agree on r_q PC0"
+expect_same "$(number "$V" pca.heads)" 12 "summary counts 12 cross-model heads"
+expect_same "$(grep -c '^row	pca.training	' "$V")" 3 "one training row per checkpoint"
+expect_same "$(awk -F'\t' '$1 == "row" && $2 == "pca.families" { printf "%s ", $3 }' "$V")" "qwen llama " \
+    "families in figure order"
+expect_same "$(number "$V" pca.family.qwen.label) $(number "$V" pca.family.llama.label)" \
+    "Qwen3-0.6B Llama-3.2-3B" "a family of one model is named by its label"
+# the S1-40K row of the training table = awk over its heads
+want=$(awk -F, 'NR > 1 && $1 == "stage1-step-40000" { s += $10; n++ } END { printf "%.6f", s / n }' "$TR/qk_heads.csv")
+expect_same "$(printf '%.6f' "$(number "$V" pca.smollm3-3b-stage1-step-40000.rk_mean)")" "$want" \
+    "training row keyed by dataset id = awk ($want)"
+# shares: the five categories of a model add up to 100 %
+sum=$(for c in posdom qpos kpos content mixed; do number "$V" "pca.qwen3-0.6b.${c}_pct"; done |
+    awk '{ s += $1 } END { printf "%.6f", s }')
+expect_same "$sum" "100.000000" "the taxonomy shares of a model add up to 100"
+run pca_summary "$T/none.numbers"
+expect_status 0 "qk-summary --section pca without studies"
+expect_same "$(number "$T/none.numbers" pca.pc0.rq_mean) $(number "$T/none.numbers" pca.t.last.rq_mean)" \
+    "missing missing" "values are missing without studies"
+expect_same "$(cut -f1,2 "$T/none.numbers" | grep '^value' | grep -c 'pca\.t\.')" \
+    "$(cut -f1,2 "$V" | grep '^value' | grep -c 'pca\.t\.[a-z]')" "the same training keys with and without the study"
+expect_same "$(typeset_value "$T/none.numbers" pca.heads)" "n/a" "a missing value is typeset n/a"
 
 # ---- errors ------------------------------------------------------------------------------
 
@@ -177,10 +193,14 @@ run bin/qk-plot --figure qk-pca/02 --out "$T/err" --input heads="$X/qk_heads.csv
     --input registry="$T/registry.tsv"
 expect_status_in "1 2" "a missing input table is an error"
 expect_out_contains_err "thresholds" "the error names the missing input"
-run bin/qk-pca-summary --registry "$T/registry.tsv" --training-heads "$T/no_rk.csv" \
-    --values-output "$T/x.tsv"
-expect_status 2 "qk-pca-summary: missing column exits 2"
-expect_one_line_naming "$T/no_rk.csv" "r_k0" "qk-pca-summary names the table"
-expect_missing "$T/x.tsv" "no values file after an error"
+run pca_summary "$T/x.numbers" --input training-heads="$T/no_rk.csv"
+expect_status 2 "qk-summary: missing column exits 2"
+expect_one_line_naming "$T/no_rk.csv" "r_k0" "qk-summary names the table"
+expect_missing "$T/x.numbers" "no numbers file after an error"
+run pca_summary "$T/x.numbers" --input components="$X/qk.csv"
+expect_status 1 "qk-summary: components without heads is a usage error"
+run pca_summary "$T/x.numbers" --input nonsense="$X/qk.csv"
+expect_status 1 "qk-summary: an input the section does not know"
+expect_out_contains_err "nonsense" "the usage error names the input"
 
 finish

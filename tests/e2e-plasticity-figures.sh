@@ -1,6 +1,6 @@
 #!/bin/bash
 # End to end: the ten figures of the plasticity study (qk-plot), the joint
-# SmolLM3 table (qk-joint) and the report values (qk-plasticity-summary) on a
+# SmolLM3 table (qk-joint) and the report numbers (qk-summary --section plasticity) on a
 # tiny synthetic run: the six models the figures draw, four heads each, and
 # three SmolLM3 checkpoints through the rotation stage.
 set -u
@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 . tests/lib-e2e.sh
 
 for p in qk-synth qk-load qk-plasticity qk-rotate qk-complement qk-merge qk-plot qk-report \
-         qk-joint qk-plasticity-summary; do
+         qk-joint qk-summary; do
     if [ ! -x "bin/$p" ]; then
         echo "FAIL: bin/$p is missing (make bin/$p)" >&2
         exit 1
@@ -201,55 +201,75 @@ expect_status 2 "profile of a model the table lacks"
 expect_one_line_naming "$T/mean-noqwen.csv" "qwen3-4b" "absent model names the file"
 expect_missing "$T/bad/figure.png" "no figure from bad input"
 
-# ---- the report values -----------------------------------------------------------------------
+# ---- the report numbers -----------------------------------------------------------------------
 
-B=$T/build/report/plasticity
-run bin/qk-plasticity-summary --registry $REG --benchmarks $BENCH --report "$X/model_report.csv" \
-    --pair2d "$X/model_pair2d.csv" --weights "$X/head_component_weights.csv" --joint "$JOINT" \
-    --figures "$FIGS" \
-    --values-output "$T/values.tsv" --models-output "$T/models.tsv" \
-    --families-output "$T/families.tsv" --lengths-output "$T/lengths.tsv" \
-    --smollm3-output "$T/smollm3.tsv" --blocks-dir "$B"
-expect_status 0 "qk-plasticity-summary"
-value() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$T/values.tsv"; }
-expect_same "$(value plast_models) $(value plast_families)" "6 3" "six models in three families"
-# (the figure keeps 4 decimals of the share, the report 1 of the percentage)
-expect_same "$(awk -v r="$(value plast_fig08_share_low)" -v s="$(key 08 'share in coordinates 0 to d/2 - 1')" \
-    'BEGIN { d = r - 100 * s; print (d < 0 ? -d : d) <= 0.051 }')" 1 "report half share equals the figure's"
-r10=$(key 10 'Pearson r (AP_drop, LongBench-Pro)')
-expect_same "$(value plast_r_drop_lbp)" "$(printf '%.2f' "$r10")" "report r equals the figure's"
-expect_same "$(awk 'END { print NR }' "$T/smollm3.tsv")" 4 "SmolLM3 table: three checkpoints"
-expect_same "$(value plast_smol_base_label) $(value plast_smol_lc_checkpoints)" "S3-4.72M 1" \
-    "end of pre-training and long-context checkpoints"
-# the verdict follows the numbers
-verdict=$(awk -F'\t' '{ v[$1] = $2 } END {
-    up = v["plast_smol_lc_first"] > v["plast_smol_base_first"] ? "rises" : "falls"
-    print (up == v["plast_smol_first_verb"]) }' "$T/values.tsv")
-expect_same "$verdict" 1 "near-position verdict follows the numbers"
-if [ ! -s "$B/cross-begin.html" ] && [ ! -s "$B/fig05-begin.html" ]; then ok; else
-    bad "blocks of a full run are empty"; fi
-# the section renders with every directive resolved, shown or left out
-render_section() { # values-dir -> report of the section alone
-    (cd "$T" && ../../../../bin/qk-report --template ../../../../templates/sections/plasticity.html.in \
-        --output section.html --values values.tsv --table plasticity_models=models.tsv \
-        --table plasticity_families=families.tsv --table plasticity_lengths=lengths.tsv \
-        --table plasticity_smollm3=smollm3.tsv)
+V=$T/plasticity.numbers
+plast_summary() { # output, inputs...
+    local out=$1
+    shift
+    bin/qk-summary --section plasticity --input registry=$REG --input benchmarks=$BENCH "$@" \
+        --param heatmaps="01=ministral3-14b 02=qwen3-14b 03=llama3.2-3b 04=llama3.2-11b" \
+        --param profiles="05=ministral3-3b 06=qwen3-4b 07=llama3.2-3b" --param weights=08=qwen3-14b \
+        --output "$out"
 }
-run render_section
+run plast_summary "$V" --input report="$X/model_report.csv" --input pair2d="$X/model_pair2d.csv" \
+    --input weights="$X/head_component_weights.csv" --input profile="$X/head_bucket_plasticity.csv" \
+    --input joint="$JOINT"
+expect_status 0 "qk-summary --section plasticity"
+expect_same "$(number "$V" plasticity.models) $(number "$V" plasticity.families)" "6 3" \
+    "six models in three families"
+# (the figure keeps 4 decimals of the share)
+expect_same "$(awk -v r="$(number "$V" plasticity.fig08.share_low_pct)" \
+    -v s="$(key 08 'share in coordinates 0 to d/2 - 1')" 'BEGIN { d = r / 100 - s; print (d < 0 ? -d : d) <= 5e-5 }')" \
+    1 "report half share equals the figure's"
+r10=$(key 10 'Pearson r (AP_drop, LongBench-Pro)')
+expect_same "$(printf '%.3f' "$(number "$V" plasticity.lbp.r_drop)")" "$r10" "report r equals the figure's"
+expect_same "$(grep -c '^row	plasticity.smollm3	' "$V")" 3 "SmolLM3 table: three checkpoints"
+expect_same "$(number "$V" plasticity.smollm3.base_label) $(number "$V" plasticity.smollm3.lc_checkpoints)" \
+    "S3-4.72M 1" "end of pre-training and long-context checkpoints"
+# the spread of the head lines at the start = awk over the head profiles
+want=$(awk -F, '$1 == "ministral3-3b" && $9 != "nan" { b = $5; n[b]++; s[b] += $9; q[b] += $9 * $9
+        if (lo == "" || b < lo) lo = b; if (b > hi) hi = b }
+    END { for (b = lo; b <= hi; b++) if (n[b] >= 2) {
+            sd = sqrt((q[b] - s[b] * s[b] / n[b]) / (n[b] - 1))
+            if (int(5 * (b - lo) / (hi - lo)) == 0) { f += sd; nf++ } else { r += sd; nr++ } }
+          printf "%.8f %.8f", f / nf, r / nr }' "$X/head_bucket_plasticity.csv")
+expect_same "$(printf '%.8f %.8f' "$(number "$V" plasticity.fig05.spread_first)" \
+    "$(number "$V" plasticity.fig05.spread_rest)")" "$want" "spread of the head lines = awk ($want)"
+# the correlation of the two halves of the component weights = awk
+want=$(awk -F, '$1 == "qwen3-14b" { c = $5; s[c] += $7; n[c]++; if (c + 1 > d) d = c + 1 }
+    END { h = d / 2; for (i = 0; i < h; i++) { x = s[i] / n[i]; y = s[i + h] / n[i + h]
+            sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y }
+          printf "%+.6f", (sxy - sx * sy / h) / sqrt((sxx - sx * sx / h) * (syy - sy * sy / h)) }' \
+    "$X/head_component_weights.csv")
+expect_same "$(printf '%+.6f' "$(number "$V" plasticity.fig08.half_r)")" "$want" "half_r = awk ($want)"
+# the section renders; its verdicts follow the numbers
+figure_flags "$T/figures.numbers" $(for n in $FIGS; do printf 'attention-plasticity/%s ' "$n"; done) ||
+    bad "figure flags"
+render_section() { # numbers file
+    bin/qk-report --template templates/sections/plasticity.html.in --output "$T/section.html" \
+        --values "$1" --values "$T/figures.numbers"
+}
+run render_section "$V"
 expect_status 0 "the section renders"
-if grep -q '09_smollm3_trajectory/figure.png' "$T/section.html" && ! grep -q '<!--' "$T/section.html"; then
+if grep -q '09_smollm3_trajectory/figure.png' "$T/section.html" && ! grep -q 'class="absent"' "$T/section.html"; then
     ok; else bad "full section shows every figure"; fi
-run bin/qk-plasticity-summary --registry $REG --benchmarks $BENCH --figures "" \
-    --values-output "$T/values.tsv" --models-output "$T/models.tsv" \
-    --families-output "$T/families.tsv" --lengths-output "$T/lengths.tsv" \
-    --smollm3-output "$T/smollm3.tsv" --blocks-dir "$B"
-expect_status 0 "qk-plasticity-summary without studies"
-expect_same "$(value plast_r_drop_lbp) $(awk 'END { print NR }' "$T/models.tsv")" "n/a 1" \
-    "n/a values and header-only tables"
-run render_section
+verb=$(awk -v a="$(number "$V" plasticity.smollm3.lc_first)" -v b="$(number "$V" plasticity.smollm3.base_first)" \
+    'BEGIN { print (a > b ? "rises" : "falls") }')
+if tr '\n' ' ' < "$T/section.html" | grep -q "AP<sub>first 20%</sub> $verb from"; then ok; else
+    bad "near-position verdict follows the numbers ($verb)"; fi
+run plast_summary "$T/none.numbers"
+expect_status 0 "qk-summary --section plasticity without studies"
+expect_same "$(number "$T/none.numbers" plasticity.lbp.r_drop) $(grep -c '^row' "$T/none.numbers")" "missing 0" \
+    "missing values and tables without rows"
+expect_same "$(number "$T/none.numbers" plasticity.fig05.model)" "Ministral-3-3B" \
+    "a figure's model is named without its data"
+figure_flags "$T/figures.numbers" || bad "no figure flags"
+run render_section "$T/none.numbers"
 expect_status 0 "the section renders without studies"
-visible=$(sed '/<!--/,/-->/d' "$T/section.html")
-if ! grep -q '<img' <<< "$visible" && grep -q 'plast-absent' <<< "$visible"; then ok; else
+if ! grep -q '<img' "$T/section.html" && grep -q 'class="absent"' "$T/section.html"; then ok; else
     bad "without studies: no image shown, a note instead"; fi
+expect_same "$(fixed_keys "$V" | tr '\n' ' ')" "$(fixed_keys "$T/none.numbers" | tr '\n' ' ')" \
+    "the same keys with and without the studies"
 
 finish

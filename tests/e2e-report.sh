@@ -1,7 +1,9 @@
 #!/bin/bash
-# qk-report: values, tables, aggregates, filters and includes render from
-# the pipeline's files, and a template that references anything no stage
-# produced fails with one line naming the template, the line and the name.
+# qk-report: values, tables, aggregates, filters, includes and {{if}} blocks
+# render from the pipeline's files; numbers files are typeset by their kinds
+# the same way on the page, in numbers.tex and in the LaTeX tables; and a
+# template that references anything no stage produced fails with one line
+# naming the template, the line and the name.
 set -u
 cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
@@ -20,15 +22,91 @@ TPL
 run bin/qk-report --template "$T/page.html.in" --output "$T/page.html" --values "$T/values.tsv" \
     --table t="$T/t.tsv" --set 'title=A & B'
 expect_status 0 "render"
-for want in '<h1>A &amp; B</h1>' '2 rows, 5 heads, 4.0 MB, 4,000,000 bytes' '<p>42 12.3 0.12</p>' \
+for want in '<h1><span data-qv="title">A &amp; B</span></h1>' \
+            '<span data-qv="count:t">2</span> rows, <span data-qv="sum:t.n">5</span> heads' \
+            '<span data-qv="sum:t.bytes">4.0</span> MB, <span data-qv="sum:t.bytes">4,000,000</span> bytes' \
+            '<p><span data-qv="answer">42</span> <span data-qv="share">12.3</span> <span data-qv="share">0.12</span></p>' \
             '<td class="num">1500000</td>'; do
     if grep -qF -- "$want" "$T/page.html"; then ok; else bad "page has '$want'"; fi
 done
 
+# ---- a numbers file: kinds, missing values, tables, blocks, LaTeX ---------------------------
+# (written by hand in the format of include/qk/numbers.h)
+tab=$'\t'
+{
+    echo '#qk-numbers 1'
+    while IFS='|' read -r key fmt raw meaning; do
+        echo "value${tab}${key}${tab}${fmt}${tab}${raw}${tab}${meaning}"
+    done <<'VALUES'
+s.heads|count|3239|query heads
+s.r|signed.2|-0.5549|Pearson r
+s.share|percent.1|98.45|heads with a recency bias (%)
+s.tiny|sci.1|4.34e-16|largest residual
+s.gone|number.3||not in this run
+s.flag|flag|1|figure drawn
+s.noflag|flag|0|figure not drawn
+s.label|text|LC 4k→32k_x & 5%|a label
+s.m1.label|text|M1|model
+s.m1.ap|number.3|0.25|ap (M1)
+s.m2.label|text|M2|model
+s.m2.ap|number.3||ap (M2)
+VALUES
+    echo "table${tab}s.models${tab}s${tab}Scalars by model"
+    echo "column${tab}s.models${tab}label${tab}Model"
+    echo "column${tab}s.models${tab}ap${tab}AP<sub>drop</sub> (%)"
+    echo "row${tab}s.models${tab}m1"
+    echo "row${tab}s.models${tab}m2"
+} > "$T/s.numbers"
+cat > "$T/typed.html.in" <<'TPL'
+<p>{{s.heads}} heads, r = {{s.r}}, {{s.share}}%, {{s.tiny}}, {{s.gone}}, {{s.label}}.</p>
+<img alt="{{s.label}} {{s.r}}">
+{{if s.flag}}shown-flag{{else}}hidden-flag{{end}}
+{{if s.noflag}}shown-noflag{{else}}hidden-noflag{{end}}
+{{if s.share >= 95}}nearly-all{{elif s.share >= 50}}most{{else}}few{{end}}
+{{if s.r > 0 or s.share > 99}}wrong-or{{elif s.r < 0 and s.heads > 1000}}right-and{{end}}
+{{if s.gone}}wrong-missing{{elif s.gone < 1}}wrong-compare{{else}}missing-is-false{{end}}
+{{if s.r < s.share}}{{if s.heads == 3239}}nested{{end}}{{end}}
+{{if s.gone}}{{no_such_key_here}}{{end}}
+{{table:s.models}}
+TPL
+run bin/qk-report --template "$T/typed.html.in" --output "$T/typed.html" --values "$T/s.numbers" \
+    --numbers-tex "$T/numbers.tex" --numbers-md "$T/numbers.md" --latex-table s.models="$T/models.tex"
+expect_status 2 "a key unknown in a hidden branch is still an error"
+expect_out_contains_err "no_such_key_here" "the error names the hidden key"
+sed -i '/no_such_key_here/d' "$T/typed.html.in"
+run bin/qk-report --template "$T/typed.html.in" --output "$T/typed.html" --values "$T/s.numbers" \
+    --numbers-tex "$T/numbers.tex" --numbers-md "$T/numbers.md" --latex-table s.models="$T/models.tex"
+expect_status 0 "render typed values"
+M=$'\xe2\x88\x92'
+for want in '<span data-qk="s.heads">3,239</span> heads' "r = <span data-qk=\"s.r\">${M}0.55</span>" \
+            '<span data-qk="s.share">98.5</span>%' \
+            "<span data-qk=\"s.tiny\">4.3"$'\xc3\x97'"10<sup>${M}16</sup></span>" \
+            '<span data-qk="s.gone">n/a</span>' '<span data-qk="s.label">LC 4k→32k_x &amp; 5%</span>' \
+            "<img alt=\"LC 4k→32k_x &amp; 5% ${M}0.55\">" \
+            shown-flag hidden-noflag nearly-all right-and missing-is-false nested \
+            '<th>AP<sub>drop</sub> (%)</th>' '<td class="num" data-qk="s.m1.ap">0.250</td>' \
+            '<td class="num" data-qk="s.m2.ap">'$'\xe2\x80\x94''</td>'; do
+    if grep -qF -- "$want" "$T/typed.html"; then ok; else bad "typed page has '$want'"; fi
+done
+for unwanted in hidden-flag shown-noflag most few wrong-or wrong-missing wrong-compare; do
+    if grep -qw -- "$unwanted" "$T/typed.html"; then bad "typed page shows '$unwanted'"; else ok; fi
+done
+for want in '\qkdef{s.heads}{3{,}239}' '\qkdef{s.r}{\ensuremath{-}0.55}' '\qkdef{s.share}{98.5}' \
+            '\qkdef{s.tiny}{\ensuremath{4.3\times10^{-16}}}' '\qkdef{s.gone}{n/a}' \
+            '\qkdef{s.label}{LC 4k\ensuremath{\rightarrow}32k\_x \& 5\%}' '\qkdef{s.m1.ap}{0.250}'; do
+    if grep -qxF -- "$want" "$T/numbers.tex"; then ok; else bad "numbers.tex has '$want'"; fi
+done
+if grep -q 's.flag' "$T/numbers.tex"; then bad "flags are not numbers"; else ok; fi
+expect_same "$(grep -c '^\\qkdef{' "$T/numbers.tex")" 10 "one \\qkdef line per value"
+if grep -qF '| `s.r` | '"${M}"'0.55 | Pearson r |' "$T/numbers.md"; then ok; else bad "numbers.md lists s.r"; fi
+for want in '\begin{tabular}{lr}' 'Model & AP\textsubscript{drop} (\%) \\' 'M1 & 0.250 \\' \
+            'M2 & --- \\' '\bottomrule'; do
+    if grep -qxF -- "$want" "$T/models.tex"; then ok; else bad "table fragment has '$want'"; fi
+done
 fails() { # template text, expected message part, name
     printf '%s\n' "$1" > "$T/bad.html.in"
     run bin/qk-report --template "$T/bad.html.in" --output "$T/bad.html" --values "$T/values.tsv" \
-        --table t="$T/t.tsv"
+        --values "$T/s.numbers" --table t="$T/t.tsv"
     expect_status 2 "$3: exit status"
     expect_one_line_naming "$T/bad.html.in" "$2" "$3: message"
     expect_missing "$T/bad.html" "$3: no output"
@@ -38,6 +116,20 @@ fails '{{table:nothing}}' "table 'nothing' was not produced" "unknown table"
 fails '{{sum:t.nope}}' "column 'nope' was not produced" "unknown column"
 fails '{{answer|weird}}' "unknown filter" "unknown filter"
 fails 'open {{answer' "unclosed" "unclosed directive"
+fails '{{if s.flag}} no end' "not closed by {{end}}" "unclosed block"
+fails 'x {{else}}' "without {{if}}" "else without if"
+fails '{{if s.flag}}a{{else}}b{{elif s.flag}}c{{end}}' "after {{else}}" "elif after else"
+fails '{{if s.label > 1}}x{{end}}' "compares text" "comparing text"
+fails '{{s.heads|int}}' "typeset by its kind" "filter on a typed value"
+fails '{{s.flag}}' "for {{if}} only" "a flag shown"
+fails '{{if s.r > 0 and s.r < 1 or s.flag}}x{{end}}' "mixes 'and' and 'or'" "mixed and/or"
 run bin/qk-report --template "$T/page.html.in"
 expect_status 1 "usage error"
+run bin/qk-report --template "$T/typed.html.in" --output "$T/x.html" --values "$T/s.numbers" \
+    --latex-table nothing="$T/x.tex"
+expect_status 2 "a LaTeX table no stage produced"
+printf 's.heads\t1\n' > "$T/dup.tsv"
+run bin/qk-report --template "$T/typed.html.in" --output "$T/x.html" --values "$T/s.numbers" \
+    --values "$T/dup.tsv"
+expect_status 2 "a key both typed and plain"
 finish

@@ -1,14 +1,14 @@
 #!/bin/bash
 # End to end: the ten figures of the rotation study (qk-plot), the point data
-# of figures 01 and 08 (qk-rotation-points) and the report values
-# (qk-rotation-summary) on a tiny synthetic run of three models and three
+# of figures 01 and 08 (qk-rotation-points) and the report numbers
+# (qk-summary --section rotation) on a tiny synthetic run of three models and three
 # SmolLM3 checkpoints, six heads each.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib-e2e.sh
 
 for p in qk-synth qk-load qk-rotate qk-complement qk-merge qk-plot qk-report \
-         qk-rotation-points qk-rotation-summary; do
+         qk-rotation-points qk-summary; do
     if [ ! -x "bin/$p" ]; then
         echo "FAIL: bin/$p is missing (make bin/$p)" >&2
         exit 1
@@ -204,60 +204,69 @@ want=$(awk -F, -v c="$(col "$X/model_summary.csv" family_bias_sep_r)" '$1 == "mi
 got=$(key 07 "Ministral-3-3B: Pearson r (heads)")
 expect_same "${got%% *}" "$want" "figure 07: Ministral r = model_summary.csv ($got vs $want)"
 
-# ---- the report values ----------------------------------------------------------------------
+# ---- the report numbers ---------------------------------------------------------------------
 
-V=$T/values.tsv
-run bin/qk-rotation-summary --registry "$REG" --summary "$X/model_summary.csv" --heads "$X/rotated.csv" \
-    --training-summary "$TR/model_summary.csv" --training-heads "$TR/rotated.csv" \
-    --values-output "$V" --models-output "$T/models.tsv" --families-output "$T/families.tsv" \
-    --training-output "$T/training.tsv"
-expect_status 0 "qk-rotation-summary"
-value() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$V"; }
+V=$T/rotation.numbers
+rot_summary() { # output, inputs...
+    local out=$1
+    shift
+    bin/qk-summary --section rotation --input registry="$REG" "$@" --output "$out"
+}
+run rot_summary "$V" --input summary="$X/model_summary.csv" --input heads="$X/rotated.csv" \
+    --input training-summary="$TR/model_summary.csv" --input training-heads="$TR/rotated.csv"
+expect_status 0 "qk-summary --section rotation"
+shown() { typeset_value "$V" "$1"; }
 want=$(awk -F, -v c="$(col "$X/rotated.csv" bias_strength)" 'NR > 1 { n++; p += ($c > 0) }
     END { printf "%.1f", 100 * p / n }' "$X/rotated.csv")
-expect_same "$(value rot_bias_pos_pct)" "$want" "rot_bias_pos_pct = awk ($want)"
+expect_same "$(shown rotation.bias.positive_pct)" "$want" "rotation.bias.positive_pct = awk ($want)"
 want=$(awk -F, -v a="$(col "$X/rotated.csv" var_frac_a)" -v b="$(col "$X/rotated.csv" var_frac_b)" \
     'NR > 1 { n++; k += ($b > $a) } END { printf "%.1f", 100 * k / n }' "$X/rotated.csv")
-expect_same "$(value rot_varb_gt_vara_pct)" "$want" "rot_varb_gt_vara_pct = awk ($want)"
+expect_same "$(shown rotation.var_b_gt_a_pct)" "$want" "rotation.var_b_gt_a_pct = awk ($want)"
 want=$(awk -F, -v q="$(col "$X/rotated.csv" r_q_a)" -v k="$(col "$X/rotated.csv" r_k_a)" \
     'NR > 1 { n++; a = $k < 0 ? -$k : $k; b = $q < 0 ? -$q : $q; m += (a > b) }
     END { printf "%.1f", 100 * m / n }' "$X/rotated.csv")
-expect_same "$(value rot_rk_gt_rq_heads_pct)" "$want" "rot_rk_gt_rq_heads_pct = awk ($want)"
-res=$(value rot_residual_max)
+expect_same "$(shown rotation.rk_gt_rq_pct)" "$want" "rotation.rk_gt_rq_pct = awk ($want)"
+res=$(number "$V" rotation.residual_max)
 if awk -v r="$res" 'BEGIN { exit !(r + 0 < 1e-12) }'; then ok; else bad "residual_pos_r max $res"; fi
 # the whole-window bias of the last checkpoint: mean bias x registry context length
 want=$(awk -F, -v c="$(col "$TR/model_summary.csv" mean_bias_strength)" \
     '$1 == "lc-4k-to-32k-step-4000" { printf "%.1f", $c * 32768 }' "$TR/model_summary.csv")
-expect_same "$(value rot_t_biasL_last)" "$want" "rot_t_biasL_last = awk ($want)"
-expect_same "$(value rot_t_last)" "LC1-4K" "the last checkpoint in training order"
-expect_same "$(awk 'NR > 1' "$T/training.tsv" | wc -l)" 3 "one training row per checkpoint"
-expect_same "$(awk 'NR > 1' "$T/models.tsv" | wc -l)" 3 "one model row per model"
+expect_same "$(shown rotation.t.last.bias_window)" "$want" "rotation.t.last.bias_window = awk ($want)"
+expect_same "$(number "$V" rotation.t.last.label)" "LC1-4K" "the last checkpoint in training order"
+expect_same "$(grep -c '^row	rotation.training	' "$V")" 3 "one training row per checkpoint"
+expect_same "$(grep -c '^row	rotation.models	' "$V")" 3 "one model row per model"
+# the family r of the numbers = the figure's (both from qk/stats.h)
+got=$(key 07 "Ministral-3-3B: Pearson r (heads)")
+expect_same "$(printf '%+.3f' "$(number "$V" rotation.r_bias_sep.ministral)")" "${got%% *}" \
+    "the section's Ministral r = figure 07's"
 
-# the section renders with both studies and with either missing ('n/a', header-only tables)
-section() { # values, models, families, training, name
+# the section renders with both studies and with either missing
+figure_flags "$T/figures.numbers" qk-rotation/01 qk-rotation/02 qk-rotation/03 qk-rotation/04 \
+    qk-rotation/05 qk-rotation/06 qk-rotation/07 qk-rotation/08 qk-rotation/09 qk-rotation/10 ||
+    bad "figure flags"
+section() { # numbers, name
     run bin/qk-report --template templates/sections/rotation.html.in --output "$T/section.html" \
-        --values "$1" --table rotation_models="$2" --table rotation_families="$3" \
-        --table rotation_training="$4"
-    expect_status 0 "$5"
+        --values "$1" --values "$T/figures.numbers"
+    expect_status 0 "$2"
 }
-section "$V" "$T/models.tsv" "$T/families.tsv" "$T/training.tsv" "the section renders"
+section "$V" "the section renders"
 # every value is defined except the ring accuracy, which needs an active pair
-check=$(awk -F'\t' '$2 == "n/a" && $1 != "rot_ring_acc_mean"' "$V")
+check=$(awk -F'\t' '$1 == "value" && $4 == "" && $2 != "rotation.complement.ring_acc_mean"' "$V")
 expect_same "$check" "" "every value defined with both studies ($check)"
-run bin/qk-rotation-summary --registry "$REG" --summary "$X/model_summary.csv" --heads "$X/rotated.csv" \
-    --values-output "$T/v-cross.tsv" --models-output "$T/m-cross.tsv" \
-    --families-output "$T/f-cross.tsv" --training-output "$T/t-cross.tsv"
-expect_status 0 "qk-rotation-summary without the training study"
-expect_same "$(awk -F'\t' '$1 == "rot_t_bias_fall" { print $2 }' "$T/v-cross.tsv")" "n/a" \
-    "training values are n/a without the study"
-expect_same "$(wc -l < "$T/t-cross.tsv")" 1 "the training table is a header line"
-section "$T/v-cross.tsv" "$T/m-cross.tsv" "$T/f-cross.tsv" "$T/t-cross.tsv" \
-    "the section renders without the training study"
-run bin/qk-rotation-summary --registry "$REG" --values-output "$T/v-none.tsv"
-expect_status 0 "qk-rotation-summary without any study"
-section "$T/v-none.tsv" "$T/m-cross.tsv" "$T/f-cross.tsv" "$T/t-cross.tsv" \
-    "the section renders without any study"
-expect_same "$(sort "$V" | cut -f1 | tr '\n' ' ')" "$(sort "$T/v-none.tsv" | cut -f1 | tr '\n' ' ')" \
+if grep -q 'data-qk="rotation.r_bias_sep.pooled"' "$T/section.html" &&
+   ! grep -q 'class="absent"' "$T/section.html"; then ok; else bad "full section: values shown, no part left out"; fi
+run rot_summary "$T/cross.numbers" --input summary="$X/model_summary.csv" --input heads="$X/rotated.csv"
+expect_status 0 "qk-summary without the training study"
+expect_same "$(number "$T/cross.numbers" rotation.t.bias_fall)" "missing" \
+    "training values are missing without the study"
+expect_same "$(grep -c '^row	rotation.training	' "$T/cross.numbers")" 0 "the training table has no rows"
+section "$T/cross.numbers" "the section renders without the training study"
+if grep -q 'The SmolLM3-3B checkpoints are not in this run' "$T/section.html"; then ok; else
+    bad "without the training study the section says so"; fi
+run rot_summary "$T/none.numbers"
+expect_status 0 "qk-summary without any study"
+section "$T/none.numbers" "the section renders without any study"
+expect_same "$(fixed_keys "$V" | tr '\n' ' ')" "$(fixed_keys "$T/none.numbers" | tr '\n' ' ')" \
     "the same keys with and without the studies"
 
 finish

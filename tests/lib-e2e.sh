@@ -105,6 +105,38 @@ finish() {
     [ "$e2e_failed" -eq 0 ]
 }
 
+# number FILE KEY: the raw value of KEY in a numbers file (qk-summary), or
+# "missing" when the key is there without a value ('' when it is not there).
+number() {
+    awk -F'\t' -v k="$2" '$1 == "value" && $2 == k { print ($4 == "" ? "missing" : $4) }' "$1"
+}
+
+# typeset FILE KEY: the value as the report shows it (qk-report, plain text).
+typeset_value() {
+    printf '{{%s}}\n' "$2" > "$1.key.in" &&
+        bin/qk-report --markdown --template "$1.key.in" --output "$1.key.out" --values "$1" &&
+        cat "$1.key.out"
+}
+
+# fixed_keys FILE: the keys of a numbers file that are not rows of a table
+# (the declared values and fixed records: the same whatever the run holds).
+fixed_keys() {
+    awk -F'\t' '$1 == "table" { prefix[$2] = $3 } $1 == "row" { row[prefix[$2] "." $3 "."] = 1 }
+        $1 == "value" { key[++n] = $2 }
+        END { for (i = 1; i <= n; i++) { k = key[i]; skip = 0
+                for (r in row) if (index(k, r) == 1) skip = 1
+                if (!skip) print k } }' "$1" | sort
+}
+
+# figure_flags OUT IDS...: a numbers file saying which figures are drawn
+# (qk-summary --section figures), for rendering a section alone.
+figure_flags() {
+    local out=$1
+    shift
+    bin/qk-plot --list > "$out.list" &&
+        bin/qk-summary --section figures --input list="$out.list" --param drawn="$*" --output "$out"
+}
+
 # copy_tree DEST: the project's files in DEST, plus the compiled programs
 # and library (mtimes kept, so nothing recompiles), for running make there.
 copy_tree() {
@@ -125,8 +157,15 @@ outputs_digest() {
 
 # stages_ran: the stage programs (and datasets) in make's output, one per
 # line, e.g. "qk-load llama3.2-1b", for the record of what a run did.
+# commands_run: make's command lines of the last run, continuation lines
+# joined and leading blanks dropped (a recipe may start with a step prefix
+# that V=1 leaves empty).
+commands_run() {
+    sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$e2e_out" | sed 's/^[[:space:]]*//'
+}
+
 stages_ran() {
-    sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$e2e_out" | grep -oE '^bin/qk-[a-z-]+ .*' | awk '{
+    commands_run | grep -oE '^bin/qk-[a-z-]+ .*' | awk '{
         ds = "-"
         if (match($0, /--dataset [^ ]+/)) ds = substr($0, RSTART + 10, RLENGTH - 10)
         else if (match($0, /build\/[^\/ ]+\//)) ds = substr($0, RSTART + 6, RLENGTH - 7)

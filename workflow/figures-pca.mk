@@ -77,24 +77,22 @@ endif
 pca-figures: $(PCA_FIGURE_READMES)
 
 # ---- the report section's numbers -------------------------------------------------
-# Every number of templates/sections/pca.html.in comes from these files; a
-# study missing from the run gives "n/a" values and empty tables.
-PCA_SUMMARY_TABLES := by_pc by_family by_model training
-PCA_SUMMARY_OUT := build/report/pca-values.tsv \
-  $(foreach t,$(PCA_SUMMARY_TABLES),build/report/pca_$(t).tsv)
-PCA_SUMMARY_IN := $(PCA_REGISTRY) \
-  $(if $(filter $(PCA_CROSS_STUDY),$(PCA_STUDIES)),$(PCA_X)/qk.csv $(PCA_X)/qk_heads.csv) \
-  $(if $(filter $(PCA_TRAINING_STUDY),$(PCA_STUDIES)),$(PCA_T)/qk_heads.csv)
+# Every number of templates/sections/pca.html.in comes from this numbers file
+# (qk-summary); a study missing from the run leaves its values missing and its
+# tables empty, and the section says so.
+PCA_SUMMARY := build/report/pca.numbers
+PCA_HAS_X := $(filter $(PCA_CROSS_STUDY),$(PCA_STUDIES))
+PCA_HAS_T := $(filter $(PCA_TRAINING_STUDY),$(PCA_STUDIES))
+PCA_SUMMARY_IN := $(PCA_REGISTRY) $(if $(PCA_HAS_X),$(PCA_X)/qk.csv $(PCA_X)/qk_heads.csv) \
+  $(if $(PCA_HAS_T),$(PCA_T)/qk_heads.csv)
 
-$(PCA_SUMMARY_OUT) &: $(PCA_SUMMARY_IN) $(call prog,qk-pca-summary) build/params/pca.txt $(RUN_SET)
-	@mkdir -p build/report
-	$(call step,SUMMARY,pca) bin/qk-pca-summary --registry $(PCA_REGISTRY) --high $(PCA_TAX_HIGH) --low $(PCA_TAX_LOW) \
-	  $(if $(filter $(PCA_CROSS_STUDY),$(PCA_STUDIES)),--components $(PCA_X)/qk.csv \
-	    --heads $(PCA_X)/qk_heads.csv) \
-	  $(if $(filter $(PCA_TRAINING_STUDY),$(PCA_STUDIES)),--training-heads $(PCA_T)/qk_heads.csv) \
-	  --values-output build/report/pca-values.tsv \
-	  $(foreach t,$(PCA_SUMMARY_TABLES),--$(subst _,-,$(t))-output build/report/pca_$(t).tsv)
+$(PCA_SUMMARY): $(PCA_SUMMARY_IN) $(call prog,qk-summary) build/params/pca.txt $(RUN_SET)
+	@mkdir -p $(@D)
+	$(call step,SUMMARY,pca) bin/qk-summary --section pca --input registry=$(PCA_REGISTRY) \
+	  --param high=$(PCA_TAX_HIGH) --param low=$(PCA_TAX_LOW) \
+	  $(if $(PCA_HAS_X),--input components=$(PCA_X)/qk.csv --input heads=$(PCA_X)/qk_heads.csv) \
+	  $(if $(PCA_HAS_T),--input training-heads=$(PCA_T)/qk_heads.csv) --output $@
 
-REPORT_FLAGS += --values build/report/pca-values.tsv \
-  $(foreach t,$(PCA_SUMMARY_TABLES),--table pca_$(t)=build/report/pca_$(t).tsv)
-REPORT_INPUTS += $(PCA_SUMMARY_OUT)
+REPORT_FLAGS += --values $(PCA_SUMMARY)
+REPORT_INPUTS += $(PCA_SUMMARY)
+REPORT_LATEX_TABLES += pca.components pca.families pca.models pca.training

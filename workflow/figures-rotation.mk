@@ -76,26 +76,24 @@ endif
 rotation-figures: $(ROT_FIGURE_READMES)
 
 # ---- the report section's numbers -------------------------------------------------------------
-# Every number of templates/sections/rotation.html.in comes from these files; a
-# study missing from the run gives "n/a" values and tables with a header only.
-ROT_SUMMARY_TABLES := models families training
-ROT_SUMMARY_OUT := build/report/rotation-values.tsv \
-  $(foreach t,$(ROT_SUMMARY_TABLES),build/report/rotation_$(t).tsv)
+# Every number of templates/sections/rotation.html.in comes from this numbers
+# file (qk-summary); a study missing from the run leaves its values missing and
+# its tables empty, and the section says so.
+ROT_SUMMARY := build/report/rotation.numbers
 # the studies the values cover are a parameter: a run with fewer rewrites them
 $(call param_group,rotation-summary,cross=$(if $(ROT_HAS_X),yes,no) training=$(if $(ROT_HAS_T),yes,no))
 ROT_SUMMARY_IN := $(REGISTRY) build/params/rotation-summary.txt build/params/rotation-complement.txt \
   $(if $(ROT_HAS_X),$(ROT_X)/model_summary.csv $(ROT_X)/rotated.csv) \
   $(if $(ROT_HAS_T),$(ROT_T)/model_summary.csv $(ROT_T)/rotated.csv)
 
-$(ROT_SUMMARY_OUT) &: $(ROT_SUMMARY_IN) $(call prog,qk-rotation-summary) $(RUN_SET)
-	@mkdir -p build/report
-	$(call step,SUMMARY,rotation) bin/qk-rotation-summary --registry $(REGISTRY) --active-tau $(ROT_ACTIVE_TAU) \
-	  $(if $(ROT_HAS_X),--summary $(ROT_X)/model_summary.csv --heads $(ROT_X)/rotated.csv) \
-	  $(if $(ROT_HAS_T),--training-summary $(ROT_T)/model_summary.csv \
-	    --training-heads $(ROT_T)/rotated.csv) \
-	  --values-output build/report/rotation-values.tsv \
-	  $(foreach t,$(ROT_SUMMARY_TABLES),--$(t)-output build/report/rotation_$(t).tsv)
+$(ROT_SUMMARY): $(ROT_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET)
+	@mkdir -p $(@D)
+	$(call step,SUMMARY,rotation) bin/qk-summary --section rotation --input registry=$(REGISTRY) \
+	  --param active-tau=$(ROT_ACTIVE_TAU) \
+	  $(if $(ROT_HAS_X),--input summary=$(ROT_X)/model_summary.csv --input heads=$(ROT_X)/rotated.csv) \
+	  $(if $(ROT_HAS_T),--input training-summary=$(ROT_T)/model_summary.csv \
+	    --input training-heads=$(ROT_T)/rotated.csv) --output $@
 
-REPORT_FLAGS += --values build/report/rotation-values.tsv \
-  $(foreach t,$(ROT_SUMMARY_TABLES),--table rotation_$(t)=build/report/rotation_$(t).tsv)
-REPORT_INPUTS += $(ROT_SUMMARY_OUT)
+REPORT_FLAGS += --values $(ROT_SUMMARY)
+REPORT_INPUTS += $(ROT_SUMMARY)
+REPORT_LATEX_TABLES += rotation.models rotation.families rotation.training

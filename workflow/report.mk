@@ -1,5 +1,8 @@
 # The report: report/index.html from templates/report.html.in, every number
-# taken from the pipeline's tables.
+# taken from the pipeline's tables through the numbers files of qk-summary
+# (build/report/*.numbers). The same qk-report step writes those numbers for
+# LaTeX: report/numbers.tex (\qkdef{KEY}{VALUE}), the key list report/numbers.md
+# and booktabs fragments of the section tables in report/tables/.
 
 INVENTORIES := $(foreach d,$(ORDERED_DATASETS),build/$(d)/inventory.tsv)
 
@@ -30,22 +33,45 @@ build/report/parameters.tsv: build/sets/param-groups.txt $$(patsubst %,build/par
 SUITE_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(call param_group,report,version=$(SUITE_VERSION))
 
-# Each study's .mk adds its section's tables and values:
-#   REPORT_FLAGS += --table NAME=FILE --values FILE   and   REPORT_INPUTS += FILE ...
+# The inventory section's numbers.
+build/report/inventory.numbers: build/report/inventory.tsv $(call prog,qk-summary)
+	$(call step,SUMMARY,inventory) bin/qk-summary --section inventory --input inventory=$< --output $@
+
+# Which figures the run draws, as flags the templates test ({{if figure.qk-pca.06}}):
+# every figure qk-plot knows, and the record of those this run makes.
+build/report/figure-list.txt: $(call prog,qk-plot)
+	@mkdir -p $(@D)
+	$(quiet)bin/qk-plot --list > $@.tmp && mv -f $@.tmp $@
+REPORT_FIGURE_IDS := $(foreach f,$(ALL_FIGURES),$(word 2,$(subst /, ,$(f)))/$(firstword $(subst _, ,$(word 3,$(subst /, ,$(f))))))
+build/report/figures.numbers: build/report/figure-list.txt $(call prog,qk-summary) \
+    $(call set_record,report-figures,$(REPORT_FIGURE_IDS))
+	$(call step,SUMMARY,figures) bin/qk-summary --section figures --input list=$< \
+	  --param drawn="$(REPORT_FIGURE_IDS)" --output $@
+
+# Each study's .mk adds its section's numbers and the tables LaTeX gets:
+#   REPORT_FLAGS += --values FILE, REPORT_INPUTS += FILE, REPORT_LATEX_TABLES += NAME ...
 REPORT_FLAGS += --set suite_version=$(SUITE_VERSION) --values build/report/source.tsv \
-  --values build/report/blas.tsv \
-  --table inventory=build/report/inventory.tsv --table parameters=build/report/parameters.tsv
-REPORT_INPUTS += build/report/inventory.tsv build/report/source.tsv build/report/parameters.tsv \
-  build/report/blas.tsv \
+  --values build/report/blas.tsv --values build/report/inventory.numbers \
+  --values build/report/figures.numbers --table parameters=build/report/parameters.tsv
+REPORT_INPUTS += build/report/inventory.numbers build/report/figures.numbers \
+  build/report/source.tsv build/report/parameters.tsv build/report/blas.tsv \
   $(wildcard templates/sections/*.html.in)
 
 # every study table is part of the result, quoted or not
 REPORT_INPUTS += $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES)
 
-report/index.html: templates/report.html.in $(call prog,qk-report) $(REPORT_INPUTS) \
+# table NAME -> report/tables/NAME.tex with dashes for dots (pca.models -> pca-models.tex)
+latex_table_file = report/tables/$(subst .,-,$(1)).tex
+REPORT_TEX_TABLES = $(foreach t,$(REPORT_LATEX_TABLES),$(call latex_table_file,$(t)))
+REPORT_OUTPUTS = report/index.html report/numbers.tex report/numbers.md $(REPORT_TEX_TABLES)
+
+$(REPORT_OUTPUTS) &: templates/report.html.in $(call prog,qk-report) $(REPORT_INPUTS) \
                    build/params/report.txt $(RUN_SET) $(ALL_FIGURES)
-	@mkdir -p $(@D)
-	$(call step,REPORT,$@) bin/qk-report --template $< --output $@ $(REPORT_FLAGS)
+	@mkdir -p report/tables
+	$(call step,REPORT,report/index.html) bin/qk-report --template $< --output report/index.html \
+	  --numbers-tex report/numbers.tex --numbers-md report/numbers.md \
+	  $(foreach t,$(REPORT_LATEX_TABLES),--latex-table $(t)=$(call latex_table_file,$(t))) \
+	  $(REPORT_FLAGS)
 
 .PHONY: report
-report: report/index.html
+report: $(REPORT_OUTPUTS)

@@ -1,7 +1,7 @@
 /* The tables of the combined QK PCA study as the PCA figures and
- * qk-pca-summary read them: results/<study>/qk.csv (10 rows a head),
+ * qk-summary read them: results/<study>/qk.csv (10 rows a head),
  * results/<study>/qk_heads.csv (one row a head) and the dataset registry.
- * Used by qk-plot and by qk-pca-summary, so both report the same numbers
+ * Used by qk-plot and by qk-summary, so both report the same numbers
  * from the same aggregation. */
 #ifndef QK_PCA_TABLES_H
 #define QK_PCA_TABLES_H

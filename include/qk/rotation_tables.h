@@ -1,5 +1,5 @@
 /* The tables of the planar rotation study as its figures (qk-plot) and the
- * report's numbers (qk-rotation-summary) read them: results/<study>/
+ * report's numbers (qk-summary) read them: results/<study>/
  * rotated.csv (one row a head), model_summary.csv (one row a model or
  * checkpoint), complement_pairs.csv, joined with the dataset registry for
  * display names, families, layer counts and context lengths. Both programs
@@ -61,7 +61,8 @@ rot_rows rot_rows_all(const rot_table *t);
 void rot_rows_free(rot_rows *r);
 
 /* Statistics of x over the rows, NaN skipped (NAN when nothing is left);
- * absolute: of |x|. */
+ * absolute: of |x|. The mean, quantile and Pearson r are those of
+ * qk/stats.h over the rows' values. */
 double rot_mean(const double *x, const rot_rows *r, int absolute);
 /* Quantile q with linear interpolation between order statistics (numpy's
  * default), as model_summary.csv's quartiles and medians. */

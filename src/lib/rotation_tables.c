@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/stats.h"
 #include "qk/study.h"
 
 /* ---- models and the registry ------------------------------------------------ */
@@ -177,52 +178,27 @@ void rot_rows_free(rot_rows *r)
 
 /* ---- statistics ------------------------------------------------------------------ */
 
-/* The defined values over the rows (as magnitudes if asked); returns the count. */
-static int gather(const double *x, const rot_rows *r, int absolute, double *out)
+/* The values of x at the rows, in row order (as magnitudes if asked). */
+static double *gather(const double *x, const rot_rows *r, int absolute)
 {
-    int k = 0;
-    for (int i = 0; i < r->n; i++) {
-        double v = x[r->index[i]];
-        if (!isnan(v))
-            out[k++] = absolute ? fabs(v) : v;
-    }
-    return k;
+    double *v = qk_malloc((size_t)(r->n + 1) * sizeof *v);
+    for (int i = 0; i < r->n; i++)
+        v[i] = absolute ? fabs(x[r->index[i]]) : x[r->index[i]];
+    return v;
 }
 
 double rot_mean(const double *x, const rot_rows *r, int absolute)
 {
-    double sum = 0;
-    int k = 0;
-    for (int i = 0; i < r->n; i++) {
-        double v = x[r->index[i]];
-        if (!isnan(v)) {
-            sum += absolute ? fabs(v) : v;
-            k++;
-        }
-    }
-    return k ? sum / k : NAN;
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
+    double *v = gather(x, r, absolute);
+    double m = qk_mean(v, r->n);
+    free(v);
+    return m;
 }
 
 double rot_quantile(const double *x, const rot_rows *r, double q, int absolute)
 {
-    double *v = qk_malloc((size_t)(r->n + 1) * sizeof *v);
-    int n = gather(x, r, absolute, v);
-    double out = NAN;
-    if (n > 0) {
-        qsort(v, (size_t)n, sizeof *v, cmp_double);
-        double h = (n - 1) * q;
-        int lo = (int)floor(h);
-        if (lo >= n - 1)
-            out = v[n - 1];
-        else
-            out = h == lo ? v[lo] : v[lo] + (h - lo) * (v[lo + 1] - v[lo]);
-    }
+    double *v = gather(x, r, absolute);
+    double out = qk_quantile(v, r->n, q);
     free(v);
     return out;
 }
@@ -279,26 +255,9 @@ int rot_count_greater(const double *x, const double *y, const rot_rows *r)
 
 double rot_pearson(const double *x, const double *y, const rot_rows *r)
 {
-    double sx = 0, sy = 0;
-    int k = 0;
-    for (int i = 0; i < r->n; i++) {
-        double a = x[r->index[i]], b = y[r->index[i]];
-        if (isfinite(a) && isfinite(b)) {
-            sx += a;
-            sy += b;
-            k++;
-        }
-    }
-    if (k < 2)
-        return NAN;
-    double mx = sx / k, my = sy / k, sxx = 0, syy = 0, sxy = 0;
-    for (int i = 0; i < r->n; i++) {
-        double a = x[r->index[i]], b = y[r->index[i]];
-        if (isfinite(a) && isfinite(b)) {
-            sxx += (a - mx) * (a - mx);
-            syy += (b - my) * (b - my);
-            sxy += (a - mx) * (b - my);
-        }
-    }
-    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
+    double *a = gather(x, r, 0), *b = gather(y, r, 0);
+    double out = qk_pearson(a, b, r->n);
+    free(a);
+    free(b);
+    return out;
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "plasticity_fig.h"
+#include "qk/stats.h"
+#include "qk/study.h"
 
 /* ---- 09: SmolLM3 trajectory ------------------------------------------------------ */
 
@@ -242,23 +244,20 @@ static lbp_point *load_lbp_points(const fig_ctx *ctx, int *n, const char **note)
     return pt;
 }
 
-/* Pearson r, and the least-squares line y = a + b x. */
+/* Pearson r, and the least-squares line y = a + b x (qk/stats.h). */
 static void fit_line(const lbp_point *pt, int n, double *r, double *a, double *b)
 {
-    double mx = 0, my = 0, sxx = 0, syy = 0, sxy = 0;
+    double *x = qk_malloc((size_t)(n + 1) * sizeof *x), *y = qk_malloc((size_t)(n + 1) * sizeof *y);
     for (int i = 0; i < n; i++) {
-        mx += pt[i].drop / n;
-        my += pt[i].score / n;
+        x[i] = pt[i].drop;
+        y[i] = pt[i].score;
     }
-    for (int i = 0; i < n; i++) {
-        double dx = pt[i].drop - mx, dy = pt[i].score - my;
-        sxx += dx * dx;
-        syy += dy * dy;
-        sxy += dx * dy;
-    }
-    *b = sxx > 0 ? sxy / sxx : NAN;
-    *a = my - *b * mx;
-    *r = sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
+    qk_line l = qk_line_fit(x, y, n);
+    *r = l.r;
+    *a = l.intercept;
+    *b = l.slope;
+    free(x);
+    free(y);
 }
 
 /* Puts each point's name beside it, on the side (of four) farthest from
@@ -303,11 +302,17 @@ static void place_labels(qk_plot *p, const lbp_point *pt, int n, const double ra
     free(ly);
 }
 
-static void family_name(const char *family, char *out, size_t cap)
+/* The display name of a family: the rule of qk/study.h over the labels of
+ * its points. */
+static void family_name(const lbp_point *pt, int n, const char *family, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s", family);
-    if (out[0] >= 'a' && out[0] <= 'z')
-        out[0] = (char)(out[0] - 'a' + 'A');
+    const char **labels = qk_malloc((size_t)(n + 1) * sizeof *labels);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(pt[i].family, family) == 0)
+            labels[k++] = pt[i].label;
+    qk_family_label(labels, k, family, out, cap);
+    free(labels);
 }
 
 int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
@@ -373,7 +378,7 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
     for (int f = 0; f < n_fam; f++) {
         int s = family_style(families[f], f);
         char name[64];
-        family_name(families[f], name, sizeof name);
+        family_name(pt, n, families[f], name, sizeof name);
         qk_plot_printf(&p,
             "$pts index %d using 1:2 with points pt %d ps %.1f*qk_ps lc rgb '%s' title ", f,
             family_styles[s].filled, family_styles[s].size, family_styles[s].color);

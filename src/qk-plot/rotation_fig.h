@@ -1,6 +1,6 @@
 /* Shared pieces of the rotation study's figures (figures/qk-rotation/NN_name):
  * inputs, colours, text and axes. The tables are read and aggregated by the
- * library (qk/rotation_tables.h), as qk-rotation-summary does. */
+ * library (qk/rotation_tables.h), as qk-summary does. */
 #ifndef QK_PLOT_ROTATION_FIG_H
 #define QK_PLOT_ROTATION_FIG_H
 

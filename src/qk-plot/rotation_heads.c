@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/stats.h"
 #include "rotation_fig.h"
 
 #define MAX_FAMILIES 8
@@ -391,32 +392,29 @@ static int scatter_order(const rot_table *t, int *order)
     return n;
 }
 
-/* Least-squares line of y on x over the finite points: $fit block. */
+/* Least-squares line of y on x over the finite points (qk/stats.h): $fit block. */
 static void fit_line(qk_plot *p, const char *block, const double *x, const double *y,
                      const rot_rows *rows, double scale)
 {
-    double sx = 0, sy = 0, lo = INFINITY, hi = -INFINITY;
-    int n = 0;
+    double *a = qk_malloc((size_t)(rows->n + 1) * sizeof *a);
+    double *b = qk_malloc((size_t)(rows->n + 1) * sizeof *b);
+    double lo = INFINITY, hi = -INFINITY;
     for (int i = 0; i < rows->n; i++) {
-        double a = x[rows->index[i]], b = y[rows->index[i]] * scale;
-        if (isfinite(a) && isfinite(b))
-            sx += a, sy += b, n++, lo = fmin(lo, a), hi = fmax(hi, a);
+        a[i] = x[rows->index[i]];
+        b[i] = y[rows->index[i]] * scale;
+        if (isfinite(a[i]) && isfinite(b[i]))
+            lo = fmin(lo, a[i]), hi = fmax(hi, a[i]);
     }
+    qk_line l = qk_line_fit(a, b, rows->n);
     qk_plot_data_begin(p, block);
-    double sxx = 0, sxy = 0, mx = n ? sx / n : 0, my = n ? sy / n : 0;
-    for (int i = 0; i < rows->n; i++) {
-        double a = x[rows->index[i]], b = y[rows->index[i]] * scale;
-        if (isfinite(a) && isfinite(b))
-            sxx += (a - mx) * (a - mx), sxy += (a - mx) * (b - my);
-    }
-    if (n >= 2 && sxx > 0) {
-        double slope = sxy / sxx;
-        qk_plot_printf(p, "%.6g %.6g\n%.6g %.6g\n", lo, my + slope * (lo - mx), hi,
-                       my + slope * (hi - mx));
-    } else {
+    if (l.n >= 2 && isfinite(l.slope))
+        qk_plot_printf(p, "%.6g %.6g\n%.6g %.6g\n", lo, l.mean_y + l.slope * (lo - l.mean_x), hi,
+                       l.mean_y + l.slope * (hi - l.mean_x));
+    else
         qk_plot_printf(p, "NaN NaN\n");
-    }
     qk_plot_data_end(p);
+    free(a);
+    free(b);
 }
 
 int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)

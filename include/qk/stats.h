@@ -1,0 +1,31 @@
+/* Descriptive statistics over arrays of doubles: the mean, quantiles,
+ * Pearson's r and the least-squares line. The summaries (qk-summary) and
+ * the figures (qk-plot) compute every such number with these functions, so
+ * a correlation quoted in the text is the one drawn in the figure. */
+#ifndef QK_STATS_H
+#define QK_STATS_H
+
+/* Mean of the values that are not NaN (NAN when none is left). */
+double qk_mean(const double *x, int n);
+
+/* Quantile q (0 to 1) of the values that are not NaN, with linear
+ * interpolation between order statistics (numpy's default method); NAN
+ * when none is left. */
+double qk_quantile(const double *x, int n, double q);
+double qk_median(const double *x, int n);
+
+/* The least-squares line y = intercept + slope x and Pearson's r, over the
+ * pairs where both x and y are finite (n of them). r is NAN with fewer
+ * than two pairs or when either variance is 0; slope and intercept are
+ * NAN when the variance of x is 0. */
+typedef struct qk_line {
+    int n;
+    double r, slope, intercept;
+    double mean_x, mean_y;
+} qk_line;
+qk_line qk_line_fit(const double *x, const double *y, int n);
+
+/* Pearson's r of the finite pairs (qk_line_fit(x, y, n).r). */
+double qk_pearson(const double *x, const double *y, int n);
+
+#endif

@@ -1,0 +1,88 @@
+/* The numbers of the report for LaTeX and as a key list: numbers.tex,
+ * numbers.md and booktabs table fragments (include/qk/numbers.h). */
+#include "qk/numbers.h"
+
+#include <stdlib.h>
+
+/* A value as plain text with '|' escaped, for a Markdown table cell. */
+static void put_md_cell(FILE *fp, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputc('\\', fp);
+        fputc(*s, fp);
+    }
+}
+
+void qk_nset_write_tex(const qk_nset *s, FILE *fp)
+{
+    fputs("% The numbers of the report, typeset as report/index.html shows them (written by\n"
+          "% qk-report from the same values). \\input{numbers.tex}, then \\qk{KEY}; the keys\n"
+          "% and their meanings are listed in numbers.md. An unknown key stops LaTeX.\n"
+          "\\makeatletter\n"
+          "\\providecommand\\qkdef[2]{\\expandafter\\def\\csname qk@#1\\endcsname{#2}}\n"
+          "\\providecommand\\qk[1]{\\@ifundefined{qk@#1}{\\PackageError{qk}{Unknown number key "
+          "`#1'}{numbers.tex defines no key #1 (see numbers.md)}}{\\@nameuse{qk@#1}}}\n"
+          "\\makeatother\n", fp);
+    for (int i = 0; i < s->n_values; i++) {
+        const qk_nvalue *v = &s->values[i];
+        if (v->format.kind == QK_KIND_FLAG)
+            continue;
+        fprintf(fp, "\\qkdef{%s}{", v->key);
+        qk_number_put(fp, v, QK_AS_LATEX, 0);
+        fputs("}\n", fp);
+    }
+}
+
+void qk_nset_write_md(const qk_nset *s, FILE *fp)
+{
+    fputs("# The numbers of the report\n\n"
+          "Written by qk-report with `report/index.html` and `report/numbers.tex`, from the same\n"
+          "values. In LaTeX, `\\input{numbers.tex}` and write `\\qk{KEY}`: the value is typeset as\n"
+          "the report shows it (conventions: `docs/report-numbers.md`). Percentages come without\n"
+          "the `%` sign, values named `..._x1e3` are shown times 10^3.\n\n"
+          "| key | value | meaning |\n|---|---|---|\n", fp);
+    for (int i = 0; i < s->n_values; i++) {
+        const qk_nvalue *v = &s->values[i];
+        if (v->format.kind == QK_KIND_FLAG)
+            continue;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        qk_number_put(mem, v, QK_AS_PLAIN, 0);
+        fclose(mem);
+        fprintf(fp, "| `%s` | ", v->key);
+        put_md_cell(fp, text);
+        fputs(" | ", fp);
+        put_md_cell(fp, v->meaning);
+        fputs(" |\n", fp);
+        free(text);
+    }
+}
+
+void qk_ntable_write_latex(const qk_nset *s, const qk_ntable *t, FILE *fp)
+{
+    fputs("% ", fp);
+    qk_latex_text(fp, t->caption);
+    fputs(".\n% Written by qk-report from the values of the report; needs \\usepackage{booktabs}.\n"
+          "\\begin{tabular}{", fp);
+    /* numbers right-aligned, text left (a table without rows: all left) */
+    for (int c = 0; c < t->n_cols; c++) {
+        const qk_nvalue *v = t->n_rows > 0 ? qk_nset_cell(s, t, 0, c) : NULL;
+        fputc(v && qk_format_is_number(&v->format) ? 'r' : 'l', fp);
+    }
+    fputs("}\n\\toprule\n", fp);
+    for (int c = 0; c < t->n_cols; c++) {
+        fputs(c ? " & " : "", fp);
+        qk_latex_markup(fp, t->headers[c]);
+    }
+    fputs(" \\\\\n\\midrule\n", fp);
+    for (int row = 0; row < t->n_rows; row++) {
+        for (int c = 0; c < t->n_cols; c++) {
+            fputs(c ? " & " : "", fp);
+            qk_number_put(fp, qk_nset_cell(s, t, row, c), QK_AS_LATEX, 1);
+        }
+        fputs(" \\\\\n", fp);
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n", fp);
+}

@@ -1,0 +1,84 @@
+/* Descriptive statistics (include/qk/stats.h). */
+#include "qk/stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "qk/common.h"
+
+double qk_mean(const double *x, int n)
+{
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) {
+            sum += x[i];
+            k++;
+        }
+    return k ? sum / k : NAN;
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+double qk_quantile(const double *x, int n, double q)
+{
+    double *v = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i]))
+            v[k++] = x[i];
+    double out = NAN;
+    if (k > 0) {
+        qsort(v, (size_t)k, sizeof *v, cmp_double);
+        double h = (k - 1) * q;
+        int lo = (int)floor(h);
+        if (lo >= k - 1)
+            out = v[k - 1];
+        else if (lo < 0)
+            out = v[0];
+        else
+            out = h == lo ? v[lo] : v[lo] + (h - lo) * (v[lo + 1] - v[lo]);
+    }
+    free(v);
+    return out;
+}
+
+double qk_median(const double *x, int n) { return qk_quantile(x, n, 0.5); }
+
+qk_line qk_line_fit(const double *x, const double *y, int n)
+{
+    qk_line l = {0, NAN, NAN, NAN, NAN, NAN};
+    double sx = 0, sy = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(x[i]) && isfinite(y[i])) {
+            sx += x[i];
+            sy += y[i];
+            l.n++;
+        }
+    if (l.n == 0)
+        return l;
+    /* two passes: the sums of squares about the means lose no digits to
+     * large means */
+    double mx = sx / l.n, my = sy / l.n, sxx = 0, syy = 0, sxy = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(x[i]) && isfinite(y[i])) {
+            sxx += (x[i] - mx) * (x[i] - mx);
+            syy += (y[i] - my) * (y[i] - my);
+            sxy += (x[i] - mx) * (y[i] - my);
+        }
+    l.mean_x = mx;
+    l.mean_y = my;
+    if (sxx > 0) {
+        l.slope = sxy / sxx;
+        l.intercept = my - l.slope * mx;
+    }
+    if (l.n >= 2 && sxx > 0 && syy > 0)
+        l.r = sxy / sqrt(sxx * syy);
+    return l;
+}
+
+double qk_pearson(const double *x, const double *y, int n) { return qk_line_fit(x, y, n).r; }

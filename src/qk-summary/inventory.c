@@ -1,0 +1,77 @@
+/* Section "inventory": the datasets of the run (build/report/inventory.tsv,
+ * one row per dataset as qk-load describes it). */
+#include <string.h>
+
+#include "summary.h"
+
+static const qk_key inventory_keys[] = {
+    {"inventory.datasets", "count", "datasets (models and training checkpoints) in the run"},
+    {"inventory.heads_total", "count", "query heads of all datasets"},
+    {"inventory.vectors_q", "count", "query vectors captured, all datasets"},
+    {"inventory.vectors_k", "count", "key vectors captured, all datasets"},
+    {"inventory.parquet_mb", "number.1", "Parquet data read, all datasets (MB, 10^6 bytes)"},
+    {NULL, NULL, NULL}};
+
+/* The columns of inventory.tsv, as fields of each dataset's record. */
+static const qk_key dataset_fields[] = {
+    {"dataset", "text", "dataset id (workflow/datasets.tsv)"},
+    {"label", "text", "model label"},
+    {"study", "text", "study of the dataset"},
+    {"family", "text", "model family"},
+    {"q_heads", "count", "query heads"},
+    {"k_heads", "count", "key heads serving them"},
+    {"vectors_q", "count", "query vectors captured"},
+    {"vectors_k", "count", "key vectors captured"},
+    {"head_dim", "count", "head dimension"},
+    {"parquet_bytes", "count", "Parquet bytes read"},
+    {"store_bytes", "count", "bytes of the validated store"},
+    {"store_checksum", "text", "checksum of the validated store"},
+    {"source", "text", "where the vectors came from"},
+    {"revision", "text", "capture revision"},
+    {NULL, NULL, NULL}};
+
+static const char *const headers[] = {
+    "Dataset", "Model", "Study", "Family", "Query heads", "Key heads", "Query vectors",
+    "Key vectors", "Head dim.", "Parquet bytes", "Store bytes", "Store checksum", "Source",
+    "Revision"};
+
+void sum_inventory(sum_ctx *ctx)
+{
+    const qk_src *in = sum_input(ctx, "inventory");
+    qk_numbers_declare(ctx->out, inventory_keys);
+    int n_fields = (int)(sizeof headers / sizeof headers[0]);
+    int table = qk_numbers_table(ctx->out, "inventory", "inventory",
+                                 "One row per dataset: heads, vectors, head dimension, bytes "
+                                 "read and the validated store");
+    int col[sizeof headers / sizeof headers[0]];
+    for (int f = 0; f < n_fields; f++) {
+        qk_numbers_column(ctx->out, table, dataset_fields[f].name, headers[f]);
+        col[f] = qk_src_col(in, dataset_fields[f].name);
+    }
+    int c_heads = qk_src_col(in, "q_heads"), c_vq = qk_src_col(in, "vectors_q");
+    int c_vk = qk_src_col(in, "vectors_k"), c_bytes = qk_src_col(in, "parquet_bytes");
+    double heads = 0, vq = 0, vk = 0, bytes = 0;
+    for (int r = 0; r < in->t->n_rows; r++) {
+        const char *id = qk_table_cell(in->t, r, col[0]);
+        int rec = qk_numbers_record(ctx->out, "inventory", id, dataset_fields,
+                                    qk_table_cell(in->t, r, col[1]));
+        for (int f = 0; f < n_fields; f++) {
+            if (strcmp(dataset_fields[f].format, "text") == 0)
+                qk_numbers_field_text(ctx->out, rec, dataset_fields[f].name, "%s",
+                                      qk_table_cell(in->t, r, col[f]));
+            else
+                qk_numbers_field(ctx->out, rec, dataset_fields[f].name,
+                                 qk_src_num(in, r, col[f]));
+        }
+        qk_numbers_row(ctx->out, table, id);
+        heads += qk_src_num(in, r, c_heads);
+        vq += qk_src_num(in, r, c_vq);
+        vk += qk_src_num(in, r, c_vk);
+        bytes += qk_src_num(in, r, c_bytes);
+    }
+    qk_numbers_set(ctx->out, "inventory.datasets", in->t->n_rows);
+    qk_numbers_set(ctx->out, "inventory.heads_total", heads);
+    qk_numbers_set(ctx->out, "inventory.vectors_q", vq);
+    qk_numbers_set(ctx->out, "inventory.vectors_k", vk);
+    qk_numbers_set(ctx->out, "inventory.parquet_mb", bytes / 1e6);
+}

@@ -1,0 +1,244 @@
+/* qk-summary: the numbers of one report section, from the study tables.
+ * Every value goes through qk/numbers.h, which knows each key's kind and
+ * meaning; qk-report typesets them once for the page, numbers.tex and the
+ * LaTeX tables. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "summary.h"
+
+static const sum_section sections[] = {
+    {"inventory", "inventory", "",
+     "the data inventory: datasets, heads and vectors in all, and one row per dataset",
+     sum_inventory},
+    {"figures", "list", "drawn",
+     "one flag per figure of qk-plot --list (the input 'list'): 1 when the figure is among "
+     "the parameter 'drawn' (ids separated by spaces), else 0",
+     sum_figures},
+    {"pca", "registry components? heads? training-heads?", "high low",
+     "the combined QK PCA: means by component, PC0 numbers and taxonomy shares over all heads, "
+     "by family and by model (components and heads: qk.csv and qk_heads.csv of the cross-model "
+     "study), and by training checkpoint (training-heads); high and low are the taxonomy "
+     "thresholds",
+     sum_pca},
+    {"rotation", "registry summary? heads? training-summary? training-heads?", "active-tau",
+     "the planar rotation model: drift correlations, recency bias, the {a, b} plane, slope "
+     "ratios, bias and separation by family, the complement (summary and heads: "
+     "model_summary.csv and rotated.csv of the cross-model study), and the SmolLM3-3B "
+     "trajectory (training-summary, training-heads); active-tau is the complement's activity "
+     "threshold",
+     sum_rotation},
+    {"plasticity", "registry benchmarks? report? pair2d? weights? profile? joint?",
+     "heatmaps profiles weights",
+     "attention plasticity: model scalars, deciles, quintiles and per-length means by model "
+     "and family (report: model_report.csv), the heatmap cells (pair2d), the component weights "
+     "(weights) and the spread of the head profiles (profile: head_bucket_plasticity.csv) of the "
+     "figure models, the fit against published LongBench-Pro scores (benchmarks), and the "
+     "SmolLM3-3B comparison (joint: joint_rotation_plasticity.csv). The figure models are "
+     "parameters: heatmaps, profiles, weights as 'NN=model ...'",
+     sum_plasticity},
+};
+#define N_SECTIONS (int)(sizeof sections / sizeof sections[0])
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "Usage: qk-summary --section ID [--input NAME=TABLE]... [--param NAME=VALUE]...\n"
+        "                  --output FILE\n"
+        "\n"
+        "Writes the numbers of one report section (a numbers file, include/qk/numbers.h):\n"
+        "every value with its key, kind and meaning, raw; qk-report typesets them. A study\n"
+        "the run lacks (an optional input not given) leaves its values missing ('n/a' in\n"
+        "the report) and its tables empty. TABLE files ending in .csv are comma-separated,\n"
+        "others tab-separated.\n"
+        "\n"
+        "Options:\n"
+        "  -s, --section ID     the section (see --list)\n"
+        "  -i, --input NAME=F   an input table (may repeat)\n"
+        "  -p, --param NAME=V   a parameter (may repeat)\n"
+        "  -o, --output FILE    the numbers file (written atomically)\n"
+        "  -l, --list           list the sections with their inputs and parameters\n"
+        "  -h, --help           this text\n"
+        "      --version        print the version\n"
+        "\n"
+        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
+        "Example: qk-summary --section pca --input registry=workflow/datasets.tsv \\\n"
+        "           --input components=results/attention_plasticity/qk.csv \\\n"
+        "           --input heads=results/attention_plasticity/qk_heads.csv \\\n"
+        "           --param high=0.7 --param low=0.3 --output build/report/pca.numbers\n");
+}
+
+static void list_sections(FILE *fp)
+{
+    for (int i = 0; i < N_SECTIONS; i++)
+        fprintf(fp, "%s\n  inputs: %s\n  parameters: %s\n  %s\n", sections[i].id,
+                sections[i].inputs, *sections[i].params ? sections[i].params : "-",
+                sections[i].description);
+}
+
+/* ---- inputs and parameters ----------------------------------------------------------- */
+
+const qk_src *sum_input(const sum_ctx *ctx, const char *name)
+{
+    for (int i = 0; i < ctx->n_inputs; i++)
+        if (strcmp(ctx->input_names[i], name) == 0)
+            return &ctx->inputs[i].src;
+    return NULL;
+}
+
+const char *sum_param(const sum_ctx *ctx, const char *name, const char *fallback)
+{
+    for (int i = 0; i < ctx->n_params; i++)
+        if (strcmp(ctx->param_names[i], name) == 0)
+            return ctx->param_values[i];
+    return fallback;
+}
+
+double sum_param_num(const sum_ctx *ctx, const char *name, double fallback, double lo, double hi)
+{
+    const char *v = sum_param(ctx, name, NULL);
+    if (!v)
+        return fallback;
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= lo && x <= hi))
+        qk_die(QK_EXIT_USAGE, NULL, "--param %s: '%s' is not a number from %g to %g", name, v,
+               lo, hi);
+    return x;
+}
+
+const char *sum_dataset_id(const qk_src *registry, int row, const char *fallback)
+{
+    if (!registry || row < 0)
+        return fallback;
+    return qk_table_cell(registry->t, row, qk_src_col(registry, "id"));
+}
+
+double sum_pct(int count, int n) { return n ? 100.0 * count / n : NAN; }
+
+/* 1 if word (up to a '?') is one of the space-separated names in list;
+ * *optional tells whether it is marked '?'. */
+static int listed(const char *list, const char *word, int *optional)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, " ");
+        size_t name_len = len && p[len - 1] == '?' ? len - 1 : len;
+        if (name_len == n && strncmp(p, word, n) == 0) {
+            if (optional)
+                *optional = name_len != len;
+            return 1;
+        }
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+    return 0;
+}
+
+static void split_spec(const char *spec, const char *option, char **name, char **value)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec)
+        qk_die(QK_EXIT_USAGE, NULL, "%s takes NAME=VALUE, got '%s'", option, spec);
+    *name = qk_strdup(spec);
+    (*name)[eq - spec] = '\0';
+    *value = qk_strdup(eq + 1);
+}
+
+static void add_input(sum_ctx *ctx, const char *spec)
+{
+    int n = ctx->n_inputs++;
+    ctx->input_names = qk_realloc(ctx->input_names, (size_t)(n + 1) * sizeof(char *));
+    ctx->inputs = qk_realloc(ctx->inputs, (size_t)(n + 1) * sizeof *ctx->inputs);
+    char *path;
+    split_spec(spec, "--input", &ctx->input_names[n], &path);
+    for (int i = 0; i < n; i++)
+        if (strcmp(ctx->input_names[i], ctx->input_names[n]) == 0)
+            qk_die(QK_EXIT_USAGE, NULL, "--input %s given twice", ctx->input_names[n]);
+    qk_table_file_load(&ctx->inputs[n], path);
+    /* the path stays alive with the table: it is named in messages */
+}
+
+static void add_param(sum_ctx *ctx, const char *spec)
+{
+    int n = ctx->n_params++;
+    ctx->param_names = qk_realloc(ctx->param_names, (size_t)(n + 1) * sizeof(char *));
+    ctx->param_values = qk_realloc(ctx->param_values, (size_t)(n + 1) * sizeof(char *));
+    split_spec(spec, "--param", &ctx->param_names[n], &ctx->param_values[n]);
+}
+
+/* Every input and parameter is one the section knows; the required inputs
+ * are there. */
+static void check_args(const sum_ctx *ctx, const sum_section *s)
+{
+    for (int i = 0; i < ctx->n_inputs; i++)
+        if (!listed(s->inputs, ctx->input_names[i], NULL))
+            qk_die(QK_EXIT_USAGE, NULL, "section %s has no input '%s' (inputs: %s)", s->id,
+                   ctx->input_names[i], s->inputs);
+    for (int i = 0; i < ctx->n_params; i++)
+        if (!listed(s->params, ctx->param_names[i], NULL))
+            qk_die(QK_EXIT_USAGE, NULL, "section %s has no parameter '%s' (parameters: %s)",
+                   s->id, ctx->param_names[i], *s->params ? s->params : "none");
+    for (const char *p = s->inputs; *p;) {
+        size_t len = strcspn(p, " ");
+        if (p[len - 1] != '?') {
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)len, p);
+            if (!sum_input(ctx, name))
+                qk_die(QK_EXIT_USAGE, NULL, "section %s needs --input %s=FILE", s->id, name);
+        }
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    qk_set_progname("qk-summary");
+    static const struct option longopts[] = {
+        {"section", required_argument, NULL, 's'}, {"input", required_argument, NULL, 'i'},
+        {"param", required_argument, NULL, 'p'},   {"output", required_argument, NULL, 'o'},
+        {"list", no_argument, NULL, 'l'},          {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},       {NULL, 0, NULL, 0}};
+    sum_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    const char *output = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:i:p:o:lh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's': ctx.section = optarg; break;
+        case 'i': add_input(&ctx, optarg); break;
+        case 'p': add_param(&ctx, optarg); break;
+        case 'o': output = optarg; break;
+        case 'l': list_sections(stdout); return QK_EXIT_OK;
+        case 'h': usage(stdout); return QK_EXIT_OK;
+        case 'V': printf("qk-summary %s\n", QK_VERSION_STRING); return QK_EXIT_OK;
+        default: usage(stderr); return QK_EXIT_USAGE;
+        }
+    }
+    if (!ctx.section || !output || optind != argc) {
+        usage(stderr);
+        return QK_EXIT_USAGE;
+    }
+    const sum_section *s = NULL;
+    for (int i = 0; i < N_SECTIONS && !s; i++)
+        if (strcmp(sections[i].id, ctx.section) == 0)
+            s = &sections[i];
+    if (!s)
+        qk_die(QK_EXIT_USAGE, NULL, "unknown section '%s' (see --list)", ctx.section);
+    check_args(&ctx, s);
+    snprintf(ctx.user, sizeof ctx.user, "section %s", s->id);
+    for (int i = 0; i < ctx.n_inputs; i++) {
+        /* the array moved while it grew: point the sources at their tables */
+        ctx.inputs[i].src.t = &ctx.inputs[i].table;
+        ctx.inputs[i].src.user = ctx.user;
+    }
+    ctx.out = qk_numbers_open(output);
+    s->write(&ctx);
+    qk_numbers_close(ctx.out);
+    return QK_EXIT_OK;
+}

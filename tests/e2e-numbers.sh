@@ -1,0 +1,61 @@
+#!/bin/bash
+# End to end: the report page and report/numbers.tex hold the same numbers.
+# A small pipeline run in a copy of the tree (two models with figures of
+# every study, one SmolLM3 checkpoint before and one after the long-context
+# extension), then tests/numbers-check.py: every value of the page is in
+# numbers.tex with the same value, no number of the page comes from
+# anywhere else, every table fragment is a booktabs tabular. The check is
+# also shown to fail on a changed value, a stray number and a bad line.
+set -u
+cd "$(dirname "$0")/.."
+source tests/lib-e2e.sh
+
+tree=build/tests/tmp/numbers
+copy_tree "$tree"
+sets="llama3.2-3b qwen3-4b smollm3-3b-stage3-step-4720000 smollm3-3b-lc-4k-to-32k-step-4000"
+run make -C "$tree" --no-print-directory -j2 DATASETS="$sets" SCALE=demo report
+expect_status 0 "make report on four datasets"
+R=$tree/report
+for f in index.html numbers.tex numbers.md tables/pca-models.tex tables/rotation-models.tex \
+         tables/plasticity-models.tex tables/plasticity-deciles.tex tables/plasticity-quintiles.tex \
+         tables/plasticity-smollm3.tex; do
+    if [ -s "$R/$f" ]; then ok; else bad "report/$f written"; fi
+done
+check() { python3 tests/numbers-check.py "$1" templates/report.html.in templates/sections/*.html.in; }
+run check "$R"
+expect_status 0 "the page and numbers.tex agree"
+expect_out ": ok" "the check reports no problem"
+n=$(grep -o 'data-qk="' "$R/index.html" | wc -l)
+if [ "$n" -ge 500 ]; then ok; else bad "the page marks its values ($n)"; fi
+# every image the page shows exists (a figure the run does not draw is left out)
+missing=$(grep -oE '(src|srcset)="\.\./figures/[^"]*"' "$R/index.html" | sed 's/^[a-z]*="\.\.\///; s/"$//' |
+    while read -r f; do [ -f "$tree/$f" ] || echo "$f"; done)
+expect_same "$missing" "" "every image of the page exists"
+if grep -q 'data-qk="plasticity.fig01.model"' "$R/index.html"; then
+    bad "the numbers of a figure not drawn (attention-plasticity/01) are left out"; else ok; fi
+# the keys the thesis examples use exist
+for key in pca.pc0.ev_mean_pct rotation.bias.positive_pct plasticity.llama3.2-3b.ap_drop \
+           inventory.heads_total; do
+    if grep -q "^\\\\qkdef{$key}{" "$R/numbers.tex"; then ok; else bad "numbers.tex defines $key"; fi
+    if grep -qF "| \`$key\` |" "$R/numbers.md"; then ok; else bad "numbers.md lists $key"; fi
+done
+# the parts of the run: SmolLM3 compared across the extension, figures of every study shown
+if grep -q 'data-qk="plasticity.smollm3.lc_checkpoints">1<' "$R/index.html"; then ok; else
+    bad "the SmolLM3 comparison is shown"; fi
+# the check fails on a value that differs, a number from elsewhere and a line that is no \qkdef
+B=$tree/broken
+mkdir -p "$B/tables"
+breaks() { # name, sed program for numbers.tex, sed program for index.html
+    cp "$R/numbers.tex" "$R/index.html" "$B/" && cp "$R"/tables/*.tex "$B/tables/"
+    sed -i "$2" "$B/numbers.tex"
+    sed -i "$3" "$B/index.html"
+    run check "$B"
+    expect_status 1 "$1"
+}
+breaks "a value that differs" 's/^\\qkdef{inventory.heads_total}{.*}$/\\qkdef{inventory.heads_total}{7}/' ''
+expect_out "page value inventory.heads_total is" "the check names the value"
+breaks "a number typed into the page" '' 's|<h2>2. Combined QK PCA</h2>|<h2>2. Combined QK PCA (4711 heads)</h2>|'
+expect_out "number 4711 on the page" "the check names the number"
+breaks "a line of numbers.tex that is no \\qkdef" 's/^\\qkdef{pca.models}{\(.*\)}$/\\qkdef{pca.models}{\1} % 11/' ''
+breaks "a key defined twice" '$a \\qkdef{pca.models}{11}' ''
+finish
