@@ -18,9 +18,12 @@ if ! flock -n 9 && { [ -n "$holder" ] && kill -0 "$holder" 2>/dev/null || ! floc
 fi
 echo "$pid" > "$dir/.lock.pid"
 tail --pid="$pid" -s 0.2 -f /dev/null >/dev/null 2>&1 </dev/null &
+# (copies of the tree that tests build under build/ have their own make
+# and lock: any folder holding a Makefile is left alone)
 for d in bin build results figures report dist data/synth; do
-    [ -d "$d" ] && find "$d" \( -name '*.tmp.*' -o -name '*.tmp' -o -name '*.new' \) \
-        -type f -delete 2>/dev/null
+    [ -d "$d" ] && find "$d" -mindepth 1 -type d -exec test -e '{}/Makefile' ';' -prune -o \
+        \( -name '*.tmp.*' -o -name '*.tmp' -o -name '*.new' \) -type f -print0 2>/dev/null |
+        xargs -0 -r rm -f
 done
 # qk-synth builds a dataset in data/synth/.<id>.tmp-XXXXXX and swaps it in
 [ -d data/synth ] && find data/synth -maxdepth 1 \( -name '.*.tmp-*' -o -name '.*.old-*' \) \
