@@ -18,7 +18,7 @@
 #include "qk/plasticity.h"
 #include "qk/rng.h"
 
-#define PAIR_BLOCK 1024
+#define PAIR_BLOCK 512
 /* stream tags of the random choices of a head */
 enum { STREAM_SUBSAMPLE_Q = 1, STREAM_SUBSAMPLE_K = 2, STREAM_NOISE_DIMS = 3, STREAM_PAIRS = 4 };
 
@@ -499,9 +499,20 @@ static void score_table(head_work *w)
                     w->k, w->d, w->mean, w->d, 0.0, w->score, w->n_bins);
 }
 
-/* delta = k_a - k_b for pairs[0..n) into out (n x d); squared if asked. */
-static void pair_differences(const head_work *w, const key_pair *pairs, int64_t n, int square,
-                             double *out)
+/* delta = k_a - k_b for pairs[0..n) into out (n x d). */
+static void pair_differences(const head_work *w, const key_pair *pairs, int64_t n, double *out)
+{
+    int d = w->d;
+    for (int64_t i = 0; i < n; i++) {
+        const double *ka = w->k + (size_t)pairs[i].a * d, *kb = w->k + (size_t)pairs[i].b * d;
+        double *o = out + i * d;
+        for (int c = 0; c < d; c++)
+            o[c] = ka[c] - kb[c];
+    }
+}
+
+/* The same, squared: the operand of the variance GEMM. */
+static void pair_squares(const head_work *w, const key_pair *pairs, int64_t n, double *out)
 {
     int d = w->d;
     for (int64_t i = 0; i < n; i++) {
@@ -509,37 +520,170 @@ static void pair_differences(const head_work *w, const key_pair *pairs, int64_t 
         double *o = out + i * d;
         for (int c = 0; c < d; c++) {
             double diff = ka[c] - kb[c];
-            o[c] = square ? diff * diff : diff;
+            o[c] = diff * diff;
         }
     }
 }
 
+/* The heatmap row of bin b for a pair: floor((2 tau_b - pos_sum) / 2B),
+ * clamped to the grid. */
+static inline int cell_row(const head_work *w, double y)
+{
+    double mid = floor(y / (2.0 * w->bucket_size));
+    return mid < 0.0 ? 0 : mid >= w->n_cells ? w->n_cells - 1 : (int)mid;
+}
+
+/* Adds the PP values pp[0..] of pair p for its bins from..last (kept ones
+ * only) to the bins and to the heatmap cells, in bin order: the same sums
+ * as one accumulate() per value. tau2[b] = 2 tau_b. The row of a bin only
+ * grows with b (tau_b does), so the bins of one cell form a run, found by
+ * comparing 2 tau_b - pos_sum with the run's upper edge (and by the exact
+ * row where the comparison is within rounding of the edge). */
+static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, int from,
+                            int last, const double *pp, const double *tau2)
+{
+    const unsigned char *kept = w->kept;
+    for (int b = from; b <= last; b++)
+        if (kept[b])
+            w->bin_sum[b] += pp[b - from];
+    double pos_sum = (double)p->pos_sum, two_b = 2.0 * w->bucket_size;
+    int col = p->dist_cell < w->n_cells ? p->dist_cell : w->n_cells - 1;
+    int b = from;
+    while (b <= last) {
+        if (!kept[b]) {
+            b++;
+            continue;
+        }
+        int row = cell_row(w, tau2[b] - pos_sum);
+        double edge = row == w->n_cells - 1 ? INFINITY : (double)(row + 1) * two_b;
+        double sure = edge - edge * 0x1p-50; /* below it the row is certainly the same */
+        size_t cell = (size_t)col * w->n_cells + row;
+        double acc = w->cell_sum[cell];
+        int64_t count = 0;
+        for (; b <= last; b++) {
+            if (!kept[b])
+                continue;
+            double y = tau2[b] - pos_sum;
+            if (!(y < sure) && (y >= edge || cell_row(w, y) != row))
+                break;
+            acc += pp[b - from];
+            count++;
+        }
+        w->cell_sum[cell] = acc;
+        h->cell_evals[cell] += count;
+    }
+}
+
+/* Every eligible (pair, kept bin), blocks of pairs at a time: per block
+ * one GEMM for v, the mean terms from S, then PP of the whole block in one
+ * vectorised batch and the sums. */
 static void exact_diag(head_work *w, qk_plast_head *h)
 {
     int d = w->d;
-    int last = w->n_bins - 1;
+    int first_kept = 0, last = w->n_bins - 1;
     while (last >= 0 && !w->kept[last])
         last--;
+    while (first_kept <= last && !w->kept[first_kept])
+        first_kept++;
+    if (last < 0)
+        return;
+    double *tau2 = qk_doubles((size_t)w->n_bins);
+    for (int b = 0; b < w->n_bins; b++)
+        tau2[b] = 2.0 * h->bin_tau[b];
     double *sq = qk_doubles((size_t)PAIR_BLOCK * d);
     double *v = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    double *m = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    int32_t *from = qk_malloc((size_t)PAIR_BLOCK * sizeof *from);
     for (int64_t p0 = 0; p0 < w->n_pairs; p0 += PAIR_BLOCK) {
         int64_t nb = w->n_pairs - p0 < PAIR_BLOCK ? w->n_pairs - p0 : PAIR_BLOCK;
         const key_pair *blk = w->pairs + p0;
-        int b0 = blk[0].first; /* the smallest in the block: sorted */
+        int b0 = blk[0].first > first_kept ? blk[0].first : first_kept; /* sorted by first */
         if (b0 > last)
             break;
         int ncol = last - b0 + 1;
-        pair_differences(w, blk, nb, 1, sq);
+        pair_squares(w, blk, nb, sq);
         /* V[i, b] = sum_c delta_ic^2 C_b,cc for the block's bins b0..last */
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
                     w->var + (size_t)b0 * d, d, 0.0, v, ncol);
+        /* (m, v) of every (pair, bin from its first on), packed pair after pair */
+        int64_t n = 0;
         for (int64_t i = 0; i < nb; i++) {
-            const double *vrow = v + i * ncol;
-            for (int b = blk[i].first; b <= last; b++)
-                if (w->kept[b])
-                    accumulate(w, h, &blk[i], b, mean_term(w, &blk[i], b), vrow[b - b0]);
+            int f = blk[i].first > b0 ? blk[i].first : b0;
+            const double *sa = w->score + (size_t)blk[i].a * w->n_bins;
+            const double *sb = w->score + (size_t)blk[i].b * w->n_bins;
+            const double *vrow = v + i * ncol - b0;
+            from[i] = f;
+            for (int b = f; b <= last; b++, n++) {
+                m[n] = sa[b] - sb[b];
+                v[n] = vrow[b]; /* n <= i ncol + b - b0: never ahead of the row */
+            }
+        }
+        qk_plast_pp_n(m, v, m, n);
+        const double *pp = m;
+        for (int64_t i = 0; i < nb; i++) {
+            accumulate_pair(w, h, &blk[i], from[i], last, pp, tau2);
+            pp += last - from[i] + 1;
         }
     }
+    free(from);
+    free(m);
+    free(v);
+    free(sq);
+    free(tau2);
+}
+
+/* ---- the floor (qk_plast_timing) --------------------------------------------------------- */
+
+/* Times, after the analysis, what exact_diag cannot avoid: the GEMM of S
+ * and of every block of pairs at the same shapes and with the same
+ * operands, and one erfc per evaluated (pair, kept bin) on the same
+ * arguments |m| / sqrt(2 v), through the same batched erfc. The operands
+ * are rebuilt outside the clock. */
+static void measure_floor(head_work *w, qk_plast_head *h)
+{
+    int d = w->d;
+    qk_plast_timing *t = &h->timing;
+    double *scratch = qk_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
+    double c0 = qk_thread_cpu();
+    if (w->nk > 0)
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)w->nk, w->n_bins, w->d, 1.0,
+                    w->k, w->d, w->mean, w->d, 0.0, scratch, w->n_bins);
+    t->floor_gemm += qk_thread_cpu() - c0;
+    free(scratch);
+    int first_kept = 0, last = w->n_bins - 1;
+    while (last >= 0 && !w->kept[last])
+        last--;
+    while (first_kept <= last && !w->kept[first_kept])
+        first_kept++;
+    double *sq = qk_doubles((size_t)PAIR_BLOCK * d);
+    double *v = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    double *x = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    for (int64_t p0 = 0; last >= 0 && p0 < w->n_pairs; p0 += PAIR_BLOCK) {
+        int64_t nb = w->n_pairs - p0 < PAIR_BLOCK ? w->n_pairs - p0 : PAIR_BLOCK;
+        const key_pair *blk = w->pairs + p0;
+        int b0 = blk[0].first > first_kept ? blk[0].first : first_kept;
+        if (b0 > last)
+            break;
+        int ncol = last - b0 + 1;
+        pair_squares(w, blk, nb, sq);
+        double c1 = qk_thread_cpu();
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
+                    w->var + (size_t)b0 * d, d, 0.0, v, ncol);
+        t->floor_gemm += qk_thread_cpu() - c1;
+        int64_t n = 0;
+        for (int64_t i = 0; i < nb; i++)
+            for (int b = blk[i].first > b0 ? blk[i].first : b0; b <= last; b++) {
+                if (!w->kept[b])
+                    continue;
+                double m = mean_term(w, &blk[i], b), vb = v[i * ncol + b - b0];
+                x[n++] = vb > 0.0 ? fabs(m / sqrt(vb)) * M_SQRT1_2 : (m == 0.0 ? 0.0 : INFINITY);
+            }
+        double c2 = qk_thread_cpu();
+        qk_plast_erfc_n(x, x, n);
+        t->floor_erfc += qk_thread_cpu() - c2;
+        t->n_erfc += n;
+    }
+    free(x);
     free(v);
     free(sq);
 }
@@ -689,7 +833,7 @@ static void sampled(head_work *w, qk_plast_head *h, const qk_plast_params *p, qk
             int64_t idx =
                 avail <= p->pairs_per_bin ? r : (int64_t)qk_rng_below(rng, (uint64_t)avail);
             const key_pair *pair = &w->pairs[idx];
-            pair_differences(w, pair, 1, 0, delta);
+            pair_differences(w, pair, 1, delta);
             double v;
             if (p->cov == QK_PLAST_COV_FULL) {
                 cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n_b, d, 1.0, qc, d, delta, 1,
@@ -737,6 +881,7 @@ static void reset_head(qk_plast_head *h)
     memset(h->bin_pairs, 0, nb * sizeof *h->bin_pairs);
     memset(h->bin_evals, 0, nb * sizeof *h->bin_evals);
     memset(h->cell_evals, 0, nc * sizeof *h->cell_evals);
+    memset(&h->timing, 0, sizeof h->timing);
     for (size_t b = 0; b < nb; b++)
         h->bin_ap[b] = h->bin_tau[b] = NAN;
     for (size_t c = 0; c < nc; c++)
@@ -842,6 +987,7 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     w.bucket_size = g->bucket_size;
     uint64_t keys[3] = {p->seed, (uint64_t)layer, (uint64_t)q_head};
     int rc = -1;
+    double cpu0 = qk_thread_cpu();
     if (prepare(q, k, d, g, p, keys, h, &w, err) != 0)
         goto out;
     bin_model(&w, h);
@@ -866,6 +1012,13 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
         exact_diag(&w, h);
     }
     finish_head(&w, h, g, p);
+    h->timing.total = qk_thread_cpu() - cpu0;
+    if (p->time_floor) {
+        if (p->pair_mode == QK_PLAST_PAIRS_EXACT && p->cov == QK_PLAST_COV_DIAG)
+            measure_floor(&w, h);
+        else
+            h->timing.floor_gemm = h->timing.floor_erfc = NAN;
+    }
     rc = 0;
 out:
     work_free(&w);

@@ -12,24 +12,16 @@
 
 double qk_plast_phi(double z)
 {
-    return 0.5 * erfc(-z * M_SQRT1_2);
+    return 0.5 * qk_plast_erfc(-z * M_SQRT1_2);
 }
 
 double qk_plast_pp_z(double z)
 {
     /* s = Phi(-|z|) is computed directly, so it keeps full relative
      * precision however small it is; 1 - s is then exact enough, and PP is
-     * the same for z and -z by construction. */
-    double s = 0.5 * erfc(fabs(z) * M_SQRT1_2);
-    return 4.0 * s * (1.0 - s);
-}
-
-double qk_plast_pp(double m, double v)
-{
-    if (v > 0.0)
-        return qk_plast_pp_z(m / sqrt(v));
-    /* D is the constant m: p is 1 or 0 (PP 0), or 1/2 when m = 0 (PP 1) */
-    return m == 0.0 ? 1.0 : 0.0;
+     * the same for z and -z by construction (qk_plast_pp_n with v = 1:
+     * z / sqrt(1) = z) */
+    return qk_plast_pp(z, 1.0);
 }
 
 /* ---- orientation (step 2) -------------------------------------------------------- */
