@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +437,11 @@ static void write_table(const char *dir, const char *name,
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-plasticity");
+    /* Every head allocates and frees the same tens of megabytes: keep them
+     * in the heap instead of handing them back to the system and taking
+     * fresh zeroed pages for the next head. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     options o;
     parse_args(argc, argv, &o);
     qk_store s;

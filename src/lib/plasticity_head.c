@@ -66,6 +66,18 @@ static void work_free(head_work *w)
     free(w->cell_sum);
 }
 
+/* An array of n doubles on a 64-byte boundary like qk_doubles (BLAS takes
+ * the same path in every thread), not zeroed: for arrays that are written
+ * in full before they are read. */
+static double *raw_doubles(size_t n)
+{
+    size_t bytes = ((n ? n : 1) * sizeof(double) + 63) / 64 * 64;
+    double *p = aligned_alloc(64, bytes);
+    if (!p)
+        qk_die(QK_EXIT_DATA, NULL, "out of memory (allocating %zu bytes)", bytes);
+    return p;
+}
+
 /* ---- input rows ------------------------------------------------------------------ */
 
 static int cmp_row(const void *a, const void *b)
@@ -123,7 +135,7 @@ static int check_rows(const qk_plast_rows *r, const int64_t *rows, int64_t n, in
 static double *gather(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d,
                       const double *sign)
 {
-    double *x = qk_doubles((size_t)(n > 0 ? n : 1) * (size_t)d);
+    double *x = raw_doubles((size_t)(n > 0 ? n : 1) * (size_t)d);
     for (int64_t i = 0; i < n; i++) {
         const float *src = r->vector + rows[i] * d;
         double *dst = x + i * d;
@@ -276,15 +288,22 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
     h->noise_frac_ks_lt_alpha = 0.0;
     if (nd <= 0 || n < 3)
         return;
+    /* the content columns one after the other (blocks of rows, so that
+     * both sides stay in cache), then every column is contiguous */
+    double *cols = raw_doubles((size_t)nd * (size_t)n);
+    for (int64_t r0 = 0; r0 < n; r0 += 64) {
+        int64_t r1 = r0 + 64 < n ? r0 + 64 : n;
+        for (int c = 0; c < nd; c++)
+            for (int64_t i = r0; i < r1; i++)
+                cols[(size_t)c * n + i] = q[i * d + 1 + c];
+    }
     double *col = qk_malloc((size_t)n * sizeof *col);
     double *skews = qk_malloc((size_t)nd * sizeof *skews);
     double *kurts = qk_malloc((size_t)nd * sizeof *kurts);
     int *dims = qk_malloc((size_t)nd * sizeof *dims);
     for (int c = 0; c < nd; c++) {
-        for (int64_t i = 0; i < n; i++)
-            col[i] = q[i * d + 1 + c];
         double sk, ku;
-        qk_plast_skew_kurt(col, n, &sk, &ku);
+        qk_plast_skew_kurt(cols + (size_t)c * n, n, &sk, &ku);
         skews[c] = fabs(sk);
         kurts[c] = fabs(ku);
         dims[c] = c;
@@ -300,8 +319,7 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
     }
     int below = 0;
     for (int i = 0; i < n_test; i++) {
-        for (int64_t r = 0; r < n; r++)
-            col[r] = q[r * d + 1 + dims[i]];
+        memcpy(col, cols + (size_t)dims[i] * n, (size_t)n * sizeof *col);
         double m = mean_of(col, n), sd = sd_of(col, n, m);
         if (!(sd > 0.0))
             sd = 1.0;
@@ -318,6 +336,7 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
     free(kurts);
     free(skews);
     free(col);
+    free(cols);
 }
 
 /* ---- the query model per bin (step 7) ---------------------------------------------------- */
@@ -332,7 +351,7 @@ static void sort_queries(head_work *w, const double *q, const double *t, const i
         count[b + 1] += count[b];
     w->bin_row = qk_malloc(((size_t)w->n_bins + 1) * sizeof *w->bin_row);
     memcpy(w->bin_row, count, ((size_t)w->n_bins + 1) * sizeof *count);
-    w->q = qk_doubles((size_t)(w->nq > 0 ? w->nq : 1) * (size_t)w->d);
+    w->q = raw_doubles((size_t)(w->nq > 0 ? w->nq : 1) * (size_t)w->d);
     w->t_q = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *w->t_q);
     for (int64_t i = 0; i < w->nq; i++) {
         int64_t to = count[bin[i]]++;
@@ -401,7 +420,7 @@ static void sort_keys(head_work *w, const double *k, const int32_t *t, const int
         order[i].row = i;
     }
     qsort(order, (size_t)w->nk, sizeof *order, cmp_key_order);
-    w->k = qk_doubles(n * (size_t)w->d);
+    w->k = raw_doubles(n * (size_t)w->d);
     w->t_k = qk_malloc(n * sizeof *w->t_k);
     w->ex_k = qk_malloc(n * sizeof *w->ex_k);
     for (int64_t i = 0; i < w->nk; i++) {
@@ -493,10 +512,19 @@ static inline double mean_term(const head_work *w, const key_pair *p, int b)
 /* S = K M^T: the mean of q.k for every key and bin. */
 static void score_table(head_work *w)
 {
-    w->score = qk_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
+    w->score = raw_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
     if (w->nk > 0)
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)w->nk, w->n_bins, w->d, 1.0,
                     w->k, w->d, w->mean, w->d, 0.0, w->score, w->n_bins);
+}
+
+/* pairs ahead whose rows are prefetched */
+#define PREFETCH_AHEAD 24
+
+static inline void prefetch_row(const double *row, int n)
+{
+    for (int i = 0; i < n; i += 8) /* one 64-byte line per 8 doubles */
+        __builtin_prefetch(row + i);
 }
 
 /* delta = k_a - k_b for pairs[0..n) into out (n x d). */
@@ -511,11 +539,15 @@ static void pair_differences(const head_work *w, const key_pair *pairs, int64_t 
     }
 }
 
-/* The same, squared: the operand of the variance GEMM. */
+/* The same, squared: the operand of the variance GEMM. The key rows of a
+ * block are scattered over the key table, so the rows of a pair a few
+ * pairs ahead are fetched early. */
 static void pair_squares(const head_work *w, const key_pair *pairs, int64_t n, double *out)
 {
     int d = w->d;
     for (int64_t i = 0; i < n; i++) {
+        if (i + PREFETCH_AHEAD < n)
+            prefetch_row(w->k + (size_t)pairs[i + PREFETCH_AHEAD].a * d, d);
         const double *ka = w->k + (size_t)pairs[i].a * d, *kb = w->k + (size_t)pairs[i].b * d;
         double *o = out + i * d;
         for (int c = 0; c < d; c++) {
@@ -590,9 +622,9 @@ static void exact_diag(head_work *w, qk_plast_head *h)
     double *tau2 = qk_doubles((size_t)w->n_bins);
     for (int b = 0; b < w->n_bins; b++)
         tau2[b] = 2.0 * h->bin_tau[b];
-    double *sq = qk_doubles((size_t)PAIR_BLOCK * d);
-    double *v = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
-    double *m = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
+    double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    double *m = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     int32_t *from = qk_malloc((size_t)PAIR_BLOCK * sizeof *from);
     for (int64_t p0 = 0; p0 < w->n_pairs; p0 += PAIR_BLOCK) {
         int64_t nb = w->n_pairs - p0 < PAIR_BLOCK ? w->n_pairs - p0 : PAIR_BLOCK;
@@ -608,6 +640,11 @@ static void exact_diag(head_work *w, qk_plast_head *h)
         /* (m, v) of every (pair, bin from its first on), packed pair after pair */
         int64_t n = 0;
         for (int64_t i = 0; i < nb; i++) {
+            if (i + PREFETCH_AHEAD < nb) {
+                const key_pair *ahead = &blk[i + PREFETCH_AHEAD];
+                int fa = ahead->first > b0 ? ahead->first : b0;
+                prefetch_row(w->score + (size_t)ahead->a * w->n_bins + fa, last - fa + 1);
+            }
             int f = blk[i].first > b0 ? blk[i].first : b0;
             const double *sa = w->score + (size_t)blk[i].a * w->n_bins;
             const double *sb = w->score + (size_t)blk[i].b * w->n_bins;
@@ -643,7 +680,7 @@ static void measure_floor(head_work *w, qk_plast_head *h)
 {
     int d = w->d;
     qk_plast_timing *t = &h->timing;
-    double *scratch = qk_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
+    double *scratch = raw_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
     double c0 = qk_thread_cpu();
     if (w->nk > 0)
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)w->nk, w->n_bins, w->d, 1.0,
@@ -655,9 +692,9 @@ static void measure_floor(head_work *w, qk_plast_head *h)
         last--;
     while (first_kept <= last && !w->kept[first_kept])
         first_kept++;
-    double *sq = qk_doubles((size_t)PAIR_BLOCK * d);
-    double *v = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
-    double *x = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
+    double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    double *x = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     for (int64_t p0 = 0; last >= 0 && p0 < w->n_pairs; p0 += PAIR_BLOCK) {
         int64_t nb = w->n_pairs - p0 < PAIR_BLOCK ? w->n_pairs - p0 : PAIR_BLOCK;
         const key_pair *blk = w->pairs + p0;
