@@ -38,7 +38,8 @@ typedef struct head_work {
     double *t_q;        /* positions of those rows */
     int64_t *bin_row;   /* [n_bins + 1] first sorted query row of each bin */
     double *k;          /* [nk * d] oriented, rotated, sorted by (example, position) */
-    int32_t *t_k, *ex_k;
+    int32_t *t_k, *ex_k;  /* keys in position order */
+    int32_t *by_example;  /* the keys in (example, position) order */
     double *mean;       /* [n_bins * d] M_b */
     double *var;        /* [n_bins * d] diagonal of C_b */
     unsigned char *kept;
@@ -57,6 +58,7 @@ static void work_free(head_work *w)
     free(w->k);
     free(w->t_k);
     free(w->ex_k);
+    free(w->by_example);
     free(w->mean);
     free(w->var);
     free(w->kept);
@@ -409,7 +411,20 @@ static int cmp_key_order(const void *a, const void *b)
     return (x->row > y->row) - (x->row < y->row);
 }
 
-/* Sorts the keys by (example, position) into w->k, w->t_k, w->ex_k. */
+static int cmp_key_position(const void *a, const void *b)
+{
+    const key_order *x = a, *y = b;
+    if (x->position != y->position)
+        return x->position < y->position ? -1 : 1;
+    if (x->example != y->example)
+        return x->example < y->example ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Sorts the keys by (position, example) into w->k, w->t_k, w->ex_k: the
+ * keys before a bin start are a prefix, so the score table is only
+ * computed where pairs read it. w->by_example lists them by (example,
+ * position): the order in which pairs are generated. */
 static void sort_keys(head_work *w, const double *k, const int32_t *t, const int32_t *ex)
 {
     size_t n = (size_t)(w->nk > 0 ? w->nk : 1);
@@ -419,37 +434,43 @@ static void sort_keys(head_work *w, const double *k, const int32_t *t, const int
         order[i].position = t[i];
         order[i].row = i;
     }
-    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_order);
+    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_position);
     w->k = raw_doubles(n * (size_t)w->d);
     w->t_k = qk_malloc(n * sizeof *w->t_k);
     w->ex_k = qk_malloc(n * sizeof *w->ex_k);
+    w->by_example = qk_malloc(n * sizeof *w->by_example);
     for (int64_t i = 0; i < w->nk; i++) {
         memcpy(w->k + i * w->d, k + order[i].row * w->d, (size_t)w->d * sizeof *k);
         w->t_k[i] = order[i].position;
         w->ex_k[i] = order[i].example;
+        order[i].row = i; /* now the place in position order */
     }
+    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_order);
+    for (int64_t i = 0; i < w->nk; i++)
+        w->by_example[i] = (int32_t)order[i].row;
     free(order);
 }
 
-/* Every same-example pair (a < b in key order), with the first query bin
- * whose start lies above both positions: t_b * f < bin * B, i.e.
- * first = floor(t_b f / B) + 1. Pairs are counting-sorted by first bin
- * (stable, so the order is the generation order within a bin);
- * eligible[b] = pairs with first <= b. */
+/* Every same-example pair (a before b in position), with the first query
+ * bin whose start lies above both positions: t_b * f < bin * B, i.e.
+ * first = floor(t_b f / B) + 1. Pairs are generated example by example and
+ * counting-sorted by first bin (stable, so the order is the generation
+ * order within a bin); eligible[b] = pairs with first <= b. */
 static int enumerate_pairs(head_work *w, const qk_plast_grid *g, int64_t *eligible,
                            qk_err *err)
 {
+    const int32_t *key = w->by_example;
     int64_t *count = qk_calloc((size_t)w->n_bins + 1, sizeof *count);
     int64_t total = 0;
     for (int64_t lo = 0; lo < w->nk;) {
         int64_t hi = lo;
-        while (hi < w->nk && w->ex_k[hi] == w->ex_k[lo])
+        while (hi < w->nk && w->ex_k[key[hi]] == w->ex_k[key[lo]])
             hi++;
-        for (int64_t b = lo + 1; b < hi; b++) {
-            int64_t first = qk_plast_bin_of(g, w->t_k[b]) + 1;
+        for (int64_t j = lo + 1; j < hi; j++) {
+            int64_t first = qk_plast_bin_of(g, w->t_k[key[j]]) + 1;
             if (first < w->n_bins) {
-                count[first + 1] += b - lo;
-                total += b - lo;
+                count[first + 1] += j - lo;
+                total += j - lo;
             }
         }
         lo = hi;
@@ -466,16 +487,18 @@ static int enumerate_pairs(head_work *w, const qk_plast_grid *g, int64_t *eligib
     w->pairs = qk_malloc((size_t)(total > 0 ? total : 1) * sizeof *w->pairs);
     for (int64_t lo = 0; lo < w->nk;) {
         int64_t hi = lo;
-        while (hi < w->nk && w->ex_k[hi] == w->ex_k[lo])
+        while (hi < w->nk && w->ex_k[key[hi]] == w->ex_k[key[lo]])
             hi++;
-        for (int64_t b = lo + 1; b < hi; b++) {
+        for (int64_t j = lo + 1; j < hi; j++) {
+            int32_t b = key[j];
             int64_t first = qk_plast_bin_of(g, w->t_k[b]) + 1;
             if (first >= w->n_bins)
                 continue;
-            for (int64_t a = lo; a < b; a++) {
+            for (int64_t i = lo; i < j; i++) {
+                int32_t a = key[i];
                 key_pair *p = &w->pairs[count[first]++];
-                p->a = (int32_t)a;
-                p->b = (int32_t)b;
+                p->a = a;
+                p->b = b;
                 p->first = (int32_t)first;
                 p->dist_cell = (w->t_k[b] - w->t_k[a]) / g->bucket_size;
                 p->pos_sum = (int64_t)w->t_k[a] + w->t_k[b];
@@ -509,13 +532,44 @@ static inline double mean_term(const head_work *w, const key_pair *p, int b)
     return w->score[(size_t)p->a * w->n_bins + b] - w->score[(size_t)p->b * w->n_bins + b];
 }
 
-/* S = K M^T: the mean of q.k for every key and bin. */
-static void score_table(head_work *w)
+/* The kept bins lie in [first, last]; first > last when none is kept. */
+static void kept_range(const head_work *w, int *first, int *last)
+{
+    *last = w->n_bins - 1;
+    while (*last >= 0 && !w->kept[*last])
+        (*last)--;
+    *first = 0;
+    while (*first <= *last && !w->kept[*first])
+        (*first)++;
+}
+
+#define KEY_BLOCK 256
+
+/* S = K M^T into out (nk x n_bins), where pairs read it: a key is in no
+ * pair eligible before the bin after its own, so a block of keys (in
+ * position order) gets the kept bins from its first key's next bin on.
+ * Other entries are left unset. */
+static void score_gemm(const head_work *w, const qk_plast_grid *g, double *out)
+{
+    int first, last;
+    kept_range(w, &first, &last);
+    for (int64_t r0 = 0; r0 < w->nk && first <= last; r0 += KEY_BLOCK) {
+        int64_t nr = w->nk - r0 < KEY_BLOCK ? w->nk - r0 : KEY_BLOCK;
+        int64_t start = qk_plast_bin_of(g, w->t_k[r0]) + 1;
+        if (start < first)
+            start = first;
+        if (start > last)
+            break; /* and so for every later block */
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr, (int)(last - start + 1),
+                    w->d, 1.0, w->k + r0 * w->d, w->d, w->mean + start * w->d, w->d, 0.0,
+                    out + r0 * w->n_bins + start, w->n_bins);
+    }
+}
+
+static void score_table(head_work *w, const qk_plast_grid *g)
 {
     w->score = raw_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
-    if (w->nk > 0)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)w->nk, w->n_bins, w->d, 1.0,
-                    w->k, w->d, w->mean, w->d, 0.0, w->score, w->n_bins);
+    score_gemm(w, g, w->score);
 }
 
 /* pairs ahead whose rows are prefetched */
@@ -612,12 +666,9 @@ static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, i
 static void exact_diag(head_work *w, qk_plast_head *h)
 {
     int d = w->d;
-    int first_kept = 0, last = w->n_bins - 1;
-    while (last >= 0 && !w->kept[last])
-        last--;
-    while (first_kept <= last && !w->kept[first_kept])
-        first_kept++;
-    if (last < 0)
+    int first_kept, last;
+    kept_range(w, &first_kept, &last);
+    if (first_kept > last)
         return;
     double *tau2 = qk_doubles((size_t)w->n_bins);
     for (int b = 0; b < w->n_bins; b++)
@@ -676,26 +727,21 @@ static void exact_diag(head_work *w, qk_plast_head *h)
  * operands, and one erfc per evaluated (pair, kept bin) on the same
  * arguments |m| / sqrt(2 v), through the same batched erfc. The operands
  * are rebuilt outside the clock. */
-static void measure_floor(head_work *w, qk_plast_head *h)
+static void measure_floor(head_work *w, qk_plast_head *h, const qk_plast_grid *g)
 {
     int d = w->d;
     qk_plast_timing *t = &h->timing;
     double *scratch = raw_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
     double c0 = qk_thread_cpu();
-    if (w->nk > 0)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)w->nk, w->n_bins, w->d, 1.0,
-                    w->k, w->d, w->mean, w->d, 0.0, scratch, w->n_bins);
+    score_gemm(w, g, scratch);
     t->floor_gemm += qk_thread_cpu() - c0;
     free(scratch);
-    int first_kept = 0, last = w->n_bins - 1;
-    while (last >= 0 && !w->kept[last])
-        last--;
-    while (first_kept <= last && !w->kept[first_kept])
-        first_kept++;
+    int first_kept, last;
+    kept_range(w, &first_kept, &last);
     double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     double *x = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
-    for (int64_t p0 = 0; last >= 0 && p0 < w->n_pairs; p0 += PAIR_BLOCK) {
+    for (int64_t p0 = 0; first_kept <= last && p0 < w->n_pairs; p0 += PAIR_BLOCK) {
         int64_t nb = w->n_pairs - p0 < PAIR_BLOCK ? w->n_pairs - p0 : PAIR_BLOCK;
         const key_pair *blk = w->pairs + p0;
         int b0 = blk[0].first > first_kept ? blk[0].first : first_kept;
@@ -1035,7 +1081,7 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     for (int b = 0; b < w.n_bins; b++)
         w.kept[b] = h->bin_queries[b] >= QK_PLAST_MIN_BIN_QUERIES &&
                     h->bin_pairs[b] >= p->min_pairs_per_bin;
-    score_table(&w);
+    score_table(&w, g);
     w.bin_sum = qk_calloc((size_t)w.n_bins, sizeof *w.bin_sum);
     w.cell_sum = qk_calloc((size_t)w.n_cells * w.n_cells, sizeof *w.cell_sum);
     if (p->pair_mode == QK_PLAST_PAIRS_SAMPLE) {
@@ -1052,7 +1098,7 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     h->timing.total = qk_thread_cpu() - cpu0;
     if (p->time_floor) {
         if (p->pair_mode == QK_PLAST_PAIRS_EXACT && p->cov == QK_PLAST_COV_DIAG)
-            measure_floor(&w, h);
+            measure_floor(&w, h, g);
         else
             h->timing.floor_gemm = h->timing.floor_erfc = NAN;
     }
