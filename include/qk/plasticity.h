@@ -212,6 +212,11 @@ void qk_plast_component_weights(const double *r2, int d, double *w);
 /* Bias-corrected sample skewness and excess kurtosis (NaN for n < 3 / n < 4
  * or constant data). */
 void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt);
+/* The same for ncols columns of n rows x[i * stride + c], with the same
+ * bits as column by column; also each column's mean and sum of squared
+ * deviations from it. */
+void qk_plast_skew_kurt_columns(const double *x, int64_t n, int64_t stride, int ncols,
+                                double *skew, double *kurt, double *mean, double *ss);
 
 /* Two-sided one-sample Kolmogorov-Smirnov test of x[n] against N(0,1): the
  * p-value of the exact distribution of D_n (sorts x in place). */

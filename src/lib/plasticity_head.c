@@ -290,24 +290,15 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
     h->noise_frac_ks_lt_alpha = 0.0;
     if (nd <= 0 || n < 3)
         return;
-    /* the content columns one after the other (blocks of rows, so that
-     * both sides stay in cache), then every column is contiguous */
-    double *cols = raw_doubles((size_t)nd * (size_t)n);
-    for (int64_t r0 = 0; r0 < n; r0 += 64) {
-        int64_t r1 = r0 + 64 < n ? r0 + 64 : n;
-        for (int c = 0; c < nd; c++)
-            for (int64_t i = r0; i < r1; i++)
-                cols[(size_t)c * n + i] = q[i * d + 1 + c];
-    }
-    double *col = qk_malloc((size_t)n * sizeof *col);
     double *skews = qk_malloc((size_t)nd * sizeof *skews);
     double *kurts = qk_malloc((size_t)nd * sizeof *kurts);
+    double *means = qk_malloc((size_t)nd * sizeof *means);
+    double *ss = qk_malloc((size_t)nd * sizeof *ss);
     int *dims = qk_malloc((size_t)nd * sizeof *dims);
+    qk_plast_skew_kurt_columns(q + 1, n, d, nd, skews, kurts, means, ss);
     for (int c = 0; c < nd; c++) {
-        double sk, ku;
-        qk_plast_skew_kurt(cols + (size_t)c * n, n, &sk, &ku);
-        skews[c] = fabs(sk);
-        kurts[c] = fabs(ku);
+        skews[c] = fabs(skews[c]);
+        kurts[c] = fabs(kurts[c]);
         dims[c] = c;
     }
     h->noise_med_abs_skew = median(skews, nd);
@@ -319,26 +310,40 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
         dims[i] = dims[j];
         dims[j] = tmp;
     }
+    /* the tested columns one after the other, z-scored (blocks of rows, so
+     * that both sides stay in cache); the standard deviation with n - 1,
+     * from the sums above */
+    double *cols = raw_doubles((size_t)(n_test > 0 ? n_test : 1) * (size_t)n);
+    double *sds = qk_malloc((size_t)(n_test > 0 ? n_test : 1) * sizeof *sds);
+    for (int i = 0; i < n_test; i++) {
+        double sd = sqrt(ss[dims[i]] / (double)(n - 1));
+        sds[i] = sd > 0.0 ? sd : 1.0;
+    }
+    for (int64_t r0 = 0; r0 < n; r0 += 64) {
+        int64_t r1 = r0 + 64 < n ? r0 + 64 : n;
+        for (int i = 0; i < n_test; i++) {
+            double m = means[dims[i]], sd = sds[i];
+            double *col = cols + (size_t)i * n;
+            for (int64_t r = r0; r < r1; r++)
+                col[r] = (q[r * d + 1 + dims[i]] - m) / sd;
+        }
+    }
     int below = 0;
     for (int i = 0; i < n_test; i++) {
-        memcpy(col, cols + (size_t)dims[i] * n, (size_t)n * sizeof *col);
-        double m = mean_of(col, n), sd = sd_of(col, n, m);
-        if (!(sd > 0.0))
-            sd = 1.0;
-        for (int64_t r = 0; r < n; r++)
-            col[r] = (col[r] - m) / sd;
-        skews[i] = qk_plast_ks_norm(col, n); /* reuse as the p-values */
+        skews[i] = qk_plast_ks_norm(cols + (size_t)i * n, n); /* reuse as the p-values */
         below += skews[i] < p->p_alpha;
     }
     if (n_test > 0) {
         h->noise_frac_ks_lt_alpha = (double)below / n_test;
         h->noise_med_ks_p = median(skews, n_test);
     }
+    free(sds);
+    free(cols);
     free(dims);
+    free(ss);
+    free(means);
     free(kurts);
     free(skews);
-    free(col);
-    free(cols);
 }
 
 /* ---- the query model per bin (step 7) ---------------------------------------------------- */

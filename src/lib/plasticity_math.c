@@ -169,6 +169,29 @@ void qk_plast_component_weights(const double *r2, int d, double *w)
 
 /* ---- skewness and kurtosis ---------------------------------------------------------------- */
 
+/* Skewness and kurtosis from n, the mean and the sums of the 2nd to 4th
+ * powers of the deviations. */
+static void skew_kurt_finish(int64_t n, double mean, double m2, double m3, double m4,
+                             double *skew, double *kurt)
+{
+    *skew = *kurt = NAN;
+    if (n < 3)
+        return;
+    m2 /= (double)n;
+    m3 /= (double)n;
+    m4 /= (double)n;
+    /* a constant column (up to rounding) has no shape */
+    double tiny = 1e-15 * fabs(mean);
+    if (!(m2 > tiny * tiny) || m2 == 0.0)
+        return;
+    double nn = (double)n;
+    /* the adjusted Fisher-Pearson G1 and the unbiased excess kurtosis G2 */
+    *skew = sqrt(nn * (nn - 1.0)) / (nn - 2.0) * m3 / pow(m2, 1.5);
+    if (n >= 4)
+        *kurt = ((nn * nn - 1.0) * m4 / (m2 * m2) - 3.0 * (nn - 1.0) * (nn - 1.0)) /
+                ((nn - 2.0) * (nn - 3.0));
+}
+
 void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt)
 {
     *skew = *kurt = NAN;
@@ -185,17 +208,36 @@ void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt)
         m3 += dev2 * dev;
         m4 += dev2 * dev2;
     }
-    m2 /= (double)n;
-    m3 /= (double)n;
-    m4 /= (double)n;
-    /* a constant column (up to rounding) has no shape */
-    double tiny = 1e-15 * fabs(mean);
-    if (!(m2 > tiny * tiny) || m2 == 0.0)
-        return;
-    double nn = (double)n;
-    /* the adjusted Fisher-Pearson G1 and the unbiased excess kurtosis G2 */
-    *skew = sqrt(nn * (nn - 1.0)) / (nn - 2.0) * m3 / pow(m2, 1.5);
-    if (n >= 4)
-        *kurt = ((nn * nn - 1.0) * m4 / (m2 * m2) - 3.0 * (nn - 1.0) * (nn - 1.0)) /
-                ((nn - 2.0) * (nn - 3.0));
+    skew_kurt_finish(n, mean, m2, m3, m4, skew, kurt);
+}
+
+void qk_plast_skew_kurt_columns(const double *x, int64_t n, int64_t stride, int ncols,
+                                double *skew, double *kurt, double *mean, double *ss)
+{
+    double *m3 = qk_calloc((size_t)(ncols > 0 ? ncols : 1), sizeof *m3);
+    double *m4 = qk_calloc((size_t)(ncols > 0 ? ncols : 1), sizeof *m4);
+    for (int c = 0; c < ncols; c++)
+        mean[c] = ss[c] = 0.0;
+    /* row by row: each column still sums its values in row order, so the
+     * results are those of qk_plast_skew_kurt on the column */
+    for (int64_t i = 0; i < n; i++) {
+        const double *row = x + i * stride;
+        for (int c = 0; c < ncols; c++)
+            mean[c] += row[c];
+    }
+    for (int c = 0; c < ncols; c++)
+        mean[c] = n ? mean[c] / (double)n : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const double *row = x + i * stride;
+        for (int c = 0; c < ncols; c++) {
+            double dev = row[c] - mean[c], dev2 = dev * dev;
+            ss[c] += dev2;
+            m3[c] += dev2 * dev;
+            m4[c] += dev2 * dev2;
+        }
+    }
+    for (int c = 0; c < ncols; c++)
+        skew_kurt_finish(n, mean[c], ss[c], m3[c], m4[c], &skew[c], &kurt[c]);
+    free(m4);
+    free(m3);
 }
