@@ -28,11 +28,41 @@ KERNEL_INLINE void KNAME(horner, KERNEL_SUFFIX)(const double *c, int n, const V 
 }
 #define HORNER KNAME(horner, KERNEL_SUFFIX)
 
+/* Two polynomials at once, c1 (n1 coefficients) at s1 and c2 (n2 <= n1) at
+ * s2, each by Horner's rule as above: the two chains of multiply-adds are
+ * independent, so they overlap. */
+KERNEL_INLINE void KNAME(horner2, KERNEL_SUFFIX)(const double *c1, int n1, const V *s1, V *out1,
+                                                const double *c2, int n2, const V *s2, V *out2)
+{
+    V r1[UNROLL], r2[UNROLL];
+    _Pragma("GCC unroll 4") EACH r1[u] = V_SET1(c1[n1 - 1]);
+    int i = n1 - 2;
+    for (; i > n2 - 2; i--) {
+        V ci = V_SET1(c1[i]);
+        _Pragma("GCC unroll 4") EACH r1[u] = V_ADD(V_MUL(r1[u], s1[u]), ci);
+    }
+    _Pragma("GCC unroll 4") EACH r2[u] = V_SET1(c2[n2 - 1]);
+    for (; i >= 0; i--) {
+        V ci = V_SET1(c1[i]), di = V_SET1(c2[i]);
+        _Pragma("GCC unroll 4") EACH
+        {
+            r1[u] = V_ADD(V_MUL(r1[u], s1[u]), ci);
+            r2[u] = V_ADD(V_MUL(r2[u], s2[u]), di);
+        }
+    }
+    _Pragma("GCC unroll 4") EACH
+    {
+        out1[u] = r1[u];
+        out2[u] = r2[u];
+    }
+}
+#define HORNER2 KNAME(horner2, KERNEL_SUFFIX)
+
 /* erfc of UNROLL vectors of x >= 0 (+inf allowed; NaN gives NaN). */
 KERNEL_INLINE void KNAME(erfc_pos, KERNEL_SUFFIX)(const V *x, V *out)
 {
     V xc[UNROLL], beyond[UNROLL], high[UNROLL], sl[UNROLL], sh[UNROLL], g[UNROLL];
-    int any_high = 0, any_low = 0;
+    int any_high = 0;
     _Pragma("GCC unroll 4") EACH
     {
         beyond[u] = V_GE(x[u], V_SET1(ERFC_TOP));
@@ -40,22 +70,8 @@ KERNEL_INLINE void KNAME(erfc_pos, KERNEL_SUFFIX)(const V *x, V *out)
         V t = V_DIV(V_SET1(1.0), V_ADD(V_SET1(1.0), V_MUL(xc[u], V_SET1(ERFC_T_SCALE))));
         high[u] = V_GE(xc[u], V_SET1(ERFC_SPLIT));
         any_high |= V_ANY(high[u]);
-        any_low |= V_ANY(V_ANDNOT(high[u], V_EQ(xc[u], xc[u])));
         sl[u] = V_MUL(V_SUB(t, V_SET1(ERFC_LOW_CENTRE)), V_SET1(ERFC_LOW_WIDTH));
         sh[u] = V_MUL(V_SUB(t, V_SET1(ERFC_HIGH_CENTRE)), V_SET1(ERFC_HIGH_WIDTH));
-    }
-    /* the low range unless a lane needs the high one (rare in the data) */
-    if (!any_high) {
-        HORNER(erfc_low, ERFC_N_LOW, sl, g);
-    } else {
-        V gh[UNROLL];
-        HORNER(erfc_high, ERFC_N_HIGH, sh, gh);
-        if (any_low) {
-            HORNER(erfc_low, ERFC_N_LOW, sl, g);
-            _Pragma("GCC unroll 4") EACH g[u] = SELECT(high[u], gh[u], g[u]);
-        } else {
-            _Pragma("GCC unroll 4") EACH g[u] = gh[u];
-        }
     }
     /* exp(-x^2) = 2^-k exp(-r), x^2 = xh^2 + xl (xh + x) with xh^2 exact */
     V r[UNROLL], k[UNROLL], e[UNROLL];
@@ -69,7 +85,14 @@ KERNEL_INLINE void KNAME(erfc_pos, KERNEL_SUFFIX)(const V *x, V *out)
                            V_MUL(k[u], V_SET1(ERFC_LN2_LO))),
                      V_MUL(V_SUB(xc[u], xh), V_ADD(xh, xc[u])));
     }
-    HORNER(erfc_exp, ERFC_N_EXP, r, e);
+    /* G of the low range with exp(-r), then the high range if a lane needs
+     * it (rare in the data) */
+    HORNER2(erfc_low, ERFC_N_LOW, sl, g, erfc_exp, ERFC_N_EXP, r, e);
+    if (any_high) {
+        V gh[UNROLL];
+        HORNER(erfc_high, ERFC_N_HIGH, sh, gh);
+        _Pragma("GCC unroll 4") EACH g[u] = SELECT(high[u], gh[u], g[u]);
+    }
     _Pragma("GCC unroll 4") EACH
     {
         /* 2^-k from its exponent bits: (1023 - k) + 1.5 2^52 holds 1023 - k

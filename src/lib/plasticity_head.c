@@ -110,6 +110,19 @@ static int64_t *choose_rows(int64_t n, int64_t max_tokens, qk_rng *rng, int64_t 
     return rows;
 }
 
+/* 1 if no component of v[d] is infinite or NaN (all exponent bits set),
+ * branch-free over the row. */
+static int row_finite(const float *v, int d)
+{
+    uint32_t bad = 0;
+    for (int c = 0; c < d; c++) {
+        uint32_t b;
+        memcpy(&b, &v[c], sizeof b);
+        bad |= (uint32_t)((b & 0x7f800000u) == 0x7f800000u);
+    }
+    return !bad;
+}
+
 /* Positions must lie on the grid: queries in a bin < n_bins, keys in a
  * heatmap cell < n_cells; vectors must be finite. */
 static int check_rows(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d,
@@ -125,10 +138,11 @@ static int check_rows(const qk_plast_rows *r, const int64_t *rows, int64_t n, in
             return qk_fail(err, "%s row %lld: position %d is outside the grid of the "
                            "dataset", what, (long long)row, t);
         const float *v = r->vector + row * d;
-        for (int c = 0; c < d; c++)
-            if (!isfinite(v[c]))
-                return qk_fail(err, "%s row %lld: component %d is not finite", what,
-                               (long long)row, c);
+        if (!row_finite(v, d))
+            for (int c = 0; c < d; c++)
+                if (!isfinite(v[c]))
+                    return qk_fail(err, "%s row %lld: component %d is not finite", what,
+                                   (long long)row, c);
     }
     return 0;
 }
@@ -519,10 +533,8 @@ static int enumerate_pairs(head_work *w, const qk_plast_grid *g, int64_t *eligib
 
 /* Adds PP of one (pair, bin) to the bin and to its heatmap cell:
  * (floor(delta_t / B), floor((tau_b - midpoint) / B)). */
-static inline void accumulate(head_work *w, qk_plast_head *h, const key_pair *p, int b,
-                              double m, double v)
+static inline void add_pp(head_work *w, qk_plast_head *h, const key_pair *p, int b, double pp)
 {
-    double pp = qk_plast_pp(m, v);
     w->bin_sum[b] += pp;
     double mid = floor((2.0 * h->bin_tau[b] - (double)p->pos_sum) / (2.0 * w->bucket_size));
     int row = mid < 0.0 ? 0 : mid >= w->n_cells ? w->n_cells - 1 : (int)mid;
@@ -530,6 +542,12 @@ static inline void accumulate(head_work *w, qk_plast_head *h, const key_pair *p,
     size_t cell = (size_t)col * w->n_cells + row;
     w->cell_sum[cell] += pp;
     h->cell_evals[cell]++;
+}
+
+static inline void accumulate(head_work *w, qk_plast_head *h, const key_pair *p, int b,
+                              double m, double v)
+{
+    add_pp(w, h, p, b, qk_plast_pp(m, v));
 }
 
 static inline double mean_term(const head_work *w, const key_pair *p, int b)
@@ -624,44 +642,54 @@ static inline int cell_row(const head_work *w, double y)
     return mid < 0.0 ? 0 : mid >= w->n_cells ? w->n_cells - 1 : (int)mid;
 }
 
-/* Adds the PP values pp[0..] of pair p for its bins from..last (kept ones
- * only) to the bins and to the heatmap cells, in bin order: the same sums
- * as one accumulate() per value. tau2[b] = 2 tau_b. The row of a bin only
- * grows with b (tau_b does), so the bins of one cell form a run, found by
- * comparing 2 tau_b - pos_sum with the run's upper edge (and by the exact
- * row where the comparison is within rounding of the edge). */
-static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, int from,
+/* The sum of pp[0..n), four partial sums at a time (a fixed order). */
+static inline double run_sum(const double *pp, int n)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += pp[i];
+        s1 += pp[i + 1];
+        s2 += pp[i + 2];
+        s3 += pp[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += pp[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* Adds the PP values pp[0..] of pair p for its bins from..last (all kept)
+ * to the bins and to the heatmap cells. tau2[b] = 2 tau_b. The row of a
+ * bin only grows with b (tau_b does), so the bins of one cell form a run,
+ * found by comparing 2 tau_b - pos_sum with the run's upper edge (and by
+ * the exact row where the comparison is within rounding of the edge); a
+ * run adds its sum to its cell. */
+__attribute__((noinline)) static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, int from,
                             int last, const double *pp, const double *tau2)
 {
-    const unsigned char *kept = w->kept;
-    for (int b = from; b <= last; b++)
-        if (kept[b])
-            w->bin_sum[b] += pp[b - from];
+    double *bin_sum = w->bin_sum + from;
+    int n = last - from + 1;
+    for (int i = 0; i < n; i++)
+        bin_sum[i] += pp[i];
     double pos_sum = (double)p->pos_sum, two_b = 2.0 * w->bucket_size;
     int col = p->dist_cell < w->n_cells ? p->dist_cell : w->n_cells - 1;
-    int b = from;
-    while (b <= last) {
-        if (!kept[b]) {
-            b++;
-            continue;
-        }
+    for (int b = from; b <= last;) {
         int row = cell_row(w, tau2[b] - pos_sum);
         double edge = row == w->n_cells - 1 ? INFINITY : (double)(row + 1) * two_b;
         double sure = edge - edge * 0x1p-50; /* below it the row is certainly the same */
-        size_t cell = (size_t)col * w->n_cells + row;
-        double acc = w->cell_sum[cell];
-        int64_t count = 0;
-        for (; b <= last; b++) {
-            if (!kept[b])
-                continue;
-            double y = tau2[b] - pos_sum;
-            if (!(y < sure) && (y >= edge || cell_row(w, y) != row))
+        int e = b + 1;
+        for (;;) {
+            while (e <= last && tau2[e] - pos_sum < sure)
+                e++;
+            if (e <= last && tau2[e] - pos_sum < edge && cell_row(w, tau2[e] - pos_sum) == row)
+                e++;
+            else
                 break;
-            acc += pp[b - from];
-            count++;
         }
-        w->cell_sum[cell] = acc;
-        h->cell_evals[cell] += count;
+        size_t cell = (size_t)col * w->n_cells + row;
+        w->cell_sum[cell] += run_sum(pp + (b - from), e - b);
+        h->cell_evals[cell] += e - b;
+        b = e;
     }
 }
 
@@ -678,6 +706,9 @@ static void exact_diag(head_work *w, qk_plast_head *h)
     double *tau2 = qk_doubles((size_t)w->n_bins);
     for (int b = 0; b < w->n_bins; b++)
         tau2[b] = 2.0 * h->bin_tau[b];
+    int contiguous = 1; /* every bin between the first and the last kept one kept */
+    for (int b = first_kept; b <= last; b++)
+        contiguous &= w->kept[b];
     double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     double *m = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
@@ -714,7 +745,13 @@ static void exact_diag(head_work *w, qk_plast_head *h)
         qk_plast_pp_n(m, v, m, n);
         const double *pp = m;
         for (int64_t i = 0; i < nb; i++) {
-            accumulate_pair(w, h, &blk[i], from[i], last, pp, tau2);
+            if (contiguous) {
+                accumulate_pair(w, h, &blk[i], from[i], last, pp, tau2);
+            } else {
+                for (int b = from[i]; b <= last; b++)
+                    if (w->kept[b])
+                        add_pp(w, h, &blk[i], b, pp[b - from[i]]);
+            }
             pp += last - from[i] + 1;
         }
     }

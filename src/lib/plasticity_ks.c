@@ -100,15 +100,20 @@ double qk_plast_ks_norm(double *x, int64_t n)
     for (int64_t i = 0; i < n; i++)
         cdf[i] = -x[i] * M_SQRT1_2;
     qk_plast_erfc_n(cdf, cdf, n);
+    /* the steps i / n of the empirical CDF */
+    double *step = qk_malloc((size_t)(n + 1) * sizeof *step);
+    for (int64_t i = 0; i <= n; i++)
+        step[i] = (double)i / (double)n;
     double stat = 0.0;
     for (int64_t i = 0; i < n; i++) {
         double c = 0.5 * cdf[i];
-        double above = (double)(i + 1) / (double)n - c;
-        double below = c - (double)i / (double)n;
+        double above = step[i + 1] - c;
+        double below = c - step[i];
         double worst = above > below ? above : below;
         if (worst > stat)
             stat = worst;
     }
+    free(step);
     free(cdf);
     return qk_plast_kolmogorov_sf(n, stat);
 }

@@ -26,49 +26,53 @@ double qk_plast_pp_z(double z)
 
 /* ---- orientation (step 2) -------------------------------------------------------- */
 
-typedef struct bucket_row {
-    int32_t bucket;
-    int64_t row;
-} bucket_row;
-
-static int cmp_bucket_row(const void *a, const void *b)
+static int cmp_int32(const void *a, const void *b)
 {
-    const bucket_row *x = a, *y = b;
-    if (x->bucket != y->bucket)
-        return x->bucket < y->bucket ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
 }
 
 void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
                           double *sign)
 {
-    double *total = qk_calloc((size_t)d, sizeof *total);
-    double *part = qk_calloc((size_t)d, sizeof *part);
-    bucket_row *rows = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *rows);
+    /* the distinct buckets in ascending order, and each row's place among
+     * them */
+    int32_t *ids = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+    memcpy(ids, bucket, (size_t)n * sizeof *ids);
+    qsort(ids, (size_t)n, sizeof *ids, cmp_int32);
+    int64_t nb = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (i == 0 || ids[i] != ids[nb - 1])
+            ids[nb++] = ids[i];
+    int64_t *slot = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *slot);
     for (int64_t i = 0; i < n; i++) {
-        rows[i].bucket = bucket[i];
-        rows[i].row = i;
+        const int32_t *hit = bsearch(&bucket[i], ids, (size_t)nb, sizeof *ids, cmp_int32);
+        slot[i] = hit - ids;
     }
-    qsort(rows, (size_t)n, sizeof *rows, cmp_bucket_row);
-    /* the mean of each bucket, then their unweighted sum */
-    for (int64_t start = 0; start < n;) {
-        int64_t end = start;
-        memset(part, 0, (size_t)d * sizeof *part);
-        for (; end < n && rows[end].bucket == rows[start].bucket; end++) {
-            const double *row = k + rows[end].row * d;
-            for (int c = 0; c < d; c++)
-                part[c] += row[c];
-        }
-        double inv = 1.0 / (double)(end - start);
+    /* the sum of each bucket in row order, then the unweighted sum of the
+     * bucket means in bucket order */
+    double *part = qk_calloc((size_t)(nb > 0 ? nb : 1) * (size_t)d, sizeof *part);
+    int64_t *count = qk_calloc((size_t)(nb > 0 ? nb : 1), sizeof *count);
+    for (int64_t i = 0; i < n; i++) {
+        double *p = part + slot[i] * d;
+        const double *row = k + i * d;
         for (int c = 0; c < d; c++)
-            total[c] += part[c] * inv;
-        start = end;
+            p[c] += row[c];
+        count[slot[i]]++;
+    }
+    double *total = qk_calloc((size_t)d, sizeof *total);
+    for (int64_t b = 0; b < nb; b++) {
+        double inv = 1.0 / (double)count[b];
+        for (int c = 0; c < d; c++)
+            total[c] += part[b * d + c] * inv;
     }
     for (int c = 0; c < d; c++)
         sign[c] = total[c] < 0.0 ? -1.0 : 1.0;
-    free(rows);
-    free(part);
     free(total);
+    free(count);
+    free(part);
+    free(slot);
+    free(ids);
 }
 
 /* ---- positional regression (steps 3 and 5) ----------------------------------------- */
