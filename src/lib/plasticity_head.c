@@ -19,6 +19,8 @@
 #include "qk/rng.h"
 
 #define PAIR_BLOCK 512
+/* keys per range of examples whose pairs are evaluated together */
+#define RANGE_KEYS 1024
 /* stream tags of the random choices of a head */
 enum { STREAM_SUBSAMPLE_Q = 1, STREAM_SUBSAMPLE_K = 2, STREAM_NOISE_DIMS = 3, STREAM_PAIRS = 4 };
 
@@ -32,14 +34,19 @@ typedef struct key_pair {
 } key_pair;
 
 typedef struct head_work {
-    int d, n_bins, n_cells, bucket_size;
+    int d, n_bins, n_cells, bucket_size, bin_factor;
+    double inv_two_b; /* 1 / 2B when 2B is a power of two, else 0 */
     int64_t nq, nk;
-    double *q;          /* [nq * d] oriented, rotated, rows sorted by bin */
+    double *q;          /* [nq * d] oriented, rotated */
+    int64_t *q_row;     /* the rows of q by bin (stable) */
     double *t_q;        /* positions of those rows */
     int64_t *bin_row;   /* [n_bins + 1] first sorted query row of each bin */
     double *k;          /* [nk * d] oriented, rotated, sorted by (example, position) */
-    int32_t *t_k, *ex_k;  /* keys in position order */
+    int32_t *t_k, *ex_k;  /* keys by range of examples, then position */
     int32_t *by_example;  /* the keys in (example, position) order */
+    int32_t *range_of;    /* the range of examples of each key */
+    int64_t *range_start; /* [n_ranges + 1] first key of each range */
+    int n_ranges;
     double *mean;       /* [n_bins * d] M_b */
     double *var;        /* [n_bins * d] diagonal of C_b */
     unsigned char *kept;
@@ -53,12 +60,15 @@ typedef struct head_work {
 static void work_free(head_work *w)
 {
     free(w->q);
+    free(w->q_row);
     free(w->t_q);
     free(w->bin_row);
     free(w->k);
     free(w->t_k);
     free(w->ex_k);
     free(w->by_example);
+    free(w->range_of);
+    free(w->range_start);
     free(w->mean);
     free(w->var);
     free(w->kept);
@@ -362,8 +372,10 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
 
 /* ---- the query model per bin (step 7) ---------------------------------------------------- */
 
-/* Sorts the query rows by bin (stable) into w->q, w->t_q, w->bin_row. */
-static void sort_queries(head_work *w, const double *q, const double *t, const int64_t *bin)
+/* Orders the query rows by bin (stable): w->q_row[i] is the row of q (kept
+ * as it is, in w->q) at place i, w->t_q its position, w->bin_row[b] the
+ * first place of bin b. Takes q over. */
+static void sort_queries(head_work *w, double *q, const double *t, const int64_t *bin)
 {
     int64_t *count = qk_calloc((size_t)w->n_bins + 1, sizeof *count);
     for (int64_t i = 0; i < w->nq; i++)
@@ -372,11 +384,12 @@ static void sort_queries(head_work *w, const double *q, const double *t, const i
         count[b + 1] += count[b];
     w->bin_row = qk_malloc(((size_t)w->n_bins + 1) * sizeof *w->bin_row);
     memcpy(w->bin_row, count, ((size_t)w->n_bins + 1) * sizeof *count);
-    w->q = raw_doubles((size_t)(w->nq > 0 ? w->nq : 1) * (size_t)w->d);
+    w->q = q;
+    w->q_row = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *w->q_row);
     w->t_q = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *w->t_q);
     for (int64_t i = 0; i < w->nq; i++) {
         int64_t to = count[bin[i]]++;
-        memcpy(w->q + to * w->d, q + i * w->d, (size_t)w->d * sizeof *q);
+        w->q_row[to] = i;
         w->t_q[to] = t[i];
     }
     free(count);
@@ -398,12 +411,12 @@ static void bin_model(head_work *w, qk_plast_head *h)
         double *m = w->mean + (size_t)b * d, *v = w->var + (size_t)b * d;
         for (int64_t i = lo; i < lo + n; i++)
             for (int c = 1; c < d; c++)
-                m[c] += w->q[i * d + c];
+                m[c] += w->q[w->q_row[i] * d + c];
         for (int c = 1; c < d; c++)
             m[c] /= (double)n;
         for (int64_t i = lo; i < lo + n; i++)
             for (int c = 1; c < d; c++) {
-                double dev = w->q[i * d + c] - m[c];
+                double dev = w->q[w->q_row[i] * d + c] - m[c];
                 v[c] += dev * dev;
             }
         for (int c = 1; c < d; c++)
@@ -418,6 +431,7 @@ static void bin_model(head_work *w, qk_plast_head *h)
 typedef struct key_order {
     int32_t example, position;
     int64_t row;
+    int32_t range;
 } key_order;
 
 static int cmp_key_order(const void *a, const void *b)
@@ -433,6 +447,8 @@ static int cmp_key_order(const void *a, const void *b)
 static int cmp_key_position(const void *a, const void *b)
 {
     const key_order *x = a, *y = b;
+    if (x->range != y->range)
+        return x->range < y->range ? -1 : 1;
     if (x->position != y->position)
         return x->position < y->position ? -1 : 1;
     if (x->example != y->example)
@@ -440,10 +456,13 @@ static int cmp_key_position(const void *a, const void *b)
     return (x->row > y->row) - (x->row < y->row);
 }
 
-/* Sorts the keys by (position, example) into w->k, w->t_k, w->ex_k: the
- * keys before a bin start are a prefix, so the score table is only
- * computed where pairs read it. w->by_example lists them by (example,
- * position): the order in which pairs are generated. */
+/* Sorts the keys into w->k, w->t_k, w->ex_k by range of examples, then by
+ * position. A range is a run of consecutive examples (in example order)
+ * with at least RANGE_KEYS keys: the pairs of one range are evaluated
+ * together, so the key and score rows they read stay in cache; inside a
+ * range the keys before a bin start are a prefix, so the score table is
+ * only computed where pairs read it. w->by_example lists the keys by
+ * (example, position): the order in which pairs are generated. */
 static void sort_keys(head_work *w, const double *k, const int32_t *t, const int32_t *ex)
 {
     size_t n = (size_t)(w->nk > 0 ? w->nk : 1);
@@ -452,17 +471,35 @@ static void sort_keys(head_work *w, const double *k, const int32_t *t, const int
         order[i].example = ex[i];
         order[i].position = t[i];
         order[i].row = i;
+        order[i].range = 0;
     }
+    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_order);
+    /* ranges of whole examples, in example order */
+    int32_t range = 0;
+    int64_t in_range = 0;
+    for (int64_t i = 0; i < w->nk; i++) {
+        if (i > 0 && order[i].example != order[i - 1].example && in_range >= RANGE_KEYS) {
+            range++;
+            in_range = 0;
+        }
+        order[i].range = range;
+        in_range++;
+    }
+    w->n_ranges = w->nk > 0 ? range + 1 : 0;
     qsort(order, (size_t)w->nk, sizeof *order, cmp_key_position);
     w->k = raw_doubles(n * (size_t)w->d);
     w->t_k = qk_malloc(n * sizeof *w->t_k);
     w->ex_k = qk_malloc(n * sizeof *w->ex_k);
+    w->range_of = qk_malloc(n * sizeof *w->range_of);
+    w->range_start = qk_calloc((size_t)w->n_ranges + 1, sizeof *w->range_start);
     w->by_example = qk_malloc(n * sizeof *w->by_example);
     for (int64_t i = 0; i < w->nk; i++) {
         memcpy(w->k + i * w->d, k + order[i].row * w->d, (size_t)w->d * sizeof *k);
         w->t_k[i] = order[i].position;
         w->ex_k[i] = order[i].example;
-        order[i].row = i; /* now the place in position order */
+        w->range_of[i] = order[i].range;
+        w->range_start[order[i].range + 1] = i + 1;
+        order[i].row = i; /* now the place in the sorted keys */
     }
     qsort(order, (size_t)w->nk, sizeof *order, cmp_key_order);
     for (int64_t i = 0; i < w->nk; i++)
@@ -570,22 +607,26 @@ static void kept_range(const head_work *w, int *first, int *last)
 
 /* S = K M^T into out (nk x n_bins), where pairs read it: a key is in no
  * pair eligible before the bin after its own, so a block of keys (in
- * position order) gets the kept bins from its first key's next bin on.
- * Other entries are left unset. */
+ * position order within a range) gets the kept bins from its first key's
+ * next bin on. Other entries are left unset. */
 static void score_gemm(const head_work *w, const qk_plast_grid *g, double *out)
 {
     int first, last;
     kept_range(w, &first, &last);
-    for (int64_t r0 = 0; r0 < w->nk && first <= last; r0 += KEY_BLOCK) {
-        int64_t nr = w->nk - r0 < KEY_BLOCK ? w->nk - r0 : KEY_BLOCK;
-        int64_t start = qk_plast_bin_of(g, w->t_k[r0]) + 1;
-        if (start < first)
-            start = first;
-        if (start > last)
-            break; /* and so for every later block */
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr, (int)(last - start + 1),
-                    w->d, 1.0, w->k + r0 * w->d, w->d, w->mean + start * w->d, w->d, 0.0,
-                    out + r0 * w->n_bins + start, w->n_bins);
+    for (int r = 0; r < w->n_ranges && first <= last; r++) {
+        int64_t end = w->range_start[r + 1];
+        for (int64_t r0 = w->range_start[r]; r0 < end; r0 += KEY_BLOCK) {
+            int64_t nr = end - r0 < KEY_BLOCK ? end - r0 : KEY_BLOCK;
+            int64_t start = qk_plast_bin_of(g, w->t_k[r0]) + 1;
+            if (start < first)
+                start = first;
+            if (start > last)
+                break; /* and so for every later block of the range */
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr,
+                        (int)(last - start + 1), w->d, 1.0, w->k + r0 * w->d, w->d,
+                        w->mean + start * w->d, w->d, 0.0, out + r0 * w->n_bins + start,
+                        w->n_bins);
+        }
     }
 }
 
@@ -635,10 +676,11 @@ static void pair_squares(const head_work *w, const key_pair *pairs, int64_t n, d
 }
 
 /* The heatmap row of bin b for a pair: floor((2 tau_b - pos_sum) / 2B),
- * clamped to the grid. */
+ * clamped to the grid. With 2B a power of two the division is a product
+ * by its exact inverse (the same value, without the divider). */
 static inline int cell_row(const head_work *w, double y)
 {
-    double mid = floor(y / (2.0 * w->bucket_size));
+    double mid = w->inv_two_b > 0.0 ? floor(y * w->inv_two_b) : floor(y / (2.0 * w->bucket_size));
     return mid < 0.0 ? 0 : mid >= w->n_cells ? w->n_cells - 1 : (int)mid;
 }
 
@@ -658,13 +700,25 @@ static inline double run_sum(const double *pp, int n)
     return (s0 + s1) + (s2 + s3);
 }
 
+/* Whether bin b of a pair (pos_sum) lies beyond the heatmap row whose
+ * upper edge is edge (2 tau_b - pos_sum >= edge, up to rounding: near the
+ * edge the exact row decides). */
+static inline int past_row(const head_work *w, const double *tau2, int b, double pos_sum,
+                           int row, double edge, double sure)
+{
+    double y = tau2[b] - pos_sum;
+    if (y < sure)
+        return 0;
+    return y >= edge || cell_row(w, y) != row;
+}
+
 /* Adds the PP values pp[0..] of pair p for its bins from..last (all kept)
  * to the bins and to the heatmap cells. tau2[b] = 2 tau_b. The row of a
- * bin only grows with b (tau_b does), so the bins of one cell form a run,
- * found by comparing 2 tau_b - pos_sum with the run's upper edge (and by
- * the exact row where the comparison is within rounding of the edge); a
- * run adds its sum to its cell. */
-__attribute__((noinline)) static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, int from,
+ * bin only grows with b (tau_b does), so the bins of one cell form a run;
+ * a run adds its sum to its cell. A run of row r ends near the bin that
+ * holds position ((r + 1) 2B + pos_sum) / 2 (tau_b lies inside bin b): the
+ * end is looked for from there. */
+static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, int from,
                             int last, const double *pp, const double *tau2)
 {
     double *bin_sum = w->bin_sum + from;
@@ -672,19 +726,20 @@ __attribute__((noinline)) static void accumulate_pair(head_work *w, qk_plast_hea
     for (int i = 0; i < n; i++)
         bin_sum[i] += pp[i];
     double pos_sum = (double)p->pos_sum, two_b = 2.0 * w->bucket_size;
+    double bins_per_position = (double)w->bin_factor / w->bucket_size;
     int col = p->dist_cell < w->n_cells ? p->dist_cell : w->n_cells - 1;
     for (int b = from; b <= last;) {
         int row = cell_row(w, tau2[b] - pos_sum);
-        double edge = row == w->n_cells - 1 ? INFINITY : (double)(row + 1) * two_b;
-        double sure = edge - edge * 0x1p-50; /* below it the row is certainly the same */
-        int e = b + 1;
-        for (;;) {
-            while (e <= last && tau2[e] - pos_sum < sure)
+        int e = last + 1;
+        if (row < w->n_cells - 1) {
+            double edge = (double)(row + 1) * two_b;
+            double sure = edge - edge * 0x1p-50; /* below it the row is certainly the same */
+            double guess = floor(0.5 * (edge + pos_sum) * bins_per_position);
+            e = guess <= b ? b + 1 : guess > last ? last + 1 : (int)guess;
+            while (e > b + 1 && past_row(w, tau2, e - 1, pos_sum, row, edge, sure))
+                e--;
+            while (e <= last && !past_row(w, tau2, e, pos_sum, row, edge, sure))
                 e++;
-            if (e <= last && tau2[e] - pos_sum < edge && cell_row(w, tau2[e] - pos_sum) == row)
-                e++;
-            else
-                break;
         }
         size_t cell = (size_t)col * w->n_cells + row;
         w->cell_sum[cell] += run_sum(pp + (b - from), e - b);
@@ -696,6 +751,43 @@ __attribute__((noinline)) static void accumulate_pair(head_work *w, qk_plast_hea
 /* Every eligible (pair, kept bin), blocks of pairs at a time: per block
  * one GEMM for v, the mean terms from S, then PP of the whole block in one
  * vectorised batch and the sums. */
+/* The pairs in evaluation order, by range of examples and then by first
+ * bin (stable: generation order within), and the blocks: at most
+ * PAIR_BLOCK pairs of one range, block_start[0..n_blocks]. */
+typedef struct pair_blocks {
+    key_pair *pairs;
+    int64_t *start;
+    int64_t n;
+} pair_blocks;
+
+static void make_blocks(const head_work *w, pair_blocks *pb)
+{
+    int64_t *count = qk_calloc((size_t)w->n_ranges + 1, sizeof *count);
+    for (int64_t i = 0; i < w->n_pairs; i++)
+        count[w->range_of[w->pairs[i].a] + 1]++;
+    int64_t n_blocks = 0;
+    for (int r = 0; r < w->n_ranges; r++)
+        n_blocks += (count[r + 1] + PAIR_BLOCK - 1) / PAIR_BLOCK;
+    pb->start = qk_malloc((size_t)(n_blocks + 1) * sizeof *pb->start);
+    pb->n = 0;
+    for (int r = 0; r < w->n_ranges; r++) {
+        for (int64_t off = 0; off < count[r + 1]; off += PAIR_BLOCK)
+            pb->start[pb->n++] = count[r] + off;
+        count[r + 1] += count[r];
+    }
+    pb->start[pb->n] = w->n_pairs;
+    pb->pairs = qk_malloc((size_t)(w->n_pairs > 0 ? w->n_pairs : 1) * sizeof *pb->pairs);
+    for (int64_t i = 0; i < w->n_pairs; i++)
+        pb->pairs[count[w->range_of[w->pairs[i].a]]++] = w->pairs[i];
+    free(count);
+}
+
+static void free_blocks(pair_blocks *pb)
+{
+    free(pb->pairs);
+    free(pb->start);
+}
+
 static void exact_diag(head_work *w, qk_plast_head *h)
 {
     int d = w->d;
@@ -713,12 +805,14 @@ static void exact_diag(head_work *w, qk_plast_head *h)
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     double *m = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     int32_t *from = qk_malloc((size_t)PAIR_BLOCK * sizeof *from);
-    for (int64_t p0 = 0; p0 < w->n_pairs; p0 += PAIR_BLOCK) {
-        int64_t nb = w->n_pairs - p0 < PAIR_BLOCK ? w->n_pairs - p0 : PAIR_BLOCK;
-        const key_pair *blk = w->pairs + p0;
+    pair_blocks pb;
+    make_blocks(w, &pb);
+    for (int64_t k = 0; k < pb.n; k++) {
+        int64_t nb = pb.start[k + 1] - pb.start[k];
+        const key_pair *blk = pb.pairs + pb.start[k];
         int b0 = blk[0].first > first_kept ? blk[0].first : first_kept; /* sorted by first */
         if (b0 > last)
-            break;
+            continue;
         int ncol = last - b0 + 1;
         pair_squares(w, blk, nb, sq);
         /* V[i, b] = sum_c delta_ic^2 C_b,cc for the block's bins b0..last */
@@ -755,6 +849,7 @@ static void exact_diag(head_work *w, qk_plast_head *h)
             pp += last - from[i] + 1;
         }
     }
+    free_blocks(&pb);
     free(from);
     free(m);
     free(v);
@@ -783,12 +878,14 @@ static void measure_floor(head_work *w, qk_plast_head *h, const qk_plast_grid *g
     double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     double *x = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
-    for (int64_t p0 = 0; first_kept <= last && p0 < w->n_pairs; p0 += PAIR_BLOCK) {
-        int64_t nb = w->n_pairs - p0 < PAIR_BLOCK ? w->n_pairs - p0 : PAIR_BLOCK;
-        const key_pair *blk = w->pairs + p0;
+    pair_blocks pb;
+    make_blocks(w, &pb);
+    for (int64_t k = 0; first_kept <= last && k < pb.n; k++) {
+        int64_t nb = pb.start[k + 1] - pb.start[k];
+        const key_pair *blk = pb.pairs + pb.start[k];
         int b0 = blk[0].first > first_kept ? blk[0].first : first_kept;
         if (b0 > last)
-            break;
+            continue;
         int ncol = last - b0 + 1;
         pair_squares(w, blk, nb, sq);
         double c1 = qk_thread_cpu();
@@ -808,6 +905,7 @@ static void measure_floor(head_work *w, qk_plast_head *h, const qk_plast_grid *g
         t->floor_erfc += qk_thread_cpu() - c2;
         t->n_erfc += n;
     }
+    free_blocks(&pb);
     free(x);
     free(v);
     free(sq);
@@ -823,7 +921,7 @@ static void centred_bin(const head_work *w, int b, double *qc)
     for (int64_t i = 0; i < n; i++) {
         qc[i * d] = 0.0;
         for (int c = 1; c < d; c++)
-            qc[i * d + c] = w->q[(lo + i) * d + c] - m[c];
+            qc[i * d + c] = w->q[w->q_row[lo + i] * d + c] - m[c];
     }
 }
 
@@ -1076,7 +1174,7 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     qk_rng_seed(&rng, kk, 4);
     noise_normality(qx, w->nq, d, p, &rng, h);
 
-    sort_queries(w, qx, t, bin);
+    sort_queries(w, qx, t, bin); /* keeps qx */
     sort_keys(w, kx, kt, ke);
     free(tmp);
     free(hv);
@@ -1084,7 +1182,6 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     free(alpha);
     free(bin);
     free(t);
-    free(qx);
     free(sign);
     free(ke);
     free(kt);
@@ -1110,6 +1207,9 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     w.n_bins = g->n_bins;
     w.n_cells = g->n_cells;
     w.bucket_size = g->bucket_size;
+    w.bin_factor = g->bin_factor;
+    if ((g->bucket_size & (g->bucket_size - 1)) == 0)
+        w.inv_two_b = 0.5 / g->bucket_size;
     uint64_t keys[3] = {p->seed, (uint64_t)layer, (uint64_t)q_head};
     int rc = -1;
     double cpu0 = qk_thread_cpu();

@@ -18,72 +18,52 @@
 #include "qk/moments.h"
 #include "qk/plasticity.h"
 
-/* Ascending sort of doubles without NaN. The KS tests sort tens of columns
- * of thousands of values per head, so: a stable LSD radix sort on the top
- * 33 bits of an order-preserving image of the bits (sign, exponent and 21
- * mantissa bits, 3 passes of 11), which leaves only values that share
- * those bits out of order, then an insertion sort on the doubles, which
- * has almost nothing to move. */
-#define RADIX_BITS 11
-#define RADIX_SIZE (1 << RADIX_BITS)
-#define RADIX_PASSES 3
-
-static uint64_t order_key(double v)
+/* The steps i / n (i = 0..n) of an empirical CDF: every KS test of a head
+ * has the same n, so the last table of the thread is kept. */
+static const double *cdf_steps(int64_t n)
 {
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    /* negative: all bits flipped; positive: the sign bit set */
-    return b >> 63 ? ~b : b | (UINT64_C(1) << 63);
+    static _Thread_local double *table;
+    static _Thread_local int64_t table_n = -1;
+    if (table_n != n) {
+        free(table);
+        table = qk_malloc((size_t)(n + 1) * sizeof *table);
+        for (int64_t i = 0; i <= n; i++)
+            table[i] = (double)i / (double)n;
+        table_n = n;
+    }
+    return table;
 }
 
-static void insertion_sort(double *x, int64_t n)
+/* Sorts x[n] ascending (no NaN) and carries c[n] along: a counting sort
+ * by bucket[i] (values 0..n-1, ascending with x up to rounding), then an
+ * insertion sort on x, which has almost nothing left to move. */
+static void sort_by_bucket(double *x, double *c, const uint32_t *bucket, int64_t n)
 {
+    uint32_t *start = qk_calloc((size_t)n + 1, sizeof *start);
+    for (int64_t i = 0; i < n; i++)
+        start[bucket[i] + 1]++;
+    for (int64_t b = 0; b < n; b++)
+        start[b + 1] += start[b];
+    double *xs = qk_malloc((size_t)n * 2 * sizeof *xs), *cs = xs + n;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t to = start[bucket[i]]++;
+        xs[to] = x[i];
+        cs[to] = c[i];
+    }
     for (int64_t i = 1; i < n; i++) {
-        double v = x[i];
+        double v = xs[i], w = cs[i];
         int64_t j = i;
-        for (; j > 0 && x[j - 1] > v; j--)
-            x[j] = x[j - 1];
-        x[j] = v;
-    }
-}
-
-static void sort_doubles(double *x, int64_t n)
-{
-    if (n < 64) {
-        insertion_sort(x, n);
-        return;
-    }
-    uint64_t *key = qk_malloc((size_t)n * 2 * sizeof *key), *tmp = key + n;
-    uint32_t *count = qk_calloc((size_t)RADIX_PASSES * RADIX_SIZE, sizeof *count);
-    for (int64_t i = 0; i < n; i++) {
-        key[i] = order_key(x[i]);
-        for (int p = 0; p < RADIX_PASSES; p++)
-            count[p * RADIX_SIZE + ((key[i] >> (64 - RADIX_BITS * (RADIX_PASSES - p))) &
-                                    (RADIX_SIZE - 1))]++;
-    }
-    for (int p = 0; p < RADIX_PASSES; p++) {
-        int shift = 64 - RADIX_BITS * (RADIX_PASSES - p);
-        uint32_t *c = count + p * RADIX_SIZE, sum = 0;
-        if (c[(key[0] >> shift) & (RADIX_SIZE - 1)] == (uint32_t)n)
-            continue; /* one digit for all: nothing to do */
-        for (int d = 0; d < RADIX_SIZE; d++) {
-            uint32_t here = c[d];
-            c[d] = sum;
-            sum += here;
+        for (; j > 0 && xs[j - 1] > v; j--) {
+            xs[j] = xs[j - 1];
+            cs[j] = cs[j - 1];
         }
-        for (int64_t i = 0; i < n; i++)
-            tmp[c[(key[i] >> shift) & (RADIX_SIZE - 1)]++] = key[i];
-        uint64_t *swap = key;
-        key = tmp;
-        tmp = swap;
+        xs[j] = v;
+        cs[j] = w;
     }
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t b = key[i] >> 63 ? key[i] & ~(UINT64_C(1) << 63) : ~key[i];
-        memcpy(&x[i], &b, sizeof b);
-    }
-    insertion_sort(x, n);
-    free(count);
-    free(key < tmp ? key : tmp);
+    memcpy(x, xs, (size_t)n * sizeof *x);
+    memcpy(c, cs, (size_t)n * sizeof *c);
+    free(xs);
+    free(start);
 }
 
 double qk_plast_ks_norm(double *x, int64_t n)
@@ -93,27 +73,30 @@ double qk_plast_ks_norm(double *x, int64_t n)
     for (int64_t i = 0; i < n; i++)
         if (isnan(x[i]))
             return NAN;
-    sort_doubles(x, n);
-    /* Phi(x) = erfc(-x / sqrt 2) / 2 for all of them in one batch: the bits
-     * of qk_plast_phi */
+    /* Phi(x) = erfc(-x / sqrt 2) / 2 for all values in one batch (the bits
+     * of qk_plast_phi), then the values sorted by Phi, which spreads a
+     * roughly normal sample evenly over n buckets */
     double *cdf = qk_malloc((size_t)n * sizeof *cdf);
+    uint32_t *bucket = qk_malloc((size_t)n * sizeof *bucket);
     for (int64_t i = 0; i < n; i++)
         cdf[i] = -x[i] * M_SQRT1_2;
     qk_plast_erfc_n(cdf, cdf, n);
-    /* the steps i / n of the empirical CDF */
-    double *step = qk_malloc((size_t)(n + 1) * sizeof *step);
-    for (int64_t i = 0; i <= n; i++)
-        step[i] = (double)i / (double)n;
+    for (int64_t i = 0; i < n; i++) {
+        cdf[i] *= 0.5;
+        double slot = cdf[i] * (double)n;
+        bucket[i] = slot < 0.0 ? 0 : slot >= (double)n ? (uint32_t)(n - 1) : (uint32_t)slot;
+    }
+    sort_by_bucket(x, cdf, bucket, n);
+    const double *step = cdf_steps(n);
     double stat = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        double c = 0.5 * cdf[i];
-        double above = step[i + 1] - c;
-        double below = c - step[i];
+        double above = step[i + 1] - cdf[i];
+        double below = cdf[i] - step[i];
         double worst = above > below ? above : below;
         if (worst > stat)
             stat = worst;
     }
-    free(step);
+    free(bucket);
     free(cdf);
     return qk_plast_kolmogorov_sf(n, stat);
 }
