@@ -17,6 +17,7 @@
 #include "qk/moments.h"
 #include "qk/plasticity.h"
 #include "qk/rng.h"
+#include "plasticity_vec.h"
 
 #define PAIR_BLOCK 512
 /* keys per range of examples whose pairs are evaluated together */
@@ -165,7 +166,14 @@ static double *gather(const qk_plast_rows *r, const int64_t *rows, int64_t n, in
     for (int64_t i = 0; i < n; i++) {
         const float *src = r->vector + rows[i] * d;
         double *dst = x + i * d;
-        for (int c = 0; c < d; c++)
+        int c = 0;
+        if (sign)
+            for (; c + 2 <= d; c += 2)
+                store2(dst + c, load2(sign + c) * load2f(src + c));
+        else
+            for (; c + 2 <= d; c += 2)
+                store2(dst + c, load2f(src + c));
+        for (; c < d; c++)
             dst[c] = sign ? sign[c] * (double)src[c] : (double)src[c];
     }
     return x;
@@ -409,16 +417,28 @@ static void bin_model(head_work *w, qk_plast_head *h)
         if (n < QK_PLAST_MIN_BIN_QUERIES)
             continue;
         double *m = w->mean + (size_t)b * d, *v = w->var + (size_t)b * d;
-        for (int64_t i = lo; i < lo + n; i++)
-            for (int c = 1; c < d; c++)
-                m[c] += w->q[w->q_row[i] * d + c];
+        for (int64_t i = lo; i < lo + n; i++) {
+            const double *row = w->q + w->q_row[i] * d;
+            int c = 1;
+            for (; c + 2 <= d; c += 2)
+                store2(m + c, load2(m + c) + load2(row + c));
+            for (; c < d; c++)
+                m[c] += row[c];
+        }
         for (int c = 1; c < d; c++)
             m[c] /= (double)n;
-        for (int64_t i = lo; i < lo + n; i++)
-            for (int c = 1; c < d; c++) {
-                double dev = w->q[w->q_row[i] * d + c] - m[c];
+        for (int64_t i = lo; i < lo + n; i++) {
+            const double *row = w->q + w->q_row[i] * d;
+            int c = 1;
+            for (; c + 2 <= d; c += 2) {
+                v2d dev = load2(row + c) - load2(m + c);
+                store2(v + c, load2(v + c) + dev * dev);
+            }
+            for (; c < d; c++) {
+                double dev = row[c] - m[c];
                 v[c] += dev * dev;
             }
+        }
         for (int c = 1; c < d; c++)
             v[c] /= (double)(n - 1);
         m[0] = h->alpha_pos + h->beta_pos * h->bin_tau[b];
@@ -634,23 +654,6 @@ static void score_table(head_work *w, const qk_plast_grid *g)
 {
     w->score = raw_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
     score_gemm(w, g, w->score);
-}
-
-/* Two doubles side by side (SSE2 on x86-64): the plain loops below over
- * rows do not vectorise at -O2 by themselves. Lane-wise arithmetic, so the
- * values are those of the scalar loops. */
-typedef double v2d __attribute__((vector_size(16)));
-
-static inline v2d load2(const double *p)
-{
-    v2d v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline void store2(double *p, v2d v)
-{
-    memcpy(p, &v, sizeof v);
 }
 
 /* pairs ahead whose rows are prefetched */
@@ -1175,9 +1178,14 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     }
     double *sign = qk_doubles((size_t)d);
     qk_plast_orientation(kx, w->nk, d, kb, sign);
-    for (int64_t i = 0; i < w->nk; i++)
-        for (int c = 0; c < d; c++)
-            kx[i * d + c] *= sign[c];
+    for (int64_t i = 0; i < w->nk; i++) {
+        double *row = kx + i * d;
+        int c = 0;
+        for (; c + 2 <= d; c += 2)
+            store2(row + c, load2(row + c) * load2(sign + c));
+        for (; c < d; c++)
+            row[c] *= sign[c];
+    }
     double *qx = gather(q, qrows, w->nq, d, sign);
     double *t = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *t);
     int64_t *bin = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *bin);

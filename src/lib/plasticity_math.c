@@ -9,6 +9,7 @@
 
 #include "qk/moments.h"
 #include "qk/plasticity.h"
+#include "plasticity_vec.h"
 
 double qk_plast_phi(double z)
 {
@@ -109,7 +110,16 @@ double qk_plast_regress(const double *x, const double *t, int64_t n, int d, doub
     /* sums of squares about the mean and about the fitted line */
     for (int64_t i = 0; i < n; i++) {
         const double *row = x + i * d;
-        for (int c = 0; c < d; c++) {
+        v2d ti = {t[i], t[i]};
+        int c = 0;
+        for (; c + 2 <= d; c += 2) {
+            v2d xv = load2(row + c);
+            v2d dev = xv - load2(mean + c);
+            v2d res = xv - (load2(alpha + c) + load2(beta + c) * ti);
+            store2(ss_tot + c, load2(ss_tot + c) + dev * dev);
+            store2(ss_res + c, load2(ss_res + c) + res * res);
+        }
+        for (; c < d; c++) {
             double dev = row[c] - mean[c];
             double res = row[c] - (alpha[c] + beta[c] * t[i]);
             ss_tot[c] += dev * dev;
@@ -226,14 +236,24 @@ void qk_plast_skew_kurt_columns(const double *x, int64_t n, int64_t stride, int 
      * results are those of qk_plast_skew_kurt on the column */
     for (int64_t i = 0; i < n; i++) {
         const double *row = x + i * stride;
-        for (int c = 0; c < ncols; c++)
+        int c = 0;
+        for (; c + 2 <= ncols; c += 2)
+            store2(mean + c, load2(mean + c) + load2(row + c));
+        for (; c < ncols; c++)
             mean[c] += row[c];
     }
     for (int c = 0; c < ncols; c++)
         mean[c] = n ? mean[c] / (double)n : 0.0;
     for (int64_t i = 0; i < n; i++) {
         const double *row = x + i * stride;
-        for (int c = 0; c < ncols; c++) {
+        int c = 0;
+        for (; c + 2 <= ncols; c += 2) {
+            v2d dev = load2(row + c) - load2(mean + c), dev2 = dev * dev;
+            store2(ss + c, load2(ss + c) + dev2);
+            store2(m3 + c, load2(m3 + c) + dev2 * dev);
+            store2(m4 + c, load2(m4 + c) + dev2 * dev2);
+        }
+        for (; c < ncols; c++) {
             double dev = row[c] - mean[c], dev2 = dev * dev;
             ss[c] += dev2;
             m3[c] += dev2 * dev;
