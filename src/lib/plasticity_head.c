@@ -356,8 +356,15 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
         for (int i = 0; i < n_test; i++) {
             double m = means[dims[i]], sd = sds[i];
             double *col = cols + (size_t)i * n;
-            for (int64_t r = r0; r < r1; r++)
-                col[r] = (q[r * d + 1 + dims[i]] - m) / sd;
+            const double *src = q + 1 + dims[i];
+            int64_t r = r0;
+            v2d mv = {m, m}, sdv = {sd, sd};
+            for (; r + 2 <= r1; r += 2) {
+                v2d xv = {src[r * d], src[(r + 1) * d]};
+                store2(col + r, (xv - mv) / sdv);
+            }
+            for (; r < r1; r++)
+                col[r] = (src[r * d] - m) / sd;
         }
     }
     int below = 0;

@@ -17,6 +17,7 @@
 
 #include "qk/moments.h"
 #include "qk/plasticity.h"
+#include "plasticity_vec.h"
 
 /* The steps i / n (i = 0..n) of an empirical CDF: every KS test of a head
  * has the same n, so the last table of the thread is kept. */
@@ -78,11 +79,18 @@ double qk_plast_ks_norm(double *x, int64_t n)
      * roughly normal sample evenly over n buckets */
     double *cdf = qk_malloc((size_t)n * sizeof *cdf);
     uint32_t *bucket = qk_malloc((size_t)n * sizeof *bucket);
-    for (int64_t i = 0; i < n; i++)
+    int64_t i = 0;
+    v2d scale = {-M_SQRT1_2, -M_SQRT1_2}, half = {0.5, 0.5};
+    for (; i + 2 <= n; i += 2)
+        store2(cdf + i, load2(x + i) * scale); /* -x sqrt(1/2), as (-x) * sqrt(1/2) */
+    for (; i < n; i++)
         cdf[i] = -x[i] * M_SQRT1_2;
     qk_plast_erfc_n(cdf, cdf, n);
-    for (int64_t i = 0; i < n; i++) {
+    for (i = 0; i + 2 <= n; i += 2)
+        store2(cdf + i, load2(cdf + i) * half);
+    for (; i < n; i++)
         cdf[i] *= 0.5;
+    for (i = 0; i < n; i++) {
         double slot = cdf[i] * (double)n;
         bucket[i] = slot < 0.0 ? 0 : slot >= (double)n ? (uint32_t)(n - 1) : (uint32_t)slot;
     }

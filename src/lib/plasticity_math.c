@@ -57,7 +57,10 @@ void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *buck
     for (int64_t i = 0; i < n; i++) {
         double *p = part + slot[i] * d;
         const double *row = k + i * d;
-        for (int c = 0; c < d; c++)
+        int c = 0;
+        for (; c + 2 <= d; c += 2)
+            store2(p + c, load2(p + c) + load2(row + c));
+        for (; c < d; c++)
             p[c] += row[c];
         count[slot[i]]++;
     }
