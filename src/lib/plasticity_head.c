@@ -712,8 +712,10 @@ static void pair_squares(const head_work *w, const key_pair *pairs, int64_t n, d
  * by its exact inverse (the same value, without the divider). */
 static inline int cell_row(const head_work *w, double y)
 {
-    double mid = w->inv_two_b > 0.0 ? floor(y * w->inv_two_b) : floor(y / (2.0 * w->bucket_size));
-    return mid < 0.0 ? 0 : mid >= w->n_cells ? w->n_cells - 1 : (int)mid;
+    double mid = w->inv_two_b > 0.0 ? y * w->inv_two_b : y / (2.0 * w->bucket_size);
+    /* the floor, clamped: below 0 (or NaN) row 0; else truncation is the
+     * floor */
+    return !(mid >= 0.0) ? 0 : mid >= w->n_cells ? w->n_cells - 1 : (int)mid;
 }
 
 /* The sum of pp[0..n), four partial sums at a time (a fixed order). */
@@ -768,8 +770,8 @@ static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, i
         if (row < w->n_cells - 1) {
             double edge = (double)(row + 1) * two_b;
             double sure = edge - edge * 0x1p-50; /* below it the row is certainly the same */
-            double guess = floor(0.5 * (edge + pos_sum) * bins_per_position);
-            e = guess <= b ? b + 1 : guess > last ? last + 1 : (int)guess;
+            double guess = 0.5 * (edge + pos_sum) * bins_per_position; /* >= 0 */
+            e = guess < b + 1 ? b + 1 : guess >= last + 1 ? last + 1 : (int)guess;
             while (e > b + 1 && past_row(w, tau2, e - 1, pos_sum, row, edge, sure))
                 e--;
             while (e <= last && !past_row(w, tau2, e, pos_sum, row, edge, sure))
