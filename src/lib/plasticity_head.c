@@ -455,83 +455,98 @@ static void bin_model(head_work *w, qk_plast_head *h)
 
 /* ---- keys and pairs (step 8) ------------------------------------------------------------- */
 
-typedef struct key_order {
-    int32_t example, position;
-    int64_t row;
-    int32_t range;
-} key_order;
-
-static int cmp_key_order(const void *a, const void *b)
+/* Sorts idx[n] stably by key[idx[i]]: least significant digit first, 11
+ * bits a pass, skipping the digits all keys share. */
+static void radix_sort_index(const uint64_t *key, int64_t *idx, int64_t n)
 {
-    const key_order *x = a, *y = b;
-    if (x->example != y->example)
-        return x->example < y->example ? -1 : 1;
-    if (x->position != y->position)
-        return x->position < y->position ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
+    enum { BITS = 11, SIZE = 1 << BITS };
+    int64_t *tmp = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+    uint32_t *count = qk_malloc(SIZE * sizeof *count);
+    for (int shift = 0; shift < 64; shift += BITS) {
+        memset(count, 0, SIZE * sizeof *count);
+        for (int64_t i = 0; i < n; i++)
+            count[(key[idx[i]] >> shift) & (SIZE - 1)]++;
+        if (n == 0 || count[(key[idx[0]] >> shift) & (SIZE - 1)] == (uint32_t)n)
+            continue;
+        uint32_t sum = 0;
+        for (int d = 0; d < SIZE; d++) {
+            uint32_t here = count[d];
+            count[d] = sum;
+            sum += here;
+        }
+        for (int64_t i = 0; i < n; i++)
+            tmp[count[(key[idx[i]] >> shift) & (SIZE - 1)]++] = idx[i];
+        memcpy(idx, tmp, (size_t)n * sizeof *idx);
+    }
+    free(count);
+    free(tmp);
 }
 
-static int cmp_key_position(const void *a, const void *b)
+/* an int32 as an unsigned value of the same order */
+static inline uint64_t ordered32(int32_t v)
 {
-    const key_order *x = a, *y = b;
-    if (x->range != y->range)
-        return x->range < y->range ? -1 : 1;
-    if (x->position != y->position)
-        return x->position < y->position ? -1 : 1;
-    if (x->example != y->example)
-        return x->example < y->example ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
+    return (uint64_t)((uint32_t)v ^ UINT32_C(0x80000000));
 }
 
 /* Sorts the keys into w->k, w->t_k, w->ex_k by range of examples, then by
- * position. A range is a run of consecutive examples (in example order)
- * with at least RANGE_KEYS keys: the pairs of one range are evaluated
- * together, so the key and score rows they read stay in cache; inside a
- * range the keys before a bin start are a prefix, so the score table is
- * only computed where pairs read it. w->by_example lists the keys by
- * (example, position): the order in which pairs are generated. */
+ * position (ties by example, then row). A range is a run of consecutive
+ * examples (in example order) with at least RANGE_KEYS keys: the pairs of
+ * one range are evaluated together, so the key and score rows they read
+ * stay in cache; inside a range the keys before a bin start are a prefix,
+ * so the score table is only computed where pairs read it. w->by_example
+ * lists the keys by (example, position, row): the order in which pairs are
+ * generated. */
 static void sort_keys(head_work *w, const double *k, const int32_t *t, const int32_t *ex)
 {
-    size_t n = (size_t)(w->nk > 0 ? w->nk : 1);
-    key_order *order = qk_malloc(n * sizeof *order);
-    for (int64_t i = 0; i < w->nk; i++) {
-        order[i].example = ex[i];
-        order[i].position = t[i];
-        order[i].row = i;
-        order[i].range = 0;
+    int64_t nk = w->nk;
+    size_t n = (size_t)(nk > 0 ? nk : 1);
+    uint64_t *key = qk_malloc(n * sizeof *key);
+    int64_t *by_ex = qk_malloc(n * sizeof *by_ex), *by_pos = qk_malloc(n * sizeof *by_pos);
+    int32_t *range = qk_malloc(n * sizeof *range);
+    for (int64_t i = 0; i < nk; i++) {
+        key[i] = ordered32(ex[i]) << 32 | ordered32(t[i]);
+        by_ex[i] = i;
     }
-    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_order);
+    radix_sort_index(key, by_ex, nk); /* stable: ties stay in row order */
     /* ranges of whole examples, in example order */
-    int32_t range = 0;
+    int32_t r = 0;
     int64_t in_range = 0;
-    for (int64_t i = 0; i < w->nk; i++) {
-        if (i > 0 && order[i].example != order[i - 1].example && in_range >= RANGE_KEYS) {
-            range++;
+    for (int64_t j = 0; j < nk; j++) {
+        if (j > 0 && ex[by_ex[j]] != ex[by_ex[j - 1]] && in_range >= RANGE_KEYS) {
+            r++;
             in_range = 0;
         }
-        order[i].range = range;
+        range[by_ex[j]] = r;
         in_range++;
     }
-    w->n_ranges = w->nk > 0 ? range + 1 : 0;
-    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_position);
+    w->n_ranges = nk > 0 ? r + 1 : 0;
+    for (int64_t i = 0; i < nk; i++)
+        key[i] = (uint64_t)range[i] << 32 | ordered32(t[i]);
+    memcpy(by_pos, by_ex, n * sizeof *by_pos);
+    radix_sort_index(key, by_pos, nk); /* ties stay in (example, row) order */
     w->k = raw_doubles(n * (size_t)w->d);
     w->t_k = qk_malloc(n * sizeof *w->t_k);
     w->ex_k = qk_malloc(n * sizeof *w->ex_k);
     w->range_of = qk_malloc(n * sizeof *w->range_of);
     w->range_start = qk_calloc((size_t)w->n_ranges + 1, sizeof *w->range_start);
     w->by_example = qk_malloc(n * sizeof *w->by_example);
-    for (int64_t i = 0; i < w->nk; i++) {
-        memcpy(w->k + i * w->d, k + order[i].row * w->d, (size_t)w->d * sizeof *k);
-        w->t_k[i] = order[i].position;
-        w->ex_k[i] = order[i].example;
-        w->range_of[i] = order[i].range;
-        w->range_start[order[i].range + 1] = i + 1;
-        order[i].row = i; /* now the place in the sorted keys */
+    int64_t *place = qk_malloc(n * sizeof *place); /* of each row in the sorted keys */
+    for (int64_t i = 0; i < nk; i++) {
+        int64_t row = by_pos[i];
+        memcpy(w->k + i * w->d, k + row * w->d, (size_t)w->d * sizeof *k);
+        w->t_k[i] = t[row];
+        w->ex_k[i] = ex[row];
+        w->range_of[i] = range[row];
+        w->range_start[range[row] + 1] = i + 1;
+        place[row] = i;
     }
-    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_order);
-    for (int64_t i = 0; i < w->nk; i++)
-        w->by_example[i] = (int32_t)order[i].row;
-    free(order);
+    for (int64_t j = 0; j < nk; j++)
+        w->by_example[j] = (int32_t)place[by_ex[j]];
+    free(place);
+    free(range);
+    free(by_pos);
+    free(by_ex);
+    free(key);
 }
 
 /* Every same-example pair (a before b in position), with the first query
