@@ -193,6 +193,9 @@ double qk_plast_pp(double m, double v);
  * keys, +1 where it is 0. k is n x d. */
 void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
                           double *sign);
+/* The same for the float rows vec[rows[i] * d ...] (i < n), widened. */
+void qk_plast_orientation_rows(const float *vec, const int64_t *rows, int64_t n, int d,
+                               const int32_t *bucket, double *sign);
 
 /* OLS per column x_i = alpha_i + beta_i t of x (n x d); r2[i] is
  * 1 - SS_res / max(SS_tot, 1e-12), at most 1; constant t gives beta = 0,

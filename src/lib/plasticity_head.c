@@ -1190,8 +1190,8 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     h->n_q = w->nq;
     h->n_k = w->nk;
 
-    /* orientation from the keys' bucket means */
-    double *kx = gather(k, krows, w->nk, d, NULL);
+    /* orientation from the keys' bucket means, then both kinds gathered
+     * with it */
     int32_t *kb = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *kb);
     int32_t *kt = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *kt);
     int32_t *ke = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *ke);
@@ -1201,15 +1201,8 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
         ke[i] = k->example_id[krows[i]];
     }
     double *sign = qk_doubles((size_t)d);
-    qk_plast_orientation(kx, w->nk, d, kb, sign);
-    for (int64_t i = 0; i < w->nk; i++) {
-        double *row = kx + i * d;
-        int c = 0;
-        for (; c + 2 <= d; c += 2)
-            store2(row + c, load2(row + c) * load2(sign + c));
-        for (; c < d; c++)
-            row[c] *= sign[c];
-    }
+    qk_plast_orientation_rows(k->vector, krows, w->nk, d, kb, sign);
+    double *kx = gather(k, krows, w->nk, d, sign);
     double *qx = gather(q, qrows, w->nq, d, sign);
     double *t = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *t);
     int64_t *bin = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *bin);

@@ -33,8 +33,10 @@ static int cmp_int32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
-                          double *sign)
+/* The orientation of rows given either as doubles k (n x d) or as the
+ * float rows rows[i] of vec (widened: the same values). */
+static void orientation(const double *k, const float *vec, const int64_t *rows, int64_t n,
+                        int d, const int32_t *bucket, double *sign)
 {
     /* the distinct buckets in ascending order, and each row's place among
      * them */
@@ -56,12 +58,20 @@ void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *buck
     int64_t *count = qk_calloc((size_t)(nb > 0 ? nb : 1), sizeof *count);
     for (int64_t i = 0; i < n; i++) {
         double *p = part + slot[i] * d;
-        const double *row = k + i * d;
         int c = 0;
-        for (; c + 2 <= d; c += 2)
-            store2(p + c, load2(p + c) + load2(row + c));
-        for (; c < d; c++)
-            p[c] += row[c];
+        if (k) {
+            const double *row = k + i * d;
+            for (; c + 2 <= d; c += 2)
+                store2(p + c, load2(p + c) + load2(row + c));
+            for (; c < d; c++)
+                p[c] += row[c];
+        } else {
+            const float *row = vec + rows[i] * d;
+            for (; c + 2 <= d; c += 2)
+                store2(p + c, load2(p + c) + load2f(row + c));
+            for (; c < d; c++)
+                p[c] += (double)row[c];
+        }
         count[slot[i]]++;
     }
     double *total = qk_calloc((size_t)d, sizeof *total);
@@ -77,6 +87,18 @@ void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *buck
     free(part);
     free(slot);
     free(ids);
+}
+
+void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
+                          double *sign)
+{
+    orientation(k, NULL, NULL, n, d, bucket, sign);
+}
+
+void qk_plast_orientation_rows(const float *vec, const int64_t *rows, int64_t n, int d,
+                               const int32_t *bucket, double *sign)
+{
+    orientation(NULL, vec, rows, n, d, bucket, sign);
 }
 
 /* ---- positional regression (steps 3 and 5) ----------------------------------------- */
