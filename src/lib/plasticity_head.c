@@ -125,8 +125,18 @@ static int64_t *choose_rows(int64_t n, int64_t max_tokens, qk_rng *rng, int64_t 
  * branch-free over the row. */
 static int row_finite(const float *v, int d)
 {
-    uint32_t bad = 0;
-    for (int c = 0; c < d; c++) {
+    typedef uint32_t v4u __attribute__((vector_size(16)));
+    typedef int32_t v4i __attribute__((vector_size(16)));
+    const v4u exponent = {0x7f800000u, 0x7f800000u, 0x7f800000u, 0x7f800000u};
+    v4i bad4 = {0, 0, 0, 0};
+    int c = 0;
+    for (; c + 4 <= d; c += 4) {
+        v4u b;
+        memcpy(&b, v + c, sizeof b);
+        bad4 |= (b & exponent) == exponent;
+    }
+    uint32_t bad = (uint32_t)(bad4[0] | bad4[1] | bad4[2] | bad4[3]);
+    for (; c < d; c++) {
         uint32_t b;
         memcpy(&b, &v[c], sizeof b);
         bad |= (uint32_t)((b & 0x7f800000u) == 0x7f800000u);
