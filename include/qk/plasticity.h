@@ -170,8 +170,9 @@ void qk_plast_profile_scalars(const double *ap, const int64_t *weights, const qk
 /* ---- the building blocks, exposed for the tests ------------------------------- */
 
 /* erfc(x) by the vectorisable approximation of plasticity_erfc.c: relative
- * error below 2e-15 for x < 26.5, 0 from there on (erfc(26.5) < 1e-306),
- * 2 - erfc(-x) for negative x; NaN gives NaN. The batch and the scalar
+ * error below 2e-15 for 0 <= x < 26.5, 0 from there on (erfc(26.5) <
+ * 1e-306), 2 - erfc(-x) for negative x (absolute error below 3e-15); NaN gives
+ * NaN. The batch and the scalar
  * forms give the same bits on every x86-64 machine (SSE2 or AVX kernel). */
 double qk_plast_erfc(double x);
 void qk_plast_erfc_n(const double *x, double *y, int64_t n);
