@@ -5,6 +5,7 @@
  *   V = (delta o delta) C^T     the diagonal variance v (one GEMM per block
  *                               of pairs; the squares of the differences
  *                               are formed first, so nothing cancels)
+ * and PP of a whole block in one vectorised batch (plasticity_erfc.c).
  *   Y = K Qc_b^T                the full-covariance variance |Y_k1 - Y_k2|^2
  *                               / (n_b - 1), one GEMM per bin.
  * One head runs in one thread, every sum in a fixed order: the results do
@@ -465,6 +466,26 @@ static void bin_model(head_work *w, qk_plast_head *h)
 
 /* ---- keys and pairs (step 8) ------------------------------------------------------------- */
 
+/* out = x H = x - 2 (x . w) w for one row of d (the dot product in two
+ * interleaved partial sums, a fixed order; no BLAS: the same values on
+ * every machine). */
+static void reflect_row(const double *x, const double *w, int d, double *out)
+{
+    v2d acc = {0.0, 0.0};
+    int c = 0;
+    for (; c + 2 <= d; c += 2)
+        acc += load2(x + c) * load2(w + c);
+    double dot = acc[0] + acc[1];
+    for (; c < d; c++)
+        dot += x[c] * w[c];
+    double two_dot = 2.0 * dot;
+    v2d scale = {two_dot, two_dot};
+    for (c = 0; c + 2 <= d; c += 2)
+        store2(out + c, load2(x + c) - scale * load2(w + c));
+    for (; c < d; c++)
+        out[c] = x[c] - two_dot * w[c];
+}
+
 /* Sorts idx[n] stably by key[idx[i]]: least significant digit first, 11
  * bits a pass, skipping the digits all keys share. */
 static void radix_sort_index(const uint64_t *key, int64_t *idx, int64_t n)
@@ -505,8 +526,10 @@ static inline uint64_t ordered32(int32_t v)
  * stay in cache; inside a range the keys before a bin start are a prefix,
  * so the score table is only computed where pairs read it. w->by_example
  * lists the keys by (example, position, row): the order in which pairs are
- * generated. */
-static void sort_keys(head_work *w, const double *k, const int32_t *t, const int32_t *ex)
+ * generated. The rows are reflected by H = I - 2 hv hv^T on the way (hv:
+ * the Householder vector, or NULL for H = I). */
+static void sort_keys(head_work *w, const double *k, const int32_t *t, const int32_t *ex,
+                      const double *hv)
 {
     int64_t nk = w->nk;
     size_t n = (size_t)(nk > 0 ? nk : 1);
@@ -543,7 +566,10 @@ static void sort_keys(head_work *w, const double *k, const int32_t *t, const int
     int64_t *place = qk_malloc(n * sizeof *place); /* of each row in the sorted keys */
     for (int64_t i = 0; i < nk; i++) {
         int64_t row = by_pos[i];
-        memcpy(w->k + i * w->d, k + row * w->d, (size_t)w->d * sizeof *k);
+        if (hv)
+            reflect_row(k + row * w->d, hv, w->d, w->k + i * w->d);
+        else
+            memcpy(w->k + i * w->d, k + row * w->d, (size_t)w->d * sizeof *k);
         w->t_k[i] = t[row];
         w->ex_k[i] = ex[row];
         w->range_of[i] = range[row];
@@ -1230,17 +1256,16 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     double *hv = qk_doubles((size_t)d);
     size_t most = (size_t)(w->nq > w->nk ? w->nq : w->nk);
     double *tmp = qk_doubles(most > 0 ? most : 1);
-    if (qk_plast_householder(beta, d, hv)) {
+    int reflect = qk_plast_householder(beta, d, hv);
+    if (reflect)
         qk_plast_reflect_rows(qx, w->nq, d, hv, tmp);
-        qk_plast_reflect_rows(kx, w->nk, d, hv, tmp);
-    }
     position_coordinate(qx, t, w->nq, d, h);
     kk[3] = STREAM_NOISE_DIMS;
     qk_rng_seed(&rng, kk, 4);
     noise_normality(qx, w->nq, d, p, &rng, h);
 
     sort_queries(w, qx, t, bin); /* keeps qx */
-    sort_keys(w, kx, kt, ke);
+    sort_keys(w, kx, kt, ke, reflect ? hv : NULL);
     free(tmp);
     free(hv);
     free(beta);
