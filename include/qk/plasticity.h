@@ -223,8 +223,8 @@ void qk_plast_skew_kurt_columns(const double *x, int64_t n, int64_t stride, int 
                                 double *skew, double *kurt, double *mean, double *ss);
 
 /* Two-sided one-sample Kolmogorov-Smirnov test of x[n] against N(0,1): the
- * p-value of the exact distribution of D_n (sorts x in place). */
-double qk_plast_ks_norm(double *x, int64_t n);
+ * p-value of the exact distribution of D_n. */
+double qk_plast_ks_norm(const double *x, int64_t n);
 /* P(D_n >= x) for the two-sided statistic of n samples. */
 double qk_plast_kolmogorov_sf(int64_t n, double x);
 

@@ -35,17 +35,18 @@ static const double *cdf_steps(int64_t n)
     return table;
 }
 
-/* Sorts x[n] ascending (no NaN) and carries c[n] along: a counting sort
- * by bucket[i] (values 0..n-1, ascending with x up to rounding), then an
- * insertion sort on x, which has almost nothing left to move. */
-static void sort_by_bucket(double *x, double *c, const uint32_t *bucket, int64_t n)
+/* Puts x[n] (no NaN) in ascending order into xs and carries c[n] along into
+ * cs: a counting sort by bucket[i] (values 0..n-1, ascending with x up to
+ * rounding), then an insertion sort on xs, which has almost nothing left to
+ * move. */
+static void sort_by_bucket(const double *x, const double *c, const uint32_t *bucket, int64_t n,
+                           double *xs, double *cs)
 {
     uint32_t *start = qk_calloc((size_t)n + 1, sizeof *start);
     for (int64_t i = 0; i < n; i++)
         start[bucket[i] + 1]++;
     for (int64_t b = 0; b < n; b++)
         start[b + 1] += start[b];
-    double *xs = qk_malloc((size_t)n * 2 * sizeof *xs), *cs = xs + n;
     for (int64_t i = 0; i < n; i++) {
         uint32_t to = start[bucket[i]]++;
         xs[to] = x[i];
@@ -61,13 +62,10 @@ static void sort_by_bucket(double *x, double *c, const uint32_t *bucket, int64_t
         xs[j] = v;
         cs[j] = w;
     }
-    memcpy(x, xs, (size_t)n * sizeof *x);
-    memcpy(c, cs, (size_t)n * sizeof *c);
-    free(xs);
     free(start);
 }
 
-double qk_plast_ks_norm(double *x, int64_t n)
+double qk_plast_ks_norm(const double *x, int64_t n)
 {
     if (n <= 0)
         return NAN;
@@ -94,16 +92,18 @@ double qk_plast_ks_norm(double *x, int64_t n)
         double slot = cdf[i] * (double)n;
         bucket[i] = slot < 0.0 ? 0 : slot >= (double)n ? (uint32_t)(n - 1) : (uint32_t)slot;
     }
-    sort_by_bucket(x, cdf, bucket, n);
+    double *sorted = qk_malloc((size_t)n * 2 * sizeof *sorted), *cs = sorted + n;
+    sort_by_bucket(x, cdf, bucket, n, sorted, cs);
     const double *step = cdf_steps(n);
     double stat = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        double above = step[i + 1] - cdf[i];
-        double below = cdf[i] - step[i];
+        double above = step[i + 1] - cs[i];
+        double below = cs[i] - step[i];
         double worst = above > below ? above : below;
         if (worst > stat)
             stat = worst;
     }
+    free(sorted);
     free(bucket);
     free(cdf);
     return qk_plast_kolmogorov_sf(n, stat);
