@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,9 @@ static void usage(FILE *fp)
         "                             depend on N\n"
         "      --max-heads N          analyse only the first N heads (by layer, head)\n"
         "      --timing               print the wall time per head on stdout\n"
+        "      --floor                also time every head and its floor (its GEMMs and\n"
+        "                             erfc evaluations alone, thread CPU time) and print\n"
+        "                             them as a tab-separated header and line on stdout\n"
         "      --no-verify            do not check the store's checksum\n"
         "  -q, --quiet                no progress lines\n"
         "  -h, --help                 this text\n"
@@ -85,7 +89,7 @@ static void parse_args(int argc, char **argv, options *o)
     enum {
         OPT_COV = 256, OPT_BIN_FACTOR, OPT_MIN_PAIRS, OPT_PAIR2D_MIN, OPT_PAIRS,
         OPT_PAIRS_PER_BIN, OPT_SEED, OPT_MAX_TOKENS, OPT_NORM_DIMS, OPT_P_ALPHA,
-        OPT_MAX_HEADS, OPT_TIMING, OPT_NO_VERIFY, OPT_VERSION
+        OPT_MAX_HEADS, OPT_TIMING, OPT_FLOOR, OPT_NO_VERIFY, OPT_VERSION
     };
     static const struct option longopts[] = {
         {"out-dir", required_argument, NULL, 'o'},
@@ -102,6 +106,7 @@ static void parse_args(int argc, char **argv, options *o)
         {"threads", required_argument, NULL, 'j'},
         {"max-heads", required_argument, NULL, OPT_MAX_HEADS},
         {"timing", no_argument, NULL, OPT_TIMING},
+        {"floor", no_argument, NULL, OPT_FLOOR},
         {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -149,6 +154,7 @@ static void parse_args(int argc, char **argv, options *o)
             o->max_heads = (int)qk_opt_int("--max-heads", optarg, 1, 1000000);
             break;
         case OPT_TIMING: o->timing = 1; break;
+        case OPT_FLOOR: p->time_floor = 1; break;
         case OPT_NO_VERIFY: o->verify = 0; break;
         case 'q': qk_progress_set_quiet(1); break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
@@ -401,6 +407,25 @@ static void write_model_pair2d(FILE *fp, const void *arg)
         }
 }
 
+/* --floor: the mean per head of the CPU time and of its floor, one TSV
+ * line (docs/plasticity.md, "Speed"). */
+static void print_floor(const qk_plast_head *results, int n, int threads)
+{
+    double total = 0.0, gemm = 0.0, erfc = 0.0, evals = 0.0;
+    for (int i = 0; i < n; i++) {
+        total += results[i].timing.total;
+        gemm += results[i].timing.floor_gemm;
+        erfc += results[i].timing.floor_erfc;
+        evals += (double)results[i].timing.n_erfc;
+    }
+    double per = n ? 1.0 / n : 0.0, floor = (gemm + erfc) * per;
+    printf("stage\theads\tthreads\ts_per_head\tfloor_s_per_head\tratio_to_floor"
+           "\tfloor_gemm_s_per_head\tfloor_erfc_s_per_head\terfc_per_head\n");
+    printf("plasticity\t%d\t%d\t%.6f\t%.6f\t%.3f\t%.6f\t%.6f\t%.0f\n", n, threads,
+           total * per, floor, floor > 0.0 ? total * per / floor : NAN, gemm * per, erfc * per,
+           evals * per);
+}
+
 static void write_table(const char *dir, const char *name,
                         void (*fill)(FILE *, const void *), const out_ctx *c)
 {
@@ -412,6 +437,11 @@ static void write_table(const char *dir, const char *name,
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-plasticity");
+    /* Every head allocates and frees the same tens of megabytes: keep them
+     * in the heap instead of handing them back to the system and taking
+     * fresh zeroed pages for the next head. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     options o;
     parse_args(argc, argv, &o);
     qk_store s;
@@ -454,6 +484,8 @@ int main(int argc, char **argv)
     write_table(o.out_dir, "plasticity_model.tsv", write_model, &oc);
     qk_progress("%.56s: %d heads, model ap_overall %.4f, %.2f s", s.header.dataset_id,
                 ctx.n_jobs, model.s.ap_overall, qk_now() - t0);
+    if (o.params.time_floor)
+        print_floor(ctx.results, ctx.n_jobs, o.threads);
     if (o.timing)
         printf("qk-plasticity: %d heads in %.3f s with %d threads: %.4f s per head "
                "(wall time / heads)\n",

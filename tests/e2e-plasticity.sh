@@ -41,6 +41,18 @@ run bin/qk-plasticity --quiet --threads 3 --out-dir "$T/three" "$STORE"
 if cmp -s "$T/three/plasticity_profile.tsv" "$OUT/plasticity_profile.tsv"; then ok; else
     bad "profile differs with --threads 3"; fi
 expect_no_temporaries "$OUT" "no temporary files left"
+# --floor times each head and its floor, prints one TSV line, changes no output
+run bin/qk-plasticity --quiet --threads 2 --floor --out-dir "$T/floor" "$STORE"
+expect_status 0 "qk-plasticity --floor"
+expect_out "$(printf 'stage\theads\tthreads\ts_per_head\tfloor_s_per_head\tratio_to_floor')" \
+    "--floor header"
+check=$(awk -F'\t' '$1 == "plasticity" && $2 == 4 && $3 == 2 && $4 > 0 && $5 > 0 &&
+                    $5 < $4 && $7 > 0 && $8 > 0 && $9 > 0 { print "ok" }' "$e2e_out")
+expect_same "$check" "ok" "--floor line: 4 heads, 2 threads, floor below the head time"
+for t in $TABLES; do
+    if cmp -s "$T/floor/plasticity_$t.tsv" "$OUT/plasticity_$t.tsv"; then ok; else
+        bad "plasticity_$t.tsv differs with --floor"; fi
+done
 
 # ---- shapes --------------------------------------------------------------------
 

@@ -47,6 +47,97 @@ START_TEST(test_pp_symmetric_and_stable)
 }
 END_TEST
 
+/* The vectorised erfc (its documented bound: relative error below 2e-15 on
+ * [0, 26.5), 0 beyond) against libm's erfc, which is within an ulp or so,
+ * on a fine grid: 2.5e-15 leaves room for libm's own error. */
+START_TEST(test_erfc_against_libm)
+{
+    double worst = 0.0;
+    for (int i = 0; i < 265000; i++) {
+        double x = i * 1e-4 + 0.37e-4 * (i % 7);
+        if (x >= 26.5)
+            continue;
+        double want = erfc(x), got = qk_plast_erfc(x);
+        ck_assert_msg(fabs(got - want) <= 2.5e-15 * want, "erfc(%.17g): %.17g vs libm %.17g", x,
+                      got, want);
+        worst = fmax(worst, fabs(got - want) / want);
+        /* negative arguments: 2 - erfc(-x), the same absolute error */
+        ck_assert_double_eq_tol(qk_plast_erfc(-x), erfc(-x), 2.5e-15 * want + 4.5e-16);
+    }
+    ck_assert(worst > 0.0); /* it is an approximation, not libm */
+    ck_assert_double_eq_tol(qk_plast_erfc(0.0), 1.0, 2.5e-15);
+    ck_assert_double_eq(qk_plast_erfc(26.5), 0.0);
+    ck_assert_double_eq(qk_plast_erfc(40.0), 0.0);
+    ck_assert_double_eq(qk_plast_erfc(INFINITY), 0.0);
+    ck_assert_double_eq(qk_plast_erfc(-INFINITY), 2.0);
+    ck_assert(isnan(qk_plast_erfc(NAN)));
+    /* the tail keeps its relative precision up to the cut: erfc(26) */
+    ck_assert_rel(qk_plast_erfc(26.0) / 5.6631924088561428e-296, 1.0, 2.5e-15);
+}
+END_TEST
+
+/* PP through the approximation against PP through libm's erfc, in the
+ * order of the scalar formula: the per-value error every output inherits
+ * (outputs are means of PP values). */
+START_TEST(test_pp_against_libm_formula)
+{
+    double worst = 0.0;
+    for (double m = -9.0; m <= 9.0; m += 0.0173)
+        for (double v = 0.013; v < 40.0; v *= 1.37) {
+            double z = m / sqrt(v), s = 0.5 * erfc(fabs(z) * M_SQRT1_2);
+            double want = 4.0 * s * (1.0 - s);
+            worst = fmax(worst, fabs(qk_plast_pp(m, v) - want));
+        }
+    ck_assert_msg(worst <= 2e-15, "largest |PP - PP_libm| %.3g", worst);
+}
+END_TEST
+
+/* Batches give the bits of the scalar forms, whatever their length (the
+ * remainder goes through the scalar form) and with either kernel. */
+START_TEST(test_erfc_batches_same_bits)
+{
+    enum { N = 1031 };
+    double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    double *m = malloc(N * sizeof *m), *v = malloc(N * sizeof *v), *pp = malloc(N * sizeof *pp);
+    qk_rng rng;
+    uint64_t key[1] = {99};
+    qk_rng_seed(&rng, key, 1);
+    for (int i = 0; i < N; i++) {
+        double u = qk_rng_uniform(&rng);
+        x[i] = (i % 11 == 0 ? 30.0 : 7.0) * (2.0 * u - 0.3); /* both ranges, negatives */
+        m[i] = 6.0 * (qk_rng_uniform(&rng) - 0.5);
+        v[i] = i % 97 == 0 ? 0.0 : qk_rng_uniform(&rng) * 3.0;
+        if (i % 89 == 0)
+            m[i] = 0.0;
+    }
+    x[5] = NAN;
+    x[6] = INFINITY;
+    int had_avx = qk_plast_erfc_use_avx(1);
+    for (int kernel = 0; kernel < 2; kernel++) {
+        qk_plast_erfc_use_avx(kernel);
+        for (int n = 1; n <= N; n = n < 40 ? n + 1 : n * 3 + 1) {
+            int len = n < N ? n : N;
+            qk_plast_erfc_n(x, y, len);
+            qk_plast_pp_n(m, v, pp, len);
+            for (int i = 0; i < len; i++) {
+                double want = qk_plast_erfc(x[i]);
+                ck_assert_msg(memcmp(&y[i], &want, sizeof want) == 0,
+                              "erfc batch %d [%d] kernel %d", len, i, kernel);
+                double wpp = qk_plast_pp(m[i], v[i]);
+                ck_assert_msg(memcmp(&pp[i], &wpp, sizeof wpp) == 0,
+                              "pp batch %d [%d] kernel %d", len, i, kernel);
+            }
+        }
+    }
+    qk_plast_erfc_use_avx(had_avx);
+    free(pp);
+    free(v);
+    free(m);
+    free(y);
+    free(x);
+}
+END_TEST
+
 START_TEST(test_pp_degenerate_variance)
 {
     ck_assert_double_eq(qk_plast_pp(1.0, 0.0), 0.0);
@@ -716,6 +807,36 @@ START_TEST(test_exact_diag_equals_brute_force)
 }
 END_TEST
 
+/* Timing the floor changes no result, and the floor's erfc count is the
+ * head's evaluation count (no time is asserted). */
+START_TEST(test_floor_changes_nothing)
+{
+    planted p;
+    small_head(&p);
+    qk_plast_grid g = planted_grid(&p, 4);
+    qk_plast_params par;
+    qk_plast_params_default(&par);
+    par.min_pairs_per_bin = 8;
+    par.pair2d_min_count = 5;
+    qk_plast_head plain, timed;
+    analyse_ok(&p, &g, &par, &plain);
+    par.time_floor = 1;
+    analyse_ok(&p, &g, &par, &timed);
+    ck_assert(memcmp(plain.bin_ap, timed.bin_ap, (size_t)g.n_bins * sizeof(double)) == 0);
+    ck_assert(memcmp(plain.cell_ap, timed.cell_ap,
+                     (size_t)g.n_cells * g.n_cells * sizeof(double)) == 0);
+    ck_assert(memcmp(&plain.s, &timed.s, sizeof plain.s) == 0);
+    ck_assert_int_gt(timed.n_evals, 0);
+    ck_assert_int_eq(timed.timing.n_erfc, timed.n_evals);
+    ck_assert(timed.timing.total >= 0.0 && timed.timing.floor_gemm >= 0.0 &&
+              timed.timing.floor_erfc >= 0.0);
+    ck_assert_int_eq(plain.timing.n_erfc, 0);
+    qk_plast_head_free(&timed);
+    qk_plast_head_free(&plain);
+    planted_free(&p);
+}
+END_TEST
+
 START_TEST(test_exact_full_equals_brute_force)
 {
     planted p;
@@ -1062,6 +1183,9 @@ static Suite *plasticity_suite(void)
     tcase_add_test(tc, test_pp_reference_values);
     tcase_add_test(tc, test_pp_symmetric_and_stable);
     tcase_add_test(tc, test_pp_degenerate_variance);
+    tcase_add_test(tc, test_erfc_against_libm);
+    tcase_add_test(tc, test_pp_against_libm_formula);
+    tcase_add_test(tc, test_erfc_batches_same_bits);
     tcase_add_test(tc, test_one_dimensional_pair);
     tcase_add_test(tc, test_regression_degenerate);
     tcase_add_test(tc, test_regression_line);
@@ -1079,6 +1203,7 @@ static Suite *plasticity_suite(void)
     tcase_set_timeout(head, 120);
     tcase_add_test(head, test_exact_diag_equals_brute_force);
     tcase_add_test(head, test_exact_full_equals_brute_force);
+    tcase_add_test(head, test_floor_changes_nothing);
     tcase_add_test(head, test_sampled_pairs_seeded);
     tcase_add_test(head, test_subsample_rows);
     tcase_add_test(head, test_same_example_pair);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Benchmark of the attention plasticity stage: qk-plasticity against numpy.
+"""Benchmark of the attention plasticity stage: qk-plasticity against its floor and numpy.
 
 Usage: bench_plasticity.py --store STORE [--qk-plasticity bin/qk-plasticity]
                            [--c-heads 8] [--numpy-heads 2] [--model-heads 0]
@@ -7,19 +7,23 @@ Usage: bench_plasticity.py --store STORE [--qk-plasticity bin/qk-plasticity]
 
 Times, on the heads of one store (thesis size: about 8000 queries and 8000
 keys of d = 128 per head, B = 8192, 128K context):
-  1. qk-plasticity on the first --c-heads heads with one thread: the wall
-     time per head (the program's --timing line; the store is opened and
+  1. qk-plasticity --floor on the first --c-heads heads with one thread: the
+     CPU time per head and its floor, the GEMMs and erfc evaluations the
+     computation cannot avoid timed alone in the same run (docs/plasticity.md,
+     "Speed"), and the wall time per head (--timing; the store is opened and
      checked before the clock starts);
   2. a numpy implementation of the same per-head computation (orientation,
      positional regression, Householder rotation, diagnostics with
      scipy.stats, per-bin diagonal Gaussian model, exact enumeration of the
      same-example key pairs, PP per (pair, bin), profile and heatmap) on the
-     first --numpy-heads heads, with one BLAS thread;
+     first --numpy-heads heads, with one BLAS thread: wall and CPU time;
   3. one whole model with --threads threads: every head, or the first
      --model-heads heads with the time scaled to all heads (said so).
-Prints both per-head times, their ratio, the model time, and the largest
-difference between the numpy profile and the C profile of the same heads.
-It measures; it passes or fails nothing.
+Prints the per-head times, the floor and the ratios (CPU time against CPU
+time: other work on the machine stretches wall times unevenly), the model
+time, the largest difference between the numpy profile and the C profile of
+the same heads, and a last tab-separated line with the same figures. It
+measures; it passes or fails nothing.
 """
 import argparse
 import os
@@ -27,6 +31,7 @@ import re
 import struct
 import sys
 import tempfile
+import time
 
 from benchlib import best_seconds, one_blas_thread, run_c as run_program
 
@@ -200,16 +205,26 @@ def numpy_head(store, q_cfg, k_cfg, factor=10, min_pairs=32, cell_min=32):
 
 # ---- running the C program ---------------------------------------------------------------
 
-def run_c(args, heads, threads, outdir):
+def run_c(args, heads, threads, outdir, floor=False):
+    """(heads, wall seconds of the analysis, the --floor figures or None)."""
     cmd = [args.qk_plasticity, "--timing", "--quiet", "--no-verify", "--threads", str(threads),
            "--out-dir", outdir, args.store]
     if heads:
         cmd[1:1] = ["--max-heads", str(heads)]
+    if floor:
+        cmd[1:1] = ["--floor"]
     out = run_program(cmd)
     found = re.search(r"(\d+) heads in ([0-9.]+) s", out)
     if not found:
         sys.exit(f"bench_plasticity: no timing line from {' '.join(cmd)}: {out!r}")
-    return int(found.group(1)), float(found.group(2))
+    figures = None
+    if floor:
+        lines = out.splitlines()
+        header = next((i for i, l in enumerate(lines) if l.startswith("stage\t")), None)
+        if header is None or header + 1 >= len(lines):
+            sys.exit(f"bench_plasticity: no --floor line from {' '.join(cmd)}: {out!r}")
+        figures = dict(zip(lines[header].split("\t"), lines[header + 1].split("\t")))
+    return int(found.group(1)), float(found.group(2)), figures
 
 
 def c_profiles(outdir):
@@ -244,16 +259,23 @@ def main():
     work = args.workdir or tempfile.mkdtemp(prefix="bench-plasticity-")
     os.makedirs(work, exist_ok=True)
 
-    n_c, c_s = run_c(args, args.c_heads, 1, os.path.join(work, "c1"))
-    c_per_head = c_s / n_c
-    print(f"qk-plasticity, 1 thread, {n_c} heads: {c_per_head:.4f} s per head")
+    n_c, c_wall, fig = run_c(args, args.c_heads, 1, os.path.join(work, "c1"), floor=True)
+    c_cpu = float(fig["s_per_head"])
+    floor = float(fig["floor_s_per_head"])
+    print(f"qk-plasticity, 1 thread, {n_c} heads: {c_cpu:.4f} s per head "
+          f"(CPU; wall {c_wall / n_c:.4f})")
+    print(f"floor per head: {floor:.4f} s (GEMMs {float(fig['floor_gemm_s_per_head']):.4f}, "
+          f"{float(fig['erfc_per_head']):.0f} erfc {float(fig['floor_erfc_s_per_head']):.4f}); "
+          f"qk-plasticity / floor: {c_cpu / floor:.2f}")
 
     profiles = c_profiles(os.path.join(work, "c1"))
     n_np = min(args.numpy_heads, n_c)
     worst = 0.0
+    cpu0 = time.process_time()
     seconds, results = best_seconds(lambda: [numpy_head(store, h[2], h[3]) for h in heads[:n_np]],
                                     1)
-    np_per_head = seconds / n_np
+    np_cpu = (time.process_time() - cpu0) / n_np
+    np_wall = seconds / n_np
     for h, (ap_np, _cells, _overall) in zip(heads[:n_np], results):
         cprof = profiles.get((h[0], h[1]), {})
         for b, v in cprof.items():
@@ -262,17 +284,24 @@ def main():
             elif not np.isnan(v):
                 worst = max(worst, abs(v - ap_np[b]))
     what = "numpy + scipy" if HAVE_SCIPY else "numpy (no scipy: math.erfc, no KS diagnostics)"
-    print(f"{what}, 1 BLAS thread, {n_np} heads: {np_per_head:.4f} s per head")
-    print(f"ratio numpy / qk-plasticity per head: {np_per_head / c_per_head:.1f}")
+    print(f"{what}, 1 BLAS thread, {n_np} heads: {np_cpu:.4f} s per head "
+          f"(CPU; wall {np_wall:.4f})")
+    print(f"numpy / qk-plasticity per head: {np_cpu / c_cpu:.1f} (CPU), "
+          f"{np_wall / (c_wall / n_c):.1f} (wall)")
     print(f"largest |ap_numpy - ap_C| over the profile bins of those heads: {worst:.3g}")
 
-    n_m, m_s = run_c(args, args.model_heads, args.threads, os.path.join(work, "model"))
+    n_m, m_s, _ = run_c(args, args.model_heads, args.threads, os.path.join(work, "model"))
     if n_m < len(heads):
         total = m_s * len(heads) / n_m
         print(f"per model, {args.threads} threads: {n_m} heads in {m_s:.2f} s, "
               f"extrapolated to {len(heads)} heads: {total:.1f} s")
     else:
+        total = m_s
         print(f"per model, {args.threads} threads: all {n_m} heads in {m_s:.2f} s (measured)")
+    print("stage\ts_per_head\tfloor_s_per_head\tratio_to_floor\tnumpy_s_per_head"
+          "\tratio_numpy\tmodel_threads\tmodel_s")
+    print(f"plasticity\t{c_cpu:.6f}\t{floor:.6f}\t{c_cpu / floor:.3f}\t{np_cpu:.6f}"
+          f"\t{np_cpu / c_cpu:.2f}\t{args.threads}\t{total:.2f}")
 
 
 if __name__ == "__main__":

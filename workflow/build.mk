@@ -6,7 +6,10 @@
 PKGS      := openblas lapacke libzstd snappy zlib libarchive liblz4
 CC        ?= gcc
 CFLAGS    ?= -O2 -g
-QK_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude \
+# -ffp-contract=off: no fused multiply-add anywhere, so hand-vectorised
+# kernels give the same bits on every instruction set (a no-op for the
+# x86-64 baseline, which has no FMA)
+QK_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -ffp-contract=off -Iinclude \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 QK_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)

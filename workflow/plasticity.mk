@@ -61,10 +61,11 @@ PLAST_TABLES  := $(foreach s,$(PLAST_STUDIES),$(addprefix results/$(s)/,head_met
 .PHONY: plasticity bench-plasticity
 plasticity: $(PLAST_OUTPUTS) $(PLAST_TABLES)
 
-# Benchmark (prints figures, passes or fails nothing): per-head time at
-# thesis size against a numpy implementation of the same computation, and
-# one whole model on PLAST_THREADS cores; on the thesis-scale synthetic
-# model that bench.mk writes.
+# Benchmark (prints figures, passes or fails nothing): per-head CPU time at
+# thesis size beside its floor (qk-plasticity --floor: the GEMMs and erfc
+# evaluations alone) and against a numpy implementation of the same
+# computation, and one whole model on PLAST_THREADS cores; on the
+# thesis-scale synthetic model that bench.mk writes.
 PLAST_BENCH_DIR := build/bench
 PLAST_BENCH_DATA := $(PLAST_BENCH_DIR)/data/llama3.2-3b
 

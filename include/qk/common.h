@@ -106,6 +106,9 @@ char *qk_path_beside(const char *path, const char *name);
 
 /* Seconds on the monotonic clock, for timing. */
 double qk_now(void);
+/* CPU seconds used by the calling thread (CLOCK_THREAD_CPUTIME_ID): a time
+ * that other processes on the machine do not stretch. */
+double qk_thread_cpu(void);
 
 /* Writes a double so that it reads back to the same bits (%.17g),
  * with "nan"/"inf" spelled as such. */

@@ -43,6 +43,7 @@ typedef struct qk_plast_params {
     int64_t max_tokens;        /* rows per kind above which a subset is drawn (50000) */
     int normality_max_dims;    /* content dimensions given a KS test (64) */
     double p_alpha;            /* level of q_noise_frac_ks_p_lt_alpha (0.01) */
+    int time_floor;            /* also fill qk_plast_head.timing (0); never changes a result */
 } qk_plast_params;
 
 void qk_plast_params_default(qk_plast_params *p);
@@ -92,6 +93,19 @@ typedef struct qk_plast_scalars {
     int n_bins;              /* bins with a value */
 } qk_plast_scalars;
 
+/* CPU time of one head (qk_plast_params.time_floor; thread CPU seconds)
+ * and of its floor: the work the computation cannot avoid, timed alone
+ * right after the analysis with the same operands (docs/plasticity.md,
+ * "Speed"): the BLAS calls at the same shapes (S = K M^T and the variance
+ * GEMM of every block of pairs) and one erfc per evaluated (pair, bin)
+ * through the same batched erfc. Exact diagonal mode only; NaN otherwise. */
+typedef struct qk_plast_timing {
+    double total;      /* the whole qk_plast_analyse of the head */
+    double floor_gemm; /* the GEMMs alone */
+    double floor_erfc; /* the erfc evaluations alone */
+    int64_t n_erfc;    /* how many */
+} qk_plast_timing;
+
 /* Everything computed for one (query head, key head). */
 typedef struct qk_plast_head {
     int d, n_bins, n_cells;
@@ -116,6 +130,7 @@ typedef struct qk_plast_head {
     int64_t n_key_pairs; /* same-example pairs eligible for some bin */
     int64_t n_evals;     /* (pair, bin) evaluations */
     qk_plast_scalars s;
+    qk_plast_timing timing; /* with params time_floor only */
 } qk_plast_head;
 
 void qk_plast_head_init(qk_plast_head *h, int d, const qk_plast_grid *g);
@@ -154,7 +169,21 @@ void qk_plast_profile_scalars(const double *ap, const int64_t *weights, const qk
 
 /* ---- the building blocks, exposed for the tests ------------------------------- */
 
-/* Standard normal CDF, 0.5 erfc(-z / sqrt 2). */
+/* erfc(x) by the vectorisable approximation of plasticity_erfc.c: relative
+ * error below 2e-15 for 0 <= x < 26.5, 0 from there on (erfc(26.5) <
+ * 1e-306), 2 - erfc(-x) for negative x (absolute error below 3e-15); NaN gives
+ * NaN. The batch and the scalar
+ * forms give the same bits on every x86-64 machine (SSE2 or AVX kernel). */
+double qk_plast_erfc(double x);
+void qk_plast_erfc_n(const double *x, double *y, int64_t n);
+/* qk_plast_pp of n (m, v) pairs, the same bits as one by one. pp may be m
+ * or v. */
+void qk_plast_pp_n(const double *m, const double *v, double *pp, int64_t n);
+/* Chooses the AVX kernel of the batches (if the machine has AVX) or the
+ * SSE2 baseline; returns whether AVX was in use. For the tests, which
+ * check that both give the same bits. */
+int qk_plast_erfc_use_avx(int on);
+/* Standard normal CDF, 0.5 qk_plast_erfc(-z / sqrt 2). */
 double qk_plast_phi(double z);
 /* 4 Phi(z) Phi(-z), from Phi(-|z|) alone, so no 1 - p cancels. */
 double qk_plast_pp_z(double z);
@@ -165,6 +194,9 @@ double qk_plast_pp(double m, double v);
  * keys, +1 where it is 0. k is n x d. */
 void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
                           double *sign);
+/* The same for the float rows vec[rows[i] * d ...] (i < n), widened. */
+void qk_plast_orientation_rows(const float *vec, const int64_t *rows, int64_t n, int d,
+                               const int32_t *bucket, double *sign);
 
 /* OLS per column x_i = alpha_i + beta_i t of x (n x d); r2[i] is
  * 1 - SS_res / max(SS_tot, 1e-12), at most 1; constant t gives beta = 0,
@@ -184,10 +216,15 @@ void qk_plast_component_weights(const double *r2, int d, double *w);
 /* Bias-corrected sample skewness and excess kurtosis (NaN for n < 3 / n < 4
  * or constant data). */
 void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt);
+/* The same for ncols columns of n rows x[i * stride + c], with the same
+ * bits as column by column; also each column's mean and sum of squared
+ * deviations from it. */
+void qk_plast_skew_kurt_columns(const double *x, int64_t n, int64_t stride, int ncols,
+                                double *skew, double *kurt, double *mean, double *ss);
 
 /* Two-sided one-sample Kolmogorov-Smirnov test of x[n] against N(0,1): the
- * p-value of the exact distribution of D_n (sorts x in place). */
-double qk_plast_ks_norm(double *x, int64_t n);
+ * p-value of the exact distribution of D_n. */
+double qk_plast_ks_norm(const double *x, int64_t n);
 /* P(D_n >= x) for the two-sided statistic of n samples. */
 double qk_plast_kolmogorov_sf(int64_t n, double x);
 

@@ -5,6 +5,7 @@
  *   V = (delta o delta) C^T     the diagonal variance v (one GEMM per block
  *                               of pairs; the squares of the differences
  *                               are formed first, so nothing cancels)
+ * and PP of a whole block in one vectorised batch (plasticity_erfc.c).
  *   Y = K Qc_b^T                the full-covariance variance |Y_k1 - Y_k2|^2
  *                               / (n_b - 1), one GEMM per bin.
  * One head runs in one thread, every sum in a fixed order: the results do
@@ -17,8 +18,11 @@
 #include "qk/moments.h"
 #include "qk/plasticity.h"
 #include "qk/rng.h"
+#include "plasticity_vec.h"
 
-#define PAIR_BLOCK 1024
+#define PAIR_BLOCK 512
+/* keys per range of examples whose pairs are evaluated together */
+#define RANGE_KEYS 1024
 /* stream tags of the random choices of a head */
 enum { STREAM_SUBSAMPLE_Q = 1, STREAM_SUBSAMPLE_K = 2, STREAM_NOISE_DIMS = 3, STREAM_PAIRS = 4 };
 
@@ -32,13 +36,19 @@ typedef struct key_pair {
 } key_pair;
 
 typedef struct head_work {
-    int d, n_bins, n_cells, bucket_size;
+    int d, n_bins, n_cells, bucket_size, bin_factor;
+    double inv_two_b; /* 1 / 2B when 2B is a power of two, else 0 */
     int64_t nq, nk;
-    double *q;          /* [nq * d] oriented, rotated, rows sorted by bin */
+    double *q;          /* [nq * d] oriented, rotated */
+    int64_t *q_row;     /* the rows of q by bin (stable) */
     double *t_q;        /* positions of those rows */
     int64_t *bin_row;   /* [n_bins + 1] first sorted query row of each bin */
     double *k;          /* [nk * d] oriented, rotated, sorted by (example, position) */
-    int32_t *t_k, *ex_k;
+    int32_t *t_k, *ex_k;  /* keys by range of examples, then position */
+    int32_t *by_example;  /* the keys in (example, position) order */
+    int32_t *range_of;    /* the range of examples of each key */
+    int64_t *range_start; /* [n_ranges + 1] first key of each range */
+    int n_ranges;
     double *mean;       /* [n_bins * d] M_b */
     double *var;        /* [n_bins * d] diagonal of C_b */
     unsigned char *kept;
@@ -52,11 +62,15 @@ typedef struct head_work {
 static void work_free(head_work *w)
 {
     free(w->q);
+    free(w->q_row);
     free(w->t_q);
     free(w->bin_row);
     free(w->k);
     free(w->t_k);
     free(w->ex_k);
+    free(w->by_example);
+    free(w->range_of);
+    free(w->range_start);
     free(w->mean);
     free(w->var);
     free(w->kept);
@@ -64,6 +78,18 @@ static void work_free(head_work *w)
     free(w->pairs);
     free(w->bin_sum);
     free(w->cell_sum);
+}
+
+/* An array of n doubles on a 64-byte boundary like qk_doubles (BLAS takes
+ * the same path in every thread), not zeroed: for arrays that are written
+ * in full before they are read. */
+static double *raw_doubles(size_t n)
+{
+    size_t bytes = ((n ? n : 1) * sizeof(double) + 63) / 64 * 64;
+    double *p = aligned_alloc(64, bytes);
+    if (!p)
+        qk_die(QK_EXIT_DATA, NULL, "out of memory (allocating %zu bytes)", bytes);
+    return p;
 }
 
 /* ---- input rows ------------------------------------------------------------------ */
@@ -96,6 +122,29 @@ static int64_t *choose_rows(int64_t n, int64_t max_tokens, qk_rng *rng, int64_t 
     return rows;
 }
 
+/* 1 if no component of v[d] is infinite or NaN (all exponent bits set),
+ * branch-free over the row. */
+static int row_finite(const float *v, int d)
+{
+    typedef uint32_t v4u __attribute__((vector_size(16)));
+    typedef int32_t v4i __attribute__((vector_size(16)));
+    const v4u exponent = {0x7f800000u, 0x7f800000u, 0x7f800000u, 0x7f800000u};
+    v4i bad4 = {0, 0, 0, 0};
+    int c = 0;
+    for (; c + 4 <= d; c += 4) {
+        v4u b;
+        memcpy(&b, v + c, sizeof b);
+        bad4 |= (b & exponent) == exponent;
+    }
+    uint32_t bad = (uint32_t)(bad4[0] | bad4[1] | bad4[2] | bad4[3]);
+    for (; c < d; c++) {
+        uint32_t b;
+        memcpy(&b, &v[c], sizeof b);
+        bad |= (uint32_t)((b & 0x7f800000u) == 0x7f800000u);
+    }
+    return !bad;
+}
+
 /* Positions must lie on the grid: queries in a bin < n_bins, keys in a
  * heatmap cell < n_cells; vectors must be finite. */
 static int check_rows(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d,
@@ -111,10 +160,11 @@ static int check_rows(const qk_plast_rows *r, const int64_t *rows, int64_t n, in
             return qk_fail(err, "%s row %lld: position %d is outside the grid of the "
                            "dataset", what, (long long)row, t);
         const float *v = r->vector + row * d;
-        for (int c = 0; c < d; c++)
-            if (!isfinite(v[c]))
-                return qk_fail(err, "%s row %lld: component %d is not finite", what,
-                               (long long)row, c);
+        if (!row_finite(v, d))
+            for (int c = 0; c < d; c++)
+                if (!isfinite(v[c]))
+                    return qk_fail(err, "%s row %lld: component %d is not finite", what,
+                                   (long long)row, c);
     }
     return 0;
 }
@@ -123,11 +173,18 @@ static int check_rows(const qk_plast_rows *r, const int64_t *rows, int64_t n, in
 static double *gather(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d,
                       const double *sign)
 {
-    double *x = qk_doubles((size_t)(n > 0 ? n : 1) * (size_t)d);
+    double *x = raw_doubles((size_t)(n > 0 ? n : 1) * (size_t)d);
     for (int64_t i = 0; i < n; i++) {
         const float *src = r->vector + rows[i] * d;
         double *dst = x + i * d;
-        for (int c = 0; c < d; c++)
+        int c = 0;
+        if (sign)
+            for (; c + 2 <= d; c += 2)
+                store2(dst + c, load2(sign + c) * load2f(src + c));
+        else
+            for (; c + 2 <= d; c += 2)
+                store2(dst + c, load2f(src + c));
+        for (; c < d; c++)
             dst[c] = sign ? sign[c] * (double)src[c] : (double)src[c];
     }
     return x;
@@ -276,17 +333,15 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
     h->noise_frac_ks_lt_alpha = 0.0;
     if (nd <= 0 || n < 3)
         return;
-    double *col = qk_malloc((size_t)n * sizeof *col);
     double *skews = qk_malloc((size_t)nd * sizeof *skews);
     double *kurts = qk_malloc((size_t)nd * sizeof *kurts);
+    double *means = qk_malloc((size_t)nd * sizeof *means);
+    double *ss = qk_malloc((size_t)nd * sizeof *ss);
     int *dims = qk_malloc((size_t)nd * sizeof *dims);
+    qk_plast_skew_kurt_columns(q + 1, n, d, nd, skews, kurts, means, ss);
     for (int c = 0; c < nd; c++) {
-        for (int64_t i = 0; i < n; i++)
-            col[i] = q[i * d + 1 + c];
-        double sk, ku;
-        qk_plast_skew_kurt(col, n, &sk, &ku);
-        skews[c] = fabs(sk);
-        kurts[c] = fabs(ku);
+        skews[c] = fabs(skews[c]);
+        kurts[c] = fabs(kurts[c]);
         dims[c] = c;
     }
     h->noise_med_abs_skew = median(skews, nd);
@@ -298,32 +353,55 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
         dims[i] = dims[j];
         dims[j] = tmp;
     }
+    /* the tested columns one after the other, z-scored (blocks of rows, so
+     * that both sides stay in cache); the standard deviation with n - 1,
+     * from the sums above */
+    double *cols = raw_doubles((size_t)(n_test > 0 ? n_test : 1) * (size_t)n);
+    double *sds = qk_malloc((size_t)(n_test > 0 ? n_test : 1) * sizeof *sds);
+    for (int i = 0; i < n_test; i++) {
+        double sd = sqrt(ss[dims[i]] / (double)(n - 1));
+        sds[i] = sd > 0.0 ? sd : 1.0;
+    }
+    for (int64_t r0 = 0; r0 < n; r0 += 64) {
+        int64_t r1 = r0 + 64 < n ? r0 + 64 : n;
+        for (int i = 0; i < n_test; i++) {
+            double m = means[dims[i]], sd = sds[i];
+            double *col = cols + (size_t)i * n;
+            const double *src = q + 1 + dims[i];
+            int64_t r = r0;
+            v2d mv = {m, m}, sdv = {sd, sd};
+            for (; r + 2 <= r1; r += 2) {
+                v2d xv = {src[r * d], src[(r + 1) * d]};
+                store2(col + r, (xv - mv) / sdv);
+            }
+            for (; r < r1; r++)
+                col[r] = (src[r * d] - m) / sd;
+        }
+    }
     int below = 0;
     for (int i = 0; i < n_test; i++) {
-        for (int64_t r = 0; r < n; r++)
-            col[r] = q[r * d + 1 + dims[i]];
-        double m = mean_of(col, n), sd = sd_of(col, n, m);
-        if (!(sd > 0.0))
-            sd = 1.0;
-        for (int64_t r = 0; r < n; r++)
-            col[r] = (col[r] - m) / sd;
-        skews[i] = qk_plast_ks_norm(col, n); /* reuse as the p-values */
+        skews[i] = qk_plast_ks_norm(cols + (size_t)i * n, n); /* reuse as the p-values */
         below += skews[i] < p->p_alpha;
     }
     if (n_test > 0) {
         h->noise_frac_ks_lt_alpha = (double)below / n_test;
         h->noise_med_ks_p = median(skews, n_test);
     }
+    free(sds);
+    free(cols);
     free(dims);
+    free(ss);
+    free(means);
     free(kurts);
     free(skews);
-    free(col);
 }
 
 /* ---- the query model per bin (step 7) ---------------------------------------------------- */
 
-/* Sorts the query rows by bin (stable) into w->q, w->t_q, w->bin_row. */
-static void sort_queries(head_work *w, const double *q, const double *t, const int64_t *bin)
+/* Orders the query rows by bin (stable): w->q_row[i] is the row of q (kept
+ * as it is, in w->q) at place i, w->t_q its position, w->bin_row[b] the
+ * first place of bin b. Takes q over. */
+static void sort_queries(head_work *w, double *q, const double *t, const int64_t *bin)
 {
     int64_t *count = qk_calloc((size_t)w->n_bins + 1, sizeof *count);
     for (int64_t i = 0; i < w->nq; i++)
@@ -332,11 +410,12 @@ static void sort_queries(head_work *w, const double *q, const double *t, const i
         count[b + 1] += count[b];
     w->bin_row = qk_malloc(((size_t)w->n_bins + 1) * sizeof *w->bin_row);
     memcpy(w->bin_row, count, ((size_t)w->n_bins + 1) * sizeof *count);
-    w->q = qk_doubles((size_t)(w->nq > 0 ? w->nq : 1) * (size_t)w->d);
+    w->q = q;
+    w->q_row = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *w->q_row);
     w->t_q = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *w->t_q);
     for (int64_t i = 0; i < w->nq; i++) {
         int64_t to = count[bin[i]]++;
-        memcpy(w->q + to * w->d, q + i * w->d, (size_t)w->d * sizeof *q);
+        w->q_row[to] = i;
         w->t_q[to] = t[i];
     }
     free(count);
@@ -356,16 +435,28 @@ static void bin_model(head_work *w, qk_plast_head *h)
         if (n < QK_PLAST_MIN_BIN_QUERIES)
             continue;
         double *m = w->mean + (size_t)b * d, *v = w->var + (size_t)b * d;
-        for (int64_t i = lo; i < lo + n; i++)
-            for (int c = 1; c < d; c++)
-                m[c] += w->q[i * d + c];
+        for (int64_t i = lo; i < lo + n; i++) {
+            const double *row = w->q + w->q_row[i] * d;
+            int c = 1;
+            for (; c + 2 <= d; c += 2)
+                store2(m + c, load2(m + c) + load2(row + c));
+            for (; c < d; c++)
+                m[c] += row[c];
+        }
         for (int c = 1; c < d; c++)
             m[c] /= (double)n;
-        for (int64_t i = lo; i < lo + n; i++)
-            for (int c = 1; c < d; c++) {
-                double dev = w->q[i * d + c] - m[c];
+        for (int64_t i = lo; i < lo + n; i++) {
+            const double *row = w->q + w->q_row[i] * d;
+            int c = 1;
+            for (; c + 2 <= d; c += 2) {
+                v2d dev = load2(row + c) - load2(m + c);
+                store2(v + c, load2(v + c) + dev * dev);
+            }
+            for (; c < d; c++) {
+                double dev = row[c] - m[c];
                 v[c] += dev * dev;
             }
+        }
         for (int c = 1; c < d; c++)
             v[c] /= (double)(n - 1);
         m[0] = h->alpha_pos + h->beta_pos * h->bin_tau[b];
@@ -375,62 +466,145 @@ static void bin_model(head_work *w, qk_plast_head *h)
 
 /* ---- keys and pairs (step 8) ------------------------------------------------------------- */
 
-typedef struct key_order {
-    int32_t example, position;
-    int64_t row;
-} key_order;
-
-static int cmp_key_order(const void *a, const void *b)
+/* out = x H = x - 2 (x . w) w for one row of d (the dot product in two
+ * interleaved partial sums, a fixed order; no BLAS: the same values on
+ * every machine). */
+static void reflect_row(const double *x, const double *w, int d, double *out)
 {
-    const key_order *x = a, *y = b;
-    if (x->example != y->example)
-        return x->example < y->example ? -1 : 1;
-    if (x->position != y->position)
-        return x->position < y->position ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
+    v2d acc = {0.0, 0.0};
+    int c = 0;
+    for (; c + 2 <= d; c += 2)
+        acc += load2(x + c) * load2(w + c);
+    double dot = acc[0] + acc[1];
+    for (; c < d; c++)
+        dot += x[c] * w[c];
+    double two_dot = 2.0 * dot;
+    v2d scale = {two_dot, two_dot};
+    for (c = 0; c + 2 <= d; c += 2)
+        store2(out + c, load2(x + c) - scale * load2(w + c));
+    for (; c < d; c++)
+        out[c] = x[c] - two_dot * w[c];
 }
 
-/* Sorts the keys by (example, position) into w->k, w->t_k, w->ex_k. */
-static void sort_keys(head_work *w, const double *k, const int32_t *t, const int32_t *ex)
+/* Sorts idx[n] stably by key[idx[i]]: least significant digit first, 11
+ * bits a pass, skipping the digits all keys share. */
+static void radix_sort_index(const uint64_t *key, int64_t *idx, int64_t n)
 {
-    size_t n = (size_t)(w->nk > 0 ? w->nk : 1);
-    key_order *order = qk_malloc(n * sizeof *order);
-    for (int64_t i = 0; i < w->nk; i++) {
-        order[i].example = ex[i];
-        order[i].position = t[i];
-        order[i].row = i;
+    enum { BITS = 11, SIZE = 1 << BITS };
+    int64_t *tmp = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+    uint32_t *count = qk_malloc(SIZE * sizeof *count);
+    for (int shift = 0; shift < 64; shift += BITS) {
+        memset(count, 0, SIZE * sizeof *count);
+        for (int64_t i = 0; i < n; i++)
+            count[(key[idx[i]] >> shift) & (SIZE - 1)]++;
+        if (n == 0 || count[(key[idx[0]] >> shift) & (SIZE - 1)] == (uint32_t)n)
+            continue;
+        uint32_t sum = 0;
+        for (int d = 0; d < SIZE; d++) {
+            uint32_t here = count[d];
+            count[d] = sum;
+            sum += here;
+        }
+        for (int64_t i = 0; i < n; i++)
+            tmp[count[(key[idx[i]] >> shift) & (SIZE - 1)]++] = idx[i];
+        memcpy(idx, tmp, (size_t)n * sizeof *idx);
     }
-    qsort(order, (size_t)w->nk, sizeof *order, cmp_key_order);
-    w->k = qk_doubles(n * (size_t)w->d);
+    free(count);
+    free(tmp);
+}
+
+/* an int32 as an unsigned value of the same order */
+static inline uint64_t ordered32(int32_t v)
+{
+    return (uint64_t)((uint32_t)v ^ UINT32_C(0x80000000));
+}
+
+/* Sorts the keys into w->k, w->t_k, w->ex_k by range of examples, then by
+ * position (ties by example, then row). A range is a run of consecutive
+ * examples (in example order) with at least RANGE_KEYS keys: the pairs of
+ * one range are evaluated together, so the key and score rows they read
+ * stay in cache; inside a range the keys before a bin start are a prefix,
+ * so the score table is only computed where pairs read it. w->by_example
+ * lists the keys by (example, position, row): the order in which pairs are
+ * generated. The rows are reflected by H = I - 2 hv hv^T on the way (hv:
+ * the Householder vector, or NULL for H = I). */
+static void sort_keys(head_work *w, const double *k, const int32_t *t, const int32_t *ex,
+                      const double *hv)
+{
+    int64_t nk = w->nk;
+    size_t n = (size_t)(nk > 0 ? nk : 1);
+    uint64_t *key = qk_malloc(n * sizeof *key);
+    int64_t *by_ex = qk_malloc(n * sizeof *by_ex), *by_pos = qk_malloc(n * sizeof *by_pos);
+    int32_t *range = qk_malloc(n * sizeof *range);
+    for (int64_t i = 0; i < nk; i++) {
+        key[i] = ordered32(ex[i]) << 32 | ordered32(t[i]);
+        by_ex[i] = i;
+    }
+    radix_sort_index(key, by_ex, nk); /* stable: ties stay in row order */
+    /* ranges of whole examples, in example order */
+    int32_t r = 0;
+    int64_t in_range = 0;
+    for (int64_t j = 0; j < nk; j++) {
+        if (j > 0 && ex[by_ex[j]] != ex[by_ex[j - 1]] && in_range >= RANGE_KEYS) {
+            r++;
+            in_range = 0;
+        }
+        range[by_ex[j]] = r;
+        in_range++;
+    }
+    w->n_ranges = nk > 0 ? r + 1 : 0;
+    for (int64_t i = 0; i < nk; i++)
+        key[i] = (uint64_t)range[i] << 32 | ordered32(t[i]);
+    memcpy(by_pos, by_ex, n * sizeof *by_pos);
+    radix_sort_index(key, by_pos, nk); /* ties stay in (example, row) order */
+    w->k = raw_doubles(n * (size_t)w->d);
     w->t_k = qk_malloc(n * sizeof *w->t_k);
     w->ex_k = qk_malloc(n * sizeof *w->ex_k);
-    for (int64_t i = 0; i < w->nk; i++) {
-        memcpy(w->k + i * w->d, k + order[i].row * w->d, (size_t)w->d * sizeof *k);
-        w->t_k[i] = order[i].position;
-        w->ex_k[i] = order[i].example;
+    w->range_of = qk_malloc(n * sizeof *w->range_of);
+    w->range_start = qk_calloc((size_t)w->n_ranges + 1, sizeof *w->range_start);
+    w->by_example = qk_malloc(n * sizeof *w->by_example);
+    int64_t *place = qk_malloc(n * sizeof *place); /* of each row in the sorted keys */
+    for (int64_t i = 0; i < nk; i++) {
+        int64_t row = by_pos[i];
+        if (hv)
+            reflect_row(k + row * w->d, hv, w->d, w->k + i * w->d);
+        else
+            memcpy(w->k + i * w->d, k + row * w->d, (size_t)w->d * sizeof *k);
+        w->t_k[i] = t[row];
+        w->ex_k[i] = ex[row];
+        w->range_of[i] = range[row];
+        w->range_start[range[row] + 1] = i + 1;
+        place[row] = i;
     }
-    free(order);
+    for (int64_t j = 0; j < nk; j++)
+        w->by_example[j] = (int32_t)place[by_ex[j]];
+    free(place);
+    free(range);
+    free(by_pos);
+    free(by_ex);
+    free(key);
 }
 
-/* Every same-example pair (a < b in key order), with the first query bin
- * whose start lies above both positions: t_b * f < bin * B, i.e.
- * first = floor(t_b f / B) + 1. Pairs are counting-sorted by first bin
- * (stable, so the order is the generation order within a bin);
- * eligible[b] = pairs with first <= b. */
+/* Every same-example pair (a before b in position), with the first query
+ * bin whose start lies above both positions: t_b * f < bin * B, i.e.
+ * first = floor(t_b f / B) + 1. Pairs are generated example by example and
+ * counting-sorted by first bin (stable, so the order is the generation
+ * order within a bin); eligible[b] = pairs with first <= b. */
 static int enumerate_pairs(head_work *w, const qk_plast_grid *g, int64_t *eligible,
                            qk_err *err)
 {
+    const int32_t *key = w->by_example;
     int64_t *count = qk_calloc((size_t)w->n_bins + 1, sizeof *count);
     int64_t total = 0;
     for (int64_t lo = 0; lo < w->nk;) {
         int64_t hi = lo;
-        while (hi < w->nk && w->ex_k[hi] == w->ex_k[lo])
+        while (hi < w->nk && w->ex_k[key[hi]] == w->ex_k[key[lo]])
             hi++;
-        for (int64_t b = lo + 1; b < hi; b++) {
-            int64_t first = qk_plast_bin_of(g, w->t_k[b]) + 1;
+        for (int64_t j = lo + 1; j < hi; j++) {
+            int64_t first = qk_plast_bin_of(g, w->t_k[key[j]]) + 1;
             if (first < w->n_bins) {
-                count[first + 1] += b - lo;
-                total += b - lo;
+                count[first + 1] += j - lo;
+                total += j - lo;
             }
         }
         lo = hi;
@@ -447,16 +621,18 @@ static int enumerate_pairs(head_work *w, const qk_plast_grid *g, int64_t *eligib
     w->pairs = qk_malloc((size_t)(total > 0 ? total : 1) * sizeof *w->pairs);
     for (int64_t lo = 0; lo < w->nk;) {
         int64_t hi = lo;
-        while (hi < w->nk && w->ex_k[hi] == w->ex_k[lo])
+        while (hi < w->nk && w->ex_k[key[hi]] == w->ex_k[key[lo]])
             hi++;
-        for (int64_t b = lo + 1; b < hi; b++) {
+        for (int64_t j = lo + 1; j < hi; j++) {
+            int32_t b = key[j];
             int64_t first = qk_plast_bin_of(g, w->t_k[b]) + 1;
             if (first >= w->n_bins)
                 continue;
-            for (int64_t a = lo; a < b; a++) {
+            for (int64_t i = lo; i < j; i++) {
+                int32_t a = key[i];
                 key_pair *p = &w->pairs[count[first]++];
-                p->a = (int32_t)a;
-                p->b = (int32_t)b;
+                p->a = a;
+                p->b = b;
                 p->first = (int32_t)first;
                 p->dist_cell = (w->t_k[b] - w->t_k[a]) / g->bucket_size;
                 p->pos_sum = (int64_t)w->t_k[a] + w->t_k[b];
@@ -472,10 +648,8 @@ static int enumerate_pairs(head_work *w, const qk_plast_grid *g, int64_t *eligib
 
 /* Adds PP of one (pair, bin) to the bin and to its heatmap cell:
  * (floor(delta_t / B), floor((tau_b - midpoint) / B)). */
-static inline void accumulate(head_work *w, qk_plast_head *h, const key_pair *p, int b,
-                              double m, double v)
+static inline void add_pp(head_work *w, qk_plast_head *h, const key_pair *p, int b, double pp)
 {
-    double pp = qk_plast_pp(m, v);
     w->bin_sum[b] += pp;
     double mid = floor((2.0 * h->bin_tau[b] - (double)p->pos_sum) / (2.0 * w->bucket_size));
     int row = mid < 0.0 ? 0 : mid >= w->n_cells ? w->n_cells - 1 : (int)mid;
@@ -485,61 +659,347 @@ static inline void accumulate(head_work *w, qk_plast_head *h, const key_pair *p,
     h->cell_evals[cell]++;
 }
 
+static inline void accumulate(head_work *w, qk_plast_head *h, const key_pair *p, int b,
+                              double m, double v)
+{
+    add_pp(w, h, p, b, qk_plast_pp(m, v));
+}
+
 static inline double mean_term(const head_work *w, const key_pair *p, int b)
 {
     return w->score[(size_t)p->a * w->n_bins + b] - w->score[(size_t)p->b * w->n_bins + b];
 }
 
-/* S = K M^T: the mean of q.k for every key and bin. */
-static void score_table(head_work *w)
+/* The kept bins lie in [first, last]; first > last when none is kept. */
+static void kept_range(const head_work *w, int *first, int *last)
 {
-    w->score = qk_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
-    if (w->nk > 0)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)w->nk, w->n_bins, w->d, 1.0,
-                    w->k, w->d, w->mean, w->d, 0.0, w->score, w->n_bins);
+    *last = w->n_bins - 1;
+    while (*last >= 0 && !w->kept[*last])
+        (*last)--;
+    *first = 0;
+    while (*first <= *last && !w->kept[*first])
+        (*first)++;
 }
 
-/* delta = k_a - k_b for pairs[0..n) into out (n x d); squared if asked. */
-static void pair_differences(const head_work *w, const key_pair *pairs, int64_t n, int square,
-                             double *out)
+#define KEY_BLOCK 256
+
+/* S = K M^T into out (nk x n_bins), where pairs read it: a key is in no
+ * pair eligible before the bin after its own, so a block of keys (in
+ * position order within a range) gets the kept bins from its first key's
+ * next bin on. Other entries are left unset. */
+static void score_gemm(const head_work *w, const qk_plast_grid *g, double *out)
+{
+    int first, last;
+    kept_range(w, &first, &last);
+    for (int r = 0; r < w->n_ranges && first <= last; r++) {
+        int64_t end = w->range_start[r + 1];
+        for (int64_t r0 = w->range_start[r]; r0 < end; r0 += KEY_BLOCK) {
+            int64_t nr = end - r0 < KEY_BLOCK ? end - r0 : KEY_BLOCK;
+            int64_t start = qk_plast_bin_of(g, w->t_k[r0]) + 1;
+            if (start < first)
+                start = first;
+            if (start > last)
+                break; /* and so for every later block of the range */
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr,
+                        (int)(last - start + 1), w->d, 1.0, w->k + r0 * w->d, w->d,
+                        w->mean + start * w->d, w->d, 0.0, out + r0 * w->n_bins + start,
+                        w->n_bins);
+        }
+    }
+}
+
+static void score_table(head_work *w, const qk_plast_grid *g)
+{
+    w->score = raw_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
+    score_gemm(w, g, w->score);
+}
+
+/* pairs ahead whose rows are prefetched */
+#define PREFETCH_AHEAD 24
+
+static inline void prefetch_row(const double *row, int n)
+{
+    for (int i = 0; i < n; i += 8) /* one 64-byte line per 8 doubles */
+        __builtin_prefetch(row + i);
+}
+
+/* delta = k_a - k_b for pairs[0..n) into out (n x d). */
+static void pair_differences(const head_work *w, const key_pair *pairs, int64_t n, double *out)
 {
     int d = w->d;
     for (int64_t i = 0; i < n; i++) {
         const double *ka = w->k + (size_t)pairs[i].a * d, *kb = w->k + (size_t)pairs[i].b * d;
         double *o = out + i * d;
-        for (int c = 0; c < d; c++) {
+        for (int c = 0; c < d; c++)
+            o[c] = ka[c] - kb[c];
+    }
+}
+
+/* The same, squared: the operand of the variance GEMM. The key rows of a
+ * block are scattered over the key table, so the rows of a pair a few
+ * pairs ahead are fetched early. */
+static void pair_squares(const head_work *w, const key_pair *pairs, int64_t n, double *out)
+{
+    int d = w->d;
+    for (int64_t i = 0; i < n; i++) {
+        if (i + PREFETCH_AHEAD < n)
+            prefetch_row(w->k + (size_t)pairs[i + PREFETCH_AHEAD].a * d, d);
+        const double *ka = w->k + (size_t)pairs[i].a * d, *kb = w->k + (size_t)pairs[i].b * d;
+        double *o = out + i * d;
+        int c = 0;
+        for (; c + 2 <= d; c += 2) {
+            v2d diff = load2(ka + c) - load2(kb + c);
+            store2(o + c, diff * diff);
+        }
+        for (; c < d; c++) {
             double diff = ka[c] - kb[c];
-            o[c] = square ? diff * diff : diff;
+            o[c] = diff * diff;
         }
     }
+}
+
+/* The heatmap row of bin b for a pair: floor((2 tau_b - pos_sum) / 2B),
+ * clamped to the grid. With 2B a power of two the division is a product
+ * by its exact inverse (the same value, without the divider). */
+static inline int cell_row(const head_work *w, double y)
+{
+    double mid = w->inv_two_b > 0.0 ? y * w->inv_two_b : y / (2.0 * w->bucket_size);
+    /* the floor, clamped: below 0 (or NaN) row 0; else truncation is the
+     * floor */
+    return !(mid >= 0.0) ? 0 : mid >= w->n_cells ? w->n_cells - 1 : (int)mid;
+}
+
+/* The sum of pp[0..n), four partial sums at a time (a fixed order). */
+static inline double run_sum(const double *pp, int n)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += pp[i];
+        s1 += pp[i + 1];
+        s2 += pp[i + 2];
+        s3 += pp[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += pp[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* Whether bin b of a pair (pos_sum) lies beyond the heatmap row whose
+ * upper edge is edge (2 tau_b - pos_sum >= edge, up to rounding: near the
+ * edge the exact row decides). */
+static inline int past_row(const head_work *w, const double *tau2, int b, double pos_sum,
+                           int row, double edge, double sure)
+{
+    double y = tau2[b] - pos_sum;
+    if (y < sure)
+        return 0;
+    return y >= edge || cell_row(w, y) != row;
+}
+
+/* Adds the PP values pp[0..] of pair p for its bins from..last (all kept)
+ * to the bins and to the heatmap cells. tau2[b] = 2 tau_b. The row of a
+ * bin only grows with b (tau_b does), so the bins of one cell form a run;
+ * a run adds its sum to its cell. A run of row r ends near the bin that
+ * holds position ((r + 1) 2B + pos_sum) / 2 (tau_b lies inside bin b): the
+ * end is looked for from there. */
+static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, int from,
+                            int last, const double *pp, const double *tau2)
+{
+    double *bin_sum = w->bin_sum + from;
+    int n = last - from + 1, i = 0;
+    for (; i + 2 <= n; i += 2)
+        store2(bin_sum + i, load2(bin_sum + i) + load2(pp + i));
+    for (; i < n; i++)
+        bin_sum[i] += pp[i];
+    double pos_sum = (double)p->pos_sum, two_b = 2.0 * w->bucket_size;
+    double bins_per_position = (double)w->bin_factor / w->bucket_size;
+    int col = p->dist_cell < w->n_cells ? p->dist_cell : w->n_cells - 1;
+    for (int b = from; b <= last;) {
+        int row = cell_row(w, tau2[b] - pos_sum);
+        int e = last + 1;
+        if (row < w->n_cells - 1) {
+            double edge = (double)(row + 1) * two_b;
+            double sure = edge - edge * 0x1p-50; /* below it the row is certainly the same */
+            double guess = 0.5 * (edge + pos_sum) * bins_per_position; /* >= 0 */
+            e = guess < b + 1 ? b + 1 : guess >= last + 1 ? last + 1 : (int)guess;
+            while (e > b + 1 && past_row(w, tau2, e - 1, pos_sum, row, edge, sure))
+                e--;
+            while (e <= last && !past_row(w, tau2, e, pos_sum, row, edge, sure))
+                e++;
+        }
+        size_t cell = (size_t)col * w->n_cells + row;
+        w->cell_sum[cell] += run_sum(pp + (b - from), e - b);
+        h->cell_evals[cell] += e - b;
+        b = e;
+    }
+}
+
+/* Every eligible (pair, kept bin), blocks of pairs at a time: per block
+ * one GEMM for v, the mean terms from S, then PP of the whole block in one
+ * vectorised batch and the sums. */
+/* The pairs in evaluation order, by range of examples and then by first
+ * bin (stable: generation order within), and the blocks: at most
+ * PAIR_BLOCK pairs of one range, block_start[0..n_blocks]. */
+typedef struct pair_blocks {
+    key_pair *pairs;
+    int64_t *start;
+    int64_t n;
+} pair_blocks;
+
+static void make_blocks(const head_work *w, pair_blocks *pb)
+{
+    int64_t *count = qk_calloc((size_t)w->n_ranges + 1, sizeof *count);
+    for (int64_t i = 0; i < w->n_pairs; i++)
+        count[w->range_of[w->pairs[i].a] + 1]++;
+    int64_t n_blocks = 0;
+    for (int r = 0; r < w->n_ranges; r++)
+        n_blocks += (count[r + 1] + PAIR_BLOCK - 1) / PAIR_BLOCK;
+    pb->start = qk_malloc((size_t)(n_blocks + 1) * sizeof *pb->start);
+    pb->n = 0;
+    for (int r = 0; r < w->n_ranges; r++) {
+        for (int64_t off = 0; off < count[r + 1]; off += PAIR_BLOCK)
+            pb->start[pb->n++] = count[r] + off;
+        count[r + 1] += count[r];
+    }
+    pb->start[pb->n] = w->n_pairs;
+    pb->pairs = qk_malloc((size_t)(w->n_pairs > 0 ? w->n_pairs : 1) * sizeof *pb->pairs);
+    for (int64_t i = 0; i < w->n_pairs; i++)
+        pb->pairs[count[w->range_of[w->pairs[i].a]]++] = w->pairs[i];
+    free(count);
+}
+
+static void free_blocks(pair_blocks *pb)
+{
+    free(pb->pairs);
+    free(pb->start);
 }
 
 static void exact_diag(head_work *w, qk_plast_head *h)
 {
     int d = w->d;
-    int last = w->n_bins - 1;
-    while (last >= 0 && !w->kept[last])
-        last--;
-    double *sq = qk_doubles((size_t)PAIR_BLOCK * d);
-    double *v = qk_doubles((size_t)PAIR_BLOCK * w->n_bins);
-    for (int64_t p0 = 0; p0 < w->n_pairs; p0 += PAIR_BLOCK) {
-        int64_t nb = w->n_pairs - p0 < PAIR_BLOCK ? w->n_pairs - p0 : PAIR_BLOCK;
-        const key_pair *blk = w->pairs + p0;
-        int b0 = blk[0].first; /* the smallest in the block: sorted */
+    int first_kept, last;
+    kept_range(w, &first_kept, &last);
+    if (first_kept > last)
+        return;
+    double *tau2 = qk_doubles((size_t)w->n_bins);
+    for (int b = 0; b < w->n_bins; b++)
+        tau2[b] = 2.0 * h->bin_tau[b];
+    int contiguous = 1; /* every bin between the first and the last kept one kept */
+    for (int b = first_kept; b <= last; b++)
+        contiguous &= w->kept[b];
+    double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
+    double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    double *m = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    int32_t *from = qk_malloc((size_t)PAIR_BLOCK * sizeof *from);
+    pair_blocks pb;
+    make_blocks(w, &pb);
+    for (int64_t k = 0; k < pb.n; k++) {
+        int64_t nb = pb.start[k + 1] - pb.start[k];
+        const key_pair *blk = pb.pairs + pb.start[k];
+        int b0 = blk[0].first > first_kept ? blk[0].first : first_kept; /* sorted by first */
         if (b0 > last)
-            break;
+            continue;
         int ncol = last - b0 + 1;
-        pair_differences(w, blk, nb, 1, sq);
+        pair_squares(w, blk, nb, sq);
         /* V[i, b] = sum_c delta_ic^2 C_b,cc for the block's bins b0..last */
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
                     w->var + (size_t)b0 * d, d, 0.0, v, ncol);
+        /* (m, v) of every (pair, bin from its first on), packed pair after pair */
+        int64_t n = 0;
         for (int64_t i = 0; i < nb; i++) {
-            const double *vrow = v + i * ncol;
-            for (int b = blk[i].first; b <= last; b++)
-                if (w->kept[b])
-                    accumulate(w, h, &blk[i], b, mean_term(w, &blk[i], b), vrow[b - b0]);
+            if (i + PREFETCH_AHEAD < nb) {
+                const key_pair *ahead = &blk[i + PREFETCH_AHEAD];
+                int fa = ahead->first > b0 ? ahead->first : b0;
+                prefetch_row(w->score + (size_t)ahead->a * w->n_bins + fa, last - fa + 1);
+            }
+            int f = blk[i].first > b0 ? blk[i].first : b0;
+            const double *sa = w->score + (size_t)blk[i].a * w->n_bins;
+            const double *sb = w->score + (size_t)blk[i].b * w->n_bins;
+            const double *vrow = v + i * ncol - b0;
+            from[i] = f;
+            /* n <= i ncol + b - b0: v is never written ahead of the row read */
+            int b = f;
+            for (; b + 2 <= last + 1; b += 2, n += 2) {
+                store2(m + n, load2(sa + b) - load2(sb + b));
+                store2(v + n, load2(vrow + b));
+            }
+            for (; b <= last; b++, n++) {
+                m[n] = sa[b] - sb[b];
+                v[n] = vrow[b];
+            }
+        }
+        qk_plast_pp_n(m, v, m, n);
+        const double *pp = m;
+        for (int64_t i = 0; i < nb; i++) {
+            if (contiguous) {
+                accumulate_pair(w, h, &blk[i], from[i], last, pp, tau2);
+            } else {
+                for (int b = from[i]; b <= last; b++)
+                    if (w->kept[b])
+                        add_pp(w, h, &blk[i], b, pp[b - from[i]]);
+            }
+            pp += last - from[i] + 1;
         }
     }
+    free_blocks(&pb);
+    free(from);
+    free(m);
+    free(v);
+    free(sq);
+    free(tau2);
+}
+
+/* ---- the floor (qk_plast_timing) --------------------------------------------------------- */
+
+/* Times, after the analysis, what exact_diag cannot avoid: the GEMM of S
+ * and of every block of pairs at the same shapes and with the same
+ * operands, and one erfc per evaluated (pair, kept bin) on the same
+ * arguments |m| / sqrt(2 v), through the same batched erfc. The operands
+ * are rebuilt outside the clock. */
+static void measure_floor(head_work *w, qk_plast_head *h, const qk_plast_grid *g)
+{
+    int d = w->d;
+    qk_plast_timing *t = &h->timing;
+    double *scratch = raw_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
+    double c0 = qk_thread_cpu();
+    score_gemm(w, g, scratch);
+    t->floor_gemm += qk_thread_cpu() - c0;
+    free(scratch);
+    int first_kept, last;
+    kept_range(w, &first_kept, &last);
+    double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
+    double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    double *x = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    pair_blocks pb;
+    make_blocks(w, &pb);
+    for (int64_t k = 0; first_kept <= last && k < pb.n; k++) {
+        int64_t nb = pb.start[k + 1] - pb.start[k];
+        const key_pair *blk = pb.pairs + pb.start[k];
+        int b0 = blk[0].first > first_kept ? blk[0].first : first_kept;
+        if (b0 > last)
+            continue;
+        int ncol = last - b0 + 1;
+        pair_squares(w, blk, nb, sq);
+        double c1 = qk_thread_cpu();
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
+                    w->var + (size_t)b0 * d, d, 0.0, v, ncol);
+        t->floor_gemm += qk_thread_cpu() - c1;
+        int64_t n = 0;
+        for (int64_t i = 0; i < nb; i++)
+            for (int b = blk[i].first > b0 ? blk[i].first : b0; b <= last; b++) {
+                if (!w->kept[b])
+                    continue;
+                double m = mean_term(w, &blk[i], b), vb = v[i * ncol + b - b0];
+                x[n++] = vb > 0.0 ? fabs(m / sqrt(vb)) * M_SQRT1_2 : (m == 0.0 ? 0.0 : INFINITY);
+            }
+        double c2 = qk_thread_cpu();
+        qk_plast_erfc_n(x, x, n);
+        t->floor_erfc += qk_thread_cpu() - c2;
+        t->n_erfc += n;
+    }
+    free_blocks(&pb);
+    free(x);
     free(v);
     free(sq);
 }
@@ -554,7 +1014,7 @@ static void centred_bin(const head_work *w, int b, double *qc)
     for (int64_t i = 0; i < n; i++) {
         qc[i * d] = 0.0;
         for (int c = 1; c < d; c++)
-            qc[i * d + c] = w->q[(lo + i) * d + c] - m[c];
+            qc[i * d + c] = w->q[w->q_row[lo + i] * d + c] - m[c];
     }
 }
 
@@ -689,7 +1149,7 @@ static void sampled(head_work *w, qk_plast_head *h, const qk_plast_params *p, qk
             int64_t idx =
                 avail <= p->pairs_per_bin ? r : (int64_t)qk_rng_below(rng, (uint64_t)avail);
             const key_pair *pair = &w->pairs[idx];
-            pair_differences(w, pair, 1, 0, delta);
+            pair_differences(w, pair, 1, delta);
             double v;
             if (p->cov == QK_PLAST_COV_FULL) {
                 cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n_b, d, 1.0, qc, d, delta, 1,
@@ -737,6 +1197,7 @@ static void reset_head(qk_plast_head *h)
     memset(h->bin_pairs, 0, nb * sizeof *h->bin_pairs);
     memset(h->bin_evals, 0, nb * sizeof *h->bin_evals);
     memset(h->cell_evals, 0, nc * sizeof *h->cell_evals);
+    memset(&h->timing, 0, sizeof h->timing);
     for (size_t b = 0; b < nb; b++)
         h->bin_ap[b] = h->bin_tau[b] = NAN;
     for (size_t c = 0; c < nc; c++)
@@ -765,8 +1226,8 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     h->n_q = w->nq;
     h->n_k = w->nk;
 
-    /* orientation from the keys' bucket means */
-    double *kx = gather(k, krows, w->nk, d, NULL);
+    /* orientation from the keys' bucket means, then both kinds gathered
+     * with it */
     int32_t *kb = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *kb);
     int32_t *kt = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *kt);
     int32_t *ke = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *ke);
@@ -776,10 +1237,8 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
         ke[i] = k->example_id[krows[i]];
     }
     double *sign = qk_doubles((size_t)d);
-    qk_plast_orientation(kx, w->nk, d, kb, sign);
-    for (int64_t i = 0; i < w->nk; i++)
-        for (int c = 0; c < d; c++)
-            kx[i * d + c] *= sign[c];
+    qk_plast_orientation_rows(k->vector, krows, w->nk, d, kb, sign);
+    double *kx = gather(k, krows, w->nk, d, sign);
     double *qx = gather(q, qrows, w->nq, d, sign);
     double *t = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *t);
     int64_t *bin = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *bin);
@@ -797,24 +1256,22 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     double *hv = qk_doubles((size_t)d);
     size_t most = (size_t)(w->nq > w->nk ? w->nq : w->nk);
     double *tmp = qk_doubles(most > 0 ? most : 1);
-    if (qk_plast_householder(beta, d, hv)) {
+    int reflect = qk_plast_householder(beta, d, hv);
+    if (reflect)
         qk_plast_reflect_rows(qx, w->nq, d, hv, tmp);
-        qk_plast_reflect_rows(kx, w->nk, d, hv, tmp);
-    }
     position_coordinate(qx, t, w->nq, d, h);
     kk[3] = STREAM_NOISE_DIMS;
     qk_rng_seed(&rng, kk, 4);
     noise_normality(qx, w->nq, d, p, &rng, h);
 
-    sort_queries(w, qx, t, bin);
-    sort_keys(w, kx, kt, ke);
+    sort_queries(w, qx, t, bin); /* keeps qx */
+    sort_keys(w, kx, kt, ke, reflect ? hv : NULL);
     free(tmp);
     free(hv);
     free(beta);
     free(alpha);
     free(bin);
     free(t);
-    free(qx);
     free(sign);
     free(ke);
     free(kt);
@@ -840,8 +1297,12 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     w.n_bins = g->n_bins;
     w.n_cells = g->n_cells;
     w.bucket_size = g->bucket_size;
+    w.bin_factor = g->bin_factor;
+    if ((g->bucket_size & (g->bucket_size - 1)) == 0)
+        w.inv_two_b = 0.5 / g->bucket_size;
     uint64_t keys[3] = {p->seed, (uint64_t)layer, (uint64_t)q_head};
     int rc = -1;
+    double cpu0 = qk_thread_cpu();
     if (prepare(q, k, d, g, p, keys, h, &w, err) != 0)
         goto out;
     bin_model(&w, h);
@@ -852,7 +1313,7 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     for (int b = 0; b < w.n_bins; b++)
         w.kept[b] = h->bin_queries[b] >= QK_PLAST_MIN_BIN_QUERIES &&
                     h->bin_pairs[b] >= p->min_pairs_per_bin;
-    score_table(&w);
+    score_table(&w, g);
     w.bin_sum = qk_calloc((size_t)w.n_bins, sizeof *w.bin_sum);
     w.cell_sum = qk_calloc((size_t)w.n_cells * w.n_cells, sizeof *w.cell_sum);
     if (p->pair_mode == QK_PLAST_PAIRS_SAMPLE) {
@@ -866,6 +1327,13 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
         exact_diag(&w, h);
     }
     finish_head(&w, h, g, p);
+    h->timing.total = qk_thread_cpu() - cpu0;
+    if (p->time_floor) {
+        if (p->pair_mode == QK_PLAST_PAIRS_EXACT && p->cov == QK_PLAST_COV_DIAG)
+            measure_floor(&w, h, g);
+        else
+            h->timing.floor_gemm = h->timing.floor_erfc = NAN;
+    }
     rc = 0;
 out:
     work_free(&w);

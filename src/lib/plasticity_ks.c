@@ -17,65 +17,95 @@
 
 #include "qk/moments.h"
 #include "qk/plasticity.h"
+#include "plasticity_vec.h"
 
-/* Ascending sort of doubles without NaN: quicksort with a median-of-three
- * pivot, insertion sort below 16 elements, recursion on the smaller part
- * only. The KS tests sort tens of columns of thousands of values per head,
- * where qsort's comparison callbacks would dominate the whole stage. */
-static void sort_doubles(double *x, int64_t n)
+/* The steps i / n (i = 0..n) of an empirical CDF: every KS test of a head
+ * has the same n, so the last table of the thread is kept. */
+static const double *cdf_steps(int64_t n)
 {
-    while (n > 16) {
-        int64_t mid = n / 2, last = n - 1;
-        if (x[mid] < x[0]) { double t = x[mid]; x[mid] = x[0]; x[0] = t; }
-        if (x[last] < x[0]) { double t = x[last]; x[last] = x[0]; x[0] = t; }
-        if (x[last] < x[mid]) { double t = x[last]; x[last] = x[mid]; x[mid] = t; }
-        double pivot = x[mid];
-        int64_t i = 0, j = last;
-        while (i <= j) {
-            while (x[i] < pivot)
-                i++;
-            while (x[j] > pivot)
-                j--;
-            if (i <= j) {
-                double t = x[i];
-                x[i++] = x[j];
-                x[j--] = t;
-            }
-        }
-        /* [0, j] and [i, n) remain */
-        if (j + 1 < n - i) {
-            sort_doubles(x, j + 1);
-            x += i;
-            n -= i;
-        } else {
-            sort_doubles(x + i, n - i);
-            n = j + 1;
-        }
+    static _Thread_local double *table;
+    static _Thread_local int64_t table_n = -1;
+    if (table_n != n) {
+        free(table);
+        table = qk_malloc((size_t)(n + 1) * sizeof *table);
+        for (int64_t i = 0; i <= n; i++)
+            table[i] = (double)i / (double)n;
+        table_n = n;
     }
-    for (int64_t i = 1; i < n; i++) {
-        double v = x[i];
-        int64_t j = i;
-        for (; j > 0 && x[j - 1] > v; j--)
-            x[j] = x[j - 1];
-        x[j] = v;
-    }
+    return table;
 }
 
-double qk_plast_ks_norm(double *x, int64_t n)
+/* Puts x[n] (no NaN) in ascending order into xs and carries c[n] along into
+ * cs: a counting sort by bucket[i] (values 0..n-1, ascending with x up to
+ * rounding), then an insertion sort on xs, which has almost nothing left to
+ * move. */
+static void sort_by_bucket(const double *x, const double *c, const uint32_t *bucket, int64_t n,
+                           double *xs, double *cs)
+{
+    uint32_t *start = qk_calloc((size_t)n + 1, sizeof *start);
+    for (int64_t i = 0; i < n; i++)
+        start[bucket[i] + 1]++;
+    for (int64_t b = 0; b < n; b++)
+        start[b + 1] += start[b];
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t to = start[bucket[i]]++;
+        xs[to] = x[i];
+        cs[to] = c[i];
+    }
+    for (int64_t i = 1; i < n; i++) {
+        double v = xs[i], w = cs[i];
+        int64_t j = i;
+        for (; j > 0 && xs[j - 1] > v; j--) {
+            xs[j] = xs[j - 1];
+            cs[j] = cs[j - 1];
+        }
+        xs[j] = v;
+        cs[j] = w;
+    }
+    free(start);
+}
+
+double qk_plast_ks_norm(const double *x, int64_t n)
 {
     if (n <= 0)
         return NAN;
     for (int64_t i = 0; i < n; i++)
         if (isnan(x[i]))
             return NAN;
-    sort_doubles(x, n);
+    /* Phi(x) = erfc(-x / sqrt 2) / 2 for all values in one batch (the bits
+     * of qk_plast_phi), then the values sorted by Phi, which spreads a
+     * roughly normal sample evenly over n buckets */
+    double *cdf = qk_malloc((size_t)n * sizeof *cdf);
+    uint32_t *bucket = qk_malloc((size_t)n * sizeof *bucket);
+    int64_t i = 0;
+    v2d scale = {-M_SQRT1_2, -M_SQRT1_2}, half = {0.5, 0.5};
+    for (; i + 2 <= n; i += 2)
+        store2(cdf + i, load2(x + i) * scale); /* -x sqrt(1/2), as (-x) * sqrt(1/2) */
+    for (; i < n; i++)
+        cdf[i] = -x[i] * M_SQRT1_2;
+    qk_plast_erfc_n(cdf, cdf, n);
+    for (i = 0; i + 2 <= n; i += 2)
+        store2(cdf + i, load2(cdf + i) * half);
+    for (; i < n; i++)
+        cdf[i] *= 0.5;
+    for (i = 0; i < n; i++) {
+        double slot = cdf[i] * (double)n;
+        bucket[i] = slot < 0.0 ? 0 : slot >= (double)n ? (uint32_t)(n - 1) : (uint32_t)slot;
+    }
+    double *sorted = qk_malloc((size_t)n * 2 * sizeof *sorted), *cs = sorted + n;
+    sort_by_bucket(x, cdf, bucket, n, sorted, cs);
+    const double *step = cdf_steps(n);
     double stat = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        double cdf = qk_plast_phi(x[i]);
-        double above = (double)(i + 1) / (double)n - cdf;
-        double below = cdf - (double)i / (double)n;
-        stat = fmax(stat, fmax(above, below));
+        double above = step[i + 1] - cs[i];
+        double below = cs[i] - step[i];
+        double worst = above > below ? above : below;
+        if (worst > stat)
+            stat = worst;
     }
+    free(sorted);
+    free(bucket);
+    free(cdf);
     return qk_plast_kolmogorov_sf(n, stat);
 }
 

@@ -9,74 +9,96 @@
 
 #include "qk/moments.h"
 #include "qk/plasticity.h"
+#include "plasticity_vec.h"
 
 double qk_plast_phi(double z)
 {
-    return 0.5 * erfc(-z * M_SQRT1_2);
+    return 0.5 * qk_plast_erfc(-z * M_SQRT1_2);
 }
 
 double qk_plast_pp_z(double z)
 {
     /* s = Phi(-|z|) is computed directly, so it keeps full relative
      * precision however small it is; 1 - s is then exact enough, and PP is
-     * the same for z and -z by construction. */
-    double s = 0.5 * erfc(fabs(z) * M_SQRT1_2);
-    return 4.0 * s * (1.0 - s);
-}
-
-double qk_plast_pp(double m, double v)
-{
-    if (v > 0.0)
-        return qk_plast_pp_z(m / sqrt(v));
-    /* D is the constant m: p is 1 or 0 (PP 0), or 1/2 when m = 0 (PP 1) */
-    return m == 0.0 ? 1.0 : 0.0;
+     * the same for z and -z by construction (qk_plast_pp_n with v = 1:
+     * z / sqrt(1) = z) */
+    return qk_plast_pp(z, 1.0);
 }
 
 /* ---- orientation (step 2) -------------------------------------------------------- */
 
-typedef struct bucket_row {
-    int32_t bucket;
-    int64_t row;
-} bucket_row;
-
-static int cmp_bucket_row(const void *a, const void *b)
+static int cmp_int32(const void *a, const void *b)
 {
-    const bucket_row *x = a, *y = b;
-    if (x->bucket != y->bucket)
-        return x->bucket < y->bucket ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The orientation of rows given either as doubles k (n x d) or as the
+ * float rows rows[i] of vec (widened: the same values). */
+static void orientation(const double *k, const float *vec, const int64_t *rows, int64_t n,
+                        int d, const int32_t *bucket, double *sign)
+{
+    /* the distinct buckets in ascending order, and each row's place among
+     * them */
+    int32_t *ids = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+    memcpy(ids, bucket, (size_t)n * sizeof *ids);
+    qsort(ids, (size_t)n, sizeof *ids, cmp_int32);
+    int64_t nb = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (i == 0 || ids[i] != ids[nb - 1])
+            ids[nb++] = ids[i];
+    int64_t *slot = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *slot);
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t *hit = bsearch(&bucket[i], ids, (size_t)nb, sizeof *ids, cmp_int32);
+        slot[i] = hit - ids;
+    }
+    /* the sum of each bucket in row order, then the unweighted sum of the
+     * bucket means in bucket order */
+    double *part = qk_calloc((size_t)(nb > 0 ? nb : 1) * (size_t)d, sizeof *part);
+    int64_t *count = qk_calloc((size_t)(nb > 0 ? nb : 1), sizeof *count);
+    for (int64_t i = 0; i < n; i++) {
+        double *p = part + slot[i] * d;
+        int c = 0;
+        if (k) {
+            const double *row = k + i * d;
+            for (; c + 2 <= d; c += 2)
+                store2(p + c, load2(p + c) + load2(row + c));
+            for (; c < d; c++)
+                p[c] += row[c];
+        } else {
+            const float *row = vec + rows[i] * d;
+            for (; c + 2 <= d; c += 2)
+                store2(p + c, load2(p + c) + load2f(row + c));
+            for (; c < d; c++)
+                p[c] += (double)row[c];
+        }
+        count[slot[i]]++;
+    }
+    double *total = qk_calloc((size_t)d, sizeof *total);
+    for (int64_t b = 0; b < nb; b++) {
+        double inv = 1.0 / (double)count[b];
+        for (int c = 0; c < d; c++)
+            total[c] += part[b * d + c] * inv;
+    }
+    for (int c = 0; c < d; c++)
+        sign[c] = total[c] < 0.0 ? -1.0 : 1.0;
+    free(total);
+    free(count);
+    free(part);
+    free(slot);
+    free(ids);
 }
 
 void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
                           double *sign)
 {
-    double *total = qk_calloc((size_t)d, sizeof *total);
-    double *part = qk_calloc((size_t)d, sizeof *part);
-    bucket_row *rows = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *rows);
-    for (int64_t i = 0; i < n; i++) {
-        rows[i].bucket = bucket[i];
-        rows[i].row = i;
-    }
-    qsort(rows, (size_t)n, sizeof *rows, cmp_bucket_row);
-    /* the mean of each bucket, then their unweighted sum */
-    for (int64_t start = 0; start < n;) {
-        int64_t end = start;
-        memset(part, 0, (size_t)d * sizeof *part);
-        for (; end < n && rows[end].bucket == rows[start].bucket; end++) {
-            const double *row = k + rows[end].row * d;
-            for (int c = 0; c < d; c++)
-                part[c] += row[c];
-        }
-        double inv = 1.0 / (double)(end - start);
-        for (int c = 0; c < d; c++)
-            total[c] += part[c] * inv;
-        start = end;
-    }
-    for (int c = 0; c < d; c++)
-        sign[c] = total[c] < 0.0 ? -1.0 : 1.0;
-    free(rows);
-    free(part);
-    free(total);
+    orientation(k, NULL, NULL, n, d, bucket, sign);
+}
+
+void qk_plast_orientation_rows(const float *vec, const int64_t *rows, int64_t n, int d,
+                               const int32_t *bucket, double *sign)
+{
+    orientation(NULL, vec, rows, n, d, bucket, sign);
 }
 
 /* ---- positional regression (steps 3 and 5) ----------------------------------------- */
@@ -113,7 +135,16 @@ double qk_plast_regress(const double *x, const double *t, int64_t n, int d, doub
     /* sums of squares about the mean and about the fitted line */
     for (int64_t i = 0; i < n; i++) {
         const double *row = x + i * d;
-        for (int c = 0; c < d; c++) {
+        v2d ti = {t[i], t[i]};
+        int c = 0;
+        for (; c + 2 <= d; c += 2) {
+            v2d xv = load2(row + c);
+            v2d dev = xv - load2(mean + c);
+            v2d res = xv - (load2(alpha + c) + load2(beta + c) * ti);
+            store2(ss_tot + c, load2(ss_tot + c) + dev * dev);
+            store2(ss_res + c, load2(ss_res + c) + res * res);
+        }
+        for (; c < d; c++) {
             double dev = row[c] - mean[c];
             double res = row[c] - (alpha[c] + beta[c] * t[i]);
             ss_tot[c] += dev * dev;
@@ -177,6 +208,29 @@ void qk_plast_component_weights(const double *r2, int d, double *w)
 
 /* ---- skewness and kurtosis ---------------------------------------------------------------- */
 
+/* Skewness and kurtosis from n, the mean and the sums of the 2nd to 4th
+ * powers of the deviations. */
+static void skew_kurt_finish(int64_t n, double mean, double m2, double m3, double m4,
+                             double *skew, double *kurt)
+{
+    *skew = *kurt = NAN;
+    if (n < 3)
+        return;
+    m2 /= (double)n;
+    m3 /= (double)n;
+    m4 /= (double)n;
+    /* a constant column (up to rounding) has no shape */
+    double tiny = 1e-15 * fabs(mean);
+    if (!(m2 > tiny * tiny) || m2 == 0.0)
+        return;
+    double nn = (double)n;
+    /* the adjusted Fisher-Pearson G1 and the unbiased excess kurtosis G2 */
+    *skew = sqrt(nn * (nn - 1.0)) / (nn - 2.0) * m3 / pow(m2, 1.5);
+    if (n >= 4)
+        *kurt = ((nn * nn - 1.0) * m4 / (m2 * m2) - 3.0 * (nn - 1.0) * (nn - 1.0)) /
+                ((nn - 2.0) * (nn - 3.0));
+}
+
 void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt)
 {
     *skew = *kurt = NAN;
@@ -193,17 +247,46 @@ void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt)
         m3 += dev2 * dev;
         m4 += dev2 * dev2;
     }
-    m2 /= (double)n;
-    m3 /= (double)n;
-    m4 /= (double)n;
-    /* a constant column (up to rounding) has no shape */
-    double tiny = 1e-15 * fabs(mean);
-    if (!(m2 > tiny * tiny) || m2 == 0.0)
-        return;
-    double nn = (double)n;
-    /* the adjusted Fisher-Pearson G1 and the unbiased excess kurtosis G2 */
-    *skew = sqrt(nn * (nn - 1.0)) / (nn - 2.0) * m3 / pow(m2, 1.5);
-    if (n >= 4)
-        *kurt = ((nn * nn - 1.0) * m4 / (m2 * m2) - 3.0 * (nn - 1.0) * (nn - 1.0)) /
-                ((nn - 2.0) * (nn - 3.0));
+    skew_kurt_finish(n, mean, m2, m3, m4, skew, kurt);
+}
+
+void qk_plast_skew_kurt_columns(const double *x, int64_t n, int64_t stride, int ncols,
+                                double *skew, double *kurt, double *mean, double *ss)
+{
+    double *m3 = qk_calloc((size_t)(ncols > 0 ? ncols : 1), sizeof *m3);
+    double *m4 = qk_calloc((size_t)(ncols > 0 ? ncols : 1), sizeof *m4);
+    for (int c = 0; c < ncols; c++)
+        mean[c] = ss[c] = 0.0;
+    /* row by row: each column still sums its values in row order, so the
+     * results are those of qk_plast_skew_kurt on the column */
+    for (int64_t i = 0; i < n; i++) {
+        const double *row = x + i * stride;
+        int c = 0;
+        for (; c + 2 <= ncols; c += 2)
+            store2(mean + c, load2(mean + c) + load2(row + c));
+        for (; c < ncols; c++)
+            mean[c] += row[c];
+    }
+    for (int c = 0; c < ncols; c++)
+        mean[c] = n ? mean[c] / (double)n : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const double *row = x + i * stride;
+        int c = 0;
+        for (; c + 2 <= ncols; c += 2) {
+            v2d dev = load2(row + c) - load2(mean + c), dev2 = dev * dev;
+            store2(ss + c, load2(ss + c) + dev2);
+            store2(m3 + c, load2(m3 + c) + dev2 * dev);
+            store2(m4 + c, load2(m4 + c) + dev2 * dev2);
+        }
+        for (; c < ncols; c++) {
+            double dev = row[c] - mean[c], dev2 = dev * dev;
+            ss[c] += dev2;
+            m3[c] += dev2 * dev;
+            m4[c] += dev2 * dev2;
+        }
+    }
+    for (int c = 0; c < ncols; c++)
+        skew_kurt_finish(n, mean[c], ss[c], m3[c], m4[c], &skew[c], &kurt[c]);
+    free(m4);
+    free(m3);
 }
