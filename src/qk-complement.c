@@ -177,18 +177,37 @@ typedef struct run_ctx {
     qk_comp_head *results;
 } run_ctx;
 
+typedef struct thread_state {
+    qk_comp_work work;
+    qk_store_buf qbuf, kbuf;
+} thread_state;
+
 static void *thread_init(void *arg)
 {
     run_ctx *ctx = arg;
-    qk_comp_work *w = qk_malloc(sizeof *w);
-    qk_comp_work_init(w, ctx->store->dim);
-    return w;
+    thread_state *st = qk_calloc(1, sizeof *st);
+    qk_comp_work_init(&st->work, ctx->store->dim);
+    return st;
 }
 
 static void thread_free(void *arg)
 {
-    qk_comp_work_free(arg);
-    free(arg);
+    thread_state *st = arg;
+    qk_comp_work_free(&st->work);
+    qk_store_buf_free(&st->qbuf);
+    qk_store_buf_free(&st->kbuf);
+    free(st);
+}
+
+/* The rows of config c (its vectors decoded into buf). */
+static int config_rows(const qk_store *s, int c, qk_store_buf *buf, qk_rot_rows *r,
+                       qk_err *err)
+{
+    const float *vector = qk_store_vectors(s, c, buf, err);
+    if (!vector)
+        return -1;
+    *r = (qk_rot_rows){vector, s->configs[c].position, s->configs[c].rows};
+    return 0;
 }
 
 /* The heads of one key head; the pooled moments come from the axes file,
@@ -197,16 +216,19 @@ static int analyse_group(void *arg, void *state, const int *job_idx, int n, int 
                          qk_err *err)
 {
     run_ctx *ctx = arg;
+    thread_state *st = state;
     const qk_store *s = ctx->store;
     size_t d = (size_t)s->dim;
     for (int i = 0; i < n; i++) {
         int j = job_idx[i], h = ctx->axes_of_job[j];
         if (h < 0)
             continue;
-        const qk_store_config *cq = &s->configs[ctx->jobs[j].q_config];
-        const qk_store_config *ck = &s->configs[ctx->jobs[j].k_config];
-        qk_rot_rows rq = {cq->vector, cq->position, cq->rows};
-        qk_rot_rows rk = {ck->vector, ck->position, ck->rows};
+        qk_rot_rows rq, rk;
+        if (config_rows(s, ctx->jobs[j].q_config, &st->qbuf, &rq, err) != 0 ||
+            config_rows(s, ctx->jobs[j].k_config, &st->kbuf, &rk, err) != 0) {
+            *failed_job = j;
+            return -1;
+        }
         if (ctx->axes->pooled[h].n != rq.n + rk.n) {
             *failed_job = j;
             return qk_fail(err, "%" PRId64 " rows in the axes file, %" PRId64 " in the store "
@@ -214,7 +236,7 @@ static int analyse_group(void *arg, void *state, const int *job_idx, int n, int 
                            rq.n + rk.n);
         }
         if (qk_comp_analyse(&rq, &rk, &ctx->axes->pooled[h], ctx->axes->a + (size_t)h * d,
-                            ctx->axes->b + (size_t)h * d, ctx->opt->tau, state,
+                            ctx->axes->b + (size_t)h * d, ctx->opt->tau, &st->work,
                             &ctx->results[h], err) != 0) {
             *failed_job = j;
             return -1;

@@ -47,7 +47,8 @@ static void usage(FILE *fp)
         "                         directory or one Parquet file): config, rows, dim,\n"
         "                         position_sum, example_id_sum, vector_sum,\n"
         "                         vector_abs_sum; nothing is written\n"
-        "      --verify STORE     check a store's structure and checksum\n"
+        "      --verify STORE     check a store's structure and checksum and decode\n"
+        "                         every config's vectors\n"
         "  -q, --quiet            no progress lines\n"
         "  -h, --help             this text\n"
         "      --version          print the version\n"
@@ -445,23 +446,34 @@ static int run_load(const options *o)
     if (o->inventory)
         write_inventory(o, &ds, &tot, &s);
     qk_progress("%s: %d query + %d key configs, %" PRId64 " + %" PRId64
-                " vectors, %.1f MB Parquet -> %.1f MB store",
+                " vectors, %.1f MB Parquet -> %.1f MB store (%.2fx)",
                 ds.id, tot.q_configs, tot.k_configs, tot.q_rows, tot.k_rows,
-                tot.parquet_bytes / 1e6, s.map_size / 1e6);
+                tot.parquet_bytes / 1e6, s.map_size / 1e6,
+                (double)s.map_size / (double)(tot.parquet_bytes ? tot.parquet_bytes : 1));
     qk_store_close(&s);
     qk_revision_free(&rev);
     free(root);
     return QK_EXIT_OK;
 }
 
+/* Checks the checksum and decodes every config's vectors. */
 static int run_verify(const char *path)
 {
     qk_store s;
     qk_err err;
     if (qk_store_open(path, &s, 1, &err) != 0)
         qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-    printf("%s: %s, %d configs, %d pairs, dim %d, checksum %016" PRIx64 " ok\n", path,
-           s.header.dataset_id, s.n_configs, s.n_pairs, s.dim, s.header.checksum);
+    qk_store_buf buf = {0};
+    int bf16 = 0;
+    for (int i = 0; i < s.n_configs; i++) {
+        if (!qk_store_vectors(&s, i, &buf, &err))
+            qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+        bf16 += s.configs[i].encoding == QK_STORE_BF16;
+    }
+    qk_store_buf_free(&buf);
+    printf("%s: %s, %d configs (%d bf16, %d float32), %d pairs, dim %d, %zu bytes, "
+           "checksum %016" PRIx64 " ok\n", path, s.header.dataset_id, s.n_configs, bf16,
+           s.n_configs - bf16, s.n_pairs, s.dim, s.map_size, s.header.checksum);
     qk_store_close(&s);
     return QK_EXIT_OK;
 }

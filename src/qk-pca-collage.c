@@ -193,8 +193,11 @@ static void fit_panel(const qk_store *s, const options *o, int index, const head
                       FILE *points, panel *out)
 {
     int dim = s->dim;
-    qk_pca_rows q = {ref->q->vector, ref->q->position, capped(ref->q->rows, o->max_rows)};
-    qk_pca_rows k = {ref->k->vector, ref->k->position, capped(ref->k->rows, o->max_rows)};
+    qk_store_buf qbuf = {0}, kbuf = {0};
+    const float *qv = qk_store_vectors_or_die(s, o->store, (int)(ref->q - s->configs), &qbuf);
+    const float *kv = qk_store_vectors_or_die(s, o->store, (int)(ref->k - s->configs), &kbuf);
+    qk_pca_rows q = {qv, ref->q->position, capped(ref->q->rows, o->max_rows)};
+    qk_pca_rows k = {kv, ref->k->position, capped(ref->k->rows, o->max_rows)};
     qk_moments mq, mk;
     qk_pca_work w;
     qk_moments_init(&mq, dim);
@@ -223,6 +226,8 @@ static void fit_panel(const qk_store *s, const options *o, int index, const head
     out->plotted_k = write_projections(points, index, 'k', &k, w.pooled.mean, v[0], v[1], dim,
                                        o->max_points, scratch);
     free(scratch);
+    qk_store_buf_free(&qbuf);
+    qk_store_buf_free(&kbuf);
     qk_moments_free(&mq);
     qk_moments_free(&mk);
     qk_pca_work_free(&w);

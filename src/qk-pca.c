@@ -110,12 +110,13 @@ typedef struct run_ctx {
 typedef struct thread_state {
     qk_moments mq, mk;
     qk_pca_work work;
+    qk_store_buf qbuf, kbuf;
 } thread_state;
 
 static void *thread_init(void *arg)
 {
     run_ctx *ctx = arg;
-    thread_state *st = qk_malloc(sizeof *st);
+    thread_state *st = qk_calloc(1, sizeof *st);
     qk_moments_init(&st->mq, ctx->store->dim);
     qk_moments_init(&st->mk, ctx->store->dim);
     qk_pca_work_init(&st->work, ctx->store->dim);
@@ -128,6 +129,8 @@ static void thread_free(void *arg)
     qk_moments_free(&st->mq);
     qk_moments_free(&st->mk);
     qk_pca_work_free(&st->work);
+    qk_store_buf_free(&st->qbuf);
+    qk_store_buf_free(&st->kbuf);
     free(st);
 }
 
@@ -136,10 +139,15 @@ static int64_t capped(int64_t rows, int64_t max_rows)
     return max_rows > 0 && rows > max_rows ? max_rows : rows;
 }
 
-static qk_pca_rows config_rows(const qk_store_config *c, int64_t max_rows)
+/* The rows of config c (its vectors decoded into buf). */
+static int config_rows(const qk_store *s, int c, int64_t max_rows, qk_store_buf *buf,
+                       qk_pca_rows *r, qk_err *err)
 {
-    qk_pca_rows r = {c->vector, c->position, capped(c->rows, max_rows)};
-    return r;
+    const float *vector = qk_store_vectors(s, c, buf, err);
+    if (!vector)
+        return -1;
+    *r = (qk_pca_rows){vector, s->configs[c].position, capped(s->configs[c].rows, max_rows)};
+    return 0;
 }
 
 /* The query heads of one key head: the key moments are computed once. */
@@ -154,8 +162,12 @@ static int analyse_group(void *arg, void *state, const int *job_idx, int n, int 
         int j = job_idx[i];
         if (!ctx->usable[j])
             continue;
-        qk_pca_rows rk = config_rows(&s->configs[ctx->jobs[j].k_config], ctx->opt->max_rows);
-        qk_pca_rows rq = config_rows(&s->configs[ctx->jobs[j].q_config], ctx->opt->max_rows);
+        qk_pca_rows rk, rq;
+        if (config_rows(s, ctx->jobs[j].k_config, ctx->opt->max_rows, &st->kbuf, &rk, err) != 0 ||
+            config_rows(s, ctx->jobs[j].q_config, ctx->opt->max_rows, &st->qbuf, &rq, err) != 0) {
+            *failed_job = j;
+            return -1;
+        }
         if (!have_key) {
             qk_moments_compute(&st->mk, rk.vector, rk.position, rk.n);
             have_key = 1;

@@ -210,22 +210,49 @@ typedef struct run_ctx {
     qk_plast_head *results;
 } run_ctx;
 
-static qk_plast_rows rows_of(const qk_store_config *c)
+/* Each thread decodes the vectors of a query and a key config at a time. */
+typedef struct store_bufs {
+    qk_store_buf q, k;
+} store_bufs;
+
+static void *bufs_init(void *ctx)
 {
-    qk_plast_rows r = {c->rows, c->vector, c->position, c->example_id, c->bucket};
-    return r;
+    (void)ctx;
+    return qk_calloc(1, sizeof(store_bufs));
+}
+
+static void bufs_free(void *state)
+{
+    store_bufs *b = state;
+    qk_store_buf_free(&b->q);
+    qk_store_buf_free(&b->k);
+    free(b);
+}
+
+/* The rows of config c (its vectors decoded into buf). */
+static int rows_of(const qk_store *s, int c, qk_store_buf *buf, qk_plast_rows *r, qk_err *err)
+{
+    const qk_store_config *cfg = &s->configs[c];
+    const float *vector = qk_store_vectors(s, c, buf, err);
+    if (!vector)
+        return -1;
+    *r = (qk_plast_rows){cfg->rows, vector, cfg->position, cfg->example_id, cfg->bucket};
+    return 0;
 }
 
 /* One head (the runner hands them out one by one). */
 static int analyse_head(void *arg, void *state, const int *job_idx, int n, int *failed_job,
                         qk_err *err)
 {
-    (void)state, (void)n;
+    (void)n;
     run_ctx *ctx = arg;
+    store_bufs *bufs = state;
     const qk_head_job *job = &ctx->jobs[job_idx[0]];
-    qk_plast_rows q = rows_of(&ctx->store->configs[job->q_config]);
-    qk_plast_rows k = rows_of(&ctx->store->configs[job->k_config]);
+    qk_plast_rows q, k;
     *failed_job = job_idx[0];
+    if (rows_of(ctx->store, job->q_config, &bufs->q, &q, err) != 0 ||
+        rows_of(ctx->store, job->k_config, &bufs->k, &k, err) != 0)
+        return -1;
     return qk_plast_analyse(&q, &k, ctx->store->dim, ctx->grid, &ctx->opt->params, job->layer,
                             job->head, &ctx->results[job_idx[0]], err);
 }
@@ -465,7 +492,7 @@ int main(int argc, char **argv)
     qk_progress("%.56s: %d heads, d = %d, %d bins of %g positions, %d threads",
                 s.header.dataset_id, ctx.n_jobs, s.dim, grid.n_bins,
                 (double)grid.bucket_size / grid.bin_factor, o.threads);
-    qk_head_runner runner = {jobs, ctx.n_jobs, 0, 25, &ctx, NULL, analyse_head, NULL};
+    qk_head_runner runner = {jobs, ctx.n_jobs, 0, 25, &ctx, bufs_init, analyse_head, bufs_free};
     if (qk_head_run(&runner, o.threads, &err) != 0)
         qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
     double analysis_s = qk_now() - t0;

@@ -187,24 +187,24 @@ static int64_t kept_row(int64_t k, int64_t rows, int64_t kept)
     return kept == rows ? k : k * rows / kept;
 }
 
-/* Row i of a config in double, minus centre (NULL: no centring). */
-static void row_of(const qk_store_config *c, int64_t i, int dim, const double *centre,
-                   double *out)
+/* Row i of a config's vectors in double, minus centre (NULL: no centring). */
+static void row_of(const float *vector, int64_t i, int dim, const double *centre, double *out)
 {
-    const float *x = c->vector + i * dim;
+    const float *x = vector + i * dim;
     for (int j = 0; j < dim; j++)
         out[j] = (double)x[j] - (centre ? centre[j] : 0.0);
 }
 
 /* The raw projections on a and b of the kept rows of one kind;
  * returns their number. */
-static int64_t write_ab(FILE *fp, int panel, char kind, const qk_store_config *c, int dim,
-                        const double *a, const double *b, int64_t max_points, double *x)
+static int64_t write_ab(FILE *fp, int panel, char kind, const qk_store_config *c,
+                        const float *vector, int dim, const double *a, const double *b,
+                        int64_t max_points, double *x)
 {
     int64_t kept = kept_rows(c->rows, max_points);
     for (int64_t k = 0; k < kept; k++) {
         int64_t i = kept_row(k, c->rows, kept);
-        row_of(c, i, dim, NULL, x);
+        row_of(vector, i, dim, NULL, x);
         fprintf(fp, "%d\t%c\t%d\t%.9g\t%.9g\n", panel, kind, (int)c->position[i],
                 cblas_ddot(dim, x, 1, a, 1) + 0.0, cblas_ddot(dim, x, 1, b, 1) + 0.0);
     }
@@ -213,8 +213,9 @@ static int64_t write_ab(FILE *fp, int panel, char kind, const qk_store_config *c
 
 /* The centred coordinates of the kept rows of one kind on each
  * complement pair; returns their number (per pair). */
-static int64_t write_pairs(FILE *fp, char kind, const qk_store_config *c, int dim,
-                           const qk_comp_work *w, int n_pairs, int64_t max_points, double *x)
+static int64_t write_pairs(FILE *fp, char kind, const qk_store_config *c, const float *vector,
+                           int dim, const qk_comp_work *w, int n_pairs, int64_t max_points,
+                           double *x)
 {
     int64_t kept = kept_rows(c->rows, max_points);
     for (int p = 0; p < n_pairs; p++) {
@@ -222,7 +223,7 @@ static int64_t write_pairs(FILE *fp, char kind, const qk_store_config *c, int di
         const double *v1 = w->basis + (size_t)(2 * p + 1) * dim;
         for (int64_t k = 0; k < kept; k++) {
             int64_t i = kept_row(k, c->rows, kept);
-            row_of(c, i, dim, w->pooled.mean, x);
+            row_of(vector, i, dim, w->pooled.mean, x);
             fprintf(fp, "%d\t%c\t%d\t%.9g\t%.9g\n", p, kind, (int)c->position[i],
                     cblas_ddot(dim, x, 1, v0, 1) + 0.0, cblas_ddot(dim, x, 1, v1, 1) + 0.0);
         }
@@ -243,26 +244,32 @@ static int cmp_panel(const void *a, const void *b)
     return cmp_head(&((const panel *)a)->ref, &((const panel *)b)->ref);
 }
 
-static void write_ab_points(const options *o, const qk_rot_axes_file *ax, panel *panels, int n)
+static void write_ab_points(const options *o, const qk_store *s, const qk_rot_axes_file *ax,
+                            panel *panels, int n)
 {
     int d = ax->dim;
     double *x = qk_doubles((size_t)d);
+    qk_store_buf buf = {0};
     qk_atomic out;
     qk_output_open(&out, o->ab_output);
     fputs("panel\tkind\tposition\ta\tb\n", out.fp);
     for (int i = 0; i < n; i++) {
         const head_ref *r = &panels[i].ref;
         const double *a = ax->a + (size_t)r->axes_index * d, *b = ax->b + (size_t)r->axes_index * d;
-        panels[i].plotted_q = write_ab(out.fp, i, 'q', r->q, d, a, b, o->max_points, x);
-        panels[i].plotted_k = write_ab(out.fp, i, 'k', r->k, d, a, b, o->max_points, x);
+        const float *q = qk_store_vectors_or_die(s, o->store, (int)(r->q - s->configs), &buf);
+        panels[i].plotted_q = write_ab(out.fp, i, 'q', r->q, q, d, a, b, o->max_points, x);
+        const float *k = qk_store_vectors_or_die(s, o->store, (int)(r->k - s->configs), &buf);
+        panels[i].plotted_k = write_ab(out.fp, i, 'k', r->k, k, d, a, b, o->max_points, x);
     }
     qk_output_commit(&out);
+    qk_store_buf_free(&buf);
     free(x);
 }
 
 /* The complement of the first drawn head; returns its pair count. */
-static int write_complement_points(const options *o, const qk_rot_axes_file *ax,
-                                   const head_ref *r, int64_t *plotted_q, int64_t *plotted_k)
+static int write_complement_points(const options *o, const qk_store *s,
+                                   const qk_rot_axes_file *ax, const head_ref *r,
+                                   int64_t *plotted_q, int64_t *plotted_k)
 {
     int d = ax->dim, h = r->axes_index;
     qk_comp_work w;
@@ -276,9 +283,15 @@ static int write_complement_points(const options *o, const qk_rot_axes_file *ax,
     qk_atomic out;
     qk_output_open(&out, o->complement_output);
     fputs("pair\tkind\tposition\tu\tw\n", out.fp);
-    *plotted_q = write_pairs(out.fp, 'q', r->q, d, &w, basis.n_pairs, o->complement_max_points, x);
-    *plotted_k = write_pairs(out.fp, 'k', r->k, d, &w, basis.n_pairs, o->complement_max_points, x);
+    qk_store_buf buf = {0};
+    const float *q = qk_store_vectors_or_die(s, o->store, (int)(r->q - s->configs), &buf);
+    *plotted_q = write_pairs(out.fp, 'q', r->q, q, d, &w, basis.n_pairs,
+                             o->complement_max_points, x);
+    const float *k = qk_store_vectors_or_die(s, o->store, (int)(r->k - s->configs), &buf);
+    *plotted_k = write_pairs(out.fp, 'k', r->k, k, d, &w, basis.n_pairs,
+                             o->complement_max_points, x);
     qk_output_commit(&out);
+    qk_store_buf_free(&buf);
     free(x);
     qk_comp_work_free(&w);
     return basis.n_pairs;
@@ -329,9 +342,9 @@ int main(int argc, char **argv)
     /* the complement figure shows the first head drawn; the {a, b} figure
      * shows the drawn heads in (layer, head) order */
     int64_t comp_q, comp_k;
-    int n_pairs = write_complement_points(&o, &ax, &panels[0].ref, &comp_q, &comp_k);
+    int n_pairs = write_complement_points(&o, &s, &ax, &panels[0].ref, &comp_q, &comp_k);
     qsort(panels, (size_t)n, sizeof *panels, cmp_panel);
-    write_ab_points(&o, &ax, panels, n);
+    write_ab_points(&o, &s, &ax, panels, n);
     write_panels(&o, &s, panels, n, ax.n_heads, n_pairs, comp_q, comp_k);
     free(heads);
     free(o.axes);

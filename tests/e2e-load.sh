@@ -27,8 +27,34 @@ run bin/qk-load --quiet "$mini" -o "$tmp/mini.qks" --inventory "$tmp/mini.tsv"
 expect_status 0 "load sniffed-mini"
 run bin/qk-load --verify "$tmp/mini.qks"
 expect_status 0 "verify the store"
-expect_out "6 configs, 3 pairs, dim 16" "store shape"
+expect_out "6 configs (6 bf16, 0 float32), 3 pairs, dim 16, $(stat -c %s "$tmp/mini.qks") bytes" \
+    "store shape, encodings and size"
 expect_file_line "$tmp/mini.tsv" 2 $'sniffed-mini\tsniffed-mini\textra\tother\t3\t3\t1200\t1200\t16\t' "inventory row"
+store_bytes=$(awk -F'\t' 'NR == 2 {print $11}' "$tmp/mini.tsv")
+expect_same "$store_bytes" "$(stat -c %s "$tmp/mini.qks")" "inventory store_bytes is the store's size"
+parquet_bytes=$(awk -F'\t' 'NR == 2 {print $10}' "$tmp/mini.tsv")
+if [ "$store_bytes" -lt "$parquet_bytes" ]; then ok; else
+    bad "store ($store_bytes bytes) not smaller than its Parquet input ($parquet_bytes bytes)"; fi
+
+# a damaged store: --verify and the stages (which check the checksum by
+# default) refuse it with one line naming it
+cp "$tmp/mini.qks" "$tmp/damaged.qks"
+printf '\x5a' | dd of="$tmp/damaged.qks" bs=1 seek=$(( $(stat -c %s "$tmp/mini.qks") / 2 )) \
+    conv=notrunc status=none
+run bin/qk-load --verify "$tmp/damaged.qks"
+expect_status 2 "damaged store: --verify fails"
+expect_one_line_naming "$tmp/damaged.qks" "checksum mismatch" "damaged store: message"
+run bin/qk-pca --quiet --threads 1 --output "$tmp/pca.tsv" --heads-output "$tmp/pca_heads.tsv" \
+    "$tmp/damaged.qks"
+expect_status 2 "damaged store: qk-pca refuses it"
+expect_missing "$tmp/pca.tsv" "damaged store: no qk-pca output"
+# a store of the first format (float32 vectors) asks for a new qk-load
+cp "$tmp/mini.qks" "$tmp/old.qks"
+printf '\x01' | dd of="$tmp/old.qks" bs=1 seek=8 conv=notrunc status=none
+run bin/qk-load --verify "$tmp/old.qks"
+expect_status 2 "version 1 store"
+expect_one_line_naming "$tmp/old.qks" "store version 1, this program reads version 2 (run qk-load again)" \
+    "version 1 store: message"
 
 # --stats reproduces every truth.json (integers exactly, sums to 1e-9)
 for truth in tests/data/sniffed-mini/*/truth.json; do

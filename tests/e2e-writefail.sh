@@ -11,7 +11,7 @@ source tests/lib-e2e.sh
 T=build/tests/tmp/e2e-writefail
 rm -rf "$T" && mkdir -p "$T"
 
-# small inputs: the sniffed-mini revision (a store of ~200 KB)
+# small inputs: the sniffed-mini revision (a store of ~60 KB)
 mini="$T/mini"
 cp -r tests/data/sniffed-mini "$mini" && chmod -R u+w "$mini"
 printf 'id = mini\nn_layers = 2\nn_q_heads = 4\nn_kv_heads = 2\nhead_dim = 16\ncontext_length = 131072\nbucket_size = 8192\n' \
@@ -40,7 +40,7 @@ fails_cleanly() {
 
 # a store: the earlier one stays
 cp "$T/mini.qks" "$T/mini.qks.before"
-limited 64 bin/qk-load --quiet "$mini" -o "$T/mini.qks"
+limited 32 bin/qk-load --quiet "$mini" -o "$T/mini.qks"
 fails_cleanly "qk-load store" "$T/mini.qks"
 
 # a table: an earlier version of the table stays

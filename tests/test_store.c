@@ -1,4 +1,5 @@
-/* The binary store: round trip, layout checks and checksum. */
+/* The binary store: round trip of both vector encodings, shared integer
+ * sections, layout checks and checksum. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "testutil.h"
 
 #define STORE "build/tests/tmp/test.qks"
+#define STORE_B "build/tests/tmp/test-b.qks"
 
 typedef struct config_data {
     int layer, head;
@@ -20,7 +22,10 @@ typedef struct config_data {
 
 static const int dim = 5;
 
-static void make_config(config_data *c, int layer, int head, char kind, int rows, int seed)
+/* Values are bf16-exact (a few significant bits) unless exact is 0, when
+ * every one has bits below the bf16 half. */
+static void make_config(config_data *c, int layer, int head, char kind, int rows, int seed,
+                        int exact)
 {
     c->layer = layer;
     c->head = head;
@@ -31,11 +36,13 @@ static void make_config(config_data *c, int layer, int head, char kind, int rows
     c->bucket = malloc((size_t)rows * 4 + 4);
     c->vec = malloc((size_t)rows * dim * 4 + 4);
     for (int i = 0; i < rows; i++) {
-        c->pos[i] = seed * 1000 + i * 7;
-        c->ex[i] = -seed * 31 + i / 3;
+        c->pos[i] = 1000 + i * 7;
+        c->ex[i] = -31 + i / 3;
         c->bucket[i] = c->pos[i] / 256;
-        for (int j = 0; j < dim; j++)
-            c->vec[i * dim + j] = (float)(seed + 0.25 * i - 0.5 * j);
+        for (int j = 0; j < dim; j++) {
+            float v = (float)(seed + 0.25 * i - 0.5 * j);
+            c->vec[i * dim + j] = exact ? v : v + 0.001f * (float)(j + 1);
+        }
     }
 }
 
@@ -47,13 +54,27 @@ static void free_config(config_data *c)
     free(c->vec);
 }
 
-static config_data cfg[3];
+#define N_CFG 4
+static config_data cfg[N_CFG];
 
-static void write_store(void)
+/* Configs 0 and 1 (a key and a query config of layer 0) have the same
+ * integer columns, config 2 has one row, config 3 is not bf16-exact. */
+static void make_configs(void)
 {
-    make_config(&cfg[0], 0, 0, 'k', 13, 1);
-    make_config(&cfg[1], 0, 1, 'q', 17, 2);
-    make_config(&cfg[2], 0, 0, 'q', 1, 3);
+    make_config(&cfg[0], 0, 0, 'k', 13, 1, 1);
+    make_config(&cfg[1], 0, 1, 'q', 13, 2, 1);
+    make_config(&cfg[2], 0, 0, 'q', 1, 3, 1);
+    make_config(&cfg[3], 1, 0, 'q', 17, 4, 0);
+}
+
+static void free_configs(void)
+{
+    for (int i = 0; i < N_CFG; i++)
+        free_config(&cfg[i]);
+}
+
+static void write_store(const char *path)
+{
     qk_store_header meta;
     memset(&meta, 0, sizeof meta);
     meta.dim = dim;
@@ -65,8 +86,8 @@ static void write_store(void)
     snprintf(meta.dataset_id, sizeof meta.dataset_id, "unit");
     qk_store_writer w;
     qk_err err;
-    ck_assert_msg(qk_store_writer_open(&w, STORE, &meta, &err) == 0, "%s", err.msg);
-    for (int i = 0; i < 3; i++)
+    ck_assert_msg(qk_store_writer_open(&w, path, &meta, &err) == 0, "%s", err.msg);
+    for (int i = 0; i < N_CFG; i++)
         ck_assert_int_eq(qk_store_writer_add(&w, cfg[i].layer, cfg[i].head, cfg[i].kind,
                                              cfg[i].rows, cfg[i].pos, cfg[i].ex,
                                              cfg[i].bucket, cfg[i].vec, 1000 + i, &err), 0);
@@ -74,41 +95,171 @@ static void write_store(void)
     ck_assert_msg(qk_store_writer_finish(&w, pairs, 2, &err) == 0, "%s", err.msg);
 }
 
+static long file_size(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fclose(fp);
+    return n;
+}
+
 START_TEST(round_trip)
 {
-    write_store();
+    make_configs();
+    write_store(STORE);
     qk_store s;
     qk_err err;
     ck_assert_msg(qk_store_open(STORE, &s, 1, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(s.header.version, 2);
     ck_assert_int_eq(s.dim, dim);
-    ck_assert_int_eq(s.n_configs, 3);
+    ck_assert_int_eq(s.n_configs, N_CFG);
     ck_assert_int_eq(s.n_pairs, 2);
     ck_assert_str_eq(s.header.dataset_id, "unit");
     ck_assert_int_eq(s.header.bucket_size, 256);
     ck_assert_int_eq(s.pairs[0].q, 1);
     ck_assert_int_eq(s.pairs[1].k, 0);
-    for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq((long)s.map_size, file_size(STORE));
+    qk_store_buf buf = {0};
+    const int encoding[N_CFG] = {QK_STORE_BF16, QK_STORE_BF16, QK_STORE_BF16, QK_STORE_F32};
+    for (int i = 0; i < N_CFG; i++) {
         const qk_store_config *c = &s.configs[i];
+        size_t values = (size_t)cfg[i].rows * dim;
         ck_assert_int_eq(c->layer, cfg[i].layer);
         ck_assert_int_eq(c->head, cfg[i].head);
         ck_assert_int_eq(c->kind, cfg[i].kind);
         ck_assert_int_eq(c->rows, cfg[i].rows);
         ck_assert_int_eq((int)c->source_bytes, 1000 + i);
-        ck_assert_int_eq((uintptr_t)c->vector % 64, 0);
+        ck_assert_int_eq(c->encoding, encoding[i]);
+        ck_assert_int_eq((uintptr_t)c->vector_data % 64, 0);
         ck_assert_mem_eq(c->position, cfg[i].pos, (size_t)cfg[i].rows * 4);
         ck_assert_mem_eq(c->example_id, cfg[i].ex, (size_t)cfg[i].rows * 4);
         ck_assert_mem_eq(c->bucket, cfg[i].bucket, (size_t)cfg[i].rows * 4);
-        ck_assert_mem_eq(c->vector, cfg[i].vec, (size_t)cfg[i].rows * dim * 4);
+        if (c->encoding == QK_STORE_F32)
+            ck_assert_uint_eq(c->vector_bytes, values * 4);
+        else /* the low plane, then a frame of the high plane */
+            ck_assert_uint_gt(c->vector_bytes, values);
+        const float *v = qk_store_vectors(&s, i, &buf, &err);
+        ck_assert_msg(v != NULL, "%s", err.msg);
+        ck_assert_mem_eq(v, cfg[i].vec, values * 4);
     }
+    /* the float32 config comes straight from the mapping */
+    ck_assert_ptr_eq(qk_store_vectors(&s, 3, &buf, &err), (const void *)s.configs[3].vector_data);
+    qk_store_buf_free(&buf);
     qk_store_close(&s);
-    for (int i = 0; i < 3; i++)
-        free_config(&cfg[i]);
+    free_configs();
 }
 END_TEST
 
-static void patch_byte(long offset, int delta)
+START_TEST(equal_integer_columns_are_stored_once)
 {
-    FILE *fp = fopen(STORE, "r+b");
+    make_configs();
+    write_store(STORE);
+    qk_store s;
+    qk_err err;
+    ck_assert_msg(qk_store_open(STORE, &s, 1, &err) == 0, "%s", err.msg);
+    const qk_store_config *c = s.configs;
+    ck_assert_ptr_eq(c[0].position, c[1].position);
+    ck_assert_ptr_eq(c[0].example_id, c[1].example_id);
+    ck_assert_ptr_eq(c[0].bucket, c[1].bucket);
+    /* config 2's single row equals the first row of config 0: a different
+     * length is a different section */
+    ck_assert_int_eq(c[2].position[0], c[0].position[0]);
+    ck_assert_ptr_ne(c[2].position, c[0].position);
+    ck_assert_ptr_ne(c[3].position, c[0].position);
+    qk_store_close(&s);
+    free_configs();
+}
+END_TEST
+
+START_TEST(the_buffer_keeps_the_last_config)
+{
+    make_configs();
+    write_store(STORE);
+    qk_store s;
+    qk_err err;
+    ck_assert_msg(qk_store_open(STORE, &s, 0, &err) == 0, "%s", err.msg);
+    qk_store_buf buf = {0};
+    const float *a = qk_store_vectors(&s, 1, &buf, &err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_float_eq(a[0], 2.0f);
+    /* a second request for the same config is not decoded again: the
+     * marked value stays */
+    buf.vector[0] = -7.0f;
+    ck_assert_ptr_eq(qk_store_vectors(&s, 1, &buf, &err), a);
+    ck_assert_float_eq(a[0], -7.0f);
+    /* another config, then config 1 again: decoded afresh */
+    ck_assert_ptr_nonnull(qk_store_vectors(&s, 0, &buf, &err));
+    const float *b = qk_store_vectors(&s, 1, &buf, &err);
+    ck_assert_mem_eq(b, cfg[1].vec, (size_t)cfg[1].rows * dim * 4);
+    qk_store_buf_free(&buf);
+    qk_store_close(&s);
+    free_configs();
+}
+END_TEST
+
+START_TEST(the_same_input_gives_the_same_bytes)
+{
+    make_configs();
+    write_store(STORE);
+    write_store(STORE_B);
+    ck_assert_int_eq(system("cmp -s " STORE " " STORE_B), 0);
+    free_configs();
+}
+END_TEST
+
+START_TEST(bf16_vectors_take_less_than_half_the_float32_bytes)
+{
+    /* 2000 rows of 16 values spread over a few octaves, rounded to bf16 */
+    enum { ROWS = 2000, D = 16 };
+    float *v = malloc(sizeof(float) * ROWS * D);
+    int32_t *t = malloc(sizeof(int32_t) * ROWS);
+    qk_rng rng;
+    const uint64_t key = 5;
+    qk_rng_seed(&rng, &key, 1);
+    for (int i = 0; i < ROWS; i++) {
+        t[i] = i;
+        for (int j = 0; j < D; j++) {
+            float x = (float)qk_rng_normal(&rng);
+            uint32_t u;
+            memcpy(&u, &x, 4);
+            u &= 0xffff0000u;
+            memcpy(&v[i * D + j], &u, 4);
+        }
+    }
+    qk_store_header meta;
+    memset(&meta, 0, sizeof meta);
+    meta.dim = D;
+    qk_store_writer w;
+    qk_err err;
+    ck_assert_int_eq(qk_store_writer_open(&w, STORE, &meta, &err), 0);
+    ck_assert_int_eq(qk_store_writer_add(&w, 0, 0, 'k', ROWS, t, t, t, v, 0, &err), 0);
+    ck_assert_int_eq(qk_store_writer_finish(&w, NULL, 0, &err), 0);
+    qk_store s;
+    ck_assert_msg(qk_store_open(STORE, &s, 1, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(s.configs[0].encoding, QK_STORE_BF16);
+    /* the high bytes of normal values hold about 3 bits: the frame is
+     * well under half the plane */
+    uint64_t plane = (uint64_t)ROWS * D;
+    ck_assert_uint_lt(s.configs[0].vector_bytes - plane, plane / 2);
+    ck_assert_uint_lt(s.map_size, plane * 4 / 2);
+    qk_store_buf buf = {0};
+    const float *back = qk_store_vectors(&s, 0, &buf, &err);
+    ck_assert_ptr_nonnull(back);
+    ck_assert_mem_eq(back, v, sizeof(float) * ROWS * D);
+    /* the integer columns were one section */
+    ck_assert_ptr_eq(s.configs[0].position, s.configs[0].bucket);
+    qk_store_buf_free(&buf);
+    qk_store_close(&s);
+    free(v);
+    free(t);
+}
+END_TEST
+
+static void patch_byte(const char *path, long offset, int delta)
+{
+    FILE *fp = fopen(path, "r+b");
     ck_assert_ptr_nonnull(fp);
     fseek(fp, offset, SEEK_SET);
     int c = fgetc(fp);
@@ -117,28 +268,88 @@ static void patch_byte(long offset, int delta)
     fclose(fp);
 }
 
+/* Where config i's record and vector section are in the file at STORE. */
+static void locate(int i, long *record, long *vectors, long *values)
+{
+    qk_store s;
+    qk_err err;
+    ck_assert_msg(qk_store_open(STORE, &s, 1, &err) == 0, "%s", err.msg);
+    *record = (long)(s.header.table_offset + (uint64_t)i * sizeof(qk_store_record));
+    *vectors = (long)(s.configs[i].vector_data - (const uint8_t *)s.map);
+    *values = (long)(s.configs[i].rows * s.dim);
+    qk_store_close(&s);
+}
+
 START_TEST(corruption_is_detected)
 {
-    write_store();
+    make_configs();
+    write_store(STORE);
     qk_store s;
     qk_err err;
     /* one flipped data byte: structure fine, checksum not */
-    patch_byte(QK_STORE_HEADER_SIZE + 5, 1);
+    patch_byte(STORE, QK_STORE_HEADER_SIZE + 5, 1);
     ck_assert_int_eq(qk_store_open(STORE, &s, 0, &err), 0);
     qk_store_close(&s);
     ck_assert_int_eq(qk_store_open(STORE, &s, 1, &err), -1);
     ck_assert_str_eq(err.msg, "store checksum mismatch (file corrupted)");
     /* bad magic */
-    patch_byte(0, 1);
+    patch_byte(STORE, 0, 1);
     ck_assert_int_eq(qk_store_open(STORE, &s, 0, &err), -1);
     ck_assert_str_eq(err.msg, "not a qkreport store (bad magic)");
     /* truncated */
-    write_store();
+    write_store(STORE);
     ck_assert_int_eq(truncate(STORE, 400), 0);
     ck_assert_int_eq(qk_store_open(STORE, &s, 0, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "truncated"));
-    for (int i = 0; i < 3; i++)
-        free_config(&cfg[i]);
+    free_configs();
+}
+END_TEST
+
+START_TEST(a_damaged_vector_section_is_detected)
+{
+    make_configs();
+    long record, vectors, values;
+    /* a byte of the bf16 frame: the checksum says so */
+    write_store(STORE);
+    locate(1, &record, &vectors, &values);
+    patch_byte(STORE, vectors + values + 9, 0x55);
+    qk_store s;
+    qk_err err;
+    ck_assert_int_eq(qk_store_open(STORE, &s, 1, &err), -1);
+    ck_assert_str_eq(err.msg, "store checksum mismatch (file corrupted)");
+    /* the frame's magic number: no frame, so no declared size */
+    write_store(STORE);
+    patch_byte(STORE, vectors + values, 1);
+    ck_assert_int_eq(qk_store_open(STORE, &s, 0, &err), -1);
+    ck_assert_str_eq(err.msg, "corrupt store record 1");
+    /* an unknown encoding */
+    write_store(STORE);
+    patch_byte(STORE, record + 5, 7);
+    ck_assert_int_eq(qk_store_open(STORE, &s, 0, &err), -1);
+    ck_assert_str_eq(err.msg, "corrupt store record 1");
+    /* a float32 section whose length is not rows * dim * 4 */
+    write_store(STORE);
+    locate(3, &record, &vectors, &values);
+    patch_byte(STORE, record + 56, -4);
+    ck_assert_int_eq(qk_store_open(STORE, &s, 0, &err), -1);
+    ck_assert_str_eq(err.msg, "corrupt store record 3");
+    /* garbage in place of the frame's blocks, checksum not checked: an
+     * error naming the config, never a crash */
+    write_store(STORE);
+    locate(1, &record, &vectors, &values);
+    FILE *fp = fopen(STORE, "r+b");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, vectors + values + 6, SEEK_SET);
+    for (int i = 0; i < 6; i++)
+        fputc(0xff, fp);
+    fclose(fp);
+    ck_assert_msg(qk_store_open(STORE, &s, 0, &err) == 0, "%s", err.msg);
+    qk_store_buf buf = {0};
+    ck_assert_ptr_null(qk_store_vectors(&s, 1, &buf, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "store config l00h01q: corrupt vector data"));
+    qk_store_buf_free(&buf);
+    qk_store_close(&s);
+    free_configs();
 }
 END_TEST
 
@@ -146,17 +357,24 @@ END_TEST
  * the header checks apply (a dim that would overflow the sizes). */
 START_TEST(open_from_memory)
 {
-    write_store();
+    make_configs();
+    write_store(STORE);
     uint8_t *bytes;
     size_t len;
     qk_err err;
     ck_assert_int_eq(qk_read_file(STORE, &bytes, &len, &err), 0);
     qk_store s;
     ck_assert_msg(qk_store_open_memory(bytes, len, &s, 1, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(s.n_configs, 3);
+    ck_assert_int_eq(s.n_configs, N_CFG);
     ck_assert_int_eq(s.n_pairs, 2);
-    ck_assert_int_eq(s.configs[1].rows, 17);
-    ck_assert_mem_eq(s.configs[1].vector, cfg[1].vec, (size_t)17 * dim * 4);
+    ck_assert_int_eq(s.configs[3].rows, 17);
+    qk_store_buf buf = {0};
+    for (int i = 0; i < N_CFG; i++) {
+        const float *v = qk_store_vectors(&s, i, &buf, &err);
+        ck_assert_msg(v != NULL, "%s", err.msg);
+        ck_assert_mem_eq(v, cfg[i].vec, (size_t)cfg[i].rows * dim * 4);
+    }
+    qk_store_buf_free(&buf);
     qk_store_close(&s);
     ck_assert_int_eq(bytes[0], 'Q'); /* closing leaves the caller's bytes alone */
     uint32_t big_dim = QK_STORE_MAX_DIM + 1;
@@ -166,14 +384,14 @@ START_TEST(open_from_memory)
     ck_assert_int_eq(qk_store_open_memory(bytes, 100, &s, 0, &err), -1);
     ck_assert_str_eq(err.msg, "not a qkreport store (too short)");
     free(bytes);
-    for (int i = 0; i < 3; i++)
-        free_config(&cfg[i]);
+    free_configs();
 }
 END_TEST
 
 START_TEST(an_aborted_write_leaves_the_old_store)
 {
-    write_store();
+    make_configs();
+    write_store(STORE);
     qk_store_header meta;
     memset(&meta, 0, sizeof meta);
     meta.dim = dim;
@@ -185,11 +403,10 @@ START_TEST(an_aborted_write_leaves_the_old_store)
     qk_store_writer_abort(&w);
     qk_store s;
     ck_assert_int_eq(qk_store_open(STORE, &s, 1, &err), 0);
-    ck_assert_int_eq(s.n_configs, 3);
+    ck_assert_int_eq(s.n_configs, N_CFG);
     qk_store_close(&s);
     ck_assert_int_eq(system("ls build/tests/tmp | grep -c 'test.qks.tmp' >/dev/null"), 256);
-    for (int i = 0; i < 3; i++)
-        free_config(&cfg[i]);
+    free_configs();
 }
 END_TEST
 
@@ -219,7 +436,12 @@ int main(void)
     Suite *s = suite_create("store");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, equal_integer_columns_are_stored_once);
+    tcase_add_test(tc, the_buffer_keeps_the_last_config);
+    tcase_add_test(tc, the_same_input_gives_the_same_bytes);
+    tcase_add_test(tc, bf16_vectors_take_less_than_half_the_float32_bytes);
     tcase_add_test(tc, corruption_is_detected);
+    tcase_add_test(tc, a_damaged_vector_section_is_detected);
     tcase_add_test(tc, open_from_memory);
     tcase_add_test(tc, an_aborted_write_leaves_the_old_store);
     tcase_add_test(tc, hash_is_incremental);

@@ -15,7 +15,8 @@ bench-load: bin/qk-bench-load bin/qk-load $(BENCH_DIR)/data/$(BENCH_DATASET)/syn
 	  bin/qk-load --quiet --dataset $(BENCH_DATASET) $(BENCH_DIR)/data/$(BENCH_DATASET) -o $(BENCH_DIR)/store.qks; \
 	  end=$$(date +%s.%N); \
 	  bytes=$$(cat $(BENCH_DIR)/data/$(BENCH_DATASET)/*/data.parquet | wc -c); \
-	  awk -v s=$$start -v e=$$end -v b=$$bytes 'BEGIN { printf "qk-load end to end (files in page cache, store written): %.2f s, %.0f MB/s of Parquet\n", e - s, b / 1e6 / (e - s) }'
+	  store=$$(stat -c %s $(BENCH_DIR)/store.qks); \
+	  awk -v s=$$start -v e=$$end -v b=$$bytes -v w=$$store 'BEGIN { printf "qk-load end to end (files in page cache, store written): %.2f s, %.0f MB/s of Parquet\n", e - s, b / 1e6 / (e - s); printf "read %.1f MB of Parquet, wrote a store of %.1f MB: %.3f x the Parquet input (goal <= 1)\n", b / 1e6, w / 1e6, w / b }'
 
 # make bench-e2e: every stage on thesis-scale synthetic data of a few
 # representative datasets (written once under build/bench/data and kept),

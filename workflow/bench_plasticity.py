@@ -42,6 +42,11 @@ try:
 except ImportError as exc:
     sys.exit(f"bench_plasticity: {sys.executable} cannot import numpy ({exc})")
 try:
+    import zstandard
+except ImportError as exc:
+    sys.exit(f"bench_plasticity: {sys.executable} cannot import zstandard ({exc}); "
+             "install python3-zstandard")
+try:
     from scipy import special, stats
     HAVE_SCIPY = True
 except ImportError:
@@ -50,25 +55,43 @@ except ImportError:
 
 # ---- the store (docs/store-format.md) ------------------------------------------------
 
+BF16, F32 = 1, 2  # vector encodings of store version 2
+
+
+def vectors(cfg, dim):
+    """The float32 vectors of one config (rows x dim), decoded from the store."""
+    rows, data = cfg["rows"], cfg["vector_data"]
+    n = rows * dim
+    if cfg["encoding"] == F32:
+        return np.frombuffer(data, "<f4", n).reshape(rows, dim)
+    low = np.frombuffer(data, np.uint8, n).astype(np.uint32)
+    high = np.frombuffer(zstandard.ZstdDecompressor().decompress(bytes(data[n:])), np.uint8)
+    bits = (high.astype(np.uint32) << 24) | (low << 16)
+    return bits.view("<f4").reshape(rows, dim)
+
+
 def open_store(path):
     raw = np.memmap(path, dtype=np.uint8, mode="r")
     head = bytes(raw[:128])
     if head[:8] != b"QKSTORE\0":
         sys.exit(f"bench_plasticity: {path}: not a qkreport store")
+    version = struct.unpack_from("<I", head, 8)[0]
+    if version != 2:
+        sys.exit(f"bench_plasticity: {path}: store version {version}, this script reads 2")
     (n_configs, n_pairs, dim, _nl, _nq, _nkv, context, bucket) = struct.unpack_from(
         "<8I", head, 16)
     table_offset = struct.unpack_from("<Q", head, 48)[0]
     configs = []
     for i in range(n_configs):
         rec = bytes(raw[table_offset + 64 * i: table_offset + 64 * (i + 1)])
-        layer, headno, kind = struct.unpack_from("<HHB", rec, 0)
-        rows, pos_off, ex_off, b_off, v_off = struct.unpack_from("<5Q", rec, 8)
+        layer, headno, kind, encoding = struct.unpack_from("<HHBB", rec, 0)
+        rows, pos_off, ex_off, b_off, v_off, _src, v_bytes = struct.unpack_from("<7Q", rec, 8)
         configs.append(dict(layer=layer, head=headno, kind=chr(kind), rows=rows,
+                            encoding=encoding,
                             position=np.frombuffer(raw, "<i4", rows, pos_off),
                             example=np.frombuffer(raw, "<i4", rows, ex_off),
                             bucket=np.frombuffer(raw, "<i4", rows, b_off),
-                            vector=np.frombuffer(raw, "<f4", rows * dim, v_off)
-                            .reshape(rows, dim)))
+                            vector_data=raw[v_off:v_off + v_bytes]))
     pairs_offset = table_offset + 64 * n_configs
     pairs = np.frombuffer(raw, "<u4", 2 * n_pairs, pairs_offset).reshape(n_pairs, 2)
     heads = sorted(((configs[q]["layer"], configs[q]["head"], int(q), int(k))
@@ -122,8 +145,8 @@ def normal_cdf(z):
 def numpy_head(store, q_cfg, k_cfg, factor=10, min_pairs=32, cell_min=32):
     B, L = store["bucket"], store["context"]
     q, k = store["configs"][q_cfg], store["configs"][k_cfg]
-    xq = q["vector"].astype(np.float64)
-    xk = k["vector"].astype(np.float64)
+    xq = vectors(q, store["dim"]).astype(np.float64)
+    xk = vectors(k, store["dim"]).astype(np.float64)
     tq = q["position"].astype(np.float64)
     tk = k["position"].astype(np.int64)
     # orientation: sign of the unweighted mean of the key bucket means

@@ -23,6 +23,10 @@ int qk_opt_choice(const char *opt, const char *s, const char *first, const char 
 
 /* Opens a store (qk_store_open) or exits 2 naming it. */
 void qk_open_store(const char *path, qk_store *s, int verify_checksum);
+/* The vectors of config c (qk_store_vectors) or exit 2 naming the store at
+ * path. */
+const float *qk_store_vectors_or_die(const qk_store *s, const char *path, int c,
+                                     qk_store_buf *buf);
 
 /* qk_atomic_open and qk_atomic_commit that exit 2 naming the file. */
 void qk_output_open(qk_atomic *out, const char *path);

@@ -42,6 +42,16 @@ void qk_open_store(const char *path, qk_store *s, int verify_checksum)
         qk_die(QK_EXIT_DATA, path, "%s", err.msg);
 }
 
+const float *qk_store_vectors_or_die(const qk_store *s, const char *path, int c,
+                                     qk_store_buf *buf)
+{
+    qk_err err;
+    const float *vector = qk_store_vectors(s, c, buf, &err);
+    if (!vector)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    return vector;
+}
+
 void qk_output_open(qk_atomic *out, const char *path)
 {
     qk_err err;
