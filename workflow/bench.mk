@@ -42,7 +42,9 @@ BENCH_E2E_STAGES = \
     --axes {out}/rotation_axes.bin --rotation {out}/rotation.tsv --pairs-output {out}/complement_pairs.tsv \
     --heads-output {out}/complement_heads.tsv --rotated-output {out}/rotated.tsv {store}' \
   --stage 'plasticity=bin/qk-plasticity $(PLAST_FLAGS) --out-dir {out} {store}'
-BENCH_E2E_FLOORS = --floor 'load=bin/qk-bench-load --repeat 1 {data}' $(BENCH_E2E_STAGE_FLOORS)
+BENCH_E2E_FLOORS = --floor 'load=bin/qk-bench-load --repeat 1 {data}' \
+  --floor 'plasticity=bin/qk-plasticity --floor --threads 1 --max-heads 8 --out-dir {out}/floor {store}' \
+  $(BENCH_E2E_STAGE_FLOORS)
 
 .PHONY: bench-e2e
 bench-e2e: $(PROGS) $(foreach d,$(BENCH_E2E_DATASETS),$(BENCH_DIR)/data/$(d)/synth-truth.tsv)

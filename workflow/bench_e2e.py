@@ -88,10 +88,16 @@ def write_floor(nbytes, work):
     return seconds
 
 
-def floor_seconds(text):
-    """The floor in a floor command's output: a "floor<TAB>S" line, or qk-bench-load's
-    "floor (...): S s" line."""
-    for line in text.splitlines():
+def floor_seconds(text, heads):
+    """The floor in a floor command's output: a "floor<TAB>S" line, qk-bench-load's
+    "floor (...): S s" line, or a TSV with a floor_s_per_head column (qk-plasticity
+    --floor, measured on a sample of heads: scaled to all of them)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        cols = line.split("\t")
+        if "floor_s_per_head" in cols:
+            return float(lines[i + 1].split("\t")[cols.index("floor_s_per_head")]) * heads
+    for line in lines:
         m = re.match(r"floor\t([0-9.eE+-]+)", line) or re.match(r"floor .*?: ([0-9.]+) s", line)
         if m:
             return float(m.group(1))
@@ -139,7 +145,7 @@ def main():
             written = size_of(outputs_of(template, fill))
             floor = write_floor(written, a.work)
             if name in floors:
-                floor += floor_seconds(run_measured(floors[name].format(**fill))[3])
+                floor += floor_seconds(run_measured(floors[name].format(**fill))[3], heads)
             r = rows[name]
             r["wall"] += wall
             r["cpu"] += cpu
