@@ -21,3 +21,15 @@ bench-load: bin/qk-bench-load bin/qk-load $(BENCH_DIR)/data/$(BENCH_DATASET)/syn
 	  end=$$(date +%s.%N); \
 	  bytes=$$(cat $(BENCH_DIR)/data/$(BENCH_DATASET)/*/data.parquet | wc -c); \
 	  awk -v s=$$start -v e=$$end -v b=$$bytes 'BEGIN { printf "qk-load end to end (files in page cache, store written): %.2f s, %.0f MB/s of Parquet\n", e - s, b / 1e6 / (e - s) }'
+
+# The per-head stages beside their floors (docs/performance.md): qk-pca,
+# qk-rotate and qk-complement on one thread on the thesis-scale store of the
+# plasticity benchmark (llama3.2-3b, plasticity.mk), each with the work it
+# cannot avoid timed alone in the same run. One TSV line per stage: stage,
+# heads, seconds, floor_seconds, ratio.
+.PHONY: bench-stages
+bench: bench-stages
+
+bench-stages: bin/qk-bench-stages bin/qk-pca bin/qk-rotate bin/qk-complement $(BENCH_DIR)/store.qks
+	@echo "== qk-pca, qk-rotate, qk-complement at thesis scale on one thread, beside their floors"
+	bin/qk-bench-stages $(BENCH_DIR)/store.qks

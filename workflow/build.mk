@@ -3,7 +3,7 @@
 # library and program is written under a temporary name and renamed, so a
 # build killed while linking never leaves a truncated file that looks new.
 
-PKGS      := openblas lapacke libzstd snappy zlib libarchive
+PKGS      := openblas lapacke libzstd snappy zlib libarchive sleef
 CC        ?= gcc
 CFLAGS    ?= -O2 -g
 QK_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude \

@@ -3,7 +3,7 @@
 # As root it runs apt-get; otherwise it prints the one line to run and fails.
 set -eu
 PKGS="build-essential pkg-config libopenblas-dev liblapacke-dev libzstd-dev libsnappy-dev
-zlib1g-dev libarchive-dev check gnuplot-nox fonts-dejavu-core python3 python3-numpy python3-sklearn"
+zlib1g-dev libarchive-dev libsleef-dev check gnuplot-nox fonts-dejavu-core python3 python3-numpy python3-sklearn"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
