@@ -67,6 +67,9 @@ static void usage(FILE *fp)
         "                       (default $TMPDIR or /tmp)\n"
         "      --repeat R       repetitions of each timing; the fastest counts\n"
         "                       (default 1)\n"
+        "      --print WHAT     table (default: the header and one line per stage) or\n"
+        "                       floor (one line \"floor<TAB>SECONDS\", the sum of the\n"
+        "                       floors of the stages, as make bench-e2e reads it)\n"
         "  -q, --quiet          no notes on stderr\n"
         "  -h, --help           this text\n"
         "      --version        print the version\n"
@@ -84,6 +87,7 @@ typedef struct options {
     const char *tmpdir;
     int repeat;
     int quiet;
+    int print_floor; /* --print floor */
 } options;
 
 static void parse_stages(const char *list, options *o)
@@ -115,7 +119,8 @@ static char *own_dir(void)
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_STAGES = 256, OPT_FLOOR_ONLY, OPT_BINDIR, OPT_TMPDIR, OPT_REPEAT, OPT_VERSION };
+    enum { OPT_STAGES = 256, OPT_FLOOR_ONLY, OPT_BINDIR, OPT_TMPDIR, OPT_REPEAT, OPT_PRINT,
+           OPT_VERSION };
     static const struct option longopts[] = {
         {"stages", required_argument, NULL, OPT_STAGES},
         {"floor-only", no_argument, NULL, OPT_FLOOR_ONLY},
@@ -123,6 +128,7 @@ static void parse_args(int argc, char **argv, options *o)
         {"bindir", required_argument, NULL, OPT_BINDIR},
         {"tmpdir", required_argument, NULL, OPT_TMPDIR},
         {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"print", required_argument, NULL, OPT_PRINT},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
@@ -143,6 +149,7 @@ static void parse_args(int argc, char **argv, options *o)
         case OPT_BINDIR: bindir = optarg; break;
         case OPT_TMPDIR: o->tmpdir = optarg; break;
         case OPT_REPEAT: o->repeat = (int)qk_opt_int("--repeat", optarg, 1, 100); break;
+        case OPT_PRINT: o->print_floor = qk_opt_choice("--print", optarg, "table", "floor"); break;
         case 'q': o->quiet = 1; break;
         case 'h': usage(stdout); exit(QK_EXIT_OK);
         case OPT_VERSION: printf("qk-bench-stages %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
@@ -559,6 +566,15 @@ int main(int argc, char **argv)
     }
     files_close(&files);
 
+    if (o.print_floor) {
+        double sum = 0.0;
+        for (int i = 0; i < N_STAGES; i++)
+            if (o.stage_on[i])
+                sum += floor[i];
+        printf("floor\t%.4f\n", sum);
+        free(o.bindir);
+        return QK_EXIT_OK;
+    }
     printf("stage\theads\tseconds\tfloor_seconds\tratio\n");
     for (int i = 0; i < N_STAGES; i++)
         if (o.stage_on[i])

@@ -43,6 +43,11 @@ expect_out_lines 2 "a header and one stage"
 check=$(awk -F'\t' 'NR == 2 { print $1, $2, $3, ($4 > 0), $5 }' "$e2e_out")
 expect_same "$check" "complement 3 nan 1 nan" "floor only: the stage time is nan"
 
+run bin/qk-bench-stages --quiet --floor-only --stages pca,rotate --print floor "$STORE"
+expect_status 0 "qk-bench-stages --print floor"
+check=$(awk -F'\t' 'NR == 1 && NF == 2 && $1 == "floor" && $2 > 0 { print "ok" }' "$e2e_out")
+expect_same "$check$(wc -l < "$e2e_out")" "ok1" "--print floor: one line floor<TAB>SECONDS"
+
 run bin/qk-bench-stages --stages pca,sideways "$STORE"
 expect_status 1 "qk-bench-stages with an unknown stage"
 run bin/qk-bench-stages

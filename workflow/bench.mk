@@ -33,3 +33,8 @@ bench: bench-stages
 bench-stages: bin/qk-bench-stages bin/qk-pca bin/qk-rotate bin/qk-complement $(BENCH_DIR)/store.qks
 	@echo "== qk-pca, qk-rotate, qk-complement at thesis scale on one thread, beside their floors"
 	bin/qk-bench-stages $(BENCH_DIR)/store.qks
+
+# make bench-e2e takes the floors of these stages from qk-bench-stages (one
+# "floor<TAB>SECONDS" line for the stage on the dataset's store).
+BENCH_E2E_STAGE_FLOORS += $(foreach s,pca rotate complement,\
+  --floor '$(s)=bin/qk-bench-stages --quiet --floor-only --stages $(s) --print floor {store}')
