@@ -89,6 +89,7 @@ help:
 	@echo "make bench-rotate    per-head qk-rotate + qk-complement time against numpy (one core)"
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."
 	@echo "make bench-plasticity  qk-plasticity per head beside its floor and numpy, and per model"
+	@echo "make bench-stages    qk-pca, qk-rotate, qk-complement beside their floors (bin/qk-bench-stages)"
 	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/"
 	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"
 	@echo "make check-slurm     qk-srun and CLUSTER=slurm on a one-node Slurm cluster (root; installs slurm)"

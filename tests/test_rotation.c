@@ -814,6 +814,61 @@ START_TEST(planted_planes_active)
 }
 END_TEST
 
+/* Pair metrics of the planted-planes head (pair 0 an arc) against the same
+ * metrics straight from the rows: coordinates by plain loops, libm's
+ * atan2, the angle correlation at each cut by wrapping, the radii in two
+ * passes, qk_comp_lda_balanced. The pairs go through the library four at
+ * a time. */
+START_TEST(complement_pairs_match_rows)
+{
+    head_data h;
+    planes_head(&h, 41);
+    analysed an;
+    analyse(&h, &an);
+    int d = h.dim;
+    int64_t n = h.n_q + h.n_k;
+    ck_assert_int_eq(an.comp.n_pairs, 11); /* three groups, the last with a repeated lane */
+    ck_assert(fabs(an.comp.pair[0].angle_r_best) > 0.2); /* the arc */
+    double *u = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    double *theta = malloc(sizeof(double) * n), *t = malloc(sizeof(double) * n);
+    for (int p = 0; p < an.comp.n_pairs; p++) {
+        const double *vu = an.basis + (size_t)(2 * p) * d, *vw = vu + d;
+        double mean_rho = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            const float *x = i < h.n_q ? h.q + i * d : h.k + (i - h.n_q) * d;
+            double a = 0.0, b = 0.0;
+            for (int j = 0; j < d; j++) {
+                a += (x[j] - an.pooled.mean[j]) * vu[j];
+                b += (x[j] - an.pooled.mean[j]) * vw[j];
+            }
+            u[i] = a;
+            w[i] = b;
+            theta[i] = atan2(b, a);
+            t[i] = i < h.n_q ? h.tq[i] : h.tk[i - h.n_q];
+            mean_rho += sqrt(a * a + b * b) / n;
+        }
+        double var_rho = 0.0;
+        for (int64_t i = 0; i < n; i++)
+            var_rho += pow(sqrt(u[i] * u[i] + w[i] * w[i]) - mean_rho, 2) / n;
+        const qk_comp_pair *got = &an.comp.pair[p];
+        double raw, best = brute_best_r(theta, t, n, &raw);
+        ck_assert_msg(fabs(got->angle_r_best - best) < 1e-12, "pair %d: angle_r_best %.17g, "
+                      "from the rows %.17g", p, got->angle_r_best, best);
+        ck_assert_msg(fabs(got->angle_r - raw) < 1e-12, "pair %d: angle_r %.17g, rows %.17g", p,
+                      got->angle_r, raw);
+        ck_assert_rel(got->radial_cv, sqrt(var_rho) / mean_rho, 1e-12);
+        ck_assert_rel(got->cls_acc, qk_comp_lda_balanced(u, w, h.n_q, u + h.n_q, w + h.n_q,
+                                                         h.n_k), 1e-12);
+    }
+    free(u);
+    free(w);
+    free(theta);
+    free(t);
+    analysed_free(&an);
+    head_free(&h);
+}
+END_TEST
+
 /* ---- the angle, LDA and omega routines ------------------------------------------------ */
 
 /* theta = 2 pi k t / L + offset + noise, wrapped into (-pi, pi]. */
@@ -961,6 +1016,168 @@ START_TEST(omega_routine)
 END_TEST
 
 /* ---- degenerate heads -------------------------------------------------------------------- */
+
+/* R^2 of the shared-frequency sinusoid fit at w straight from cos and sin
+ * of every row (centred sums, a 2 x 2 solve per kind, t' = t - t_min): the
+ * reference for the tables and frequency batches of qk_rot_omega_fit. */
+static double direct_r_squared(const double *y[2], const int32_t *t[2], int64_t n, int32_t t_min,
+                               double w)
+{
+    double ssr = 0.0, sst = 0.0;
+    for (int kind = 0; kind < 2; kind++) {
+        double my = 0, mc = 0, ms = 0;
+        for (int64_t i = 0; i < n; i++) {
+            my += y[kind][i];
+            mc += cos(w * (t[kind][i] - t_min));
+            ms += sin(w * (t[kind][i] - t_min));
+        }
+        my /= n;
+        mc /= n;
+        ms /= n;
+        double scc = 0, scs = 0, sss = 0, syc = 0, sys = 0, syy = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double c = cos(w * (t[kind][i] - t_min)) - mc, sn = sin(w * (t[kind][i] - t_min)) - ms;
+            double yc = y[kind][i] - my;
+            scc += c * c;
+            scs += c * sn;
+            sss += sn * sn;
+            syc += yc * c;
+            sys += yc * sn;
+            syy += yc * yc;
+        }
+        ssr += (sss * syc * syc - 2 * scs * syc * sys + scc * sys * sys) / (scc * sss - scs * scs);
+        sst += syy;
+    }
+    return ssr / sst;
+}
+
+START_TEST(omega_matches_direct)
+{
+    /* two planes of different frequency, so that R^2 has several maxima */
+    const int64_t n = 3000;
+    const int32_t L = 131072;
+    double *y[2] = {malloc(sizeof(double) * n), malloc(sizeof(double) * n)};
+    int32_t *t[2] = {malloc(sizeof(int32_t) * n), malloc(sizeof(int32_t) * n)};
+    qk_rng r;
+    seed_rng(&r, 54);
+    int32_t t_min = L, t_max = 0;
+    for (int kind = 0; kind < 2; kind++)
+        for (int64_t i = 0; i < n; i++) {
+            int32_t ti = (int32_t)qk_rng_below(&r, L);
+            t[kind][i] = ti;
+            t_min = ti < t_min ? ti : t_min;
+            t_max = ti > t_max ? ti : t_max;
+            y[kind][i] = (kind ? -2 : 1) + 1.5 * cos(9.0 / L * ti + kind) +
+                         0.8 * sin(31.0 / L * ti) + 0.5 * qk_rng_normal(&r);
+        }
+    qk_rot_omega o;
+    qk_rot_omega_fit(y[0], t[0], n, y[1], t[1], n, QK_ROT_OMEGA_GRID, QK_ROT_OMEGA_REFINE, &o);
+    const double *yc[2] = {y[0], y[1]};
+    const int32_t *tc[2] = {t[0], t[1]};
+    double at_omega = direct_r_squared(yc, tc, n, t_min, o.omega);
+    ck_assert_msg(fabs(at_omega - o.r_squared) < 1e-12, "R^2 %.17g, direct %.17g", o.r_squared,
+                  at_omega);
+    /* the reported optimum is at least as good as every grid point */
+    double span = t_max - t_min, lw_lo = log(0.25 * M_PI / span), lw_hi = log(20 * M_PI / span);
+    double best_grid = -1.0;
+    for (int i = 0; i < QK_ROT_OMEGA_GRID; i++) {
+        double w = exp(lw_lo + (lw_hi - lw_lo) / (QK_ROT_OMEGA_GRID - 1) * i);
+        best_grid = fmax(best_grid, direct_r_squared(yc, tc, n, t_min, w));
+    }
+    ck_assert_msg(o.r_squared >= best_grid - 1e-12, "R^2 %.17g, best grid point %.17g",
+                  o.r_squared, best_grid);
+    ck_assert_msg(fabs(o.omega * L / 9.0 - 1.0) < 0.05, "omega %g", o.omega * L);
+    for (int kind = 0; kind < 2; kind++) {
+        free(y[kind]);
+        free(t[kind]);
+    }
+}
+END_TEST
+
+/* The two builds of the vectorised loops (include/qk/simd.h) give the same
+ * bits. On a CPU without AVX2 both runs take the baseline build. */
+static int same_double(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void omega_both_builds(const double *yq, const int32_t *tq, const double *yk,
+                              const int32_t *tk, int64_t n, int grid, int refine)
+{
+    qk_rot_omega wide, base;
+    qk_rot_omega_fit(yq, tq, n, yk, tk, n, grid, refine, &wide);
+    setenv("QK_SIMD", "generic", 1);
+    qk_rot_omega_fit(yq, tq, n, yk, tk, n, grid, refine, &base);
+    unsetenv("QK_SIMD");
+    ck_assert_msg(same_double(wide.omega, base.omega) && same_double(wide.r_squared, base.r_squared)
+                  && wide.at_bound == base.at_bound, "grid %d, refine %d: omega %.17g / %.17g, "
+                  "R^2 %.17g / %.17g", grid, refine, wide.omega, base.omega, wide.r_squared,
+                  base.r_squared);
+}
+
+START_TEST(simd_builds_agree)
+{
+    const int64_t n = 2500;
+    double *yq = malloc(sizeof(double) * n), *yk = malloc(sizeof(double) * n);
+    int32_t *tq = malloc(sizeof(int32_t) * n), *tk = malloc(sizeof(int32_t) * n);
+    qk_rng r;
+    seed_rng(&r, 55);
+    for (int64_t i = 0; i < n; i++) {
+        tq[i] = (int32_t)qk_rng_below(&r, 60000);
+        tk[i] = (int32_t)qk_rng_below(&r, 60000);
+        yq[i] = cos(4e-4 * tq[i]) + 0.3 * qk_rng_normal(&r);
+        yk[i] = 2e-5 * tk[i] + 0.3 * qk_rng_normal(&r);
+    }
+    const int grids[][2] = {{QK_ROT_OMEGA_GRID, QK_ROT_OMEGA_REFINE}, {7, 3}, {3, 0}, {50, 1}};
+    for (size_t i = 0; i < sizeof grids / sizeof grids[0]; i++)
+        omega_both_builds(yq, tq, yk, tk, n, grids[i][0], grids[i][1]);
+
+    /* the angles: equal bits, within 3.5 ulp of libm's, exact on the axes */
+    double u[] = {1, -1, 0, 0, 0, -0.0, 3, -2.5, 1e-300, -1e300, 0.7, 0.2, -0.4};
+    double w[] = {0, 0, 1, -1, 0, 0, 3, -1e-17, 1e-300, 5, -0.1, 0.9, -0.3};
+    int64_t m = sizeof u / sizeof u[0];
+    double wide[16], base[16];
+    qk_comp_angles(u, w, m, wide);
+    setenv("QK_SIMD", "generic", 1);
+    qk_comp_angles(u, w, m, base);
+    unsetenv("QK_SIMD");
+    for (int64_t i = 0; i < m; i++) {
+        ck_assert_msg(same_double(wide[i], base[i]), "atan2(%g, %g): %.17g / %.17g", w[i], u[i],
+                      wide[i], base[i]);
+        double ref = atan2(w[i], u[i]);
+        ck_assert_msg(fabs(wide[i] - ref) <= 4 * 0x1p-52 * fmax(fabs(ref), 0x1p-1022),
+                      "atan2(%g, %g): %.17g, libm %.17g", w[i], u[i], wide[i], ref);
+        if (i < 6) /* on the axes */
+            ck_assert(wide[i] == ref);
+    }
+
+    /* a whole complement */
+    head_data h;
+    random_head(&h, 32, 3000, 3e-5, 2.0, 2.0, 56);
+    analysed a1, a2;
+    analyse(&h, &a1);
+    setenv("QK_SIMD", "generic", 1);
+    analyse(&h, &a2);
+    unsetenv("QK_SIMD");
+    ck_assert(same_double(a1.rot.omega.omega, a2.rot.omega.omega));
+    ck_assert_int_eq(a1.comp.n_pairs, a2.comp.n_pairs);
+    for (int p = 0; p < a1.comp.n_pairs; p++) {
+        const qk_comp_pair *x = &a1.comp.pair[p], *y2 = &a2.comp.pair[p];
+        ck_assert(same_double(x->angle_r, y2->angle_r));
+        ck_assert(same_double(x->angle_r_best, y2->angle_r_best));
+        ck_assert(same_double(x->best_cut, y2->best_cut));
+        ck_assert(same_double(x->cls_acc, y2->cls_acc));
+        ck_assert(same_double(x->radial_cv, y2->radial_cv));
+    }
+    analysed_free(&a1);
+    analysed_free(&a2);
+    head_free(&h);
+    free(yq);
+    free(yk);
+    free(tq);
+    free(tk);
+}
+END_TEST
 
 START_TEST(degenerate_no_position_spread)
 {
@@ -1237,10 +1454,13 @@ static Suite *rotation_suite(void)
     tcase_add_loop_test(tc, recovery_planted, 0, 3);
     tcase_add_test(tc, planted_truth_matches_presets);
     tcase_add_test(tc, planted_planes_active);
+    tcase_add_test(tc, complement_pairs_match_rows);
     tcase_add_test(tc, angle_routine);
     tcase_add_test(tc, angle_routine_matches_brute_force);
     tcase_add_test(tc, lda_routine);
     tcase_add_test(tc, omega_routine);
+    tcase_add_test(tc, omega_matches_direct);
+    tcase_add_test(tc, simd_builds_agree);
     tcase_add_test(tc, degenerate_no_position_spread);
     tcase_add_test(tc, degenerate_no_covariance);
     tcase_add_test(tc, degenerate_q_equals_k);

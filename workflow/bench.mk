@@ -52,3 +52,20 @@ bench-e2e: $(PROGS) $(foreach d,$(BENCH_E2E_DATASETS),$(BENCH_DIR)/data/$(d)/syn
 	  --data $(BENCH_DIR)/data --work $(BENCH_E2E_WORK) $(BENCH_E2E_STAGES) $(BENCH_E2E_FLOORS) \
 	  --ratio bench-pca=$(BENCH_DIR)/bench-pca.txt --ratio bench-rotate=$(BENCH_DIR)/bench-rotate.txt \
 	  --ratio bench-plasticity=$(BENCH_DIR)/bench-plasticity.txt
+
+# The per-head stages beside their floors (docs/performance.md): qk-pca,
+# qk-rotate and qk-complement on one thread on the thesis-scale store of the
+# plasticity benchmark (llama3.2-3b, plasticity.mk), each with the work it
+# cannot avoid timed alone in the same run. One TSV line per stage: stage,
+# heads, seconds, floor_seconds, ratio.
+.PHONY: bench-stages
+bench: bench-stages
+
+bench-stages: bin/qk-bench-stages bin/qk-pca bin/qk-rotate bin/qk-complement $(BENCH_DIR)/store.qks
+	@echo "== qk-pca, qk-rotate, qk-complement at thesis scale on one thread, beside their floors"
+	bin/qk-bench-stages $(BENCH_DIR)/store.qks
+
+# make bench-e2e takes the floors of these stages from qk-bench-stages (one
+# "floor<TAB>SECONDS" line for the stage on the dataset's store).
+BENCH_E2E_STAGE_FLOORS += $(foreach s,pca rotate complement,\
+  --floor '$(s)=bin/qk-bench-stages --quiet --floor-only --stages $(s) --print floor {store}')

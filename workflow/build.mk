@@ -3,7 +3,7 @@
 # library and program is written under a temporary name and renamed, so a
 # build killed while linking never leaves a truncated file that looks new.
 
-PKGS      := openblas lapacke libzstd libxxhash snappy zlib libarchive liblz4
+PKGS      := openblas lapacke libzstd libxxhash snappy zlib libarchive liblz4 sleef
 CC        ?= gcc
 CFLAGS    ?= -O2 -g
 # -ffp-contract=off: no fused multiply-add anywhere, so hand-vectorised

@@ -186,6 +186,7 @@ typedef struct qk_comp_work {
     double *evec;    /* [dim*dim] its eigenvectors */
     double *scratch; /* [4*dim] */
     double *block;   /* rows converted to double */
+    double *coord_block; /* [2 * QK_ROT_MAX_PAIRS * block rows] their pair coordinates */
     double *proj;    /* pair coordinates of the rows, centred positions */
     int64_t proj_cap;
 } qk_comp_work;
@@ -215,6 +216,11 @@ int qk_comp_basis(const qk_moments *pooled, const double *a, const double *b, qk
  * *best_cut = psi). Angles are in [-pi, pi]. */
 double qk_comp_angle_r(const double *theta, const double *t, int64_t n, double *r_raw,
                        double *best_cut);
+
+/* The angles theta[r] = atan2(w[r], u[r]) of n points, within 3.5 ulp of
+ * the exact ones (SLEEF's atan2 without fused multiply-adds: the same bits
+ * on every x86-64 CPU, four at a time where AVX2 is present). */
+void qk_comp_angles(const double *u, const double *w, int64_t n, double *theta);
 
 /* Balanced in-sample accuracy of the two-class Fisher LDA on 2-D points
  * (x_a[i], y_a[i]) of class a and (x_b[i], y_b[i]) of class b:

@@ -7,12 +7,19 @@
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
+#include <sleef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "qk/pca.h"
+#include "qk/simd.h"
 
 #define PROJ_BLOCK 256
+/* Pairs analysed together, one in each lane of a vector (the kernel,
+ * src/lib/rotation_pairs_kernel.h): every lane does exactly the arithmetic
+ * of a lone pair, so a pair's metrics do not depend on the company it is
+ * computed in. */
+#define PAIR_LANES 4 /* interleave() is written for 4 */
 
 void qk_comp_work_init(qk_comp_work *w, int dim)
 {
@@ -27,6 +34,7 @@ void qk_comp_work_init(qk_comp_work *w, int dim)
     w->evec = qk_doubles(dd);
     w->scratch = qk_doubles(4 * (size_t)dim);
     w->block = qk_doubles((size_t)PROJ_BLOCK * dim);
+    w->coord_block = qk_doubles((size_t)PROJ_BLOCK * 2 * QK_ROT_MAX_PAIRS);
     w->proj = NULL;
     w->proj_cap = 0;
 }
@@ -42,6 +50,7 @@ void qk_comp_work_free(qk_comp_work *w)
     free(w->evec);
     free(w->scratch);
     free(w->block);
+    free(w->coord_block);
     free(w->proj);
     memset(w, 0, sizeof *w);
 }
@@ -162,7 +171,9 @@ enum { CUTS = QK_ROT_ANGLE_CUTS };
  * with C_j = #I_j: sums per interval between cuts, accumulated over the
  * intervals, give every cut. */
 typedef struct angle_sums {
-    double cuts[CUTS];
+    /* bound[j] = c_(j-1), the lower end of interval j: -inf for j = 0, +inf
+     * for j = CUTS + 1 (a guard) */
+    double bound[CUTS + 2];
     double n, th, th2, th_t, t_sum; /* sums of theta, theta^2, theta t~, t~ */
     double count[CUTS + 1], t[CUTS + 1], h[CUTS + 1]; /* rows, t~, theta per interval */
 } angle_sums;
@@ -170,27 +181,32 @@ typedef struct angle_sums {
 static void angle_init(angle_sums *s)
 {
     memset(s, 0, sizeof *s);
+    s->bound[0] = -INFINITY;
     for (int j = 0; j < CUTS; j++)
-        s->cuts[j] = -M_PI + 2.0 * M_PI * j / CUTS;
+        s->bound[j + 1] = -M_PI + 2.0 * M_PI * j / CUTS;
+    s->bound[CUTS + 1] = INFINITY;
 }
 
-/* Index of the first cut c_j with theta <= c_j (CUTS if none): the guess
- * from the angle is corrected against the cut values themselves. */
-static int cut_index(const angle_sums *s, double theta)
+/* Index of the first cut c_j with theta <= c_j (CUTS if none), without
+ * branches: the guess from the angle is within one of it (the roundings
+ * of the guess and of the cuts are below 1e-13 of an interval) and is
+ * corrected against the cut values themselves. */
+static inline int cut_index_in(const double *bound, double theta)
 {
     double q = (theta + M_PI) * (CUTS / (2.0 * M_PI));
-    int j = q <= 0.0 ? 0 : q >= CUTS ? CUTS : (int)q + ((double)(int)q < q);
-    while (j > 0 && theta <= s->cuts[j - 1])
-        j--;
-    while (j < CUTS && theta > s->cuts[j])
-        j++;
+    q = q > 0.0 ? q : 0.0;
+    q = q < CUTS ? q : CUTS;
+    int j = (int)q;
+    j += (double)j < q;
+    j -= theta <= bound[j];
+    j += theta > bound[j + 1];
     return j;
 }
 
 /* One row: its angle and its centred position t~. */
 static void angle_add(angle_sums *s, double theta, double tc)
 {
-    int j = cut_index(s, theta);
+    int j = cut_index_in(s->bound, theta);
     s->n += 1.0;
     s->th += theta;
     s->th2 += theta * theta;
@@ -348,22 +364,50 @@ static void widen(const float *src, size_t n, double *dst)
         dst[i] = src[i];
 }
 
-/* Centred coordinates (x - mu).v_j of n rows on the first n_dir basis
- * vectors: direction j of row r lands in out[j * ld + r], so that each
- * direction's coordinates are contiguous. */
-static void project_rows(const float *x, int64_t n, qk_comp_work *w, int n_dir,
-                         const double *offset, double *out, int64_t ld)
+/* dst[i * 4 + f] = src[f][i] - off[f] for i < n, f < 4 (PAIR_LANES). */
+static void interleave(const double *const src[PAIR_LANES], const double off[PAIR_LANES], int n,
+                       double *restrict dst)
 {
-    int d = w->dim;
+    const double *restrict s0 = src[0], *restrict s1 = src[1], *restrict s2 = src[2];
+    const double *restrict s3 = src[3];
+    double o0 = off[0], o1 = off[1], o2 = off[2], o3 = off[3];
+    for (int i = 0; i < n; i++) {
+        dst[4 * i] = s0[i] - o0;
+        dst[4 * i + 1] = s1[i] - o1;
+        dst[4 * i + 2] = s2[i] - o2;
+        dst[4 * i + 3] = s3[i] - o3;
+    }
+}
+
+/* Centred coordinates (x - mu).v_j of rows [start, start + n) (of n_all)
+ * on the 2 n_pairs pair directions, one dgemm per block of rows. The pairs
+ * go in groups of PAIR_LANES (the last group repeats its last pair), and
+ * the two coordinates u, w of group g are stored interleaved, the lanes of
+ * a row side by side: u of pair g PAIR_LANES + f at row r is
+ * out[(2 g n_all + r) PAIR_LANES + f], w at out[((2 g + 1) n_all + r)
+ * PAIR_LANES + f]. */
+static void project_rows(const float *x, int64_t n, int64_t start_row, int64_t n_all,
+                         qk_comp_work *w, int n_pairs, const double *offset, double *out)
+{
+    int d = w->dim, n_dir = 2 * n_pairs;
     for (int64_t start = 0; start < n; start += PROJ_BLOCK) {
         int nb = (int)(n - start < PROJ_BLOCK ? n - start : PROJ_BLOCK);
         widen(x + (size_t)start * d, (size_t)nb * d, w->block);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_dir, nb, d, 1.0, w->basis, d,
-                    w->block, d, 0.0, out + start, (int)ld);
-        for (int j = 0; j < n_dir; j++) {
-            double *dst = out + (size_t)j * ld + start;
-            for (int i = 0; i < nb; i++)
-                dst[i] -= offset[j];
+                    w->block, d, 0.0, w->coord_block, nb);
+        for (int g = 0; g * PAIR_LANES < n_pairs; g++) {
+            const double *u[PAIR_LANES], *v[PAIR_LANES];
+            double off_u[PAIR_LANES], off_v[PAIR_LANES];
+            for (int f = 0; f < PAIR_LANES; f++) {
+                int p = g * PAIR_LANES + f < n_pairs ? g * PAIR_LANES + f : n_pairs - 1;
+                u[f] = w->coord_block + (size_t)(2 * p) * nb;
+                v[f] = u[f] + nb;
+                off_u[f] = offset[2 * p];
+                off_v[f] = offset[2 * p + 1];
+            }
+            double *du = out + ((size_t)(2 * g) * n_all + start_row + start) * PAIR_LANES;
+            interleave(u, off_u, nb, du);
+            interleave(v, off_v, nb, du + (size_t)n_all * PAIR_LANES);
         }
     }
 }
@@ -378,35 +422,191 @@ static double *proj_buffer(qk_comp_work *w, size_t count)
     return w->proj;
 }
 
-/* The metrics of pair i from the coordinates of every row (Q rows first)
- * and their centred positions tc (sum of squares stt): one pass for the
- * angles, radii and class moments, one more to count the discriminant's
- * hits. */
-static void pair_metrics(const double *coords, int64_t ld, int64_t n_q, int64_t n_k,
-                         const double *tc, double stt, int i, qk_comp_pair *out)
+/* The angles, with SLEEF's atan2 of 3.5 ulp in its variants without fused
+ * multiply-adds: SSE2 (two at a time) or, where the CPU has AVX2, AVX
+ * (four). The two do the same IEEE operations, so the angles are the same
+ * on every x86-64 CPU (libm's atan2 is not: it picks an FMA variant on
+ * some); tests/test_rotation.c compares them. */
+#ifdef __SSE2__
+#if defined(__x86_64__) && defined(__GNUC__)
+__m256d Sleef_atan2d4_u35avx(__m256d, __m256d); /* sleef.h has it only for AVX builds */
+
+__attribute__((target("avx"))) static int64_t angles_avx(const double *u, const double *w,
+                                                        int64_t n, double *theta)
+{
+    int64_t r = 0;
+    for (; r + 4 <= n; r += 4)
+        _mm256_storeu_pd(theta + r, Sleef_atan2d4_u35avx(_mm256_loadu_pd(w + r),
+                                                         _mm256_loadu_pd(u + r)));
+    return r;
+}
+#endif
+
+void qk_comp_angles(const double *u, const double *w, int64_t n, double *theta)
+{
+    int64_t r = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (qk_simd_avx2())
+        r = angles_avx(u, w, n, theta);
+#endif
+    for (; r + 2 <= n; r += 2)
+        _mm_storeu_pd(theta + r, Sleef_atan2d2_u35sse2(_mm_loadu_pd(w + r), _mm_loadu_pd(u + r)));
+    if (r < n) /* the last one: the same function, in both lanes */
+        theta[r] = _mm_cvtsd_f64(Sleef_atan2d2_u35sse2(_mm_set1_pd(w[r]), _mm_set1_pd(u[r])));
+}
+#else
+void qk_comp_angles(const double *u, const double *w, int64_t n, double *theta)
+{
+    for (int64_t r = 0; r < n; r++)
+        theta[r] = atan2(w[r], u[r]);
+}
+#endif
+
+/* The sums of PAIR_LANES pairs over the rows (Q rows first, then K rows):
+ * the angle sums per cut interval, the radii, the class sums, then the
+ * discriminants and their hits. */
+typedef struct pair_lanes {
+    /* the centred coordinates of every row, u (x) and w (y), the lanes of
+     * a row side by side: x[r * PAIR_LANES + f] */
+    const double *x, *y;
+    const double *tc;    /* centred positions */
+    const double *bound; /* the cut intervals (angle_sums) */
+    int64_t n, n_q;
+    double rho0[PAIR_LANES]; /* the radius of the first row */
+    double th[PAIR_LANES], th2[PAIR_LANES], th_t[PAIR_LANES];
+    double bins[PAIR_LANES][3][CUTS + 1]; /* rows, t~, theta per cut interval */
+    double sr[PAIR_LANES], srr[PAIR_LANES]; /* shifted radii and their squares */
+    class_sums cls[2][PAIR_LANES];
+    double wf[PAIR_LANES][2], cut[PAIR_LANES];
+    int64_t above[2][PAIR_LANES]; /* rows of each class with w_f.x > cut */
+} pair_lanes;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+typedef double vec4 __attribute__((vector_size(32)));
+typedef long mask4 __attribute__((vector_size(32)));
+#define VEC vec4
+#define VEC_MASK mask4
+#define VEC_WIDTH 4
+#define VEC_ATAN2(y, x) ((vec4)Sleef_atan2d4_u35avx((__m256d)(y), (__m256d)(x)))
+#define VEC_SQRT(x) ((vec4)_mm256_sqrt_pd((__m256d)(x)))
+#define KERNEL(name) name##_avx2
+#define KERNEL_ATTR __attribute__((target("avx2")))
+#include "rotation_pairs_kernel.h"
+#undef VEC
+#undef VEC_MASK
+#undef VEC_WIDTH
+#undef VEC_ATAN2
+#undef VEC_SQRT
+#undef KERNEL
+#undef KERNEL_ATTR
+#define HAVE_AVX2_BUILD 1
+#endif
+
+typedef double vec2 __attribute__((vector_size(16)));
+typedef long mask2 __attribute__((vector_size(16)));
+#ifdef __SSE2__
+#define VEC_ATAN2(y, x) ((vec2)Sleef_atan2d2_u35sse2((__m128d)(y), (__m128d)(x)))
+#define VEC_SQRT(x) ((vec2)_mm_sqrt_pd((__m128d)(x)))
+#else /* not x86: libm, lane by lane */
+static inline vec2 lanes_atan2(vec2 y, vec2 x)
+{
+    vec2 r = {atan2(y[0], x[0]), atan2(y[1], x[1])};
+    return r;
+}
+
+static inline vec2 lanes_sqrt(vec2 x)
+{
+    vec2 r = {sqrt(x[0]), sqrt(x[1])};
+    return r;
+}
+#define VEC_ATAN2(y, x) lanes_atan2(y, x)
+#define VEC_SQRT(x) lanes_sqrt(x)
+#endif
+#define VEC vec2
+#define VEC_MASK mask2
+#define VEC_WIDTH 2
+#define KERNEL(name) name##_base
+#define KERNEL_ATTR
+#include "rotation_pairs_kernel.h"
+#undef VEC
+#undef VEC_MASK
+#undef VEC_WIDTH
+#undef VEC_ATAN2
+#undef VEC_SQRT
+#undef KERNEL
+#undef KERNEL_ATTR
+
+static void lanes_pass(pair_lanes *L)
+{
+#ifdef HAVE_AVX2_BUILD
+    if (qk_simd_avx2()) {
+        pair_pass_avx2(L);
+        return;
+    }
+#endif
+    pair_pass_base(L);
+}
+
+static void lanes_hits(pair_lanes *L)
+{
+#ifdef HAVE_AVX2_BUILD
+    if (qk_simd_avx2()) {
+        pair_hits_avx2(L);
+        return;
+    }
+#endif
+    pair_hits_base(L);
+}
+
+/* The metrics of the count (<= PAIR_LANES) pairs of one group from their
+ * coordinates (x and y, interleaved: see project_rows) and the centred
+ * positions tc (sum of squares stt) of every row, Q rows first: one pass for
+ * the angle sums, the radii and the class sums, one more to count the
+ * discriminants' hits. */
+static void pair_group(const double *x, const double *y, int64_t n_q, int64_t n_k,
+                       const double *tc, double stt, int count, qk_comp_pair *out)
 {
     int64_t n = n_q + n_k;
-    const double *u = coords + (size_t)(2 * i) * ld, *w = coords + (size_t)(2 * i + 1) * ld;
+    pair_lanes *L = qk_calloc(1, sizeof *L);
     angle_sums s;
     angle_init(&s);
-    class_sums cls[2] = {{0}, {0}};
-    double rho0 = sqrt(u[0] * u[0] + w[0] * w[0]), sr = 0.0, srr = 0.0;
-    for (int64_t r = 0; r < n; r++) {
-        /* atan2(SVD_2i+1, SVD_2i): the angle of pair i is atan2(w, u), u and w its
-         * first and second coordinate */
-        angle_add(&s, atan2(w[r], u[r]), tc[r]);
-        double dr = sqrt(u[r] * u[r] + w[r] * w[r]) - rho0; /* shifted radius */
-        sr += dr;
-        srr += dr * dr;
-        class_add(&cls[r >= n_q], u[r], w[r]);
+    L->x = x;
+    L->y = y;
+    L->tc = tc;
+    L->bound = s.bound;
+    L->n = n;
+    L->n_q = n_q;
+    for (int f = 0; f < PAIR_LANES; f++)
+        L->rho0[f] = sqrt(x[f] * x[f] + y[f] * y[f]);
+    lanes_pass(L);
+
+    double t_sum = 0.0;
+    for (int64_t r = 0; r < n; r++)
+        t_sum += tc[r];
+    for (int f = 0; f < PAIR_LANES; f++) {
+        lda_direction(&L->cls[0][f], &L->cls[1][f], L->wf[f], &L->cut[f]);
+        if (f >= count)
+            continue;
+        s.n = (double)n;
+        s.th = L->th[f];
+        s.th2 = L->th2[f];
+        s.th_t = L->th_t[f];
+        s.t_sum = t_sum;
+        memcpy(s.count, L->bins[f][0], sizeof s.count);
+        memcpy(s.t, L->bins[f][1], sizeof s.t);
+        memcpy(s.h, L->bins[f][2], sizeof s.h);
+        qk_comp_pair *p = &out[f];
+        p->angle_r_best = angle_finish(&s, stt, &p->angle_r, &p->best_cut);
+        double mean_dr = L->sr[f] / (double)n, mean = L->rho0[f] + mean_dr;
+        double var = L->srr[f] / (double)n - mean_dr * mean_dr;
+        p->radial_cv = mean > 0.0 ? sqrt(var > 0.0 ? var : 0.0) / mean : NAN;
     }
-    out->angle_r_best = angle_finish(&s, stt, &out->angle_r, &out->best_cut);
-    double mean_dr = sr / (double)n, mean = rho0 + mean_dr;
-    double var = srr / (double)n - mean_dr * mean_dr;
-    out->radial_cv = mean > 0.0 ? sqrt(var > 0.0 ? var : 0.0) / mean : NAN;
-    double wf[2], cut;
-    lda_direction(&cls[0], &cls[1], wf, &cut);
-    out->cls_acc = balanced_accuracy(u, w, n_q, u + n_q, w + n_q, n_k, wf, cut);
+    lanes_hits(L);
+    for (int f = 0; f < count; f++) {
+        double right_q = (double)L->above[0][f], right_k = (double)(n_k - L->above[1][f]);
+        out[f].cls_acc = 0.5 * (right_q / (double)n_q + right_k / (double)n_k);
+    }
+    free(L);
 }
 
 static void head_summary(double tau, qk_comp_head *out)
@@ -437,15 +637,17 @@ int qk_comp_analyse(const qk_rot_rows *q, const qk_rot_rows *k, const qk_moments
     if (qk_comp_basis(pooled, a, b, w, out, err) != 0)
         return -1;
     int n_dir = 2 * out->n_pairs, d = w->dim;
+    int n_groups = (out->n_pairs + PAIR_LANES - 1) / PAIR_LANES;
     int64_t n = q->n + k->n;
     if (n_dir > 0 && n > 0) {
-        double *coords = proj_buffer(w, (size_t)n * (n_dir + 1));
-        double *tc = coords + (size_t)n * n_dir;
+        size_t group_size = 2 * PAIR_LANES * (size_t)n; /* u and w of one group */
+        double *coords = proj_buffer(w, group_size * n_groups + (size_t)n);
+        double *tc = coords + group_size * n_groups;
         double offset[2 * QK_ROT_MAX_PAIRS];
         for (int j = 0; j < n_dir; j++)
             offset[j] = cblas_ddot(d, w->pooled.mean, 1, w->basis + (size_t)j * d, 1);
-        project_rows(q->vector, q->n, w, n_dir, offset, coords, n);
-        project_rows(k->vector, k->n, w, n_dir, offset, coords + q->n, n);
+        project_rows(q->vector, q->n, 0, n, w, out->n_pairs, offset, coords);
+        project_rows(k->vector, k->n, q->n, n, w, out->n_pairs, offset, coords);
         double tbar = 0.0, stt = 0.0;
         for (int64_t r = 0; r < n; r++)
             tbar += r < q->n ? q->position[r] : k->position[r - q->n];
@@ -454,14 +656,19 @@ int qk_comp_analyse(const qk_rot_rows *q, const qk_rot_rows *k, const qk_moments
             tc[r] = (r < q->n ? q->position[r] : k->position[r - q->n]) - tbar;
             stt += tc[r] * tc[r];
         }
+        for (int g = 0; g < n_groups; g++) {
+            const double *x = coords + group_size * g, *y = x + (size_t)n * PAIR_LANES;
+            int first = g * PAIR_LANES;
+            pair_group(x, y, q->n, k->n, tc, stt,
+                       out->n_pairs - first < PAIR_LANES ? out->n_pairs - first : PAIR_LANES,
+                       out->pair + first);
+        }
         double flat = QK_ROT_ZERO_VAR * qk_moments_trace(&w->pooled);
         for (int i = 0; i < out->n_pairs; i++) {
             qk_comp_pair *p = &out->pair[i];
             double lam = w->lambda[2 * i] + w->lambda[2 * i + 1];
             p->var_frac = out->complement_var > 0.0 ? lam / out->complement_var : NAN;
-            if (lam > flat && lam > 0.0) {
-                pair_metrics(coords, n, q->n, k->n, tc, stt, i, p);
-            } else { /* no spread: the angles would be rounding noise */
+            if (!(lam > flat && lam > 0.0)) { /* no spread: the angles are rounding noise */
                 p->angle_r = p->angle_r_best = p->best_cut = NAN;
                 p->cls_acc = p->radial_cv = NAN;
             }

@@ -4,6 +4,7 @@
  * y = c_k + A_k cos(w t') + B_k sin(w t') (one per kind), scored by the
  * within-kind R^2. */
 #include "qk/rotation.h"
+#include "qk/simd.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,8 +14,10 @@
  * between adds at most this many roundings (about 4e-15 in all). */
 #define ANCHOR_EVERY 32
 /* The stride of the position split is about this times sqrt(T): larger
- * groups of rows cost less per group, and the lo table (4 doubles an entry,
- * 23 KB at T = 131071) still fits the L1 cache. */
+ * groups of rows cost less per group, and the lo table (4 doubles an entry
+ * and frequency, 93 KB for a batch of 4 at T = 131071) stays in the L2
+ * cache. The stride decides the order of the sums, hence their last bits:
+ * it is part of the results. */
 #define STRIDE_SCALE 2.0
 
 /* The rows of one kind, prepared once per head. Positions are split as
@@ -34,12 +37,21 @@ typedef struct kind_rows {
     double ssr_lin; /* regression sum of squares of y on t */
 } kind_rows;
 
+/* Frequencies evaluated together, one in each lane of a vector (the
+ * kernel, src/lib/rotation_omega_kernel.h): every lane does exactly the
+ * arithmetic of a lone frequency, so R^2 at a frequency does not depend on
+ * the company it is computed in. */
+#define LANES 4
+#define ENTRY (4 * LANES) /* doubles per entry of a phase table */
+
 typedef struct fit_state {
     kind_rows kind[2];
     int32_t stride;
     int32_t n_hi;
-    double *lo_tab; /* [4*stride]: cos, sin of w lo, cos, sin of 2 w lo */
-    double *hi_tab; /* [4*n_hi]: the same of w hi stride */
+    /* [stride][4][LANES]: cos, sin of w lo, cos, sin of 2 w lo, for the
+     * frequency w of each lane; 64-byte aligned (qk_doubles) */
+    double *lo_tab;
+    double *hi_tab; /* [n_hi][4][LANES]: the same of w hi stride */
     double sst_w;
 } fit_state;
 
@@ -101,83 +113,42 @@ static void free_kind(kind_rows *k)
     free(k->start);
 }
 
-/* tab[4j .. 4j+3] = cos(j step), sin(j step), cos(2 j step), sin(2 j step)
- * for j < n: a rotation recurrence anchored on exact values every
- * ANCHOR_EVERY entries, the double angle from the single one. */
-static void phase_table(double step, int32_t n, double *tab)
-{
-    double cs = cos(step), sn = sin(step);
-    for (int32_t j = 0; j < n; j++) {
-        double *e = tab + 4 * (size_t)j;
-        if (j % ANCHOR_EVERY == 0) {
-            e[0] = cos(step * j);
-            e[1] = sin(step * j);
-        } else {
-            double c = e[-4], s = e[-3];
-            e[0] = c * cs - s * sn;
-            e[1] = s * cs + c * sn;
-        }
-        e[2] = (e[0] - e[1]) * (e[0] + e[1]);
-        e[3] = 2.0 * e[0] * e[1];
-    }
-}
+/* ---- the sums of one batch of frequencies: two builds ------------------------ */
 
-/* Over the rows of one hi: the sums of e^{i w lo} (0, 1), e^{2 i w lo}
- * (2, 3) and y e^{i w lo} (4, 5). Two rows per iteration into two sets of
- * accumulators, so that consecutive additions do not wait for each other. */
-static void group_sums(const kind_rows *k, int64_t from, int64_t to, const double *lo_tab,
-                       double out[6])
-{
-    double a[6] = {0}, b[6] = {0};
-    int64_t i = from;
-    for (; i + 2 <= to; i += 2) {
-        const double *l0 = lo_tab + 4 * (size_t)k->lo[i], *l1 = lo_tab + 4 * (size_t)k->lo[i + 1];
-        double y0 = k->y[i], y1 = k->y[i + 1];
-        a[0] += l0[0];
-        b[0] += l1[0];
-        a[1] += l0[1];
-        b[1] += l1[1];
-        a[2] += l0[2];
-        b[2] += l1[2];
-        a[3] += l0[3];
-        b[3] += l1[3];
-        a[4] += y0 * l0[0];
-        b[4] += y1 * l1[0];
-        a[5] += y0 * l0[1];
-        b[5] += y1 * l1[1];
-    }
-    if (i < to) {
-        const double *l = lo_tab + 4 * (size_t)k->lo[i];
-        a[0] += l[0];
-        a[1] += l[1];
-        a[2] += l[2];
-        a[3] += l[3];
-        a[4] += k->y[i] * l[0];
-        a[5] += k->y[i] * l[1];
-    }
-    for (int j = 0; j < 6; j++)
-        out[j] = a[j] + b[j];
-}
+#if defined(__x86_64__) && defined(__GNUC__)
+typedef double vec4 __attribute__((vector_size(32)));
+#define VEC vec4
+#define VEC_WIDTH 4
+#define KERNEL(name) name##_avx2
+#define KERNEL_ATTR __attribute__((target("avx2")))
+#include "rotation_omega_kernel.h"
+#undef VEC
+#undef VEC_WIDTH
+#undef KERNEL
+#undef KERNEL_ATTR
+#define HAVE_AVX2_BUILD 1
+#endif
+
+typedef double vec2 __attribute__((vector_size(16)));
+#define VEC vec2
+#define VEC_WIDTH 2
+#define KERNEL(name) name##_base
+#define KERNEL_ATTR
+#include "rotation_omega_kernel.h"
+#undef VEC
+#undef VEC_WIDTH
+#undef KERNEL
+#undef KERNEL_ATTR
+
+/* ---- R^2 ----------------------------------------------------------------------- */
 
 /* Regression sum of squares of the centred y on (cos, sin) with an
- * intercept, from the sums over one kind's rows. A (nearly) collinear pair
- * falls back to the better single regressor. */
-static double kind_ssr(const kind_rows *k, const fit_state *st)
+ * intercept, from the sums s[0..5] (lane f) over one kind's rows. A
+ * (nearly) collinear pair falls back to the better single regressor. */
+static double kind_ssr(const kind_rows *k, const double s[6][LANES], int f)
 {
-    double sc = 0, ss = 0, dc = 0, ds = 0, syc = 0, sys = 0;
-    for (int32_t h = 0; h < st->n_hi; h++) {
-        if (k->start[h] == k->start[h + 1])
-            continue;
-        double g[6];
-        group_sums(k, k->start[h], k->start[h + 1], st->lo_tab, g);
-        const double *e = st->hi_tab + 4 * (size_t)h;
-        sc += e[0] * g[0] - e[1] * g[1];
-        ss += e[1] * g[0] + e[0] * g[1];
-        dc += e[2] * g[2] - e[3] * g[3];
-        ds += e[3] * g[2] + e[2] * g[3];
-        syc += e[0] * g[4] - e[1] * g[5];
-        sys += e[1] * g[4] + e[0] * g[5];
-    }
+    double sc = s[0][f], ss = s[1][f], dc = s[2][f], ds = s[3][f], syc = s[4][f];
+    double sys = s[5][f];
     double n = (double)k->n;
     double scc = 0.5 * (n + dc), scs = 0.5 * ds, sss = 0.5 * (n - dc);
     double gcc = scc - sc * sc / n, gcs = scs - sc * ss / n, gss = sss - ss * ss / n;
@@ -195,55 +166,114 @@ static double kind_ssr(const kind_rows *k, const fit_state *st)
     return ssr < 0.0 ? 0.0 : ssr > k->sst ? k->sst : ssr;
 }
 
-/* R^2 at w = exp(log_w). */
-static double r_squared_at(fit_state *st, double log_w)
+/* R^2 at w = exp(log_w[f]) for the first count lanes (count <= LANES; the
+ * other lanes repeat the last frequency). */
+static void r_squared_at(fit_state *st, const double *log_w, int count, double *r2)
 {
-    double w = exp(log_w);
-    phase_table(w, st->stride, st->lo_tab);
-    phase_table(w * st->stride, st->n_hi, st->hi_tab);
-    double ssr = kind_ssr(&st->kind[0], st) + kind_ssr(&st->kind[1], st);
-    return ssr / st->sst_w;
+    double w[LANES];
+    for (int f = 0; f < LANES; f++)
+        w[f] = exp(log_w[f < count ? f : count - 1]);
+    double sums[2][6][LANES];
+#ifdef HAVE_AVX2_BUILD
+    if (qk_simd_avx2())
+        batch_sums_avx2(st, w, sums);
+    else
+#endif
+        batch_sums_base(st, w, sums);
+    for (int f = 0; f < count; f++)
+        r2[f] = (kind_ssr(&st->kind[0], sums[0], f) + kind_ssr(&st->kind[1], sums[1], f)) /
+                st->sst_w;
+}
+
+/* The state of the golden-section search on log w: the bracket [lo, hi]
+ * and its two inner points with their R^2. */
+typedef struct golden {
+    double lo, hi, x1, x2, f1, f2;
+} golden;
+
+static const double golden_ratio = 0.6180339887498949; /* (sqrt 5 - 1) / 2 */
+
+/* One step from s: keep the lower part of the bracket when low (f1 >= f2),
+ * else the upper part; *out gets the new bracket, whose new inner point
+ * (returned) still needs its R^2. The point does not depend on the R^2
+ * values, so the points of the next step's two cases can be computed, and
+ * evaluated in one batch with this one, before the case is known. */
+static double golden_step(const golden *s, int low, golden *out)
+{
+    *out = *s;
+    if (low) {
+        out->hi = s->x2;
+        out->x2 = s->x1;
+        out->f2 = s->f1;
+        out->x1 = out->hi - golden_ratio * (out->hi - out->lo);
+        return out->x1;
+    }
+    out->lo = s->x1;
+    out->x1 = s->x2;
+    out->f1 = s->f2;
+    out->x2 = out->lo + golden_ratio * (out->hi - out->lo);
+    return out->x2;
+}
+
+static void golden_record(const golden *s, double *best_lw, double *best_r2)
+{
+    if (s->f1 > *best_r2) {
+        *best_r2 = s->f1;
+        *best_lw = s->x1;
+    }
+    if (s->f2 > *best_r2) {
+        *best_r2 = s->f2;
+        *best_lw = s->x2;
+    }
 }
 
 /* Golden-section search for the maximum of R^2 on [lo, hi] (log w),
- * updating *best_lw, *best_r2 whenever a strictly better point turns up. */
+ * updating *best_lw, *best_r2 whenever a strictly better point turns up.
+ * Each batch evaluates a step's point together with both possible points
+ * of the step after it, so two steps cost one batch. */
 static void golden_refine(fit_state *st, double lo, double hi, int steps, double *best_lw,
                           double *best_r2)
 {
-    const double g = 0.5 * (sqrt(5.0) - 1.0);
-    double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
-    double f1 = r_squared_at(st, x1), f2 = r_squared_at(st, x2);
-    for (int s = 0; s < steps; s++) {
-        if (f1 > *best_r2) {
-            *best_r2 = f1;
-            *best_lw = x1;
-        }
-        if (f2 > *best_r2) {
-            *best_r2 = f2;
-            *best_lw = x2;
-        }
-        if (f1 >= f2) {
-            hi = x2;
-            x2 = x1;
-            f2 = f1;
-            x1 = hi - g * (hi - lo);
-            f1 = r_squared_at(st, x1);
+    golden s = {lo, hi, hi - golden_ratio * (hi - lo), lo + golden_ratio * (hi - lo), 0, 0};
+    golden t;
+    double x[4] = {s.x1, s.x2}, f[4], spec[2];
+    int have_spec = steps > 0;
+    if (have_spec) {
+        x[2] = golden_step(&s, 1, &t);
+        x[3] = golden_step(&s, 0, &t);
+    }
+    r_squared_at(st, x, have_spec ? 4 : 2, f);
+    s.f1 = f[0];
+    s.f2 = f[1];
+    spec[0] = f[2];
+    spec[1] = f[3];
+    for (int k = 0; k < steps; k++) {
+        golden_record(&s, best_lw, best_r2);
+        int low = s.f1 >= s.f2;
+        double fp, p = golden_step(&s, low, &t);
+        if (have_spec) {
+            fp = spec[low ? 0 : 1];
+            have_spec = 0;
         } else {
-            lo = x1;
-            x1 = x2;
-            f1 = f2;
-            x2 = lo + g * (hi - lo);
-            f2 = r_squared_at(st, x2);
+            golden u;
+            x[0] = p;
+            have_spec = k + 1 < steps;
+            if (have_spec) {
+                x[1] = golden_step(&t, 1, &u);
+                x[2] = golden_step(&t, 0, &u);
+            }
+            r_squared_at(st, x, have_spec ? 3 : 1, f);
+            fp = f[0];
+            spec[0] = f[1];
+            spec[1] = f[2];
         }
+        if (low)
+            t.f1 = fp;
+        else
+            t.f2 = fp;
+        s = t;
     }
-    if (f1 > *best_r2) {
-        *best_r2 = f1;
-        *best_lw = x1;
-    }
-    if (f2 > *best_r2) {
-        *best_r2 = f2;
-        *best_lw = x2;
-    }
+    golden_record(&s, best_lw, best_r2);
 }
 
 static void pos_range(const int32_t *t, int64_t n, int32_t *lo, int32_t *hi)
@@ -279,18 +309,23 @@ void qk_rot_omega_fit(const double *y_q, const int32_t *t_q, int64_t n_q, const 
     if (st.sst_w > 0.0) {
         out->lin_r_squared_w = (st.kind[0].ssr_lin + st.kind[1].ssr_lin) / st.sst_w;
         if (span > 0 && grid >= 2) {
-            st.lo_tab = qk_malloc(4 * (size_t)st.stride * sizeof(double));
-            st.hi_tab = qk_malloc(4 * (size_t)st.n_hi * sizeof(double));
+            st.lo_tab = qk_doubles(4 * LANES * (size_t)st.stride);
+            st.hi_tab = qk_doubles(4 * LANES * (size_t)st.n_hi);
             double lw_lo = log(0.25 * M_PI / (double)span), lw_hi = log(20.0 * M_PI / (double)span);
             double step = (lw_hi - lw_lo) / (grid - 1);
             int best = 0;
             double best_r2 = -INFINITY;
-            for (int i = 0; i < grid; i++) {
-                double r2 = r_squared_at(&st, lw_lo + step * i);
-                if (r2 > best_r2) {
-                    best_r2 = r2;
-                    best = i;
-                }
+            for (int i = 0; i < grid; i += LANES) {
+                int count = grid - i < LANES ? grid - i : LANES;
+                double lw[LANES], r2[LANES];
+                for (int f = 0; f < count; f++)
+                    lw[f] = lw_lo + step * (i + f);
+                r_squared_at(&st, lw, count, r2);
+                for (int f = 0; f < count; f++)
+                    if (r2[f] > best_r2) {
+                        best_r2 = r2[f];
+                        best = i + f;
+                    }
             }
             double best_lw = lw_lo + step * best;
             double lo = lw_lo + step * (best > 0 ? best - 1 : 0);
