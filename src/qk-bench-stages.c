@@ -370,9 +370,10 @@ static void work_free(floor_work *w)
 
 /* Reads rows [start, start + nb) of a config as doubles into w->block, and
  * their positions into w->tblock. */
-static void read_block(floor_work *w, const qk_store_config *c, int64_t start, int nb)
+static void read_block(floor_work *w, const qk_store_config *c, const float *vec, int64_t start,
+                       int nb)
 {
-    const float *x = c->vector + (size_t)start * w->dim;
+    const float *x = vec + (size_t)start * w->dim;
     for (size_t i = 0; i < (size_t)nb * w->dim; i++)
         w->block[i] = x[i];
     for (int i = 0; i < nb; i++)
@@ -386,13 +387,13 @@ static int block_rows(const qk_store_config *c, int64_t start)
 
 /* The moments' unavoidable products of one config, X^T X (dsyrk) and
  * X^T t (dgemv), summed over the blocks. */
-static void floor_moments(floor_work *w, const qk_store_config *c)
+static void floor_moments(floor_work *w, const qk_store_config *c, const float *vec)
 {
     int d = w->dim;
     for (int64_t start = 0; start < c->rows; start += FLOOR_BLOCK) {
         int nb = block_rows(c, start);
         double beta = start ? 1.0 : 0.0;
-        read_block(w, c, start, nb);
+        read_block(w, c, vec, start, nb);
         cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, d, nb, 1.0, w->block, d, beta,
                     w->scatter, d);
         cblas_dgemv(CblasRowMajor, CblasTrans, nb, d, 1.0, w->block, d, w->tblock, 1, beta,
@@ -427,12 +428,13 @@ static void floor_eigen(floor_work *w, int dim, int n_keep)
  * most two (dgemm would pack the block for nothing), else one dgemm giving
  * each direction's coordinates contiguous; then, with pairs > 0, one atan2
  * per row and pair on them. */
-static void floor_project(floor_work *w, const qk_store_config *c, int n_dir, int pairs)
+static void floor_project(floor_work *w, const qk_store_config *c, const float *vec, int n_dir,
+                          int pairs)
 {
     int d = w->dim;
     for (int64_t start = 0; start < c->rows; start += FLOOR_BLOCK) {
         int nb = block_rows(c, start);
-        read_block(w, c, start, nb);
+        read_block(w, c, vec, start, nb);
         if (n_dir <= 2)
             for (int j = 0; j < n_dir; j++)
                 cblas_dgemv(CblasRowMajor, CblasNoTrans, nb, d, 1.0, w->block, d,
@@ -452,16 +454,16 @@ static int stage_usable(int stage, int64_t n_q, int64_t n_k)
 }
 
 /* The floor work of one head, once the key config's moments are done. */
-static void floor_head(int stage, floor_work *w, const qk_store_config *cq,
-                       const qk_store_config *ck)
+static void floor_head(int stage, floor_work *w, const qk_store_config *cq, const float *vq,
+                       const qk_store_config *ck, const float *vk)
 {
     int d = w->dim;
     if (stage == STAGE_PCA || stage == STAGE_ROTATE) {
-        floor_moments(w, cq);
+        floor_moments(w, cq, vq);
         int n_dir = stage == STAGE_PCA ? (d < 2 ? d : 2) : 1;
         floor_eigen(w, d, stage == STAGE_PCA ? (d < QK_PCA_N_PC ? d : QK_PCA_N_PC) : 1);
-        floor_project(w, cq, n_dir, 0);
-        floor_project(w, ck, n_dir, 0);
+        floor_project(w, cq, vq, n_dir, 0);
+        floor_project(w, ck, vk, n_dir, 0);
         return;
     }
     int pairs = d >= 4 ? (d - 2) / 2 : 0;
@@ -477,8 +479,8 @@ static void floor_head(int stage, floor_work *w, const qk_store_config *cq,
                 (size_t)(d - 2) * sizeof(double));
         w->dirs[(size_t)j * d + d - 2] = w->dirs[(size_t)j * d + d - 1] = 0.0;
     }
-    floor_project(w, cq, 2 * pairs, pairs);
-    floor_project(w, ck, 2 * pairs, pairs);
+    floor_project(w, cq, vq, 2 * pairs, pairs);
+    floor_project(w, ck, vk, 2 * pairs, pairs);
 }
 
 /* The floor of one stage over every head it analyses, in CPU seconds (the
@@ -498,12 +500,17 @@ static double time_floor(const options *o, int stage, atan2_fn atan2_vec, int *h
     work_init(&w, s.dim);
     w.atan2_vec = atan2_vec;
     *heads = 0;
-    /* every key config once, then its query heads (the stages group so) */
+    /* every key config once, then its query heads (the stages group so);
+     * reading includes decoding the store's vectors, as in the stages */
+    qk_store_buf bq = {0}, bk = {0};
     int *done = qk_calloc((size_t)(n_jobs ? n_jobs : 1), sizeof(int));
     for (int g = 0; g < n_jobs; g++) {
         if (done[g])
             continue;
         const qk_store_config *ck = &s.configs[jobs[g].k_config];
+        const float *vk = qk_store_vectors(&s, jobs[g].k_config, &bk, &err);
+        if (!vk)
+            qk_die(QK_EXIT_DATA, o->store, "%s", err.msg);
         int key_read = 0;
         for (int j = g; j < n_jobs; j++) {
             if (done[j] || jobs[j].k_config != jobs[g].k_config)
@@ -512,14 +519,19 @@ static double time_floor(const options *o, int stage, atan2_fn atan2_vec, int *h
             const qk_store_config *cq = &s.configs[jobs[j].q_config];
             if (!stage_usable(stage, cq->rows, ck->rows))
                 continue;
+            const float *vq = qk_store_vectors(&s, jobs[j].q_config, &bq, &err);
+            if (!vq)
+                qk_die(QK_EXIT_DATA, o->store, "%s", err.msg);
             if (!key_read && stage != STAGE_COMPLEMENT)
-                floor_moments(&w, ck);
+                floor_moments(&w, ck, vk);
             key_read = 1;
-            floor_head(stage, &w, cq, ck);
+            floor_head(stage, &w, cq, vq, ck, vk);
             ++*heads;
         }
     }
     free(done);
+    qk_store_buf_free(&bq);
+    qk_store_buf_free(&bk);
     work_free(&w);
     free(jobs);
     qk_store_close(&s);
