@@ -35,8 +35,8 @@ static int read_panels(const qk_src *t, collage_panel *out)
         c[i] = qk_src_col(t, num_cols[i]);
     int c_panel = qk_src_col(t, "panel"), c_model = qk_src_col(t, "model");
     int n = t->t->n_rows;
-    if (n < 1 || n > MAX_PANELS)
-        qk_die(QK_EXIT_DATA, t->path, "%d panels (expected 1 to %d)", n, MAX_PANELS);
+    if (n > MAX_PANELS)
+        qk_die(QK_EXIT_DATA, t->path, "%d panels (expected at most %d)", n, MAX_PANELS);
     for (int r = 0; r < n; r++) {
         collage_panel *p = &out[r];
         if ((int)qk_src_num(t, r, c_panel) != r)
@@ -146,10 +146,10 @@ static void set_colorbar(qk_plot *p, const colorbar *cb)
         return;
     }
     fig_palette(p, cb->stops, LIGHT_CUT);
-    qk_plot_printf(p, "set cbrange [%.0f:%.0f]\nset cbtics auto\nset format cb \"%%.0s%%c\"\n"
-                      "set colorbox vertical user origin screen 0.875, screen %.4f size screen "
-                      "0.018, screen %.4f\nset cblabel ",
-                   cb->lo, cb->hi, cb->y0, cb->height);
+    qk_plot_printf(p, "set cbrange [%.0f:%.0f]\n", cb->lo, cb->hi > cb->lo ? cb->hi : cb->lo + 1);
+    fig_token_tics(p, "cb", cb->lo, cb->hi > cb->lo ? cb->hi : cb->lo + 1);
+    qk_plot_printf(p, "set colorbox vertical user origin screen 0.875, screen %.4f size screen "
+                      "0.018, screen %.4f\nset cblabel ", cb->y0, cb->height);
     qk_plot_quoted(p, cb->label);
     qk_plot_printf(p, " offset 1,0\n");
 }
@@ -161,9 +161,9 @@ static void draw_panel(qk_plot *p, const collage_panel *c, int i, int n, const c
     char title[160], box[200];
     snprintf(title, sizeof title, "Layer %d, head %d (key head %d)%s%s", c->layer, c->head,
              c->k_head, c->category ? ": " : "", c->category ? c->category : "");
-    snprintf(box, sizeof box, "PC0: var=%.1f%%, rQ=%+.3f, rK=%+.3f\\nPC1: var=%.1f%%, "
-             "rQ=%+.3f, rK=%+.3f", 100 * c->ev[0], c->r_q[0], c->r_k[0], 100 * c->ev[1],
-             c->r_q[1], c->r_k[1]);
+    fig_fmt(box, sizeof box, "PC0: var=%.1f%%, rQ=%+.3f, rK=%+.3f\\nPC1: var=%.1f%%, "
+            "rQ=%+.3f, rK=%+.3f", 100 * c->ev[0], c->r_q[0], c->r_k[0], 100 * c->ev[1],
+            c->r_q[1], c->r_k[1]);
     qk_plot_printf(p, "set title ");
     fig_text(p, title);
     qk_plot_printf(p, " font \",21\"\n"
@@ -182,6 +182,8 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     qk_src points = fig_src(ctx, "points"), panels_t = fig_src(ctx, "panels");
     collage_panel panels[MAX_PANELS];
     int n = read_panels(&panels_t, panels);
+    if (n == 0)
+        return fig_not_drawn(ctx, err, "The table %s lists no head to draw.", panels_t.path);
     pca_study heads;
     pca_load_input(ctx, "heads", &heads);
     find_categories(&heads, panels, n);
@@ -201,13 +203,13 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
         panel_data(&p, &points, i, &pr);
     /* an invisible point that makes a panel draw its colour bar */
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    qk_plot_printf(&p, "set multiplot title ");
-    char title[256];
-    snprintf(title, sizeof title,
-             "%s: queries and keys of %d heads in the plane of their first two components\\n"
-             "{/*0.8 colour = token position (queries blue, keys red; lighter = earlier); "
-             "component signs as the solver gives them}", label, n);
-    qk_plot_printf(&p, "\"%s\" font \",23\"\n", title);
+    char title[256], sub[256];
+    snprintf(title, sizeof title, "%s: queries and keys of %d heads in the plane of their first "
+             "two components", label, n);
+    snprintf(sub, sizeof sub, "%d of %d query heads; colour = token position (queries blue, keys "
+             "red; lighter = earlier; K = 1024 tokens); component signs as the solver gives them",
+             n, panels[0].available);
+    fig_multiplot_title(&p, title, sub, 23);
     qk_plot_printf(&p, "set style textbox opaque fillcolor rgb 'white' border lc rgb 'black'\n"
                        "unset key\nset grid\nset tics font \",16\"\n");
     /* the query bar beside the top row, drawn by the first panel; the key
