@@ -154,8 +154,8 @@ value() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$V"; }
 expect_same "$(value pca_rq_pc0)" "$(key 01 'mean r_q, PC0')" "summary and figure 01 agree on r_q PC0"
 expect_same "$(value pca_heads)" 12 "summary counts 12 cross-model heads"
 expect_same "$(awk 'NR > 1' "$T/training.tsv" | wc -l)" 3 "one training row per checkpoint"
-expect_same "$(awk 'NR > 1' "$T/by_family.tsv" | cut -f1 | tr '\n' ' ')" "Qwen3-0.6B Llama-3.2-3B " \
-    "families in figure order (one model each: named by its label)"
+expect_same "$(awk 'NR > 1' "$T/by_family.tsv" | cut -f1 | tr '\n' ' ')" "Llama-3.2-3B Qwen3-0.6B " \
+    "families in registry order (one model each: named by its label)"
 run bin/qk-pca-summary --registry "$T/registry.tsv" --values-output "$T/none.tsv"
 expect_status 0 "qk-pca-summary without studies"
 expect_same "$(awk -F'\t' '$1 == "pca_rq_pc0" || $1 == "pca_t_rq_last" { print $2 }' "$T/none.tsv" | tr '\n' ' ')" \

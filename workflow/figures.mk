@@ -26,8 +26,7 @@ fig_made = $(or $(filter $(1),$(FIGURE_MADE)),$(if $(filter build/%,$(1)),$(filt
   $(word 2,$(subst /, ,$(1))),$(RUN_DATASETS))))
 fig_input_file = $(lastword $(subst =, ,$(1)))
 fig_present = $(strip $(foreach i,$(1),$(if $(call fig_made,$(call fig_input_file,$(i))),$(i))))
-fig_absent = $(strip $(foreach i,$(1),$(if $(call fig_made,$(call fig_input_file,$(i))),,$(firstword \
-  $(subst =, ,$(i))))))
+fig_absent = $(strip $(foreach i,$(1),$(if $(call fig_made,$(call fig_input_file,$(i))),,$(i))))
 
 # The datasets an input table is made from, for the README's store list:
 # results/<study>/ tables cover the study's datasets (results/rotation/ the

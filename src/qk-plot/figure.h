@@ -19,6 +19,7 @@ typedef struct fig_ctx {
     int n_inputs;
     char **input_names;
     char **input_paths; /* NULL for an input this run does not make (--absent) */
+    char **absent_files; /* the file an --absent input would be read from, or NULL */
     qk_table *inputs;
     const char *model;    /* the model a one-model figure shows (--model), or NULL */
     char model_label[64]; /* its registry label, else its id */
@@ -115,8 +116,8 @@ double fig_key_top(qk_plot *p, int font_pt, int columns, int entries, double y);
 
 /* The drawn range of a quantity (figure_scale.c), so that one outlier does
  * not decide the scale: on each side the fence, the quartile widened by
- * FIG_FENCE interquartile ranges but never inside the central
- * 1 - 2 FIG_TAIL of the values; the side is cut at the fence only when its
+ * FIG_FENCE interquartile ranges but never inside the order statistic at
+ * 1 - FIG_TAIL (FIG_TAIL below), rounded toward the middle; the side is cut at the fence only when its
  * extreme lies more than FIG_STRETCH beyond it (measured from the middle
  * of the quartiles), else the range reaches the extreme. Values outside
  * are drawn at the edge and counted. With fewer than FIG_ROBUST_MIN values,

@@ -203,7 +203,7 @@ void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n)
 /* Appends text to the canvas as lines of at most width characters, as
  * labels from screen height *y down; returns the lines written. */
 static int wrapped_lines(qk_plot *p, const char *text, int width, double *y, double step,
-                         int font_pt, const char *color)
+                         int font_pt, const char *color, int tag)
 {
     int lines = 0;
     const char *s = text;
@@ -218,7 +218,7 @@ static int wrapped_lines(qk_plot *p, const char *text, int width, double *y, dou
             if (cut == 0)
                 cut = (size_t)width;
         }
-        qk_plot_printf(p, "set label \"");
+        qk_plot_printf(p, "set label %d \"", tag + lines);
         fig_text_chars(p, s, cut);
         qk_plot_printf(p, "\" at screen 0.08, screen %.4f left font \",%d\" tc rgb '%s'\n", *y,
                        font_pt, color);
@@ -253,12 +253,12 @@ int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
     qk_plot_printf(&p, "set label 2 \"It needs\" at screen 0.08, screen %.4f left font \",17\" "
                        "tc rgb '#222222'\n", y);
     y -= 0.065;
-    wrapped_lines(&p, needs, 120, &y, 0.055, 15, "#333333");
+    wrapped_lines(&p, needs, 120, &y, 0.055, 15, "#333333", 10);
     y -= 0.03;
     qk_plot_printf(&p, "set label 3 \"This run\" at screen 0.08, screen %.4f left font \",17\" "
                        "tc rgb '#222222'\n", y);
     y -= 0.065;
-    wrapped_lines(&p, why, 120, &y, 0.055, 15, "#333333");
+    wrapped_lines(&p, why, 120, &y, 0.055, 15, "#333333", 30);
     /* a plot with nothing in it draws the canvas */
     qk_plot_printf(&p, "set xrange [0:1]\nset yrange [0:1]\nplot NaN notitle\n");
     fig_key(ctx, "drawn", "no: this run lacks the data of this figure");
@@ -275,7 +275,7 @@ int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err)
             continue;
         size_t used = strlen(files);
         snprintf(files + used, sizeof files - used, "%s%s", used ? ", " : "",
-                 ctx->input_names[i]);
+                 ctx->absent_files[i] ? ctx->absent_files[i] : ctx->input_names[i]);
     }
     if (ctx->run_datasets && *ctx->run_datasets) {
         /* at most six ids, then how many more */

@@ -65,9 +65,11 @@ fig_range fig_robust_range(const double *v, int n)
         r.lo = r.min, r.hi = r.max;
         double q1 = sorted_quantile(s, k, 0.25), q3 = sorted_quantile(s, k, 0.75);
         if (k >= FIG_ROBUST_MIN && q3 > q1) {
-            /* the fences, never inside the central 96 % of the values */
-            double lo = fmin(q1 - FIG_FENCE * (q3 - q1), sorted_quantile(s, k, FIG_TAIL));
-            double hi = fmax(q3 + FIG_FENCE * (q3 - q1), sorted_quantile(s, k, 1 - FIG_TAIL));
+            /* the fences, never inside the central 96 % of the values: not
+             * above the order statistic at 98 % (rounded down, so that with
+             * few values the extreme itself does not pull the fence out) */
+            double lo = fmin(q1 - FIG_FENCE * (q3 - q1), s[(int)ceil(FIG_TAIL * (k - 1))]);
+            double hi = fmax(q3 + FIG_FENCE * (q3 - q1), s[(int)floor((1 - FIG_TAIL) * (k - 1))]);
             double mid = 0.5 * (q1 + q3);
             /* an extreme is cut only when it would stretch the scale by more than
              * FIG_STRETCH of the robust half-span */

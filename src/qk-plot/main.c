@@ -44,7 +44,7 @@ static void usage(FILE *fp)
         "  -f, --figure ID      the figure (see --list)\n"
         "  -o, --out DIR        output directory (created)\n"
         "  -i, --input NAME=F   an input table (may repeat)\n"
-        "  -a, --absent NAME    an input this run does not make (may repeat)\n"
+        "  -a, --absent NAME[=F] an input this run does not make (may repeat)\n"
         "  -m, --model ID       the model a one-model figure shows\n"
         "  -r, --run-datasets L the run's datasets (space-separated), for the\n"
         "                       canvas of a figure it lacks the data of\n"
@@ -140,8 +140,10 @@ static int new_input(fig_ctx *ctx)
     int n = ctx->n_inputs++;
     ctx->input_names = qk_realloc(ctx->input_names, (size_t)(n + 1) * sizeof(char *));
     ctx->input_paths = qk_realloc(ctx->input_paths, (size_t)(n + 1) * sizeof(char *));
+    ctx->absent_files = qk_realloc(ctx->absent_files, (size_t)(n + 1) * sizeof(char *));
     ctx->inputs = qk_realloc(ctx->inputs, (size_t)(n + 1) * sizeof(qk_table));
     memset(&ctx->inputs[n], 0, sizeof ctx->inputs[n]);
+    ctx->absent_files[n] = NULL;
     return n;
 }
 
@@ -159,12 +161,17 @@ static void add_input(fig_ctx *ctx, const char *spec)
         qk_die(QK_EXIT_DATA, eq + 1, "%s", err.msg);
 }
 
-static void add_absent(fig_ctx *ctx, const char *name)
+static void add_absent(fig_ctx *ctx, const char *spec)
 {
-    if (!*name || strchr(name, '='))
-        qk_die(QK_EXIT_USAGE, NULL, "--absent takes an input NAME, got '%s'", name);
+    const char *eq = strchr(spec, '=');
+    if (!*spec || eq == spec)
+        qk_die(QK_EXIT_USAGE, NULL, "--absent takes NAME or NAME=FILE, got '%s'", spec);
     int n = new_input(ctx);
-    ctx->input_names[n] = qk_strdup(name);
+    ctx->input_names[n] = qk_strdup(spec);
+    if (eq) {
+        ctx->input_names[n][eq - spec] = '\0';
+        ctx->absent_files[n] = qk_strdup(eq + 1);
+    }
     ctx->input_paths[n] = NULL;
 }
 
@@ -211,7 +218,8 @@ static void write_inputs_table(const fig_ctx *ctx)
     fputs("input\tfile\tbytes\tchecksum\n", out.fp);
     for (int i = 0; i < ctx->n_inputs; i++) {
         if (!ctx->input_paths[i]) {
-            fprintf(out.fp, "%s\t(not made by this run)\t0\t-\n", ctx->input_names[i]);
+            fprintf(out.fp, "%s\t%s (not made by this run)\t0\t-\n", ctx->input_names[i],
+                    ctx->absent_files[i] ? ctx->absent_files[i] : "-");
             continue;
         }
         uint8_t *data;

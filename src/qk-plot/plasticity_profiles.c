@@ -204,9 +204,12 @@ static int mean_blocks(qk_plot *p, const profile *pr, int min_heads)
     }
     qk_plot_printf(p, "NaN NaN\n");
     qk_plot_data_end(p);
-    qk_plot_data_begin(p, "count");
-    for (int i = 0; i < pr->n_bins; i++)
+    qk_plot_data_begin(p, "count"); /* broken at missing bins, as the lines are */
+    for (int i = 0; i < pr->n_bins; i++) {
+        if (i > 0 && pr->bin[i] != pr->bin[i - 1] + 1)
+            qk_plot_printf(p, "\n");
         qk_plot_printf(p, "%.2f %d\n", pr->centre[i], pr->heads[i]);
+    }
     qk_plot_data_end(p);
     return n_thin;
 }

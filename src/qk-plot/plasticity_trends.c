@@ -75,15 +75,16 @@ static void trajectory_top(qk_plot *p, const checkpoint *cp, int n, const fig_ra
         fig_key_top(p, 14, 3, 3, y) - 0.01, n - 1, lo, hi);
     context_groups(p, cp, n, 1);
     fig_offscale_labels(p, r, "%.3f", 1, 12);
-    const char *band = n > 1 ? "filledcurves" : "points pt 0";
+    /* the band between the lines; one checkpoint has a bar instead */
+    const char *band = n > 1 ? "1:6:7 with filledcurves fs transparent solid 0.25 noborder"
+                             : "1:7:(0):($6-$7) with vectors nohead lw 14";
     qk_plot_printf(p,
-        "plot $cp using 1:6:7 with %s lc rgb '%s' fs transparent solid 0.25 noborder "
-        "title \"AP_{drop}\", \\\n"
+        "plot $cp using %s lc rgb '%s' title \"AP_{drop}\", \\\n"
         "     $cp using 1:6 with linespoints lw 3 pt 7 ps 2*qk_ps lc rgb '%s' "
         "title \"AP_{first 20%%}\", \\\n"
         "     $cp using 1:7 with linespoints lw 3 pt 5 ps 1.8*qk_ps lc rgb '%s' "
         "title \"AP_{last 20%%}\"\n",
-        band, FIG_PURPLE, FIG_BLUE, FIG_VERMILLION);
+        band, n > 1 ? FIG_PURPLE : "#A0CC79A7", FIG_BLUE, FIG_VERMILLION);
 }
 
 static void trajectory_bottom(qk_plot *p, const checkpoint *cp, int n, const fig_range *r)
@@ -94,12 +95,13 @@ static void trajectory_bottom(qk_plot *p, const checkpoint *cp, int n, const fig
     qk_plot_printf(p,
         "unset title\nunset label\nunset arrow\nunset key\n"
         "set tmargin at screen 0.37\nset bmargin at screen 0.13\n"
-        "set yrange [%.6g:%.6g]\nset ytics autofreq\nset format y \"%% h\"\n"
+        "set yrange [%.6g:%.6g]\n"
         "set ylabel \"bias\\\\_strength × 10^3\" offset -1,0\n"
         "set xlabel \"training checkpoint\" offset 0,-0.6\n"
         "set format x \"%%g\"\nset grid noxtics ytics\n"
         "set boxwidth 0.6 absolute\nset style fill solid 0.85 noborder\n",
         lo, hi);
+    fig_axis_tics(p, "y", lo, hi, 4);
     const char **labels = qk_malloc((size_t)n * sizeof *labels);
     for (int i = 0; i < n; i++)
         labels[i] = cp[i].label;

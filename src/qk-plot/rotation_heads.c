@@ -126,7 +126,7 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     family_bins fb[MAX_FAMILIES];
     double top[MAX_FAMILIES] = {0};
     qk_plot p;
-    rotfig_begin(&p, 140 + 540 * nf, 700, 14);
+    rotfig_begin(&p, nf > 2 ? 140 + 540 * nf : 1400, 700, 14);
     for (int f = 0; f < nf; f++)
         fb[f] = bins_of_family(&t, f, scaled);
     for (int m = 0; m < t.n_models; m++)
@@ -325,7 +325,9 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     double lo = range.lo, hi = range.hi;
     if (!(hi >= lo))
         lo = 0, hi = 1;
-    int row_px = 38, ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
+    /* rows of 38 pixels, at least 130 pixels a panel for its colour bar */
+    int row_px = 38 * t.n_models >= 130 ? 38 : (130 + t.n_models - 1) / t.n_models;
+    int ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
     int height = 300 + 2 * row_px * t.n_models;
     qk_plot p;
     rotfig_begin(&p, 2080, height, 13);
@@ -519,7 +521,7 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     double *sep = qk_src_values(&t.src, "separation_strength");
     int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
     qk_plot p;
-    rotfig_begin(&p, 140 + 580 * nf, 760, 14);
+    rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, 760, 14);
     rot_rows all = rot_rows_all(&t);
     double pooled = rot_pearson(sep, bias, &all);
     char sub[256], rtext[32];
