@@ -40,8 +40,6 @@ plast_in_run = $(filter $(1),$(RUN_DATASETS))
 PLAST_FIGURE_IDS := $(strip \
   $(foreach n,01 02 03 04 05 06 07 08,$(if $(call plast_in_run,$(PLAST_FIG$(n)_MODEL)),$(n))) \
   $(if $(PLAST_T_DATASETS),09) $(if $(word 3,$(filter $(PLAST_LBP_MODELS),$(PLAST_X_DATASETS))),10))
-# the model of each figure, for the report section ("01=ministral3-14b ...")
-PLAST_FIGURE_MODELS := $(foreach n,01 02 03 04 05 06 07 08,$(n)=$(PLAST_FIG$(n)_MODEL))
 
 # ---- the joint SmolLM3 table (rotation summary x plasticity report) ----------------
 PLAST_JOINT_TABLE := $(if $(strip $(PLAST_T_DATASETS)),$(PLAST_JOINT))

@@ -312,18 +312,19 @@ const fig_def pca_figures[] = {
      "results/attention_plasticity/qk.csv: at least one of its eleven datasets analysed in "
      "the run.",
      pca_draw_explained_variance},
-    {"qk-pca/06", "Four Llama-3.2-3B heads in the plane of their first two components",
-     "Scatter plots of the queries (blue scale) and keys (red scale) of four query heads "
-     "of Llama-3.2-3B projected on PC0 (x) and PC1 (y) of the head's combined PCA; the "
-     "colour gives the token position (lighter = earlier, one scale for all queries and one "
-     "for all keys). Signs are the solver's, not canonical: each component is oriented so "
-     "that its largest loading is positive. The box in each panel gives the explained "
+    {"qk-pca/06", "Heads of {model} in the plane of their first two components",
+     "Scatter plots of the queries (blue scale) and keys (red scale) of a few query heads "
+     "of {model} (the figure's model, a parameter: PCA_COLLAGE_DATASET) projected on PC0 (x) "
+     "and PC1 (y) of the head's combined PCA; the colour gives the token position (lighter = "
+     "earlier) on one scale from 0 to the model's context length, K = 1024 tokens, as in the "
+     "rotation collages. Signs are the solver's, not canonical: each component is oriented "
+     "so that its largest loading is positive. The box in each panel gives the explained "
      "variance and r_q, r_k of PC0 and PC1; the title gives the head, its key head and its "
      "category. The heads are drawn by the thesis's rule, Python random.Random(42).sample "
      "of the sorted query heads, 4 of them. Applied to the 300 heads the thesis sampled "
      "from Llama-3.2-3B, the rule gives layer 5 head 13, layer 1 head 8, layer 13 head 20 "
-     "and layer 12 head 6; applied to other heads (the demo data hold fewer) it "
-     "picks others. The key numbers give the heads drawn and from how many.",
+     "and layer 12 head 6; applied to other heads (the demo data hold fewer) it picks "
+     "others. The key numbers give the heads drawn and from how many.",
      "the store of {model} (the figure's dataset parameter) and its per-head PCA table: "
      "the dataset of {model} loaded and analysed in the run.",
      pca_draw_collage},

@@ -93,7 +93,7 @@ static position_range position_extent(const qk_src *t)
 
 /* $pN: pc0, pc1 and an ARGB colour (alpha 0.6) for each point of panel N;
  * the keys first, so that the queries are drawn on top. */
-static void panel_data(qk_plot *p, const qk_src *t, int panel, const position_range *pr)
+static void panel_data(qk_plot *p, const qk_src *t, int panel, double scale)
 {
     int c_panel = qk_src_col(t, "panel"), c_kind = qk_src_col(t, "kind");
     int c_pos = qk_src_col(t, "position"), c_x = qk_src_col(t, "pc0"), c_y = qk_src_col(t, "pc1");
@@ -104,8 +104,7 @@ static void panel_data(qk_plot *p, const qk_src *t, int panel, const position_ra
         for (int r = 0; r < t->t->n_rows; r++) {
             if ((int)qk_src_num(t, r, c_panel) != panel || fig_kind_index(t, r, c_kind) != kind)
                 continue;
-            double span = pr->hi[kind] - pr->lo[kind];
-            double x = span > 0 ? (qk_src_num(t, r, c_pos) - pr->lo[kind]) / span : 1.0;
+            double x = qk_src_num(t, r, c_pos) / scale;
             int rgb = fig_map_color(kind ? fig_reds : fig_blues, x, LIGHT_CUT);
             unsigned argb = 0x66000000u | (unsigned)rgb;
             qk_plot_printf(p, "%.5g %.5g %u\n", qk_src_num(t, r, c_x), qk_src_num(t, r, c_y), argb);
@@ -196,11 +195,15 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
         if (strcmp(qk_table_cell(registry.t, r, c_id), panels[0].model) == 0)
             snprintf(label, sizeof label, "%s", qk_table_cell(registry.t, r, c_label));
     position_range pr = position_extent(&points);
+    /* positions on one scale from 0 to the context length (registry), as the
+     * rotation collages: the colour of a position means the same in both */
+    double context = strtod(fig_registry(ctx, panels[0].model, "context_length", "0"), NULL);
+    double scale = context > pr.hi[0] && context > pr.hi[1] ? context : fmax(pr.hi[0], pr.hi[1]) + 1;
 
     qk_plot p;
     fig_begin(&p, 2163, 1768, 17);
     for (int i = 0; i < n; i++)
-        panel_data(&p, &points, i, &pr);
+        panel_data(&p, &points, i, scale);
     /* an invisible point that makes a panel draw its colour bar */
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
     char title[256], sub[256];
@@ -218,9 +221,9 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     int rows = n < 2 ? 1 : (n + 1) / 2;
     double row_h = 0.91 / rows, bottom = 0.065, top = 0.89;
     double bar_h = rows > 1 ? row_h - 0.085 : (top - bottom) / 2 - 0.05;
-    colorbar q_bar = {fig_blues, pr.lo[0], pr.hi[0], top - bar_h, bar_h,
+    colorbar q_bar = {fig_blues, 0, scale, top - bar_h, bar_h,
                       "query position (token index)"};
-    colorbar k_bar = {fig_reds, pr.lo[1], pr.hi[1], bottom, bar_h, "key position (token index)"};
+    colorbar k_bar = {fig_reds, 0, scale, bottom, bar_h, "key position (token index)"};
     for (int i = 0; i < n; i++)
         draw_panel(&p, &panels[i], i, n, i == 0 ? &q_bar : i == n - 1 ? &k_bar : NULL);
     qk_plot_printf(&p, "unset multiplot\n");
@@ -242,6 +245,7 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     }
     fig_key(ctx, "query positions", "%.0f to %.0f", pr.lo[0], pr.hi[0]);
     fig_key(ctx, "key positions", "%.0f to %.0f", pr.lo[1], pr.hi[1]);
+    fig_key(ctx, "colour scale of positions", "0 to %.0f", scale);
     pca_study_free(&heads);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }

@@ -493,7 +493,7 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
     /* enough decimals for the tick labels of small shares */
     int decimals = top < 0.02 ? 3 : 2;
     qk_plot_printf(&p,
-        "set lmargin at screen 0.07\nset rmargin at screen 0.98\n"
+        "set lmargin at screen 0.07\nset rmargin at screen 0.86\n"
         "set tmargin at screen %.4f\nset bmargin at screen 0.50\n"
         "set title \"by head dimension (dashed: the two halves of rotate-half RoPE)\" font \",15\"\n"
         "set xlabel \"component index (head dimension of the query)\"\n"
@@ -522,7 +522,8 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
         "set xlabel \"pair index i\"\nset xrange [-1:%d]\nset xtics 0, %d, %d out scale 0.6\n"
         "set yrange [0:%.6g]\nset grid xtics ytics lc rgb '#e6e6e6'\n",
         d / 2, isnan(r) ? "n/a" : rtext, d / 2, step > 1 ? step / 2 : 1, d / 2 - 1, top);
-    fig_key_top(&p, 13, 2, 2, 0.365);
+    qk_plot_printf(&p, "set key at screen 0.87, graph 1 top left vertical reverse Left samplen 2 "
+                       "font \",13\" nobox\n");
     qk_plot_printf(&p,
         "plot $halves using 1:2 with linespoints lw 2 pt 7 ps 0.8*qk_ps lc rgb '%s' "
         "title \"i (first half)\", \\\n"

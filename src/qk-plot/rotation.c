@@ -253,7 +253,8 @@ int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
 const fig_def rotation_figures[] = {
     {"qk-rotation/01", "Queries and keys of sampled heads in their {a, b} plane",
      "Scatter plots of the query vectors (blue scale) and key vectors (red scale) of a few "
-     "query heads of one model, projected on the head's drift axis a (x) and separation axis "
+     "query heads of {model} (the figure's model, a parameter: ROT_FIG_DATASET), projected "
+     "on the head's drift axis a (x) and separation axis "
      "b (y), raw coordinates (no centring). Colour gives the token position on a scale from 0 "
      "to the model's context length (lighter = earlier; K = 1024 tokens); black crosses mark "
      "the query and key cluster means. Axis a is oriented so that the pooled projection grows "

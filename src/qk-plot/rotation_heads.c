@@ -278,17 +278,6 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
     qk_plot_printf(p, "\n");
 }
 
-/* A step of 1, 2 or 5 times a power of ten that divides span into about
- * ticks parts. */
-static double nice_step(double span, int ticks)
-{
-    double raw = span / ticks;
-    if (!(raw > 0))
-        return 1;
-    double mag = pow(10, floor(log10(raw))), f = raw / mag;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
-}
-
 static void heatmap_axes(qk_plot *p, const rot_table *t)
 {
     qk_plot_printf(p, "set ytics scale 0 (");
@@ -338,14 +327,16 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "set multiplot\nset lmargin at screen 0.13\nset rmargin at screen 0.93\n"
                        "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen 0.945, screen %.4f size "
-                       "screen 0.012, screen %.4f\nset cbtics %g\nset format cb \"%%.1f\"\n",
-                   top1 - h, top1, top1 - h, h, nice_step(1.0, ticks));
+                       "screen 0.012, screen %.4f\n",
+                   top1 - h, top1, top1 - h, h);
+    fig_axis_tics(&p, "cb", 0, 1, ticks);
     heatmap_panel(ctx, &p, &t, rk_cell, "rk", fig_reds, 0.0, 1.0,
                   "mean |{/:Italic r}_k| on axis a (key position signal)", "|{/:Italic r}_k|", "mean |r_k_a|");
     qk_plot_printf(&p, "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen 0.945, screen %.4f size "
-                       "screen 0.012, screen %.4f\nset cbtics %g\nset format cb \"%% g\"\n",
-                   top2 - h, top2, top2 - h, h, nice_step(hi - lo, ticks));
+                       "screen 0.012, screen %.4f\n",
+                   top2 - h, top2, top2 - h, h);
+    fig_axis_tics(&p, "cb", lo, hi, ticks + 1);
     char title[256];
     snprintf(title, sizeof title, "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · "
              "{/:Italic α}_K × 10^3%s", range.above + range.below ? "  (robust colour range; "
