@@ -45,7 +45,10 @@ synth smollm3-3b-stage1-step-40000 3
 expect_same "$(ls "$D/llama3.2-3b" | grep -cE 'q$')" 4 "the partial download holds 4 query heads"
 
 # ---- the run ---------------------------------------------------------------------------
-run make -C "$TREE" --no-print-directory -j2 report DATA="$D"
+# the tree's make on its own (under make check, an inherited jobserver would
+# make it warn on stderr)
+tree_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory -j2 "$@"; }
+run tree_make report DATA="$D"
 expect_status 0 "make report on the awkward downloads"
 if [ ! -s "$e2e_err" ]; then ok; else bad "make report printed on stderr"; fi
 
@@ -186,7 +189,7 @@ check=$(awk -v w="$width" '/^\$(heads|full|thin) << EOD/ { on = 1; prev = ""; ne
 expect_same "$check" "" "plasticity 07: the lines break over the 20 empty bins ($check)"
 
 # ---- the one-model partial download alone -----------------------------------------------
-run make -C "$TREE" --no-print-directory -j2 report DATA="$D" DATASETS=llama3.2-3b
+run tree_make report DATA="$D" DATASETS=llama3.2-3b
 expect_status 0 "make report on the 4-head partial download of one model"
 if [ ! -s "$e2e_err" ]; then ok; else bad "the one-model run printed on stderr"; fi
 figures_complete "one-model run"

@@ -111,7 +111,7 @@ outputs_digest() {
 # stages_ran: the stage programs (and datasets) in make's output, one per
 # line, e.g. "qk-load llama3.2-1b", for the record of what a run did.
 stages_ran() {
-    sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$e2e_out" | grep -oE '^bin/qk-[a-z-]+ .*' | awk '{
+    sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$e2e_out" | grep -oE '^[[:space:]]*bin/qk-[a-z-]+ .*' | sed 's/^[[:space:]]*//' | awk '{
         ds = "-"
         if (match($0, /--dataset [^ ]+/)) ds = substr($0, RSTART + 10, RLENGTH - 10)
         else if (match($0, /build\/[^\/ ]+\//)) ds = substr($0, RSTART + 6, RLENGTH - 7)

@@ -134,6 +134,9 @@ typedef struct fig_range {
 } fig_range;
 
 fig_range fig_robust_range(const double *v, int n);
+/* The extent and the counts outside [lo, hi] of other values v (a range
+ * decided on part of the values, applied to all of them). */
+void fig_range_recount(fig_range *r, const double *v, int n);
 /* Widens the range to hold x (a reference such as 0) and recounts. */
 void fig_range_include(fig_range *r, double x, const double *v, int n);
 /* lo and hi padded by frac of their span (at least pad_min). */

@@ -84,6 +84,19 @@ fig_range fig_robust_range(const double *v, int n)
     return r;
 }
 
+void fig_range_recount(fig_range *r, const double *v, int n)
+{
+    r->n = 0;
+    r->min = r->max = NAN;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) {
+            r->min = r->n ? fmin(r->min, v[i]) : v[i];
+            r->max = r->n ? fmax(r->max, v[i]) : v[i];
+            r->n++;
+        }
+    count_outside(r, v, n);
+}
+
 void fig_range_include(fig_range *r, double x, const double *v, int n)
 {
     if (!isfinite(x))

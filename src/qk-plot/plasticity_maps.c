@@ -177,13 +177,22 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
                                  fig_path(ctx, t), ctx->model_label)
                  : plast_lacks_model(ctx, t, err);
     }
+    /* the colour range from the cells with enough heads (all cells if none
+     * has): a faded cell from a few heads does not set it */
+    int min_heads = (int)ceil(ctx->min_share * h.n_heads), n_full = 0;
     double *v = qk_malloc((size_t)h.n_cells * sizeof *v);
     for (int i = 0; i < h.n_cells; i++)
-        v[i] = h.cells[i].ap;
-    fig_range r = fig_robust_range(v, h.n_cells);
+        if (h.cells[i].heads >= min_heads)
+            v[n_full++] = h.cells[i].ap;
+    if (n_full == 0)
+        for (int i = 0; i < h.n_cells; i++)
+            v[n_full++] = h.cells[i].ap;
+    fig_range r = fig_robust_range(v, n_full);
     if (!(r.hi > r.lo)) /* a colour range of zero width would hide the bar's scale */
         r.hi = r.lo + 1e-3;
-    int min_heads = (int)ceil(ctx->min_share * h.n_heads);
+    for (int i = 0; i < h.n_cells; i++)
+        v[i] = h.cells[i].ap;
+    fig_range_recount(&r, v, h.n_cells);
     qk_plot p;
     plast_begin(&p, 1600, 1200, 15);
     int thin = heatmap_blocks(&p, &h, &r, min_heads);
