@@ -73,7 +73,10 @@ figures/$(1)/$(2)/parameters.tsv: build/report/parameters.tsv
 	  'NR == 1 || (index(keep, " " $$$$1 " ") && ($$$$1 != "figure-models" || $$$$2 == id))' $$< > $$@.tmp \
 	  && mv -f $$@.tmp $$@
 
-figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/stores.tsv \
+# (every file of qk-plot's group it reads is a prerequisite: after a build
+# killed between two of qk-plot's renames, a missing one reruns qk-plot)
+figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/readme.tsv \
+    figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/stores.tsv \
     figures/$(1)/$(2)/source.tsv figures/$(1)/$(2)/parameters.tsv templates/figure-README.md.in \
     $(call prog,qk-report) build/params/report.txt
 	$$(call step,README,$(1)/$(2)) bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \

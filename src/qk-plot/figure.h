@@ -148,9 +148,6 @@ double fig_clip(const fig_range *r, double v, int *side);
  * nothing for a side with no value outside. fmt formats the extreme value;
  * the labels take the tags tag and tag + 1. */
 void fig_offscale_labels(qk_plot *p, const fig_range *r, const char *fmt, int tag, int font_pt);
-/* Quantile q of the finite values (linear interpolation between order
- * statistics, numpy's default); NAN when there are none. */
-double fig_quantile(const double *v, int n, double q);
 
 /* Tics of an axis ("x", "y", "cb") from lo to hi at a round step (1, 2,
  * 2.5 or 5 times a power of ten) giving about ticks intervals, every label

@@ -36,15 +36,6 @@ static double sorted_quantile(const double *s, int k, double q)
     return s[i] + (at - i) * (s[i + 1] - s[i]);
 }
 
-double fig_quantile(const double *v, int n, double q)
-{
-    int k;
-    double *s = sorted_finite(v, n, &k);
-    double x = sorted_quantile(s, k, q);
-    free(s);
-    return x;
-}
-
 static void count_outside(fig_range *r, const double *v, int n)
 {
     r->below = r->above = 0;
