@@ -36,10 +36,10 @@ include workflow/load.mk
 include workflow/pca.mk
 include workflow/rotation.mk
 include workflow/plasticity.mk
-include workflow/figures.mk
 include workflow/figures-pca.mk
 include workflow/figures-rotation.mk
 include workflow/figures-plasticity.mk
+include workflow/figures.mk
 include workflow/report.mk
 include workflow/archive.mk
 include workflow/check.mk
@@ -85,6 +85,7 @@ help:
 	@echo "make figures/qk-pca/NN  one PCA figure (NN = 01..12); make pca-figures: all twelve"
 	@echo "make figures/qk-rotation/NN  one rotation figure (NN = 01..10); make rotation-figures: all ten"
 	@echo "make plasticity-figures  the ten plasticity figures and results/smollm3_training_progress/joint_rotation_plasticity.csv"
+	@echo "make figures         every figure of workflow/figures.tsv (a canvas saying what is missing where the run lacks the data)"
 	@echo "make rotation        planar rotation model: build/<ds>/rotation.tsv, rotated.tsv, complement_*.tsv, results/<study>/{rotated,complement_pairs,model_summary}.csv"
 	@echo "make bench-rotate    per-head qk-rotate + qk-complement time against numpy (one core)"
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."

@@ -95,11 +95,17 @@ expect_one_line_naming "$T/summary-nocol.csv" "mean_bias_strength" "missing colu
 
 # ---- every figure, twice -----------------------------------------------------------------
 
+fig_model() { # NN -> the model figures 01-08 show by default (workflow/figures-plasticity.mk)
+    case $1 in
+    01) echo ministral3-14b ;; 02|08) echo qwen3-14b ;; 03|07) echo llama3.2-3b ;;
+    04) echo llama3.2-11b ;; 05) echo ministral3-3b ;; 06) echo qwen3-4b ;;
+    esac
+}
 fig_inputs() { # NN -> the --input arguments of that figure
     case $1 in
-    01|02|03|04) echo "--input pair2d=$X/model_pair2d.csv --input registry=$REG" ;;
-    05|06|07) echo "--input profile=$X/head_bucket_plasticity.csv --input mean=$X/model_bucket_plasticity.csv --input registry=$REG" ;;
-    08) echo "--input weights=$X/head_component_weights.csv --input registry=$REG" ;;
+    01|02|03|04) echo "--model $(fig_model "$1") --input pair2d=$X/model_pair2d.csv --input registry=$REG" ;;
+    05|06|07) echo "--model $(fig_model "$1") --input profile=$X/head_bucket_plasticity.csv --input mean=$X/model_bucket_plasticity.csv --input registry=$REG" ;;
+    08) echo "--model $(fig_model "$1") --input weights=$X/head_component_weights.csv --input registry=$REG" ;;
     09) echo "--input joint=$JOINT" ;;
     10) echo "--input report=$X/model_report.csv --input benchmarks=$BENCH --input registry=$REG" ;;
     esac
@@ -171,6 +177,12 @@ want=$(awk -F, 'NR > 1 && $1 == "qwen3-14b" { s[$5] += $7; n[$5]++; if ($5 + 1 >
 expect_same "$(key 08 'share in coordinates 0 to d/2 - 1') $(key 08 'peak of the second half (component, weight)')" \
     "$want" "figure 08: half share and peak as computed from the CSV ($want)"
 
+# figure 05: the mean line in full only where at least half of the heads contribute
+want=$(awk -F, '$1 == "ministral3-3b" && $6 != "nan" && $5 >= 2 { if (!a) a = $4; b = $4 } END { printf "%.1f, %.1f", a, b }' \
+    "$X/model_bucket_plasticity.csv")
+expect_same "$(key 05 'first and last bin centre with enough heads')" "$want" \
+    "figure 05: the full mean line spans the bins with at least 2 of 4 heads ($want)"
+expect_same "$(key 05 'heads a bin needs for the full mean line')" "2 (50% of 4)" "figure 05: the threshold"
 # figure 05: mean of the red line over the first fifth of its bins = the model report's first 20 %
 want=$(awk -F, 'FILENAME == ARGV[1] { if ($1 == "ministral3-3b" && $6 != "nan") { b[++n] = $2; a[n] = $6 }; next }
     $1 == "ministral3-3b" && FNR > 1 { for (i = 1; i <= n; i++) if (int(5 * (b[i] - b[1]) / (b[n] - b[1])) == 0) { s += a[i]; k++ }
@@ -181,25 +193,42 @@ expect_same "$got $got" "$want" "figure 05: first 20 % from the profile and from
 # ---- bad inputs: one line, exit 2, naming the file -----------------------------------------
 
 cut -d, -f1-7 "$X/model_pair2d.csv" > "$T/pair2d-noap.csv"
-run bin/qk-plot --figure attention-plasticity/01 --out "$T/bad" --input pair2d="$T/pair2d-noap.csv" \
-    --input registry=$REG
+run bin/qk-plot --figure attention-plasticity/01 --model ministral3-14b --out "$T/bad" \
+    --input pair2d="$T/pair2d-noap.csv" --input registry=$REG
 expect_status 2 "heatmap without the ap column"
 expect_one_line_naming "$T/pair2d-noap.csv" "no column 'ap'" "missing column names the file"
 sed '1s/component_weight/weight/' "$X/head_component_weights.csv" > "$T/weights-renamed.csv"
-run bin/qk-plot --figure attention-plasticity/08 --out "$T/bad" --input weights="$T/weights-renamed.csv" \
-    --input registry=$REG
+run bin/qk-plot --figure attention-plasticity/08 --model qwen3-14b --out "$T/bad" \
+    --input weights="$T/weights-renamed.csv" --input registry=$REG
 expect_status 2 "weights without component_weight"
 expect_one_line_naming "$T/weights-renamed.csv" "component_weight" "missing weight column names the file"
 sed '1s/ap_last_20pct/last/' "$JOINT" > "$T/joint-renamed.csv"
 run bin/qk-plot --figure attention-plasticity/09 --out "$T/bad" --input joint="$T/joint-renamed.csv"
 expect_status 2 "trajectory without ap_last_20pct"
 expect_one_line_naming "$T/joint-renamed.csv" "ap_last_20pct" "missing joint column names the file"
-grep -v '^qwen3-4b,' "$X/model_bucket_plasticity.csv" > "$T/mean-noqwen.csv"
-run bin/qk-plot --figure attention-plasticity/06 --out "$T/bad" \
-    --input profile="$X/head_bucket_plasticity.csv" --input mean="$T/mean-noqwen.csv" --input registry=$REG
-expect_status 2 "profile of a model the table lacks"
-expect_one_line_naming "$T/mean-noqwen.csv" "qwen3-4b" "absent model names the file"
 expect_missing "$T/bad/figure.png" "no figure from bad input"
+run bin/qk-plot --figure attention-plasticity/06 --out "$T/bad" \
+    --input profile="$X/head_bucket_plasticity.csv" --input mean="$X/model_bucket_plasticity.csv" --input registry=$REG
+expect_status 1 "a one-model figure without --model"
+expect_one_line_naming "attention-plasticity/06" "--model" "the missing model option is named"
+
+# a model the tables lack: a canvas that says so, naming the table and the model
+grep -v '^qwen3-4b,' "$X/model_bucket_plasticity.csv" > "$T/mean-noqwen.csv"
+run bin/qk-plot --figure attention-plasticity/06 --model qwen3-4b --out "$T/lacks" \
+    --input profile="$X/head_bucket_plasticity.csv" --input mean="$T/mean-noqwen.csv" --input registry=$REG
+expect_status 0 "profile of a model the table lacks: a canvas"
+canvas_key() { awk -F'\t' -v q="$2" '$1 == q { print $2 }' "$1/numbers.tsv"; }
+if [ "$(canvas_key "$T/lacks" drawn)" = "no: this run lacks the data of this figure" ] &&
+   canvas_key "$T/lacks" "this run" | grep -qF "$T/mean-noqwen.csv holds no rows of Qwen3-4B" &&
+   canvas_key "$T/lacks" needs | grep -qF "with the rows of Qwen3-4B"; then ok
+else bad "the canvas names the table and the model it lacks"; fi
+expect_same "$(sed -n 2p "$T/lacks/readme.tsv")" "figure_title	Attention plasticity along the context: Qwen3-4B" \
+    "the title names the chosen model"
+# a chosen model other than the default
+run bin/qk-plot --figure attention-plasticity/06 --model llama3.2-11b --out "$T/other" \
+    --input profile="$X/head_bucket_plasticity.csv" --input mean="$X/model_bucket_plasticity.csv" --input registry=$REG
+expect_status 0 "figure 06 for another model"
+expect_same "$(canvas_key "$T/other" model)" "Llama-3.2-11B (llama3.2-11b)" "figure 06 draws the chosen model"
 
 # ---- the report numbers -----------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-# Figures of the combined QK PCA study (figures/qk-pca/NN_name)
-# and the values and tables of the report's PCA section.
+# The combined QK PCA study's figures (figures/qk-pca/NN_name, rows of
+# workflow/figures.tsv) need the tables named here and the collage points of
+# figure 06; the values and tables of the report's PCA section are made here.
 #
 #   make figures/qk-pca/05      one figure and only what it depends on
 #   make pca-figures            all of them
@@ -9,15 +10,17 @@ PCA_TRAINING_STUDY := smollm3_training_progress
 PCA_X := results/$(PCA_CROSS_STUDY)
 PCA_T := results/$(PCA_TRAINING_STUDY)
 
-# Figure 06: four heads of one dataset, drawn as the thesis drew them
-# (random.Random(SEED).sample of its sorted query heads); at most POINTS
-# vectors per kind and head are plotted.
+# Figure 06: four heads of one dataset (the figure's model), drawn as the
+# thesis drew them (random.Random(SEED).sample of its sorted query heads);
+# at most POINTS vectors per kind and head are plotted.
 PCA_COLLAGE_DATASET ?= llama3.2-3b
 PCA_COLLAGE_SEED    ?= 42
 PCA_COLLAGE_PANELS  ?= 4
 PCA_COLLAGE_POINTS  ?= 2000
 $(call param_group,pca-collage,dataset=$(PCA_COLLAGE_DATASET) seed=$(PCA_COLLAGE_SEED) \
   panels=$(PCA_COLLAGE_PANELS) points=$(PCA_COLLAGE_POINTS))
+# the per-head table with the categories of the collage's heads
+PCA_COLLAGE_HEADS := results/$(call study_of,$(PCA_COLLAGE_DATASET))/qk_heads.csv
 
 # The taxonomy thresholds of the run, as a table for the figures that draw them.
 build/pca/thresholds.tsv: build/params/pca.txt
@@ -27,54 +30,19 @@ build/pca/thresholds.tsv: build/params/pca.txt
 
 PCA_REGISTRY := $(REGISTRY)
 
-PCA_FIGURE_READMES :=
-
-# ---- cross-model figures 01-05 --------------------------------------------------
-ifneq ($(filter $(PCA_CROSS_STUDY),$(PCA_STUDIES)),)
-PCA_X_HEADS := heads=$(PCA_X)/qk_heads.csv registry=$(PCA_REGISTRY)
-$(eval $(call figure_rule,qk-pca,01_pc_roles,qk=$(PCA_X)/qk.csv))
-$(eval $(call figure_rule,qk-pca,02_rq_vs_rk_scatter,$(PCA_X_HEADS) thresholds=build/pca/thresholds.tsv))
-$(eval $(call figure_rule,qk-pca,03_layer_heatmap_rq,$(PCA_X_HEADS)))
-$(eval $(call figure_rule,qk-pca,04_layer_heatmap_rk,$(PCA_X_HEADS)))
-$(eval $(call figure_rule,qk-pca,05_explained_variance,qk=$(PCA_X)/qk.csv))
-PCA_FIGURE_READMES += $(foreach f,01_pc_roles 02_rq_vs_rk_scatter 03_layer_heatmap_rq \
-  04_layer_heatmap_rk 05_explained_variance,figures/qk-pca/$(f)/README.md)
-
-# ---- figure 06: the collage (needs the store of its dataset) ------------------------
+# ---- the collage points of figure 06 (when the run has its dataset) ----------------
+PCA_COLLAGE_OUT :=
 ifneq ($(filter $(PCA_COLLAGE_DATASET),$(RUN_DATASETS)),)
-build/pca/collage_points.tsv build/pca/collage_panels.tsv &: \
-    build/$(PCA_COLLAGE_DATASET)/store.qks $(call prog,qk-pca-collage) build/params/pca-collage.txt \
-    build/params/pca-fit.txt build/params/blas.txt
+PCA_COLLAGE_OUT := build/pca/collage_points.tsv build/pca/collage_panels.tsv
+$(PCA_COLLAGE_OUT) &: build/$(PCA_COLLAGE_DATASET)/store.qks $(call prog,qk-pca-collage) \
+    build/params/pca-collage.txt build/params/pca-fit.txt build/params/blas.txt
 	@mkdir -p build/pca
 	$(call step,COLLAGE,$(PCA_COLLAGE_DATASET)) bin/qk-pca-collage --seed $(PCA_COLLAGE_SEED) --panels $(PCA_COLLAGE_PANELS) \
 	  --max-points $(PCA_COLLAGE_POINTS) \
 	  $(if $(filter-out 0,$(PCA_MAX_ROWS)),--max-rows $(PCA_MAX_ROWS)) \
 	  --points-output build/pca/collage_points.tsv \
 	  --panels-output build/pca/collage_panels.tsv $<
-$(eval $(call figure_rule,qk-pca,06_collage_example,points=build/pca/collage_points.tsv \
-  panels=build/pca/collage_panels.tsv $(PCA_X_HEADS)))
-PCA_FIGURE_READMES += figures/qk-pca/06_collage_example/README.md
 endif
-endif
-
-# ---- SmolLM3-3B training figures 07-12 ----------------------------------------------
-ifneq ($(filter $(PCA_TRAINING_STUDY),$(PCA_STUDIES)),)
-PCA_T_HEADS := heads=$(PCA_T)/qk_heads.csv registry=$(PCA_REGISTRY)
-$(eval $(call figure_rule,qk-pca,07_smollm_position_signal,$(PCA_T_HEADS)))
-$(eval $(call figure_rule,qk-pca,08_smollm_taxonomy_evolution,$(PCA_T_HEADS) \
-  thresholds=build/pca/thresholds.tsv))
-$(eval $(call figure_rule,qk-pca,09_smollm_explained_variance,$(PCA_T_HEADS)))
-$(eval $(call figure_rule,qk-pca,10_smollm_layer_heatmap_rq,$(PCA_T_HEADS)))
-$(eval $(call figure_rule,qk-pca,11_smollm_layer_heatmap_rk,$(PCA_T_HEADS)))
-$(eval $(call figure_rule,qk-pca,12_smollm_rq_rk_scatter_grid,$(PCA_T_HEADS) \
-  thresholds=build/pca/thresholds.tsv))
-PCA_FIGURE_READMES += $(foreach f,07_smollm_position_signal 08_smollm_taxonomy_evolution \
-  09_smollm_explained_variance 10_smollm_layer_heatmap_rq 11_smollm_layer_heatmap_rk \
-  12_smollm_rq_rk_scatter_grid,figures/qk-pca/$(f)/README.md)
-endif
-
-.PHONY: pca-figures
-pca-figures: $(PCA_FIGURE_READMES)
 
 # ---- the report section's numbers -------------------------------------------------
 # Every number of templates/sections/pca.html.in comes from this numbers file

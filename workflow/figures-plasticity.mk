@@ -1,12 +1,11 @@
-# Figures of the attention plasticity study (figures/attention-plasticity/NN_name),
-# the joint SmolLM3 table (results/smollm3_training_progress/
-# joint_rotation_plasticity.csv, written by qk-joint) and the values and tables of the
-# report's plasticity section.
+# The attention plasticity study's figures (figures/attention-plasticity/NN_name,
+# rows of workflow/figures.tsv) need the tables named here and the joint
+# SmolLM3 table (results/smollm3_training_progress/joint_rotation_plasticity.csv,
+# written by qk-joint); the values and tables of the report's plasticity
+# section are made here.
 #
 #   make figures/attention-plasticity/05   one figure and only what it depends on
-#   make plasticity-figures                all of them (for the datasets of the run)
-#
-# A figure is defined only when the run analyses the datasets it draws.
+#   make plasticity-figures                all of them
 
 PLAST_X_STUDY := attention_plasticity
 PLAST_T_STUDY := smollm3_training_progress
@@ -21,39 +20,32 @@ PLAST_T_DATASETS := $(if $(filter $(PLAST_T_STUDY),$(RUN_STUDIES)),$(call study_
 PLAST_LBP_MODELS := $(shell awk -F'\t' '!/^\#/ && $$2 == "longbench-pro" && $$3 == "overall" \
   {print $$1}' $(PLAST_BENCHMARKS))
 
-PLAST_FIGURE_READMES :=
+# The model each of figures 01-08 shows (a parameter; the figure folders
+# keep the names of the defaults), and the results/ folder of its study.
+PLAST_FIG01_MODEL ?= ministral3-14b
+PLAST_FIG02_MODEL ?= qwen3-14b
+PLAST_FIG03_MODEL ?= llama3.2-3b
+PLAST_FIG04_MODEL ?= llama3.2-11b
+PLAST_FIG05_MODEL ?= ministral3-3b
+PLAST_FIG06_MODEL ?= qwen3-4b
+PLAST_FIG07_MODEL ?= llama3.2-3b
+PLAST_FIG08_MODEL ?= qwen3-14b
+plast_dir = results/$(call study_of,$(1))
 
-# The model of each single-model figure (NN=dataset): the figure is drawn when
-# the run analyses it, and the report quotes its numbers (qk-summary gets the
-# same lists).
-PLAST_HEATMAPS := 01=ministral3-14b 02=qwen3-14b 03=llama3.2-3b 04=llama3.2-11b
-PLAST_PROFILES := 05=ministral3-3b 06=qwen3-4b 07=llama3.2-3b
-PLAST_WEIGHTS := 08=qwen3-14b
-plast_model = $(patsubst $(1)=%,%,$(filter $(1)=%,$(PLAST_HEATMAPS) $(PLAST_PROFILES) $(PLAST_WEIGHTS)))
+# The figures this run draws with data (the others are canvases saying
+# what they need), for the report section: 01-08 when the run analyses
+# their model, 09 with a SmolLM3-3B checkpoint, 10 with three models that
+# have a published LongBench-Pro score (a correlation needs three).
+plast_in_run = $(filter $(1),$(RUN_DATASETS))
+PLAST_FIGURE_IDS := $(strip \
+  $(foreach n,01 02 03 04 05 06 07 08,$(if $(call plast_in_run,$(PLAST_FIG$(n)_MODEL)),$(n))) \
+  $(if $(PLAST_T_DATASETS),09) $(if $(word 3,$(filter $(PLAST_LBP_MODELS),$(PLAST_X_DATASETS))),10))
 
-# plast_figure NN_NAME, CONDITION, INPUTS: the figure's rules when CONDITION is not empty.
-plast_figure = $(if $(strip $(2)),$(eval $(call figure_rule,attention-plasticity,$(1),$(3))) \
-  $(eval PLAST_FIGURE_READMES += figures/attention-plasticity/$(1)/README.md))
-# the figure NN's model when the run analyses it
-plast_in_run = $(filter $(call plast_model,$(1)),$(PLAST_X_DATASETS))
-
-PLAST_MAP_IN := pair2d=$(PLAST_X)/model_pair2d.csv registry=$(REGISTRY)
-PLAST_PROFILE_IN := profile=$(PLAST_X)/head_bucket_plasticity.csv \
-  mean=$(PLAST_X)/model_bucket_plasticity.csv registry=$(REGISTRY)
-
-$(call plast_figure,01_bucket_heatmap_ministral3_14b,$(call plast_in_run,01),$(PLAST_MAP_IN))
-$(call plast_figure,02_bucket_heatmap_qwen3_14b,$(call plast_in_run,02),$(PLAST_MAP_IN))
-$(call plast_figure,03_bucket_heatmap_llama3.2_3b,$(call plast_in_run,03),$(PLAST_MAP_IN))
-$(call plast_figure,04_bucket_heatmap_llama3.2_11b,$(call plast_in_run,04),$(PLAST_MAP_IN))
-$(call plast_figure,05_profile_ministral3_3b,$(call plast_in_run,05),$(PLAST_PROFILE_IN))
-$(call plast_figure,06_profile_qwen3_4b,$(call plast_in_run,06),$(PLAST_PROFILE_IN))
-$(call plast_figure,07_profile_llama3.2_3b,$(call plast_in_run,07),$(PLAST_PROFILE_IN))
-$(call plast_figure,08_component_weights_qwen3_14b,$(call plast_in_run,08), \
-  weights=$(PLAST_X)/head_component_weights.csv registry=$(REGISTRY))
-$(call plast_figure,09_smollm3_trajectory,$(PLAST_T_DATASETS),joint=$(PLAST_JOINT))
-# a correlation needs at least three models with a score
-$(call plast_figure,10_ap_drop_vs_lbp,$(word 3,$(filter $(PLAST_LBP_MODELS),$(PLAST_X_DATASETS))), \
-  report=$(PLAST_X)/model_report.csv benchmarks=$(PLAST_BENCHMARKS) registry=$(REGISTRY))
+# The same models as "NN=dataset" lists for the report section (qk-summary).
+PLAST_HEATMAPS := 01=$(PLAST_FIG01_MODEL) 02=$(PLAST_FIG02_MODEL) 03=$(PLAST_FIG03_MODEL) \
+  04=$(PLAST_FIG04_MODEL)
+PLAST_PROFILES := 05=$(PLAST_FIG05_MODEL) 06=$(PLAST_FIG06_MODEL) 07=$(PLAST_FIG07_MODEL)
+PLAST_WEIGHTS := 08=$(PLAST_FIG08_MODEL)
 
 # ---- the joint SmolLM3 table (rotation summary x plasticity report) ----------------
 PLAST_JOINT_TABLE := $(if $(strip $(PLAST_T_DATASETS)),$(PLAST_JOINT))
@@ -64,9 +56,6 @@ $(PLAST_JOINT): $(PLAST_T)/model_summary.csv $(PLAST_T)/smollm3_model_report.csv
 	  --plasticity $(PLAST_T)/smollm3_model_report.csv --registry $(REGISTRY) \
 	  --prefix $(call study_model_prefix,$(PLAST_T_STUDY)) --output $@
 endif
-
-.PHONY: plasticity-figures
-plasticity-figures: $(PLAST_FIGURE_READMES) $(if $(PLAST_T_DATASETS),$(PLAST_JOINT))
 
 # ---- the report section's numbers ---------------------------------------------------
 # Every number of templates/sections/plasticity.html.in comes from this numbers

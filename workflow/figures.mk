@@ -1,6 +1,32 @@
 # Figures: figures/<study>/<NN_name>/{figure.png,figure.svg,figure.gp,README.md}
-# rendered by qk-plot; `make figures/<study>/<NN>` rebuilds one figure and
-# only what it depends on.
+# rendered by qk-plot, one for each row of workflow/figures.tsv; `make
+# figures/<study>/<NN>` rebuilds one figure and only what it depends on.
+#
+# Every figure is made on every run. A figure whose input tables this run
+# does not make (the run lacks its datasets) gets them as --absent, and
+# qk-plot draws a canvas that says what the figure needs; a one-model
+# figure whose tables lack its model does the same.
+#
+# Included after the figures-<study>.mk files, which define the tables the
+# rows name (PCA_X, ROT_T, PLAST_JOINT, ...) and the stages that make the
+# figures' own inputs (the collage points, the joint SmolLM3 table).
+
+FIGURE_TABLE := workflow/figures.tsv
+
+# A mean over heads is drawn in full only where at least this share of the
+# model's heads contribute (a lighter line or faded cell elsewhere).
+FIG_MIN_SHARE ?= 0.5
+$(call param_group,figures,min_share=$(FIG_MIN_SHARE))
+
+# The tables this run makes besides the per-dataset files build/<ds>/...:
+# an input not among them is absent.
+FIGURE_MADE := $(REGISTRY) $(PLAST_BENCHMARKS) build/report/inventory.tsv build/pca/thresholds.tsv \
+  $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) $(PCA_COLLAGE_OUT) $(ROT_POINTS)
+fig_made = $(or $(filter $(1),$(FIGURE_MADE)),$(if $(filter build/%,$(1)),$(filter \
+  $(word 2,$(subst /, ,$(1))),$(RUN_DATASETS))))
+fig_input_file = $(lastword $(subst =, ,$(1)))
+fig_present = $(strip $(foreach i,$(1),$(if $(call fig_made,$(call fig_input_file,$(i))),$(i))))
+fig_absent = $(strip $(foreach i,$(1),$(if $(call fig_made,$(call fig_input_file,$(i))),,$(i))))
 
 # The datasets an input table is made from, for the README's store list:
 # results/<study>/ tables cover the study's datasets (results/rotation/ the
@@ -11,42 +37,66 @@ input_datasets = $(strip \
   $(if $(filter results/rotation/%,$(1)),$(call study_datasets,attention_plasticity), \
   $(if $(filter results/%,$(1)),$(call study_datasets,$(word 2,$(subst /, ,$(1)))), \
   $(if $(filter build/%,$(1)),$(filter $(word 2,$(subst /, ,$(1))),$(RUN_DATASETS)))))))
-figure_datasets = $(filter $(sort $(foreach i,$(1),$(call input_datasets,$(lastword $(subst =, ,$(i)))))),$(ORDERED_DATASETS))
+figure_datasets = $(filter $(sort $(foreach i,$(1),$(call input_datasets,$(call fig_input_file,$(i))))),$(ORDERED_DATASETS))
 
-# figure_rule STUDY, NN_NAME, NAME=TABLE inputs
+# The parameter groups a figure's README lists: the synthetic data's (when
+# the run is synthetic), BLAS, the stages that feed the figure, the
+# figures' own, and the figure's model.
+fig_param_groups = $(if $(strip $(DATA)),,synth) $(if $(filter-out -,$(1)),blas $(1)) figures \
+  $(if $(filter-out -,$(2)),figure-models)
+
+# figure_rule STUDY, NN_NAME, MODEL (- for none), STAGES (- for none), NAME=TABLE inputs
 define figure_rule
 figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figure.svg figures/$(1)/$(2)/figure.gp \
 figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/readme.tsv &: \
-    $(foreach i,$(3),$(lastword $(subst =, ,$(i)))) $(call prog,qk-plot) templates/gnuplot/style.gp
+    $(foreach i,$(call fig_present,$(5)),$(call fig_input_file,$(i))) $(call prog,qk-plot) \
+    templates/gnuplot/style.gp build/params/figures.txt \
+    $(if $(filter-out -,$(3)),build/params/figure-models.txt) $(if $(call fig_absent,$(5)),$(RUN_SET))
 	$$(call step,PLOT,$(1)/$(2)) bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out figures/$(1)/$(2) \
-	  $(foreach i,$(3),--input $(i))
+	  $(foreach i,$(call fig_present,$(5)),--input $(i)) $(foreach a,$(call fig_absent,$(5)),--absent $(a)) \
+	  $(if $(filter-out -,$(3)),--model $(3)) --min-share $(FIG_MIN_SHARE) \
+	  $(if $(call fig_absent,$(5)),--run-datasets "$(ORDERED_DATASETS)")
 
 # the stores behind the figure and their provenance, by inventory column name
-figures/$(1)/$(2)/stores.tsv: $(foreach d,$(call figure_datasets,$(3)),build/$(d)/inventory.tsv) \
-    $(call set_record,figure-$(1)-$(firstword $(subst _, ,$(2))),$(call figure_datasets,$(3)))
+figures/$(1)/$(2)/stores.tsv: $(foreach d,$(call fig_stores,$(3),$(5)),build/$(d)/inventory.tsv) \
+    $(call set_record,figure-$(1)-$(firstword $(subst _, ,$(2))),$(call fig_stores,$(3),$(5)))
 	@mkdir -p $$(@D)
 	$$(quiet)$$(call select_columns,$$(filter %/inventory.tsv,$$^),$$(STORE_COLUMNS),$$@)
 
 figures/$(1)/$(2)/source.tsv: figures/$(1)/$(2)/stores.tsv workflow/provenance.awk
 	$$(quiet)awk -f workflow/provenance.awk $$< > $$@.tmp && mv -f $$@.tmp $$@
 
-figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/stores.tsv \
-    figures/$(1)/$(2)/source.tsv templates/figure-README.md.in $(call prog,qk-report) \
-    build/params/report.txt build/report/parameters.tsv
+# the parameters of the stages that feed the figure
+figures/$(1)/$(2)/parameters.tsv: build/report/parameters.tsv
+	@mkdir -p $$(@D)
+	$$(quiet)awk -F'\t' -v keep=" $(strip $(call fig_param_groups,$(4),$(3))) " -v id="$(1)/$(firstword $(subst _, ,$(2)))" \
+	  'NR == 1 || (index(keep, " " $$$$1 " ") && ($$$$1 != "figure-models" || $$$$2 == id))' $$< > $$@.tmp \
+	  && mv -f $$@.tmp $$@
+
+# (every file of qk-plot's group it reads is a prerequisite: after a build
+# killed between two of qk-plot's renames, a missing one reruns qk-plot)
+figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/readme.tsv \
+    figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/stores.tsv \
+    figures/$(1)/$(2)/source.tsv figures/$(1)/$(2)/parameters.tsv templates/figure-README.md.in \
+    $(call prog,qk-report) build/params/report.txt
 	$$(call step,README,$(1)/$(2)) bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \
 	  --values figures/$(1)/$(2)/readme.tsv --values figures/$(1)/$(2)/source.tsv \
 	  --table numbers=figures/$(1)/$(2)/numbers.tsv \
 	  --table inputs=figures/$(1)/$(2)/inputs.tsv --table stores=figures/$(1)/$(2)/stores.tsv \
-	  $$(README_FLAGS)
+	  --table parameters=figures/$(1)/$(2)/parameters.tsv --set suite_version=$$(SUITE_VERSION)
 
 .PHONY: figures/$(1)/$(firstword $(subst _, ,$(2)))
 figures/$(1)/$(firstword $(subst _, ,$(2))): figures/$(1)/$(2)/README.md
 ALL_FIGURES += figures/$(1)/$(2)/README.md
+FIGURES_$(1) += figures/$(1)/$(2)/README.md
+FIGURE_MODELS += $(if $(filter-out -,$(3)),$(1)/$(firstword $(subst _, ,$(2)))=$(3))
 endef
 
-README_FLAGS = --set suite_version=$(SUITE_VERSION) --table parameters=build/report/parameters.tsv
+# The stores of a figure: its model's (a one-model figure), else those of
+# its present inputs.
+fig_stores = $(if $(filter-out -,$(1)),$(filter $(1),$(RUN_DATASETS)),$(call figure_datasets,$(call fig_present,$(2))))
 
-# The inventory columns a figure README lists for each of its stores.
+# The inventory column names a figure README lists for each of its stores.
 STORE_COLUMNS := dataset store_bytes store_checksum source revision
 # select_columns FILES, COLUMNS, OUT: the named columns of TSV files that
 # share a header, concatenated.
@@ -56,7 +106,23 @@ select_columns = awk -F'\t' -v want="$(2)" 'BEGIN { OFS = "\t"; n = split(want, 
   { line = $$(col[w[1]]); for (i = 2; i <= n; i++) line = line "\t" $$(col[w[i]]); print line } \
   END { if (NR == 0) header() }' $(1) /dev/null > $(3).tmp && mv -f $(3).tmp $(3)
 
-$(eval $(call figure_rule,inventory,01_vectors,inventory=build/report/inventory.tsv))
+# ---- the rows of the table --------------------------------------------------------
+# Each row as one word "study|name|model|stages|inputs" (the words of a field
+# joined by ';'); the model and inputs are Make expressions, expanded here.
+FIGURE_ROWS := $(shell awk -F'\t' '!/^\#/ && NF && $$1 != "study" { \
+  for (i = 1; i <= NF; i++) gsub(/ /, ";", $$i); print $$1 "|" $$2 "|" $$3 "|" $$4 "|" $$5 }' $(FIGURE_TABLE))
+fig_field = $(subst ;, ,$(word $(2),$(subst |, ,$(1))))
+fig_expand = $(eval fig_expanded := $(1))$(strip $(fig_expanded))
+figure_row = $(eval $(call figure_rule,$(call fig_field,$(1),1),$(call fig_field,$(1),2),$(call \
+  fig_expand,$(call fig_field,$(1),3)),$(call fig_field,$(1),4),$(call fig_expand,$(call fig_field,$(1),5))))
 
-.PHONY: figures
+ALL_FIGURES :=
+FIGURE_MODELS :=
+$(foreach row,$(FIGURE_ROWS),$(call figure_row,$(row)))
+$(call param_group,figure-models,$(FIGURE_MODELS))
+
+.PHONY: figures pca-figures rotation-figures plasticity-figures
 figures: $(ALL_FIGURES)
+pca-figures: $(FIGURES_qk-pca)
+rotation-figures: $(FIGURES_qk-rotation)
+plasticity-figures: $(FIGURES_attention-plasticity) $(PLAST_JOINT_TABLE)

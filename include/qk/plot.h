@@ -34,4 +34,19 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
 /* Drops a figure without rendering. */
 void qk_plot_discard(qk_plot *p);
 
+/* ---- the text conventions of every figure (docs/figure-style.md) ---------------- */
+
+/* printf into out, then qk_plot_minus: the text of a number shown in a
+ * figure. Returns out. */
+char *qk_plot_format(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Replaces, in place, every hyphen that is a minus sign (followed by a digit
+ * or a point and not preceded by a letter or digit: "-0.5", "(-3", "^{-6}",
+ * but not "S1-40K" or "d - 2") with U+2212; the text is cut to fit cap. */
+void qk_plot_minus(char *text, size_t cap);
+/* A context position or length in tokens: multiples of 1024 as "16K", of
+ * 1024^2 as "1M" (K = 1024 tokens, M = 1024 K), others as integers, or
+ * with one decimal when not whole ("819.2"). */
+void qk_plot_tokens(double tokens, char *out, size_t cap);
+
 #endif

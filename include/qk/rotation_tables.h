@@ -27,9 +27,9 @@ typedef struct rot_model {
 } rot_model;
 
 /* A table with its rows grouped by model, models in display order: the
- * families of the thesis figures first (Qwen3, Llama, Ministral), then the
- * other families in registry order; within a family the registry order
- * (training order for checkpoints); models missing from the registry last.
+ * families in registry order (qk_family_rank); within a family the registry
+ * order (training order for checkpoints); models missing from the registry
+ * last.
  * A model id matches a registry id exactly or as its suffix after a '-'
  * ("stage1-step-40000" is "smollm3-3b-stage1-step-40000"). */
 typedef struct rot_table {

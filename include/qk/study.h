@@ -21,9 +21,9 @@ int qk_registry_row(const qk_src *reg, const char *id);
 const char *qk_registry_cell(const qk_src *reg, const char *id, const char *column,
                              const char *fallback);
 
-/* Display rank of a family: the families of the thesis figures first
- * (qwen 0, llama 1, ministral 2), then the others by their first row in
- * the registry (reg may be NULL), then QK_UNRANKED. */
+/* Display rank of a family: its place among the registry's families in
+ * the order of their first rows (llama 0, ministral 1, qwen 2, ...);
+ * QK_UNRANKED for a family the registry does not list (or reg NULL). */
 long qk_family_rank(const qk_src *reg, const char *family);
 /* The display order of n models: their indices sorted by family rank,
  * then rank within the family (registry row), then index (malloc'd). */
@@ -42,7 +42,8 @@ int qk_depth_bin(int layer, int n_layers);
 /* The training phase of a checkpoint id: the part before "-step-"
  * ("stage1", "lc-4k-to-32k"), or the whole id. */
 void qk_phase_of(const char *id, char *out, size_t cap);
-/* A readable phase name: "Stage 1", "LC 4k→32k"; unknown ids unchanged. */
+/* A readable phase name: "Stage 1", "LC 4K→32K" (K = 1024 tokens);
+ * unknown ids unchanged. */
 void qk_phase_label(const char *phase, char *out, size_t cap);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,4 +152,48 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
     free(p->script);
     memset(p, 0, sizeof *p);
     return rc;
+}
+
+/* ---- text conventions ------------------------------------------------------------ */
+
+void qk_plot_minus(char *text, size_t cap)
+{
+    static const char minus[] = "\xe2\x88\x92"; /* U+2212 in UTF-8 */
+    size_t len = strlen(text);
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] != '-' || !(isdigit((unsigned char)text[i + 1]) || text[i + 1] == '.'))
+            continue;
+        if (i > 0 && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))
+            continue;
+        if (len + 2 >= cap) /* no room for two more bytes: keep the hyphen */
+            break;
+        memmove(text + i + 3, text + i + 1, len - i); /* with the terminator */
+        memcpy(text + i, minus, 3);
+        len += 2;
+        i += 2;
+    }
+}
+
+char *qk_plot_format(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
+    qk_plot_minus(out, cap);
+    return out;
+}
+
+void qk_plot_tokens(double tokens, char *out, size_t cap)
+{
+    double r = round(tokens);
+    int whole = fabs(r - tokens) < 1e-6;
+    if (whole && r != 0 && fmod(r, 1048576.0) == 0)
+        snprintf(out, cap, "%.0fM", r / 1048576.0);
+    else if (whole && r != 0 && fmod(r, 1024.0) == 0)
+        snprintf(out, cap, "%.0fK", r / 1024.0);
+    else if (whole)
+        snprintf(out, cap, "%.0f", r);
+    else
+        snprintf(out, cap, "%.1f", tokens);
 }

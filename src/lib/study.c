@@ -6,10 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The families of the thesis figures, in their order. */
-static const char *const figure_families[] = {"qwen", "llama", "ministral"};
-#define N_FIGURE_FAMILIES 3
-
 int qk_registry_row(const qk_src *reg, const char *id)
 {
     if (!reg)
@@ -38,13 +34,16 @@ const char *qk_registry_cell(const qk_src *reg, const char *id, const char *colu
 
 long qk_family_rank(const qk_src *reg, const char *family)
 {
-    for (int f = 0; f < N_FIGURE_FAMILIES; f++)
-        if (strcmp(family, figure_families[f]) == 0)
-            return f;
-    if (reg) {
-        int r = qk_src_find(reg, qk_src_col(reg, "family"), family);
-        if (r >= 0)
-            return N_FIGURE_FAMILIES + r;
+    if (!reg)
+        return QK_UNRANKED;
+    /* the number of distinct families on the registry rows before its first row */
+    int c = qk_src_col(reg, "family"), rank = 0;
+    for (int r = 0; r < reg->t->n_rows; r++) {
+        const char *f = qk_table_cell(reg->t, r, c);
+        if (strcmp(f, family) == 0)
+            return rank;
+        if (qk_src_find(reg, c, f) == r)
+            rank++;
     }
     return QK_UNRANKED;
 }
@@ -132,4 +131,8 @@ void qk_phase_label(const char *phase, char *out, size_t cap)
         snprintf(out, cap, "LC %.*s→%s", (int)(to - phase - 3), phase + 3, to + 4);
     else
         snprintf(out, cap, "%s", phase);
+    /* context lengths in K = 1024 tokens: "lc-4k-to-32k" is "LC 4K→32K" */
+    for (char *k = out; *k; k++)
+        if (*k == 'k' && k > out && k[-1] >= '0' && k[-1] <= '9')
+            *k = 'K';
 }

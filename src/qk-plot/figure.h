@@ -9,24 +9,36 @@
 #include "qk/plot.h"
 #include "qk/table.h"
 
+struct fig_def;
+
 typedef struct fig_ctx {
     const char *id;      /* "qk-pca/05" */
     const char *out_dir; /* figures/qk-pca/05_explained_variance */
     const char *style;   /* house style script, or NULL */
+    const struct fig_def *def;
     int n_inputs;
     char **input_names;
-    char **input_paths;
+    char **input_paths; /* NULL for an input this run does not make (--absent) */
+    char **absent_files; /* the file an --absent input would be read from, or NULL */
     qk_table *inputs;
+    const char *model;    /* the model a one-model figure shows (--model), or NULL */
+    char model_label[64]; /* its registry label, else its id */
+    const char *run_datasets; /* the datasets of the run (--run-datasets), or NULL */
+    double min_share; /* an aggregate over heads is drawn in full only where at least
+                         this share of the heads contribute (--min-share) */
     FILE *numbers; /* the key numbers: name<TAB>value rows (numbers.tsv) */
     char user[96]; /* "figure qk-pca/05", who needs the inputs (for messages) */
 } fig_ctx;
 
 typedef int (*fig_fn)(fig_ctx *ctx, qk_err *err);
 
+/* A figure. In title, description and needs, "{model}" stands for the
+ * label of the model the figure is drawn for (--model). */
 typedef struct fig_def {
     const char *id;          /* study/NN */
     const char *title;       /* one line */
     const char *description; /* what the figure shows and how to read it */
+    const char *needs;       /* the data it is drawn from, for a run that lacks them */
     fig_fn draw;
 } fig_def;
 
@@ -36,8 +48,15 @@ extern const fig_def pca_figures[];
 extern const fig_def rotation_figures[];
 extern const fig_def plasticity_figures[];
 
-/* Input table by name; dies with a message naming the figure if absent. */
+/* Input table by name; dies with a message naming the figure if it was
+ * not given. */
 const qk_table *fig_input(const fig_ctx *ctx, const char *name);
+/* 1 if the input was given and this run makes it (not --absent). */
+int fig_has_input(const fig_ctx *ctx, const char *name);
+/* The model of a one-model figure (--model); dies if none was given. */
+const char *fig_model(const fig_ctx *ctx);
+/* The text of a figure field with "{model}" replaced by the model's label. */
+void fig_expand(const fig_ctx *ctx, const char *text, char *out, size_t cap);
 /* The file an input table was read from. */
 const char *fig_path(const fig_ctx *ctx, const qk_table *t);
 /* Input table by name with its file, for the qk_src readers (qk/table.h). */
@@ -57,6 +76,93 @@ int fig_kind_index(const qk_src *t, int row, int col);
 const char *fig_registry(const fig_ctx *ctx, const char *id, const char *column,
                          const char *fallback);
 
+/* ---- a figure this run cannot draw (figure_draw.c) ----------------------------- */
+
+/* Renders, in place of the figure, a canvas with its title that says it is
+ * not drawn, what it needs (the figure's needs) and why this run cannot
+ * draw it (reason, printf-style: "this run's tables hold no rows of X",
+ * "2 models have a published score; a correlation needs 3"); the key
+ * numbers say the same. Returns qk_plot_render's status. */
+int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The canvas for the inputs given as --absent: names them and the run's
+ * datasets. */
+int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err);
+
+/* ---- the conventions of every figure (docs/figure-style.md) --------------------- */
+
+/* The numbers shown in a figure: printf into out with U+2212 as minus sign
+ * (qk_plot_format); returns out. */
+#define fig_fmt qk_plot_format
+/* Positions and lengths in tokens, K = 1024 (qk_plot_tokens). */
+#define fig_tokens qk_plot_tokens
+
+/* The figure's title and, below it, its subtitle (0.78 of the size; may be
+ * NULL) at the top of the canvas, at a fixed place whatever the margins,
+ * keys and labels above the plot; text as given (enhanced-text markup
+ * allowed). Returns the screen height below the title block, where the
+ * rest of the figure (a key, labels above the plot, the plot) may start.
+ * fig_title is for a single plot (labels 901 and 902: a figure must not
+ * unset them), fig_multiplot_title starts a multiplot. */
+double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt);
+double fig_multiplot_title(qk_plot *p, const char *title, const char *subtitle, int font_pt);
+
+/* The legend outside the plot: to the right of it (right), or centred
+ * across the figure with its top at screen height y (top; between the
+ * title and the plot), in rows of at most columns of its entries; top
+ * returns the screen height below it. */
+void fig_key_right(qk_plot *p, int font_pt);
+double fig_key_top(qk_plot *p, int font_pt, int columns, int entries, double y);
+
+/* The drawn range of a quantity (figure_scale.c), so that one outlier does
+ * not decide the scale: on each side the fence, the quartile widened by
+ * FIG_FENCE interquartile ranges but never inside the order statistic at
+ * 1 - FIG_TAIL (FIG_TAIL below), rounded toward the middle; the side is cut at the fence only when its
+ * extreme lies more than FIG_STRETCH beyond it (measured from the middle
+ * of the quartiles), else the range reaches the extreme. Values outside
+ * are drawn at the edge and counted. With fewer than FIG_ROBUST_MIN values,
+ * or an interquartile range of 0, the range is the values' extent. */
+#define FIG_FENCE 3.0
+#define FIG_TAIL 0.02
+#define FIG_STRETCH 0.5
+#define FIG_ROBUST_MIN 8
+typedef struct fig_range {
+    double lo, hi;     /* the drawn range */
+    double min, max;   /* extent of the finite values (NAN if none) */
+    int n;             /* finite values */
+    int below, above;  /* values outside [lo, hi] */
+} fig_range;
+
+fig_range fig_robust_range(const double *v, int n);
+/* The extent and the counts outside [lo, hi] of other values v (a range
+ * decided on part of the values, applied to all of them). */
+void fig_range_recount(fig_range *r, const double *v, int n);
+/* Widens the range to hold x (a reference such as 0) and recounts. */
+void fig_range_include(fig_range *r, double x, const double *v, int n);
+/* lo and hi padded by frac of their span (at least pad_min). */
+void fig_range_pad(const fig_range *r, double frac, double *lo, double *hi);
+/* v clipped to the range; *side = -1 below, 1 above, 0 inside. */
+double fig_clip(const fig_range *r, double v, int *side);
+/* Labels just above the plot's frame, at its right end "▲ 2 above the
+ * scale (max 23.5)" and at its left end "▼ 1 below the scale (min ...)";
+ * nothing for a side with no value outside. fmt formats the extreme value;
+ * the labels take the tags tag and tag + 1. */
+void fig_offscale_labels(qk_plot *p, const fig_range *r, const char *fmt, int tag, int font_pt);
+
+/* Tics of an axis ("x", "y", "cb") from lo to hi at a round step (1, 2,
+ * 2.5 or 5 times a power of ten) giving about ticks intervals, every label
+ * with the decimals of the step ("0.05", "0.10", "0.15"). */
+void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks);
+
+/* Tics of an axis ("x", "y", "cb") of token positions from lo to hi: at
+ * multiples of a power-of-two step, at most six intervals, labelled with
+ * K = 1024 tokens ("32K"). */
+void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi);
+
+/* The checkpoints of a training run on the x axis at 0..n-1: each label
+ * split at its first '-' into two lines ("S1-40K" -> "S1" over "40K"). */
+void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n);
+
 /* ---- drawing pieces every study uses (figure_draw.c) ---------------------------- */
 
 /* The Okabe-Ito colours (readable with the common colour-vision
@@ -72,6 +178,14 @@ const char *fig_registry(const fig_ctx *ctx, const char *id, const char *column,
 #define FIG_GREY "#808080"
 /* The eight in the order families (and models in a panel) take them. */
 extern const char *const fig_okabe_ito[8];
+
+/* The colour of a family in every figure: the Okabe-Ito colour of its rank
+ * among the registry's families (qk_family_rank), so that a family keeps
+ * its colour whatever models a run holds; grey for an unlisted family. */
+const char *fig_family_color(const fig_ctx *ctx, const char *family);
+/* The marker (gnuplot point type) of the k-th model of a family: circle,
+ * square, triangle, diamond, inverted triangle, pentagon. */
+int fig_model_marker(int k);
 
 /* ColorBrewer's sequential Blues and Reds as RGB stops at 0, 1/8, ..., 1. */
 extern const int fig_blues[9], fig_reds[9];
@@ -93,5 +207,8 @@ void fig_begin(qk_plot *p, int width, int height, int font_pt);
  * double-quoted string, or its first n characters without the quotes. */
 void fig_text(qk_plot *p, const char *text);
 void fig_text_chars(qk_plot *p, const char *text, size_t n);
+/* Text with enhanced-text markup kept ("{/:Italic r}_q"), without quotes:
+ * only quotes and backslashes are escaped. */
+void fig_text_markup(qk_plot *p, const char *text);
 
 #endif

@@ -1,6 +1,7 @@
 /* Colours, text and the registry, shared by the figures of every study
  * (src/qk-plot/figure.h). */
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "figure.h"
@@ -13,6 +14,21 @@ const int fig_blues[9] = {0xf7fbff, 0xdeebf7, 0xc6dbef, 0x9ecae1, 0x6baed6,
                           0x4292c6, 0x2171b5, 0x08519c, 0x08306b};
 const int fig_reds[9] = {0xfff5f0, 0xfee0d2, 0xfcbba1, 0xfc9272, 0xfb6a4a,
                          0xef3b2c, 0xcb181d, 0xa50f15, 0x67000d};
+
+const char *fig_family_color(const fig_ctx *ctx, const char *family)
+{
+    if (!fig_has_input(ctx, "registry"))
+        return FIG_GREY;
+    qk_src reg = fig_src(ctx, "registry");
+    long rank = qk_family_rank(&reg, family);
+    return rank == QK_UNRANKED ? FIG_GREY : fig_okabe_ito[rank % 8];
+}
+
+int fig_model_marker(int k)
+{
+    static const int markers[] = {7, 5, 9, 13, 11, 15};
+    return markers[k % 6];
+}
 
 int fig_map_color(const int stops[9], double x, double lo_cut)
 {
@@ -71,6 +87,15 @@ void fig_text_chars(qk_plot *p, const char *text, size_t n)
     }
 }
 
+void fig_text_markup(qk_plot *p, const char *text)
+{
+    for (; *text; text++) {
+        if (*text == '"' || *text == '\\')
+            qk_plot_printf(p, "\\");
+        qk_plot_printf(p, "%c", *text);
+    }
+}
+
 void fig_text(qk_plot *p, const char *text)
 {
     qk_plot_printf(p, "\"");
@@ -93,4 +118,222 @@ const char *fig_registry(const fig_ctx *ctx, const char *id, const char *column,
 {
     qk_src reg = fig_src(ctx, "registry");
     return qk_registry_cell(&reg, id, column, fallback);
+}
+
+/* ---- titles and legends ---------------------------------------------------------- */
+
+/* The subtitle's text, at 0.78 of the size. */
+static void subtitle_text(qk_plot *p, const char *subtitle)
+{
+    qk_plot_printf(p, "{/*0.78 ");
+    fig_text_markup(p, subtitle);
+    qk_plot_printf(p, "}");
+}
+
+/* Pixels from the top of the canvas to the centre of the title and of the
+ * subtitle line, and to the bottom of the title block. */
+#define TITLE_Y(pt) (1.6 * (pt))
+#define SUBTITLE_Y(pt) (3.3 * (pt))
+#define TITLE_BOTTOM(pt, sub) ((sub) ? 4.3 * (pt) : 2.6 * (pt))
+
+double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt)
+{
+    int sub = subtitle && *subtitle;
+    qk_plot_printf(p, "unset title\nset label 901 \"");
+    fig_text_markup(p, title);
+    qk_plot_printf(p, "\" at screen 0.5, screen %.4f center font \",%d\" front\n",
+                   1 - TITLE_Y(font_pt) / p->height, font_pt);
+    if (sub) {
+        qk_plot_printf(p, "set label 902 \"");
+        subtitle_text(p, subtitle);
+        qk_plot_printf(p, "\" at screen 0.5, screen %.4f center font \",%d\" front\n",
+                       1 - SUBTITLE_Y(font_pt) / p->height, font_pt);
+    }
+    return 1 - TITLE_BOTTOM(font_pt, sub) / p->height;
+}
+
+double fig_multiplot_title(qk_plot *p, const char *title, const char *subtitle, int font_pt)
+{
+    int sub = subtitle && *subtitle;
+    qk_plot_printf(p, "set multiplot title \"");
+    fig_text_markup(p, title);
+    if (sub) {
+        qk_plot_printf(p, "\\n");
+        subtitle_text(p, subtitle);
+    }
+    qk_plot_printf(p, "\" font \",%d\"\n", font_pt);
+    return 1 - TITLE_BOTTOM(font_pt, sub) / p->height;
+}
+
+void fig_key_right(qk_plot *p, int font_pt)
+{
+    qk_plot_printf(p, "set key outside right top vertical reverse Left samplen 1.5 spacing 1.2 "
+                      "font \",%d\" box lc rgb '#cccccc' noopaque\n", font_pt);
+}
+
+double fig_key_top(qk_plot *p, int font_pt, int columns, int entries, double y)
+{
+    int rows = (entries + columns - 1) / columns;
+    qk_plot_printf(p, "set key at screen 0.5, screen %.4f center top horizontal maxcols %d "
+                      "reverse Left samplen 2 width 2 font \",%d\" nobox noopaque\n",
+                   y, columns, font_pt);
+    return y - (rows * 1.45 + 0.4) * font_pt / p->height;
+}
+
+void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n)
+{
+    qk_plot_printf(p, "set xtics scale 0 (");
+    for (int m = 0; m < n; m++) {
+        const char *label = labels[m], *dash = strchr(label, '-');
+        qk_plot_printf(p, "\"");
+        if (dash) {
+            fig_text_chars(p, label, (size_t)(dash - label));
+            qk_plot_printf(p, "\\n");
+            fig_text_chars(p, dash + 1, strlen(dash + 1));
+        } else {
+            fig_text_chars(p, label, strlen(label));
+        }
+        qk_plot_printf(p, "\" %d%s", m, m + 1 < n ? ", " : ")\n");
+    }
+    qk_plot_printf(p, "set xrange [-0.6:%d.6]\n", n - 1);
+}
+
+/* ---- the canvas of a figure this run cannot draw --------------------------------- */
+
+/* Appends text to the canvas as lines of at most width characters, as
+ * labels from screen height *y down; returns the lines written. */
+static int wrapped_lines(qk_plot *p, const char *text, int width, double *y, double step,
+                         int font_pt, const char *color, int tag)
+{
+    int lines = 0;
+    const char *s = text;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        size_t len = strlen(s), cut = len;
+        if (len > (size_t)width) {
+            cut = (size_t)width;
+            while (cut > 0 && s[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = (size_t)width;
+        }
+        qk_plot_printf(p, "set label %d \"", tag + lines);
+        fig_text_chars(p, s, cut);
+        qk_plot_printf(p, "\" at screen 0.08, screen %.4f left font \",%d\" tc rgb '%s'\n", *y,
+                       font_pt, color);
+        *y -= step;
+        s += cut;
+        lines++;
+    }
+    return lines;
+}
+
+int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
+{
+    char why[1024], title[256], needs[1024];
+    va_list ap;
+    va_start(ap, reason);
+    vsnprintf(why, sizeof why, reason, ap);
+    va_end(ap);
+    fig_expand(ctx, ctx->def->title, title, sizeof title);
+    fig_expand(ctx, ctx->def->needs, needs, sizeof needs);
+    qk_plot p;
+    fig_begin(&p, 1600, 700, 16);
+    qk_plot_printf(&p, "unset label\nunset arrow\nunset object\nunset key\nunset border\n"
+                       "unset xtics\nunset ytics\nunset grid\nunset xlabel\nunset ylabel\n"
+                       "set lmargin at screen 0.03\nset rmargin at screen 0.97\n"
+                       "set bmargin at screen 0.04\nset tmargin at screen 0.84\n");
+    fig_title(&p, title, "not drawn in this run", 20);
+    qk_plot_printf(&p, "set object 1 rectangle from screen 0.03, screen 0.05 to screen 0.97, "
+                       "screen 0.84 fc rgb '#f4f4f4' fs solid 1.0 border lc rgb '#bbbbbb' behind\n"
+                       "set label 1 \"Not drawn: this run lacks the data of this figure\" "
+                       "at screen 0.08, screen 0.74 left font \",24\" tc rgb '#555555'\n");
+    double y = 0.62;
+    qk_plot_printf(&p, "set label 2 \"It needs\" at screen 0.08, screen %.4f left font \",17\" "
+                       "tc rgb '#222222'\n", y);
+    y -= 0.065;
+    wrapped_lines(&p, needs, 120, &y, 0.055, 15, "#333333", 10);
+    y -= 0.03;
+    qk_plot_printf(&p, "set label 3 \"This run\" at screen 0.08, screen %.4f left font \",17\" "
+                       "tc rgb '#222222'\n", y);
+    y -= 0.065;
+    wrapped_lines(&p, why, 120, &y, 0.055, 15, "#333333", 30);
+    /* a plot with nothing in it draws the canvas */
+    qk_plot_printf(&p, "set xrange [0:1]\nset yrange [0:1]\nplot NaN notitle\n");
+    fig_key(ctx, "drawn", "no: this run lacks the data of this figure");
+    fig_key(ctx, "needs", "%s", needs);
+    fig_key(ctx, "this run", "%s", why);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
+
+int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err)
+{
+    char files[1024] = "", datasets[512] = "";
+    for (int i = 0; i < ctx->n_inputs; i++) {
+        if (ctx->input_paths[i])
+            continue;
+        size_t used = strlen(files);
+        snprintf(files + used, sizeof files - used, "%s%s", used ? ", " : "",
+                 ctx->absent_files[i] ? ctx->absent_files[i] : ctx->input_names[i]);
+    }
+    if (ctx->run_datasets && *ctx->run_datasets) {
+        /* at most six ids, then how many more */
+        int n = 0;
+        const char *s = ctx->run_datasets;
+        while (*s) {
+            while (*s == ' ')
+                s++;
+            size_t len = strcspn(s, " ");
+            if (!len)
+                break;
+            size_t used = strlen(datasets);
+            if (n < 6)
+                snprintf(datasets + used, sizeof datasets - used, "%s%.*s", n ? ", " : "",
+                         (int)len, s);
+            n++;
+            s += len;
+        }
+        if (n > 6) {
+            size_t used = strlen(datasets);
+            snprintf(datasets + used, sizeof datasets - used, " and %d more", n - 6);
+        }
+    }
+    return fig_not_drawn(ctx, err, "The datasets of this run (%s) include none this figure "
+                         "is drawn from, so the run does not make its input tables (%s).",
+                         *datasets ? datasets : "none", files);
+}
+
+void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi)
+{
+    /* a power-of-two step (in tokens) that gives at most six intervals */
+    double span = hi - lo, step = 1;
+    while (span / step > 6)
+        step *= 2;
+    qk_plot_printf(p, "set %stics (", axis);
+    int first = 1;
+    for (double v = ceil(lo / step) * step; v <= hi + 1e-9; v += step) {
+        char lab[32];
+        fig_tokens(v, lab, sizeof lab);
+        qk_plot_printf(p, "%s\"%s\" %.0f", first ? "" : ", ", lab, v);
+        first = 0;
+    }
+    qk_plot_printf(p, ")\n");
+}
+
+void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks)
+{
+    double span = hi - lo, raw = span / (ticks > 0 ? ticks : 5);
+    if (!(raw > 0)) {
+        qk_plot_printf(p, "set %stics autofreq\nset format %s \"%% h\"\n", axis, axis);
+        return;
+    }
+    double mag = pow(10, floor(log10(raw))), f = raw / mag;
+    double mult = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+    double step = mult * mag;
+    /* as many decimals as the step has */
+    int decimals = 0;
+    while (decimals < 8 && fabs(step * pow(10, decimals) - round(step * pow(10, decimals))) > 1e-6)
+        decimals++;
+    qk_plot_printf(p, "set %stics %.10g\nset format %s \"%%.%df\"\n", axis, step, axis, decimals);
 }

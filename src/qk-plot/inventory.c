@@ -1,4 +1,5 @@
 /* Figures of the data inventory. */
+#include <math.h>
 #include <string.h>
 
 #include "figure.h"
@@ -7,31 +8,47 @@
 static int draw_vectors(fig_ctx *ctx, qk_err *err)
 {
     const qk_table *t = fig_input(ctx, "inventory");
+    if (t->n_rows == 0)
+        return fig_not_drawn(ctx, err, "The inventory %s lists no dataset.", fig_path(ctx, t));
     int c_label = fig_column(ctx, t, "label");
     int c_q = fig_column(ctx, t, "vectors_q"), c_k = fig_column(ctx, t, "vectors_k");
     int c_heads = fig_column(ctx, t, "q_heads");
-    qk_plot p;
-    qk_plot_begin(&p, 1200, 160 + 28 * t->n_rows);
-    qk_plot_data_begin(&p, "inv");
-    double total_q = 0, total_k = 0, heads = 0;
+    double total_q = 0, total_k = 0, heads = 0, most = 0;
     for (int r = 0; r < t->n_rows; r++) {
         double q = fig_number_at(ctx, t, r, c_q), k = fig_number_at(ctx, t, r, c_k);
-        qk_plot_printf(&p, "%d \"%s\" %.0f %.0f\n", r, qk_table_cell(t, r, c_label), q, k);
         total_q += q;
         total_k += k;
+        most = fmax(most, q + k);
         heads += fig_number_at(ctx, t, r, c_heads);
     }
+    /* counts in thousands or millions, so that tick labels stay short */
+    double unit = most >= 1e7 ? 1e6 : most >= 1e4 ? 1e3 : 1;
+    const char *unit_name = unit == 1e6 ? " (millions)" : unit == 1e3 ? " (thousands)" : "";
+    qk_plot p;
+    fig_begin(&p, 1200, 200 + 28 * t->n_rows, 12);
+    qk_plot_data_begin(&p, "inv");
+    for (int r = 0; r < t->n_rows; r++) {
+        qk_plot_printf(&p, "%d ", r);
+        fig_text(&p, qk_table_cell(t, r, c_label));
+        qk_plot_printf(&p, " %.6g %.6g\n", fig_number_at(ctx, t, r, c_q) / unit,
+                       fig_number_at(ctx, t, r, c_k) / unit);
+    }
     qk_plot_data_end(&p);
+    char sub[128];
+    snprintf(sub, sizeof sub, "n = %d datasets, %.0f query heads; registry order", t->n_rows, heads);
+    double top = fig_title(&p, "Captured vectors per dataset", sub, 14);
+    top = fig_key_top(&p, 12, 2, 2, top);
     qk_plot_printf(&p,
-        "set title \"Captured vectors per dataset\" font \",13\"\n"
-        "set xlabel \"vectors\"\n"
+        "set tmargin at screen %.4f\n"
+        "set xlabel \"vectors%s\"\n"
         "set yrange [%d:-1] reverse\n"
         "set style fill solid 0.85 noborder\n"
-        "set key bottom right\n"
         "set grid xtics noytics\n"
-        "plot $inv using ($3+$4):1:(0):($3+$4):($1-0.35):($1+0.35):ytic(2) with boxxyerror lt 2 title \"keys\", \\\n"
-        "     $inv using 3:1:(0):3:($1-0.35):($1+0.35) with boxxyerror lt 1 title \"queries\"\n",
-        t->n_rows);
+        "plot $inv using 3:1:(0):3:($1-0.35):($1+0.35):ytic(2) with boxxyerror lc rgb '%s' "
+        "title \"queries\", \\\n"
+        "     $inv using ($3+$4):1:3:($3+$4):($1-0.35):($1+0.35) with boxxyerror lc rgb '%s' "
+        "title \"keys\"\n",
+        top - 0.01, unit_name, t->n_rows, FIG_BLUE, FIG_VERMILLION);
     fig_key(ctx, "datasets", "%d", t->n_rows);
     fig_key(ctx, "query heads", "%.0f", heads);
     fig_key(ctx, "query vectors", "%.0f", total_q);
@@ -41,7 +58,10 @@ static int draw_vectors(fig_ctx *ctx, qk_err *err)
 
 const fig_def inventory_figures[] = {
     {"inventory/01", "Captured vectors per dataset",
-     "Stacked bars: the query vectors (blue) and key vectors (orange) captured for every dataset "
-     "of the run, in registry order. Each query head is paired with the key head that serves it.",
+     "Stacked bars: the query vectors (blue) and key vectors (vermillion) captured for every "
+     "dataset of the run, in registry order. Each query head is paired with the key head that "
+     "serves it.",
+     "the inventory of the run's stores (build/report/inventory.tsv): at least one dataset "
+     "loaded.",
      draw_vectors},
-    {NULL, NULL, NULL, NULL}};
+    {NULL, NULL, NULL, NULL, NULL}};

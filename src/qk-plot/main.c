@@ -37,11 +37,19 @@ static void usage(FILE *fp)
         "figure.gp, and the README's tables (readme.tsv: title, description;\n"
         "numbers.tsv: key numbers; inputs.tsv: input files and their checksums).\n"
         "TABLE files ending in .csv are comma-separated, others tab-separated.\n"
+        "A figure whose data the run lacks (an input given as --absent, a model\n"
+        "its tables do not hold, too few values) is a canvas that says so.\n"
         "\n"
         "Options:\n"
         "  -f, --figure ID      the figure (see --list)\n"
         "  -o, --out DIR        output directory (created)\n"
         "  -i, --input NAME=F   an input table (may repeat)\n"
+        "  -a, --absent NAME[=F] an input this run does not make (may repeat)\n"
+        "  -m, --model ID       the model a one-model figure shows\n"
+        "  -r, --run-datasets L the run's datasets (space-separated), for the\n"
+        "                       canvas of a figure it lacks the data of\n"
+        "  -n, --min-share F    draw a mean over heads in full only where at least\n"
+        "                       this share of the heads contribute (default 0.5)\n"
         "  -s, --style FILE     house style prepended to the script\n"
         "                       (default templates/gnuplot/style.gp)\n"
         "  -l, --list           list the figures\n"
@@ -53,9 +61,41 @@ static void usage(FILE *fp)
 const qk_table *fig_input(const fig_ctx *ctx, const char *name)
 {
     for (int i = 0; i < ctx->n_inputs; i++)
-        if (strcmp(ctx->input_names[i], name) == 0)
+        if (strcmp(ctx->input_names[i], name) == 0 && ctx->input_paths[i])
             return &ctx->inputs[i];
     qk_die(QK_EXIT_USAGE, NULL, "figure %s needs --input %s=FILE", ctx->id, name);
+}
+
+int fig_has_input(const fig_ctx *ctx, const char *name)
+{
+    for (int i = 0; i < ctx->n_inputs; i++)
+        if (strcmp(ctx->input_names[i], name) == 0)
+            return ctx->input_paths[i] != NULL;
+    return 0;
+}
+
+const char *fig_model(const fig_ctx *ctx)
+{
+    if (!ctx->model)
+        qk_die(QK_EXIT_USAGE, NULL, "figure %s needs --model ID", ctx->id);
+    return ctx->model;
+}
+
+void fig_expand(const fig_ctx *ctx, const char *text, char *out, size_t cap)
+{
+    const char *label = ctx->model ? ctx->model_label : "the chosen model";
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *s = text; *s && used + 1 < cap;) {
+        if (strncmp(s, "{model}", 7) == 0) {
+            snprintf(out + used, cap - used, "%s", label);
+            s += 7;
+        } else {
+            out[used] = *s++;
+            out[used + 1] = '\0';
+        }
+        used = strlen(out);
+    }
 }
 
 const char *fig_path(const fig_ctx *ctx, const qk_table *t)
@@ -94,21 +134,73 @@ void fig_key(fig_ctx *ctx, const char *name, const char *fmt, ...)
     fputc('\n', ctx->numbers);
 }
 
+/* One more input slot; its table is zeroed. */
+static int new_input(fig_ctx *ctx)
+{
+    int n = ctx->n_inputs++;
+    ctx->input_names = qk_realloc(ctx->input_names, (size_t)(n + 1) * sizeof(char *));
+    ctx->input_paths = qk_realloc(ctx->input_paths, (size_t)(n + 1) * sizeof(char *));
+    ctx->absent_files = qk_realloc(ctx->absent_files, (size_t)(n + 1) * sizeof(char *));
+    ctx->inputs = qk_realloc(ctx->inputs, (size_t)(n + 1) * sizeof(qk_table));
+    memset(&ctx->inputs[n], 0, sizeof ctx->inputs[n]);
+    ctx->absent_files[n] = NULL;
+    return n;
+}
+
 static void add_input(fig_ctx *ctx, const char *spec)
 {
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec)
         qk_die(QK_EXIT_USAGE, NULL, "--input takes NAME=FILE, got '%s'", spec);
-    int n = ctx->n_inputs++;
-    ctx->input_names = qk_realloc(ctx->input_names, (size_t)(n + 1) * sizeof(char *));
-    ctx->input_paths = qk_realloc(ctx->input_paths, (size_t)(n + 1) * sizeof(char *));
-    ctx->inputs = qk_realloc(ctx->inputs, (size_t)(n + 1) * sizeof(qk_table));
+    int n = new_input(ctx);
     ctx->input_names[n] = qk_strdup(spec);
     ctx->input_names[n][eq - spec] = '\0';
     ctx->input_paths[n] = qk_strdup(eq + 1);
     qk_err err;
     if (qk_table_load(eq + 1, &ctx->inputs[n], &err) != 0)
         qk_die(QK_EXIT_DATA, eq + 1, "%s", err.msg);
+}
+
+static void add_absent(fig_ctx *ctx, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!*spec || eq == spec)
+        qk_die(QK_EXIT_USAGE, NULL, "--absent takes NAME or NAME=FILE, got '%s'", spec);
+    int n = new_input(ctx);
+    ctx->input_names[n] = qk_strdup(spec);
+    if (eq) {
+        ctx->input_names[n][eq - spec] = '\0';
+        ctx->absent_files[n] = qk_strdup(eq + 1);
+    }
+    ctx->input_paths[n] = NULL;
+}
+
+static double share_arg(const char *text)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v >= 0 && v <= 1))
+        qk_die(QK_EXIT_USAGE, NULL, "--min-share takes a number from 0 to 1, got '%s'", text);
+    return v;
+}
+
+/* The model's display label from the registry input, if given. */
+static void resolve_model(fig_ctx *ctx)
+{
+    if (!ctx->model)
+        return;
+    snprintf(ctx->model_label, sizeof ctx->model_label, "%s", ctx->model);
+    if (fig_has_input(ctx, "registry"))
+        snprintf(ctx->model_label, sizeof ctx->model_label, "%s",
+                 fig_registry(ctx, ctx->model, "label", ctx->model));
+}
+
+static int any_absent(const fig_ctx *ctx)
+{
+    for (int i = 0; i < ctx->n_inputs; i++)
+        if (!ctx->input_paths[i])
+            return 1;
+    return 0;
 }
 
 /* Opens DIR/NAME as a text output (qk/values.h). */
@@ -125,6 +217,11 @@ static void write_inputs_table(const fig_ctx *ctx)
     open_text(&out, ctx->out_dir, "inputs.tsv");
     fputs("input\tfile\tbytes\tchecksum\n", out.fp);
     for (int i = 0; i < ctx->n_inputs; i++) {
+        if (!ctx->input_paths[i]) {
+            fprintf(out.fp, "%s\t%s (not made by this run)\t0\t-\n", ctx->input_names[i],
+                    ctx->absent_files[i] ? ctx->absent_files[i] : "-");
+            continue;
+        }
         uint8_t *data;
         size_t n;
         qk_err err;
@@ -139,10 +236,13 @@ static void write_inputs_table(const fig_ctx *ctx)
 
 static void write_readme_values(const fig_ctx *ctx, const fig_def *f)
 {
+    char title[256], description[4096];
+    fig_expand(ctx, f->title, title, sizeof title);
+    fig_expand(ctx, f->description, description, sizeof description);
     qk_text out;
     open_text(&out, ctx->out_dir, "readme.tsv");
     fprintf(out.fp, "figure_id\t%s\nfigure_title\t%s\nfigure_description\t%s\n", f->id,
-            f->title, f->description);
+            title, description);
     qk_text_close(&out);
 }
 
@@ -152,17 +252,25 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"figure", required_argument, NULL, 'f'}, {"out", required_argument, NULL, 'o'},
         {"input", required_argument, NULL, 'i'},  {"style", required_argument, NULL, 's'},
+        {"absent", required_argument, NULL, 'a'}, {"model", required_argument, NULL, 'm'},
+        {"run-datasets", required_argument, NULL, 'r'},
+        {"min-share", required_argument, NULL, 'n'},
         {"list", no_argument, NULL, 'l'},         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
     fig_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.style = "templates/gnuplot/style.gp";
+    ctx.min_share = 0.5;
     int c;
-    while ((c = getopt_long(argc, argv, "f:o:i:s:lh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:o:i:a:m:r:n:s:lh", longopts, NULL)) != -1) {
         switch (c) {
         case 'f': ctx.id = optarg; break;
         case 'o': ctx.out_dir = optarg; break;
         case 'i': add_input(&ctx, optarg); break;
+        case 'a': add_absent(&ctx, optarg); break;
+        case 'm': ctx.model = optarg; break;
+        case 'r': ctx.run_datasets = optarg; break;
+        case 'n': ctx.min_share = share_arg(optarg); break;
         case 's': ctx.style = optarg; break;
         case 'l': list_figures(stdout); return QK_EXIT_OK;
         case 'h': usage(stdout); return QK_EXIT_OK;
@@ -178,6 +286,8 @@ int main(int argc, char **argv)
     if (!f)
         qk_die(QK_EXIT_USAGE, NULL, "unknown figure '%s' (see --list)", ctx.id);
     snprintf(ctx.user, sizeof ctx.user, "figure %s", ctx.id);
+    ctx.def = f;
+    resolve_model(&ctx);
     qk_err err;
     if (qk_mkdirs(ctx.out_dir, &err) != 0)
         qk_die(QK_EXIT_DATA, ctx.out_dir, "%s", err.msg);
@@ -185,7 +295,8 @@ int main(int argc, char **argv)
     open_text(&numbers, ctx.out_dir, "numbers.tsv");
     ctx.numbers = numbers.fp;
     fputs("quantity\tvalue\n", ctx.numbers);
-    if (f->draw(&ctx, &err) != 0)
+    int rc = any_absent(&ctx) ? fig_not_drawn_absent(&ctx, &err) : f->draw(&ctx, &err);
+    if (rc != 0)
         qk_die(QK_EXIT_DATA, ctx.out_dir, "%s", err.msg);
     qk_text_close(&numbers);
     write_inputs_table(&ctx);

@@ -51,9 +51,17 @@ static void pc_xaxis(qk_plot *p)
 
 /* ---- 01: mean r_q and r_k by component ------------------------------------------ */
 
+/* The table qk holds no component rows: the canvas. */
+static int no_components(fig_ctx *ctx, const qk_src *qk, qk_err *err)
+{
+    return fig_not_drawn(ctx, err, "The table %s holds no head.", qk->path);
+}
+
 int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
 {
     qk_src qk = fig_src(ctx, "qk");
+    if (qk.t->n_rows == 0)
+        return no_components(ctx, &qk, err);
     double rq[PCA_N_PC], rk[PCA_N_PC], ev[PCA_N_PC];
     int n[PCA_N_PC];
     pca_component_means(&qk, rq, rk, ev, n);
@@ -62,28 +70,34 @@ int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
     for (int i = 0; i < PCA_N_PC; i++)
         lo = fmin(lo, fmin(rq[i], rk[i]) - 0.06);
     qk_plot p;
-    fig_begin(&p, 1481, 731, 16);
+    fig_begin(&p, 1481, 760, 16);
     qk_plot_data_begin(&p, "pcs");
-    for (int i = 0; i < PCA_N_PC; i++)
-        qk_plot_printf(&p, "%d %.6f %.6f %.6f %.6f \"%.2f\" \"%.2f\"\n", i, rq[i], rk[i],
+    for (int i = 0; i < PCA_N_PC; i++) {
+        char tq[32], tk[32];
+        qk_plot_printf(&p, "%d %.6f %.6f %.6f %.6f \"%s\" \"%s\"\n", i, rq[i], rk[i],
                        rq[i] >= 0 ? rq[i] + 0.025 : rq[i] - 0.03,
-                       rk[i] >= 0 ? rk[i] + 0.025 : rk[i] - 0.03, rq[i], rk[i]);
+                       rk[i] >= 0 ? rk[i] + 0.025 : rk[i] - 0.03,
+                       fig_fmt(tq, sizeof tq, "%.2f", rq[i]), fig_fmt(tk, sizeof tk, "%.2f", rk[i]));
+    }
     qk_plot_data_end(&p);
     pc_xaxis(&p);
+    char sub[160];
+    snprintf(sub, sizeof sub, "mean over n = %d heads of %d models; signs canonical "
+             "({/:Italic r}_q ≥ 0)", heads, models);
+    double top = fig_title(&p, "Combined QK PCA: position correlation by principal component", sub,
+                           19);
+    top = fig_key_top(&p, 15, 2, 2, top);
     qk_plot_printf(&p,
-        "set title \"Combined QK PCA: position correlation by principal component\\n"
-        "{/*0.8 mean over %d heads of %d models; signs canonical (r_q ≥ 0)}\" "
-        "font \",19\"\n"
+        "set tmargin at screen %.4f\n"
         "set ylabel \"mean Pearson r with token position\"\n"
         "set yrange [%.2f:1.0]\nset ytics 0.2\nset format y \"%%.1f\"\n"
         "set boxwidth 0.35 absolute\nset style fill solid 0.9 noborder\n"
         "set arrow from graph 0, first 0 to graph 1, first 0 nohead front lw 1 lc rgb '%s'\n"
-        "set key top right reverse Left samplen 1.5\n"
         "plot $pcs using ($1-0.175):2 with boxes lc rgb '%s' title \"{/:Italic r}_q  (queries)\", \\\n"
         "     $pcs using ($1+0.175):3 with boxes lc rgb '%s' title \"{/:Italic r}_k  (keys)\", \\\n"
         "     $pcs using ($1-0.175):4:6 with labels font \",12\" notitle, \\\n"
         "     $pcs using ($1+0.175):5:7 with labels font \",12\" notitle\n",
-        heads, models, lo, PCA_COLOR_ZERO, PCA_COLOR_Q, PCA_COLOR_K);
+        top - 0.01, lo, PCA_COLOR_ZERO, PCA_COLOR_Q, PCA_COLOR_K);
     fig_key(ctx, "heads", "%d", heads);
     fig_key(ctx, "models", "%d", models);
     for (int i = 0; i < PCA_N_PC; i++) {
@@ -104,6 +118,8 @@ int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
 int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
 {
     qk_src qk = fig_src(ctx, "qk");
+    if (qk.t->n_rows == 0)
+        return no_components(ctx, &qk, err);
     double rq[PCA_N_PC], rk[PCA_N_PC], ev[PCA_N_PC];
     int n[PCA_N_PC];
     pca_component_means(&qk, rq, rk, ev, n);
@@ -121,9 +137,11 @@ int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
                        100 * ev[i]);
     qk_plot_data_end(&p);
     pc_xaxis(&p);
+    char sub[96];
+    snprintf(sub, sizeof sub, "mean over n = %d heads of %d models", heads, models);
+    double y = fig_title(&p, "Combined QK PCA: explained variance by principal component", sub, 19);
+    qk_plot_printf(&p, "set tmargin at screen %.4f\n", y - 0.01);
     qk_plot_printf(&p,
-        "set title \"Combined QK PCA: explained variance by principal component\\n"
-        "{/*0.8 mean over %d heads of %d models}\" font \",19\"\n"
         "set ylabel \"mean explained variance ratio\\n{/*0.8 (eigenvalue / total pooled "
         "Q+K variance)}\"\n"
         "set yrange [0:%.4f]\nset format y \"%%.2f\"\n"
@@ -132,7 +150,7 @@ int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
         "graph 0.92 right font \",15\"\n"
         "plot $pcs using 1:2 with boxes lc rgb '%s' notitle, \\\n"
         "     $pcs using 1:3:4 with labels offset 0,0.6 font \",13\" notitle\n",
-        heads, models, 1.1 * top, PCA_N_PC - 1, 100 * total, PCA_COLOR_EV);
+        1.1 * top, PCA_N_PC - 1, 100 * total, PCA_COLOR_EV);
     fig_key(ctx, "heads", "%d", heads);
     fig_key(ctx, "models", "%d", models);
     for (int i = 0; i < PCA_N_PC; i++) {
@@ -145,14 +163,6 @@ int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
 }
 
 /* ---- 02: r_q against r_k on PC0, every head ------------------------------------- */
-
-/* Marker of the k-th model of a family: circle, square, triangle, diamond,
- * inverted triangle, pentagon. */
-static int family_marker(int k)
-{
-    static const int markers[] = {7, 5, 9, 13, 11, 15};
-    return markers[k % 6];
-}
 
 static void scatter_keys(fig_ctx *ctx, const pca_study *s)
 {
@@ -183,12 +193,15 @@ static void scatter_keys(fig_ctx *ctx, const pca_study *s)
 int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
 {
     pca_study s;
-    pca_load_input(ctx, "heads", &s);
+    if (pca_load_input(ctx, "heads", &s) == 0) {
+        pca_study_free(&s);
+        return pca_no_heads(ctx, "heads", err);
+    }
     pca_study_need_category(&s);
     double high, low;
     pca_thresholds(ctx, &high, &low);
     qk_plot p;
-    fig_begin(&p, 1332, 1031, 16);
+    fig_begin(&p, 1500, 1031, 16);
     for (int m = 0; m < s.n_models; m++) {
         char name[16];
         snprintf(name, sizeof name, "m%d", m);
@@ -198,27 +211,32 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
             qk_plot_printf(&p, "%.6f %.6f\n", s.heads[h].r_q0, s.heads[h].r_k0);
         qk_plot_data_end(&p);
     }
+    char sub[128];
+    snprintf(sub, sizeof sub, "n = %d heads of %d models; colour = family, marker = model",
+             s.n_heads, s.n_models);
+    double top = fig_title(&p, "Combined QK PCA, PC0: {/:Italic r}_q against {/:Italic r}_k of every "
+                           "head", sub, 19);
+    qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.01);
     qk_plot_printf(&p,
-        "set title \"Combined QK PCA, PC0: {/:Italic r}_q against {/:Italic r}_k of every head\\n"
-        "{/*0.8 %d heads of %d models; colour = family, marker = model}\" font \",19\"\n"
         "set xlabel \"{/:Italic r}_q: Pearson r of the query projections with position "
         "(sign-canonical)\"\n"
         "set ylabel \"{/:Italic r}_k: Pearson r of the key projections with position\"\n"
         "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics 0.2\nset ytics 0.25\n"
         "set format y \"%%.2f\"\nset format x \"%%.1f\"\nunset grid\n"
-        "set key bottom right reverse Left font \",12\" spacing 1.0 samplen 1\n",
-        s.n_heads, s.n_models);
+        "set lmargin at screen 0.08\nset rmargin at screen 0.76\n");
+    qk_plot_printf(&p, "set key at screen 0.775, graph 1 top left vertical reverse Left font \",12\" "
+                       "spacing 1.1 samplen 1 box lc rgb '#cccccc'\n");
     pca_threshold_lines(&p, low, high, 1);
     qk_plot_printf(&p, "plot ");
     int rank_in_family[64] = {0};
     for (int m = 0; m < s.n_models; m++) {
         int f = pca_family_index(&s, m);
-        const char *color = fig_okabe_ito[f % 8];
+        const char *color = fig_family_color(ctx, s.models[m].family);
         int k = f < 64 ? rank_in_family[f]++ : 0;
         qk_plot_printf(&p, "%s$m%d using 1:2 with points pt %d ps 1.3*qk_ps lc rgb '#80%s' title ",
-                       m ? ", \\\n     " : "", m, family_marker(k), color + 1);
+                       m ? ", \\\n     " : "", m, fig_model_marker(k), color + 1);
         char title[128];
-        snprintf(title, sizeof title, "%s (n=%d)", s.models[m].label, s.models[m].n_heads);
+        snprintf(title, sizeof title, "%s (n = %d)", s.models[m].label, s.models[m].n_heads);
         fig_text(&p, title);
     }
     qk_plot_printf(&p, "\n");
@@ -233,13 +251,13 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
 int pca_draw_heatmap_rq(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(ctx, 1654, 808, PCA_R_Q0,
-                                    "Mean {/:Italic r}_q (PC0) by normalized layer depth", 0, err);
+                                    "Mean {/:Italic r}_q (PC0) by normalized layer depth", err);
 }
 
 int pca_draw_heatmap_rk(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(ctx, 1654, 808, PCA_R_K0,
-                                    "Mean {/:Italic r}_k (PC0) by normalized layer depth", 0, err);
+                                    "Mean {/:Italic r}_k (PC0) by normalized layer depth", err);
 }
 
 /* ---- the table of figures ------------------------------------------------------------ */
@@ -252,6 +270,9 @@ const fig_def pca_figures[] = {
      "vermillion). Signs are canonical: r_q >= 0 (r_k decides when |r_q| < 0.05), so a "
      "positive r_k means the keys drift with position in the same direction as the queries. "
      "Each head counts once; the numbers above the bars are the means.",
+     "the combined QK PCA table of the cross-model study, "
+     "results/attention_plasticity/qk.csv: at least one of its eleven datasets analysed in "
+     "the run.",
      pca_draw_pc_roles},
     {"qk-pca/02", "Combined QK PCA, PC0: r_q against r_k of every head",
      "One point per query head: x is r_q and y is r_k on PC0. Colour gives the model "
@@ -261,6 +282,9 @@ const fig_def pca_figures[] = {
      "band is Q-positional, left of the low line with |r_k| above the high line is "
      "K-positional, left of the low line inside the low band is content-focused, the rest "
      "is mixed.",
+     "the per-head PCA table of the cross-model study, "
+     "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
+     "analysed in the run.",
      pca_draw_scatter},
     {"qk-pca/03", "Mean r_q (PC0) by normalized layer depth",
      "Heatmap: one row per model, one column per depth bin (layer / (layers - 1) in ten bins "
@@ -268,57 +292,87 @@ const fig_def pca_figures[] = {
      "PC0 r_q of the model's heads in that bin, printed in the cell; the colour scale runs "
      "from 0 to 1. Grey cells with a dash hold no head. The heads per model are given at "
      "the right.",
+     "the per-head PCA table of the cross-model study, "
+     "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
+     "analysed in the run.",
      pca_draw_heatmap_rq},
     {"qk-pca/04", "Mean r_k (PC0) by normalized layer depth",
      "Heatmap as in figure 03, for the key correlation r_k on PC0 (signed; a mean below 0 "
      "takes the lightest colour, the printed number is exact).",
+     "the per-head PCA table of the cross-model study, "
+     "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
+     "analysed in the run.",
      pca_draw_heatmap_rk},
     {"qk-pca/05", "Combined QK PCA: explained variance by principal component",
      "Bars: the mean over all heads of the explained-variance ratio of each principal "
      "component, the component's eigenvalue divided by the total variance of the pooled "
      "query + key cloud (all dimensions). The label on each bar is the mean in percent; the "
      "sum of the ten is printed at the top right.",
+     "the combined QK PCA table of the cross-model study, "
+     "results/attention_plasticity/qk.csv: at least one of its eleven datasets analysed in "
+     "the run.",
      pca_draw_explained_variance},
-    {"qk-pca/06", "Four Llama-3.2-3B heads in the plane of their first two components",
-     "Scatter plots of the queries (blue scale) and keys (red scale) of four query heads "
-     "of Llama-3.2-3B projected on PC0 (x) and PC1 (y) of the head's combined PCA; the "
-     "colour gives the token position (lighter = earlier, one scale for all queries and one "
-     "for all keys). Signs are the solver's, not canonical: each component is oriented so "
-     "that its largest loading is positive. The box in each panel gives the explained "
+    {"qk-pca/06", "Heads of {model} in the plane of their first two components",
+     "Scatter plots of the queries (blue scale) and keys (red scale) of a few query heads "
+     "of {model} (the figure's model, a parameter: PCA_COLLAGE_DATASET) projected on PC0 (x) "
+     "and PC1 (y) of the head's combined PCA; the colour gives the token position (lighter = "
+     "earlier) on one scale from 0 to the model's context length, K = 1024 tokens, as in the "
+     "rotation collages. Signs are the solver's, not canonical: each component is oriented "
+     "so that its largest loading is positive. The box in each panel gives the explained "
      "variance and r_q, r_k of PC0 and PC1; the title gives the head, its key head and its "
      "category. The heads are drawn by the thesis's rule, Python random.Random(42).sample "
      "of the sorted query heads, 4 of them. Applied to the 300 heads the thesis sampled "
      "from Llama-3.2-3B, the rule gives layer 5 head 13, layer 1 head 8, layer 13 head 20 "
-     "and layer 12 head 6; applied to other heads (the demo data hold fewer) it "
-     "picks others. The key numbers give the heads drawn and from how many.",
+     "and layer 12 head 6; applied to other heads (the demo data hold fewer) it picks "
+     "others. The key numbers give the heads drawn and from how many.",
+     "the store of {model} (the figure's dataset parameter) and its per-head PCA table: "
+     "the dataset of {model} loaded and analysed in the run.",
      pca_draw_collage},
     {"qk-pca/07", "SmolLM3-3B: position correlation on PC0 during training",
      "Mean PC0 r_q (blue, circles) and r_k (vermillion, squares) over the heads of each "
      "training checkpoint, with bands of one standard deviation across heads. Dashed lines "
      "separate the training phases named at the top. The same heads are analysed at every "
      "checkpoint.",
+     "the per-head PCA table of the SmolLM3-3B training study, "
+     "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
+     "analysed in the run.",
      pca_draw_training_signal},
     {"qk-pca/08", "SmolLM3-3B: head taxonomy during training",
      "Stacked bars: the share of the heads of each checkpoint in each category of the PC0 "
      "taxonomy (thresholds in the legend). Shares of at least 5% are printed in the bars.",
+     "the per-head PCA table of the SmolLM3-3B training study, "
+     "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
+     "analysed in the run.",
      pca_draw_training_taxonomy},
     {"qk-pca/09", "SmolLM3-3B: PC0 explained variance during training",
      "Mean explained-variance ratio of PC0 over the heads of each checkpoint, with a band of "
      "one standard deviation across heads; dashed lines separate the training phases.",
+     "the per-head PCA table of the SmolLM3-3B training study, "
+     "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
+     "analysed in the run.",
      pca_draw_training_ev},
     {"qk-pca/10", "SmolLM3-3B: mean r_q (PC0) by layer depth during training",
      "Heatmap: one row per checkpoint (training order, top to bottom), one column per depth "
      "bin (layer / (layers - 1), ten bins labelled by their lower edge). Each cell is the mean "
      "PC0 r_q of the heads in that bin; grey cells hold no head.",
+     "the per-head PCA table of the SmolLM3-3B training study, "
+     "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
+     "analysed in the run.",
      pca_draw_training_heatmap_rq},
     {"qk-pca/11", "SmolLM3-3B: mean r_k (PC0) by layer depth during training",
      "Heatmap as in figure 10, for r_k (signed; a mean below 0 takes the lightest colour, "
      "the printed number is exact).",
+     "the per-head PCA table of the SmolLM3-3B training study, "
+     "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
+     "analysed in the run.",
      pca_draw_training_heatmap_rk},
     {"qk-pca/12", "SmolLM3-3B: r_q against r_k (PC0) at selected checkpoints",
      "One panel per selected checkpoint (the first two, the end of stage 1, the end of "
      "stage 3 and the end of each long-context phase), one point per head: x is r_q and y is "
      "r_k on PC0. Dashed lines mark the taxonomy thresholds (vertical at the low and high "
      "value, horizontal at plus and minus the high value).",
+     "the per-head PCA table of the SmolLM3-3B training study, "
+     "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
+     "analysed in the run.",
      pca_draw_training_scatter},
-    {NULL, NULL, NULL, NULL}};
+    {NULL, NULL, NULL, NULL, NULL}};

@@ -35,8 +35,8 @@ static int read_panels(const qk_src *t, collage_panel *out)
         c[i] = qk_src_col(t, num_cols[i]);
     int c_panel = qk_src_col(t, "panel"), c_model = qk_src_col(t, "model");
     int n = t->t->n_rows;
-    if (n < 1 || n > MAX_PANELS)
-        qk_die(QK_EXIT_DATA, t->path, "%d panels (expected 1 to %d)", n, MAX_PANELS);
+    if (n > MAX_PANELS)
+        qk_die(QK_EXIT_DATA, t->path, "%d panels (expected at most %d)", n, MAX_PANELS);
     for (int r = 0; r < n; r++) {
         collage_panel *p = &out[r];
         if ((int)qk_src_num(t, r, c_panel) != r)
@@ -93,7 +93,7 @@ static position_range position_extent(const qk_src *t)
 
 /* $pN: pc0, pc1 and an ARGB colour (alpha 0.6) for each point of panel N;
  * the keys first, so that the queries are drawn on top. */
-static void panel_data(qk_plot *p, const qk_src *t, int panel, const position_range *pr)
+static void panel_data(qk_plot *p, const qk_src *t, int panel, double scale)
 {
     int c_panel = qk_src_col(t, "panel"), c_kind = qk_src_col(t, "kind");
     int c_pos = qk_src_col(t, "position"), c_x = qk_src_col(t, "pc0"), c_y = qk_src_col(t, "pc1");
@@ -104,8 +104,7 @@ static void panel_data(qk_plot *p, const qk_src *t, int panel, const position_ra
         for (int r = 0; r < t->t->n_rows; r++) {
             if ((int)qk_src_num(t, r, c_panel) != panel || fig_kind_index(t, r, c_kind) != kind)
                 continue;
-            double span = pr->hi[kind] - pr->lo[kind];
-            double x = span > 0 ? (qk_src_num(t, r, c_pos) - pr->lo[kind]) / span : 1.0;
+            double x = qk_src_num(t, r, c_pos) / scale;
             int rgb = fig_map_color(kind ? fig_reds : fig_blues, x, LIGHT_CUT);
             unsigned argb = 0x66000000u | (unsigned)rgb;
             qk_plot_printf(p, "%.5g %.5g %u\n", qk_src_num(t, r, c_x), qk_src_num(t, r, c_y), argb);
@@ -146,10 +145,10 @@ static void set_colorbar(qk_plot *p, const colorbar *cb)
         return;
     }
     fig_palette(p, cb->stops, LIGHT_CUT);
-    qk_plot_printf(p, "set cbrange [%.0f:%.0f]\nset cbtics auto\nset format cb \"%%.0s%%c\"\n"
-                      "set colorbox vertical user origin screen 0.875, screen %.4f size screen "
-                      "0.018, screen %.4f\nset cblabel ",
-                   cb->lo, cb->hi, cb->y0, cb->height);
+    qk_plot_printf(p, "set cbrange [%.0f:%.0f]\n", cb->lo, cb->hi > cb->lo ? cb->hi : cb->lo + 1);
+    fig_token_tics(p, "cb", cb->lo, cb->hi > cb->lo ? cb->hi : cb->lo + 1);
+    qk_plot_printf(p, "set colorbox vertical user origin screen 0.875, screen %.4f size screen "
+                      "0.018, screen %.4f\nset cblabel ", cb->y0, cb->height);
     qk_plot_quoted(p, cb->label);
     qk_plot_printf(p, " offset 1,0\n");
 }
@@ -161,9 +160,9 @@ static void draw_panel(qk_plot *p, const collage_panel *c, int i, int n, const c
     char title[160], box[200];
     snprintf(title, sizeof title, "Layer %d, head %d (key head %d)%s%s", c->layer, c->head,
              c->k_head, c->category ? ": " : "", c->category ? c->category : "");
-    snprintf(box, sizeof box, "PC0: var=%.1f%%, rQ=%+.3f, rK=%+.3f\\nPC1: var=%.1f%%, "
-             "rQ=%+.3f, rK=%+.3f", 100 * c->ev[0], c->r_q[0], c->r_k[0], 100 * c->ev[1],
-             c->r_q[1], c->r_k[1]);
+    fig_fmt(box, sizeof box, "PC0: var=%.1f%%, rQ=%+.3f, rK=%+.3f\\nPC1: var=%.1f%%, "
+            "rQ=%+.3f, rK=%+.3f", 100 * c->ev[0], c->r_q[0], c->r_k[0], 100 * c->ev[1],
+            c->r_q[1], c->r_k[1]);
     qk_plot_printf(p, "set title ");
     fig_text(p, title);
     qk_plot_printf(p, " font \",21\"\n"
@@ -182,6 +181,8 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     qk_src points = fig_src(ctx, "points"), panels_t = fig_src(ctx, "panels");
     collage_panel panels[MAX_PANELS];
     int n = read_panels(&panels_t, panels);
+    if (n == 0)
+        return fig_not_drawn(ctx, err, "The table %s lists no head to draw.", panels_t.path);
     pca_study heads;
     pca_load_input(ctx, "heads", &heads);
     find_categories(&heads, panels, n);
@@ -194,20 +195,24 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
         if (strcmp(qk_table_cell(registry.t, r, c_id), panels[0].model) == 0)
             snprintf(label, sizeof label, "%s", qk_table_cell(registry.t, r, c_label));
     position_range pr = position_extent(&points);
+    /* positions on one scale from 0 to the context length (registry), as the
+     * rotation collages: the colour of a position means the same in both */
+    double context = strtod(fig_registry(ctx, panels[0].model, "context_length", "0"), NULL);
+    double scale = context > pr.hi[0] && context > pr.hi[1] ? context : fmax(pr.hi[0], pr.hi[1]) + 1;
 
     qk_plot p;
     fig_begin(&p, 2163, 1768, 17);
     for (int i = 0; i < n; i++)
-        panel_data(&p, &points, i, &pr);
+        panel_data(&p, &points, i, scale);
     /* an invisible point that makes a panel draw its colour bar */
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    qk_plot_printf(&p, "set multiplot title ");
-    char title[256];
-    snprintf(title, sizeof title,
-             "%s: queries and keys of %d heads in the plane of their first two components\\n"
-             "{/*0.8 colour = token position (queries blue, keys red; lighter = earlier); "
-             "component signs as the solver gives them}", label, n);
-    qk_plot_printf(&p, "\"%s\" font \",23\"\n", title);
+    char title[256], sub[256];
+    snprintf(title, sizeof title, "%s: queries and keys of %d heads in the plane of their first "
+             "two components", label, n);
+    snprintf(sub, sizeof sub, "%d of %d query heads; colour = token position (queries blue, keys "
+             "red; lighter = earlier; K = 1024 tokens); component signs as the solver gives them",
+             n, panels[0].available);
+    fig_multiplot_title(&p, title, sub, 23);
     qk_plot_printf(&p, "set style textbox opaque fillcolor rgb 'white' border lc rgb 'black'\n"
                        "unset key\nset grid\nset tics font \",16\"\n");
     /* the query bar beside the top row, drawn by the first panel; the key
@@ -216,9 +221,9 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     int rows = n < 2 ? 1 : (n + 1) / 2;
     double row_h = 0.91 / rows, bottom = 0.065, top = 0.89;
     double bar_h = rows > 1 ? row_h - 0.085 : (top - bottom) / 2 - 0.05;
-    colorbar q_bar = {fig_blues, pr.lo[0], pr.hi[0], top - bar_h, bar_h,
+    colorbar q_bar = {fig_blues, 0, scale, top - bar_h, bar_h,
                       "query position (token index)"};
-    colorbar k_bar = {fig_reds, pr.lo[1], pr.hi[1], bottom, bar_h, "key position (token index)"};
+    colorbar k_bar = {fig_reds, 0, scale, bottom, bar_h, "key position (token index)"};
     for (int i = 0; i < n; i++)
         draw_panel(&p, &panels[i], i, n, i == 0 ? &q_bar : i == n - 1 ? &k_bar : NULL);
     qk_plot_printf(&p, "unset multiplot\n");
@@ -240,6 +245,7 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     }
     fig_key(ctx, "query positions", "%.0f to %.0f", pr.lo[0], pr.hi[0]);
     fig_key(ctx, "key positions", "%.0f to %.0f", pr.lo[1], pr.hi[1]);
+    fig_key(ctx, "colour scale of positions", "0 to %.0f", scale);
     pca_study_free(&heads);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }

@@ -9,13 +9,17 @@
 const char *const pca_category_colors[PCA_N_CAT] = {FIG_BLUE, FIG_SKY_BLUE, FIG_PURPLE, FIG_GREEN,
                                                     "#BBBBBB"};
 
-void pca_load_input(const fig_ctx *ctx, const char *name, pca_study *s)
+int pca_load_input(const fig_ctx *ctx, const char *name, pca_study *s)
 {
     qk_src heads = fig_src(ctx, name);
     qk_src registry = fig_src(ctx, "registry");
     pca_study_load(s, &heads, &registry);
-    if (s->n_heads == 0)
-        qk_die(QK_EXIT_DATA, heads.path, "no heads (figure %s)", ctx->id);
+    return s->n_heads;
+}
+
+int pca_no_heads(fig_ctx *ctx, const char *name, qk_err *err)
+{
+    return fig_not_drawn(ctx, err, "The table %s holds no head.", fig_path(ctx, fig_input(ctx, name)));
 }
 
 void pca_thresholds(const fig_ctx *ctx, double *high, double *low)
@@ -44,9 +48,9 @@ void pca_heads_phrase(const pca_study *s, char *out, size_t cap)
             hi = s->models[m].n_heads;
     }
     if (lo == hi)
-        snprintf(out, cap, "%d heads each", lo);
+        snprintf(out, cap, "n = %d heads each", lo);
     else
-        snprintf(out, cap, "%d-%d heads each", lo, hi);
+        snprintf(out, cap, "n = %d to %d heads each", lo, hi);
 }
 
 void pca_threshold_lines(qk_plot *p, double low, double high, int horizontal_low)
@@ -78,9 +82,11 @@ static int heatmap_data(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
         pca_depth_means(s, m, which, cell, NULL);
         char row[16 * QK_DEPTH_BINS] = "";
         for (int b = 0; b < QK_DEPTH_BINS; b++) {
+            char text[32];
             if (!isnan(cell[b]))
-                qk_plot_printf(p, "%d %d %.6f %d \"%.2f\"\n", b, m, cell[b],
-                               cell[b] > 0.6 ? 0xffffff : 0, cell[b]);
+                qk_plot_printf(p, "%d %d %.6f %d \"%s\"\n", b, m, cell[b],
+                               cell[b] > 0.6 ? 0xffffff : 0,
+                               fig_fmt(text, sizeof text, "%.2f", cell[b]));
             size_t used = strlen(row);
             if (isnan(cell[b]))
                 snprintf(row + used, sizeof row - used, "%s-", b ? " " : "");
@@ -112,16 +118,16 @@ static int heatmap_data(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
     return empty;
 }
 
-static void heatmap_axes(qk_plot *p, const pca_study *s, int use_ids)
+static void heatmap_axes(qk_plot *p, const pca_study *s)
 {
     qk_plot_printf(p, "set ytics scale 0 (");
     for (int m = 0; m < s->n_models; m++) {
-        fig_text(p, use_ids ? s->models[m].id : s->models[m].label);
+        fig_text(p, s->models[m].label);
         qk_plot_printf(p, " %d%s", m, m + 1 < s->n_models ? ", " : ")\n");
     }
     qk_plot_printf(p, "set y2tics scale 0 (");
     for (int m = 0; m < s->n_models; m++)
-        qk_plot_printf(p, "\"n=%d\" %d%s", s->models[m].n_heads, m,
+        qk_plot_printf(p, "\"n = %d\" %d%s", s->models[m].n_heads, m,
                        m + 1 < s->n_models ? ", " : ")\n");
     qk_plot_printf(p, "set xtics scale 0 (");
     for (int b = 0; b < QK_DEPTH_BINS; b++)
@@ -135,14 +141,16 @@ static void heatmap_axes(qk_plot *p, const pca_study *s, int use_ids)
 
 /* The heatmap of r_q (which = PCA_R_Q0, in Blues) or r_k (Reds). */
 static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
-                          const char *title, int use_ids)
+                          const char *title)
 {
     int q = which == PCA_R_Q0;
     int empty = heatmap_data(ctx, p, s, which, q ? "r_q (PC0)" : "r_k (PC0)");
-    heatmap_axes(p, s, use_ids);
-    qk_plot_printf(p, "set title ");
-    qk_plot_quoted(p, title);
-    qk_plot_printf(p, " font \",19\"\nset cblabel ");
+    heatmap_axes(p, s);
+    char sub[128];
+    snprintf(sub, sizeof sub, "mean over the heads in each cell; n = heads per row (right); "
+             "grey: no head");
+    double top = fig_title(p, title, sub, 19);
+    qk_plot_printf(p, "set cblabel ");
     qk_plot_quoted(p, q ? "mean {/:Italic r}_q (PC0)" : "mean {/:Italic r}_k (PC0)");
     qk_plot_printf(p, " offset 1.5,0\n");
     qk_plot_printf(p, "set xlabel \"normalized layer depth: layer / (layers - 1), bins labelled "
@@ -151,12 +159,12 @@ static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int whic
     qk_plot_printf(p,
         "set cbrange [0:1]\nset cbtics 0.2\nset format cb \"%%.1f\"\n"
         "set lmargin at screen %.3f\nset rmargin at screen 0.83\n"
-        "set bmargin at screen 0.13\nset tmargin at screen 0.9\n"
+        "set bmargin at screen 0.13\nset tmargin at screen %.4f\n"
         "set colorbox vertical user origin screen 0.91, screen 0.13 size screen 0.016, "
-        "screen 0.77\n"
+        "screen %.4f\n"
         "plot $cells using 1:2:(0.502):(0.502):3 with boxxyerror fs solid 1.0 noborder lc palette, \\\n"
         "     $cells using 1:2:5:4 with labels tc rgb variable font \",12\"",
-        use_ids ? 0.19 : 0.12);
+        0.12, top - 0.015, top - 0.015 - 0.13);
     if (empty)
         qk_plot_printf(p, ", \\\n"
             "     $empty using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 noborder lc rgb '#e8e8e8', \\\n"
@@ -165,13 +173,16 @@ static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int whic
 }
 
 int pca_depth_heatmap_figure(fig_ctx *ctx, int width, int height, int which, const char *title,
-                             int use_ids, qk_err *err)
+                             qk_err *err)
 {
     pca_study s;
-    pca_load_input(ctx, "heads", &s);
+    if (pca_load_input(ctx, "heads", &s) == 0) {
+        pca_study_free(&s);
+        return pca_no_heads(ctx, "heads", err);
+    }
     qk_plot p;
-    fig_begin(&p, width, height, 16);
-    depth_heatmap(ctx, &p, &s, which, title, use_ids);
+    fig_begin(&p, width, 180 + 52 * s.n_models > height ? 180 + 52 * s.n_models : height, 16);
+    depth_heatmap(ctx, &p, &s, which, title);
     pca_study_free(&s);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }
@@ -180,15 +191,15 @@ int pca_depth_heatmap_figure(fig_ctx *ctx, int width, int height, int which, con
 
 void pca_checkpoint_axis(qk_plot *p, const pca_study *s)
 {
-    qk_plot_printf(p, "set xtics rotate by 45 right scale 0 (");
-    for (int m = 0; m < s->n_models; m++) {
-        fig_text(p, s->models[m].label);
-        qk_plot_printf(p, " %d%s", m, m + 1 < s->n_models ? ", " : ")\n");
-    }
-    qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset bmargin 6\n", s->n_models - 1);
+    const char **labels = qk_malloc((size_t)s->n_models * sizeof *labels);
+    for (int m = 0; m < s->n_models; m++)
+        labels[m] = s->models[m].label;
+    fig_checkpoint_tics(p, labels, s->n_models);
+    free(labels);
+    qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset bmargin 5\n", s->n_models - 1);
     int start = 0;
     for (int m = 1; m <= s->n_models; m++) {
-        char prev[64], cur[64] = "";
+        char prev[64], cur[64] = "", name[64];
         qk_phase_of(s->models[m - 1].id, prev, sizeof prev);
         if (m < s->n_models)
             qk_phase_of(s->models[m].id, cur, sizeof cur);
@@ -197,9 +208,10 @@ void pca_checkpoint_axis(qk_plot *p, const pca_study *s)
         if (m < s->n_models)
             qk_plot_printf(p, "set arrow from %d.5, graph 0 to %d.5, graph 1 nohead back "
                               "dt 2 lw 1.2 lc rgb '%s'\n", m - 1, m - 1, PCA_COLOR_REF);
+        qk_phase_label(prev, name, sizeof name);
         qk_plot_printf(p, "set label ");
-        fig_text(p, prev);
-        qk_plot_printf(p, " at %.1f, graph 1.04 center tc rgb '#555555' font \",13\"\n",
+        fig_text(p, name);
+        qk_plot_printf(p, " at %.1f, graph 1.035 center tc rgb '#555555' font \",13\"\n",
                        (start + m - 1) / 2.0);
         start = m;
     }

@@ -14,8 +14,11 @@
 
 extern const char *const pca_category_colors[PCA_N_CAT];
 
-/* A study table NAME (per-head) joined with the registry input. */
-void pca_load_input(const fig_ctx *ctx, const char *name, pca_study *s);
+/* A study table NAME (per-head) joined with the registry input; returns its
+ * number of heads. */
+int pca_load_input(const fig_ctx *ctx, const char *name, pca_study *s);
+/* The canvas of a figure whose table NAME holds no head. */
+int pca_no_heads(fig_ctx *ctx, const char *name, qk_err *err);
 
 /* The taxonomy thresholds of the run (input "thresholds": name, value rows
  * high and low). */
@@ -25,19 +28,19 @@ void pca_thresholds(const fig_ctx *ctx, double *high, double *low);
  * if horizontal_low, y = +-low) and a solid line at y = 0. */
 void pca_threshold_lines(qk_plot *p, double low, double high, int horizontal_low);
 
-/* A figure of width x height pixels: the heatmap of model rows x depth-bin
- * columns of the PC0 means of r_q (which = PCA_R_Q0, in Blues) or r_k
- * (PCA_R_K0, in Reds) over the input "heads", colours 0..1, the value
- * printed in each cell (white above 0.6), empty cells grey with a dash,
- * the heads per row at the right; rows labelled by model label or, with
- * use_ids, id. Records the cells as key numbers. */
+/* A figure of width x height pixels (taller for many rows): the heatmap of
+ * model rows x depth-bin columns of the PC0 means of r_q (which =
+ * PCA_R_Q0, in Blues) or r_k (PCA_R_K0, in Reds) over the input "heads",
+ * colours 0..1, the value printed in each cell (white above 0.6), empty
+ * cells grey with a dash, the heads per row at the right; rows labelled by
+ * the registry label. Records the cells as key numbers. */
 int pca_depth_heatmap_figure(fig_ctx *ctx, int width, int height, int which, const char *title,
-                             int use_ids, qk_err *err);
-/* Checkpoint x axis 0..n-1 (labels rotated 45 degrees) with dashed
+                             qk_err *err);
+/* Checkpoint x axis 0..n-1 (the labels of fig_checkpoint_tics) with dashed
  * separators between training phases and the phase names along the top. */
 void pca_checkpoint_axis(qk_plot *p, const pca_study *s);
 
-/* "n = 300 heads" or "n = 290-300 heads per checkpoint" into out. */
+/* "n = 24 heads each" or "n = 22 to 24 heads each" into out. */
 void pca_heads_phrase(const pca_study *s, char *out, size_t cap);
 
 /* The figures. */

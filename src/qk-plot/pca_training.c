@@ -35,10 +35,23 @@ static void trajectory_keys(fig_ctx *ctx, const pca_study *s, int which, const c
     }
 }
 
+/* Loads "heads" into s; on a table without heads renders the canvas and
+ * returns 1 (*rc its status). */
+static int load_or_canvas(fig_ctx *ctx, pca_study *s, int *rc, qk_err *err)
+{
+    if (pca_load_input(ctx, "heads", s) > 0)
+        return 0;
+    pca_study_free(s);
+    *rc = pca_no_heads(ctx, "heads", err);
+    return 1;
+}
+
 int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
 {
     pca_study s;
-    pca_load_input(ctx, "heads", &s);
+    int rc;
+    if (load_or_canvas(ctx, &s, &rc, err))
+        return rc;
     static const int which[] = {PCA_R_Q0, PCA_R_K0};
     double lo = -0.2;
     for (int m = 0; m < s.n_models; m++) {
@@ -49,19 +62,20 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
     char heads[64];
     pca_heads_phrase(&s, heads, sizeof heads);
     qk_plot p;
-    fig_begin(&p, 1781, 728, 16);
+    fig_begin(&p, 1781, 800, 16);
     trajectory_data(&p, &s, which, 2);
     pca_checkpoint_axis(&p, &s);
+    char sub[160];
+    snprintf(sub, sizeof sub, "mean and band of one standard deviation over the heads of each "
+             "checkpoint (%s)", heads);
+    double top = fig_title(&p, "SmolLM3-3B: position correlation on PC0 during training", sub, 19);
+    top = fig_key_top(&p, 14, 4, 4, top);
     qk_plot_printf(&p,
-        "set title \"SmolLM3-3B: position correlation on PC0 during training\\n"
-        "{/*0.8 mean and band of one standard deviation over the heads of each checkpoint "
-        "(%s)}\" font \",19\" offset 0,1.2\n"
-        "set tmargin 5.5\n"
+        "set tmargin at screen %.4f\n"
         "set ylabel \"Pearson r with token position\"\n"
         "set yrange [%.1f:1.0]\nset ytics 0.2\nset format y \"%%.1f\"\n"
         "set grid noxtics ytics\n"
         "set arrow from graph 0, first 0 to graph 1, first 0 nohead back lw 1 lc rgb '%s'\n"
-        "set key bottom left reverse Left width 1 samplen 2 font \",14\"\n"
         "plot $t using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.15 noborder "
         "lc rgb '%s' title \"±1 SD of {/:Italic r}_q\", \\\n"
         "     $t using 1:($4-$5):($4+$5) with filledcurves fs transparent solid 0.15 noborder "
@@ -70,7 +84,7 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
         "title \"mean {/:Italic r}_q (PC0)\", \\\n"
         "     $t using 1:4 with linespoints pt 5 ps 1.4*qk_ps lw 2.5 lc rgb '%s' "
         "title \"mean {/:Italic r}_k (PC0)\"\n",
-        heads, lo, PCA_COLOR_ZERO, PCA_COLOR_Q, PCA_COLOR_K, PCA_COLOR_Q, PCA_COLOR_K);
+        top - 0.05, lo, PCA_COLOR_ZERO, PCA_COLOR_Q, PCA_COLOR_K, PCA_COLOR_Q, PCA_COLOR_K);
     fig_key(ctx, "checkpoints", "%d", s.n_models);
     fig_key(ctx, "heads per checkpoint", "%s", heads);
     trajectory_keys(ctx, &s, PCA_R_Q0, "r_q (PC0)");
@@ -82,28 +96,31 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
 int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
 {
     pca_study s;
-    pca_load_input(ctx, "heads", &s);
+    int rc;
+    if (load_or_canvas(ctx, &s, &rc, err))
+        return rc;
     static const int which[] = {PCA_EV0};
     char heads[64];
     pca_heads_phrase(&s, heads, sizeof heads);
     qk_plot p;
-    fig_begin(&p, 1781, 728, 16);
+    fig_begin(&p, 1781, 800, 16);
     trajectory_data(&p, &s, which, 1);
     pca_checkpoint_axis(&p, &s);
+    char sub[160];
+    snprintf(sub, sizeof sub, "mean and band of one standard deviation over the heads of each "
+             "checkpoint (%s)", heads);
+    double top = fig_title(&p, "SmolLM3-3B: PC0 explained variance during training", sub, 19);
+    top = fig_key_top(&p, 14, 2, 2, top);
     qk_plot_printf(&p,
-        "set title \"SmolLM3-3B: PC0 explained variance during training\\n"
-        "{/*0.8 mean and band of one standard deviation over the heads of each checkpoint "
-        "(%s)}\" font \",19\" offset 0,1.2\n"
-        "set tmargin 5.5\n"
+        "set tmargin at screen %.4f\n"
         "set ylabel \"mean explained variance ratio of PC0\\n{/*0.8 (share of the pooled "
         "Q+K variance)}\"\n"
         "set format y \"%%.2f\"\nset grid noxtics ytics\n"
-        "set key top left reverse Left width 1 samplen 2 font \",14\"\n"
         "plot $t using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.15 noborder "
         "lc rgb '%s' title \"±1 SD\", \\\n"
         "     $t using 1:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
         "title \"mean explained variance of PC0\"\n",
-        heads, PCA_COLOR_EV, PCA_COLOR_EV);
+        top - 0.05, PCA_COLOR_EV, PCA_COLOR_EV);
     fig_key(ctx, "checkpoints", "%d", s.n_models);
     fig_key(ctx, "heads per checkpoint", "%s", heads);
     trajectory_keys(ctx, &s, PCA_EV0, "PC0 explained variance");
@@ -156,7 +173,7 @@ static void taxonomy_data(qk_plot *p, const pca_study *s)
         for (int c = 0; c < PCA_N_CAT; c++) {
             double share = (double)cat[c] / s->models[m].n_heads;
             if (share >= 0.05)
-                qk_plot_printf(p, "%d %.6f \"%.0f%%\" %d\n", m, bottom + share / 2,
+                qk_plot_printf(p, "%d %.6f \"%.1f%%\" %d\n", m, bottom + share / 2,
                                100 * share, c == PCA_POS_DOM ? 0xffffff : 0);
             bottom += share;
         }
@@ -168,7 +185,9 @@ static void taxonomy_data(qk_plot *p, const pca_study *s)
 int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err)
 {
     pca_study s;
-    pca_load_input(ctx, "heads", &s);
+    int rc;
+    if (load_or_canvas(ctx, &s, &rc, err))
+        return rc;
     pca_study_need_category(&s);
     double high, low;
     pca_thresholds(ctx, &high, &low);
@@ -178,16 +197,17 @@ int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err)
     fig_begin(&p, 1780, 878, 16);
     taxonomy_data(&p, &s);
     pca_checkpoint_axis(&p, &s);
+    char sub[160];
+    snprintf(sub, sizeof sub, "share of the heads of each checkpoint in each category (%s); "
+             "printed from 5 %%", heads);
+    double top = fig_title(&p, "SmolLM3-3B: head taxonomy (PC0) during training", sub, 19);
     qk_plot_printf(&p,
-        "set title \"SmolLM3-3B: head taxonomy (PC0) during training\\n"
-        "{/*0.8 share of the heads of each checkpoint in each category (%s)}\" font \",19\" "
-        "offset 0,1.2\n"
-        "set tmargin 5.5\nset rmargin at screen 0.70\n"
+        "set tmargin at screen %.4f\nset lmargin at screen 0.06\nset rmargin at screen 0.64\n"
         "set ylabel \"fraction of heads\"\n"
         "set yrange [0:1]\nset ytics 0.2\nset format y \"%%.1f\"\nunset grid\n"
-        "set key at screen 0.99, graph 1 top right font \",14\" samplen 1.5 spacing 1.3 reverse Left\n"
-        "plot ",
-        heads);
+        "set key at screen 0.655, graph 1 top left vertical font \",14\" samplen 1.5 spacing 1.3 "
+        "reverse Left box lc rgb '#cccccc'\n"
+        "plot ", top - 0.05);
     for (int c = 0; c < PCA_N_CAT; c++) {
         char rule[160];
         category_rule(c, low, high, rule, sizeof rule);
@@ -225,14 +245,14 @@ int pca_draw_training_heatmap_rq(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(
         ctx, 1670, 733, PCA_R_Q0,
-        "SmolLM3-3B: mean {/:Italic r}_q (PC0) by layer depth during training", 1, err);
+        "SmolLM3-3B: mean {/:Italic r}_q (PC0) by layer depth during training", err);
 }
 
 int pca_draw_training_heatmap_rk(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(
         ctx, 1670, 733, PCA_R_K0,
-        "SmolLM3-3B: mean {/:Italic r}_k (PC0) by layer depth during training", 1, err);
+        "SmolLM3-3B: mean {/:Italic r}_k (PC0) by layer depth during training", err);
 }
 
 /* ---- 12: scatter grid -------------------------------------------------------------- */
@@ -271,7 +291,7 @@ static void grid_panel(qk_plot *p, const pca_study *s, int m, int slot, int n_sl
                    x0 + 0.035, x0 + w - 0.012, y0 + 0.05, y0 + h - 0.045);
     qk_plot_printf(p, "unset arrow\nset title ");
     char title[96];
-    snprintf(title, sizeof title, "%s (n=%d)", md->label, md->n_heads);
+    snprintf(title, sizeof title, "%s (n = %d)", md->label, md->n_heads);
     fig_text(p, title);
     qk_plot_printf(p, " font \",17\"\n");
     qk_plot_printf(p, row == rows - 1 || slot + cols >= n_slots
@@ -286,7 +306,9 @@ static void grid_panel(qk_plot *p, const pca_study *s, int m, int slot, int n_sl
 int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err)
 {
     pca_study s;
-    pca_load_input(ctx, "heads", &s);
+    int rc;
+    if (load_or_canvas(ctx, &s, &rc, err))
+        return rc;
     double high, low;
     pca_thresholds(ctx, &high, &low);
     int pick[10];
@@ -302,10 +324,12 @@ int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err)
             qk_plot_printf(&p, "%.6f %.6f\n", s.heads[h].r_q0, s.heads[h].r_k0);
         qk_plot_data_end(&p);
     }
+    char sub[160];
+    snprintf(sub, sizeof sub, "one point per head (n in each panel title); dashed lines: taxonomy "
+             "thresholds; %d of %d checkpoints", n, s.n_models);
+    fig_multiplot_title(&p, "SmolLM3-3B: {/:Italic r}_q against {/:Italic r}_k (PC0) at selected "
+                        "checkpoints", sub, 20);
     qk_plot_printf(&p,
-        "set multiplot title \"SmolLM3-3B: {/:Italic r}_q against {/:Italic r}_k (PC0) at "
-        "selected checkpoints\\n{/*0.8 one point per head; dashed lines: taxonomy thresholds}\" "
-        "font \",20\"\n"
         "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics 0.2\nset ytics 0.5\n"
         "set format y \"%%.2f\"\nunset grid\nunset key\n");
     for (int i = 0; i < n; i++)

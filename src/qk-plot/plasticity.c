@@ -22,10 +22,36 @@ int *plast_model_rows(const fig_ctx *ctx, const qk_table *t, const char *model, 
     for (int r = 0; r < t->n_rows; r++)
         if (strcmp(qk_table_cell(t, r, c), model) == 0)
             rows[(*n)++] = r;
-    if (*n == 0)
-        qk_die(QK_EXIT_DATA, fig_path(ctx, t), "no rows for model '%s' (needed by figure %s)",
-               model, ctx->id);
     return rows;
+}
+
+void plast_models_of(const fig_ctx *ctx, const qk_table *t, char *out, size_t cap)
+{
+    int c = fig_column(ctx, t, "model"), n = 0;
+    out[0] = '\0';
+    for (int r = 0; r < t->n_rows; r++) {
+        const char *id = qk_table_cell(t, r, c);
+        if (r > 0 && strcmp(id, qk_table_cell(t, r - 1, c)) == 0)
+            continue; /* rows come grouped by model */
+        size_t used = strlen(out);
+        if (n < 8)
+            snprintf(out + used, cap - used, "%s%s", n ? ", " : "",
+                     fig_has_input(ctx, "registry") ? fig_registry(ctx, id, "label", id) : id);
+        else if (n == 8)
+            snprintf(out + used, cap - used, ", ...");
+        n++;
+    }
+    if (n == 0)
+        snprintf(out, cap, "no model");
+}
+
+int plast_lacks_model(fig_ctx *ctx, const qk_table *t, qk_err *err)
+{
+    char models[512];
+    plast_models_of(ctx, t, models, sizeof models);
+    return fig_not_drawn(ctx, err, "This run's table %s holds no rows of %s (dataset %s); it "
+                         "holds %s. Choose the model with the figure's model parameter.",
+                         fig_path(ctx, t), ctx->model_label, ctx->model, models);
 }
 
 void plast_begin(qk_plot *p, int width, int height, int font_pt)
@@ -35,83 +61,154 @@ void plast_begin(qk_plot *p, int width, int height, int font_pt)
      * second load starts from the state the first one ended in: undo what a
      * figure may have set after the house style. */
     qk_plot_printf(p,
-        "unset label\nunset arrow\nunset title\nunset xlabel\nunset ylabel\nunset cblabel\n"
-        "set lmargin -1\nset rmargin -1\nset tmargin -1\nset bmargin -1\n"
+        "unset label\nunset arrow\nunset object\nunset title\nunset xlabel\nunset ylabel\n"
+        "unset cblabel\nset lmargin -1\nset rmargin -1\nset tmargin -1\nset bmargin -1\n"
         "set autoscale\nset xtics autofreq\nset ytics autofreq\n"
         "set format x \"%% h\"\nset format y \"%% h\"\n");
 }
 
-void plast_tokens(double v, char *out, size_t cap)
-{
-    double r = round(v);
-    if (r != 0 && fabs(r - v) < 1e-6 && fmod(r, 1048576.0) == 0)
-        snprintf(out, cap, "%.0fM", r / 1048576.0);
-    else if (r != 0 && fabs(r - v) < 1e-6 && fmod(r, 1024.0) == 0)
-        snprintf(out, cap, "%.0fK", r / 1024.0);
-    else
-        snprintf(out, cap, "%.0f", v);
-}
-
 const fig_def plasticity_figures[] = {
-    {"attention-plasticity/01", "Attention plasticity by key distance: Ministral-3-14B",
-     "Mean attention plasticity of Ministral-3-14B's heads for key pairs binned by the "
-     "distance between the two keys (x) and by the distance from the keys' midpoint to the "
-     "query (y), in bins of one capture bucket. Bright cells: the query's content still decides "
-     "which of the two keys wins; dark cells: their order is fixed by position. The colour "
-     "range is the figure's own (min to max of its cells); white cells hold no pairs (or fewer "
-     "evaluations than the count filter). A pair can only be as far apart as it is old, hence "
-     "the diamond.",
-     plast_draw_heatmap_ministral3_14b},
-    {"attention-plasticity/02", "Attention plasticity by key distance: Qwen3-14B",
-     "Mean attention plasticity of Qwen3-14B's heads for key pairs binned by the distance "
-     "between the two keys (x) and by the distance from the keys' midpoint to the query (y). "
-     "Colour range per figure (min to max of its cells); white cells hold no pairs.",
-     plast_draw_heatmap_qwen3_14b},
-    {"attention-plasticity/03", "Attention plasticity by key distance: Llama-3.2-3B",
-     "Mean attention plasticity of Llama-3.2-3B's heads for key pairs binned by the distance "
-     "between the two keys (x) and by the distance from the keys' midpoint to the query (y). "
-     "Colour range per figure (min to max of its cells); white cells hold no pairs.",
-     plast_draw_heatmap_llama3_2_3b},
-    {"attention-plasticity/04", "Attention plasticity by key distance: Llama-3.2-11B",
-     "Mean attention plasticity of Llama-3.2-11B's heads for key pairs binned by the distance "
-     "between the two keys (x) and by the distance from the keys' midpoint to the query (y). "
-     "Colour range per figure (min to max of its cells); white cells hold no pairs.",
-     plast_draw_heatmap_llama3_2_11b},
-    {"attention-plasticity/05", "Attention plasticity along the context: Ministral-3-3B",
-     "Attention plasticity of every head of Ministral-3-3B (grey, one line per head) and their "
+    {"attention-plasticity/01", "Attention plasticity by key distance: {model}",
+     "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
+     "between the two keys (x) and by the distance from the keys' midpoint to the query "
+     "(y), in bins of one capture bucket (ticks at bin starts, K = 1024 tokens). Bright "
+     "cells: the query's content still decides which of the two keys wins; dark cells: "
+     "their order is fixed by position. The colour range is robust (docs/figure-style.md), "
+     "decided by the cells from enough heads; cells beyond it "
+     "take the end colour and carry a triangle, and the key numbers count them. Cells "
+     "averaged over fewer than the figure's minimum share of the model's heads are faded. "
+     "White cells hold no pairs (or fewer evaluations than the count filter). A pair can "
+     "only be as far apart as it is old, hence the diamond. The model is a parameter of "
+     "the figure.",
+     "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
+     "the rows of {model}: the dataset of {model} analysed in the run.",
+     plast_draw_heatmap},
+    {"attention-plasticity/02", "Attention plasticity by key distance: {model}",
+     "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
+     "between the two keys (x) and by the distance from the keys' midpoint to the query "
+     "(y), in bins of one capture bucket (ticks at bin starts, K = 1024 tokens). Bright "
+     "cells: the query's content still decides which of the two keys wins; dark cells: "
+     "their order is fixed by position. The colour range is robust (docs/figure-style.md), "
+     "decided by the cells from enough heads; cells beyond it "
+     "take the end colour and carry a triangle, and the key numbers count them. Cells "
+     "averaged over fewer than the figure's minimum share of the model's heads are faded. "
+     "White cells hold no pairs (or fewer evaluations than the count filter). A pair can "
+     "only be as far apart as it is old, hence the diamond. The model is a parameter of "
+     "the figure.",
+     "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
+     "the rows of {model}: the dataset of {model} analysed in the run.",
+     plast_draw_heatmap},
+    {"attention-plasticity/03", "Attention plasticity by key distance: {model}",
+     "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
+     "between the two keys (x) and by the distance from the keys' midpoint to the query "
+     "(y), in bins of one capture bucket (ticks at bin starts, K = 1024 tokens). Bright "
+     "cells: the query's content still decides which of the two keys wins; dark cells: "
+     "their order is fixed by position. The colour range is robust (docs/figure-style.md), "
+     "decided by the cells from enough heads; cells beyond it "
+     "take the end colour and carry a triangle, and the key numbers count them. Cells "
+     "averaged over fewer than the figure's minimum share of the model's heads are faded. "
+     "White cells hold no pairs (or fewer evaluations than the count filter). A pair can "
+     "only be as far apart as it is old, hence the diamond. The model is a parameter of "
+     "the figure.",
+     "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
+     "the rows of {model}: the dataset of {model} analysed in the run.",
+     plast_draw_heatmap},
+    {"attention-plasticity/04", "Attention plasticity by key distance: {model}",
+     "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
+     "between the two keys (x) and by the distance from the keys' midpoint to the query "
+     "(y), in bins of one capture bucket (ticks at bin starts, K = 1024 tokens). Bright "
+     "cells: the query's content still decides which of the two keys wins; dark cells: "
+     "their order is fixed by position. The colour range is robust (docs/figure-style.md), "
+     "decided by the cells from enough heads; cells beyond it "
+     "take the end colour and carry a triangle, and the key numbers count them. Cells "
+     "averaged over fewer than the figure's minimum share of the model's heads are faded. "
+     "White cells hold no pairs (or fewer evaluations than the count filter). A pair can "
+     "only be as far apart as it is old, hence the diamond. The model is a parameter of "
+     "the figure.",
+     "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
+     "the rows of {model}: the dataset of {model} analysed in the run.",
+     plast_draw_heatmap},
+    {"attention-plasticity/05", "Attention plasticity along the context: {model}",
+     "Attention plasticity of every head of {model} (grey, one line per head) and their "
      "mean (vermillion) against the query position, per query bin (a tenth of a capture "
-     "bucket), plotted at the bin centre. Bins with too few eligible key pairs are left out, "
-     "so the lines start a little after the first bucket; the first kept bins rest on few pairs "
-     "and fan out.",
-     plast_draw_profile_ministral3_3b},
-    {"attention-plasticity/06", "Attention plasticity along the context: Qwen3-4B",
-     "Attention plasticity of every head of Qwen3-4B (grey, one line per head) and their mean "
-     "(vermillion) against the query position, per query bin, plotted at the bin centre.",
-     plast_draw_profile_qwen3_4b},
-    {"attention-plasticity/07", "Attention plasticity along the context: Llama-3.2-3B",
-     "Attention plasticity of every head of Llama-3.2-3B (grey, one line per head) and their "
-     "mean (vermillion) against the query position, per query bin, plotted at the bin centre.",
-     plast_draw_profile_llama3_2_3b},
-    {"attention-plasticity/08", "Where the positional information sits: Qwen3-14B",
-     "Mean over Qwen3-14B's heads of the component weight of each head dimension: the share "
-     "of the linear positional information of the queries (per-dimension R^2 of a linear fit "
-     "against position, normalised to sum to one per head) that sits in that coordinate. With "
-     "rotate-half RoPE, coordinates i and i + d/2 form one rotation pair, so the two halves "
-     "(split by the dashed line) mirror each other: slow (low-frequency) pairs drift almost "
-     "linearly over the context and carry the weight, fast ones average out.",
-     plast_draw_weights_qwen3_14b},
+     "bucket), plotted at the bin centre; positions in tokens, K = 1024. A head's bins "
+     "with too few eligible key pairs are left out, and its line breaks there. The mean is "
+     "drawn as a thick line only where at least the figure's minimum share of the heads "
+     "contribute, as a thin dashed line where fewer do; the lower panel gives the number "
+     "of heads behind each bin of the mean. The key numbers give the spread of the head "
+     "lines over the first and the last fifth of the bins. The model is a parameter of the "
+     "figure.",
+     "the cross-model plasticity tables "
+     "results/attention_plasticity/head_bucket_plasticity.csv and "
+     "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
+     "analysed in the run.",
+     plast_draw_profile},
+    {"attention-plasticity/06", "Attention plasticity along the context: {model}",
+     "Attention plasticity of every head of {model} (grey, one line per head) and their "
+     "mean (vermillion) against the query position, per query bin (a tenth of a capture "
+     "bucket), plotted at the bin centre; positions in tokens, K = 1024. A head's bins "
+     "with too few eligible key pairs are left out, and its line breaks there. The mean is "
+     "drawn as a thick line only where at least the figure's minimum share of the heads "
+     "contribute, as a thin dashed line where fewer do; the lower panel gives the number "
+     "of heads behind each bin of the mean. The key numbers give the spread of the head "
+     "lines over the first and the last fifth of the bins. The model is a parameter of the "
+     "figure.",
+     "the cross-model plasticity tables "
+     "results/attention_plasticity/head_bucket_plasticity.csv and "
+     "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
+     "analysed in the run.",
+     plast_draw_profile},
+    {"attention-plasticity/07", "Attention plasticity along the context: {model}",
+     "Attention plasticity of every head of {model} (grey, one line per head) and their "
+     "mean (vermillion) against the query position, per query bin (a tenth of a capture "
+     "bucket), plotted at the bin centre; positions in tokens, K = 1024. A head's bins "
+     "with too few eligible key pairs are left out, and its line breaks there. The mean is "
+     "drawn as a thick line only where at least the figure's minimum share of the heads "
+     "contribute, as a thin dashed line where fewer do; the lower panel gives the number "
+     "of heads behind each bin of the mean. The key numbers give the spread of the head "
+     "lines over the first and the last fifth of the bins. The model is a parameter of the "
+     "figure.",
+     "the cross-model plasticity tables "
+     "results/attention_plasticity/head_bucket_plasticity.csv and "
+     "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
+     "analysed in the run.",
+     plast_draw_profile},
+    {"attention-plasticity/08", "Where the positional information sits: {model}",
+     "Top: mean over {model}'s heads of the component weight of each head dimension, the "
+     "share of the linear positional information of the queries (per-dimension R^2 of a "
+     "linear fit against position, normalised to sum to one per head) that sits in that "
+     "coordinate; a robust y range (bars beyond it are cut and marked). With rotate-half "
+     "RoPE, coordinates i and i + d/2 form one rotation pair (the dashed line splits the "
+     "halves). Bottom: the two halves overlaid by pair index i, so that the eye can "
+     "compare each coordinate with its RoPE partner; the Pearson r of the halves in the "
+     "panel title says how far they mirror each other, and the key numbers state whether "
+     "they do (r of at least 0.5) and how concentrated the weight is. The model is a "
+     "parameter of the figure.",
+     "the cross-model plasticity table "
+     "results/attention_plasticity/head_component_weights.csv with the rows of {model}: "
+     "the dataset of {model} analysed in the run.",
+     plast_draw_weights},
     {"attention-plasticity/09", "SmolLM3-3B: plasticity and positional bias through training",
      "Top: model attention plasticity over the first 20 % (blue circles) and the last 20 % "
-     "(vermillion squares) of each checkpoint's observed positions; the shaded band between "
-     "them is AP_drop. Bottom: the per-token positional bias of the rotation model "
-     "(bias_strength, mean over heads). Dashed lines separate checkpoints trained at different "
-     "context lengths. Values from joint_rotation_plasticity.csv.",
+     "(vermillion squares) of each checkpoint's observed positions; the shaded band "
+     "between them is AP_drop. Bottom: the per-token positional bias of the rotation model "
+     "(bias_strength x 10^3, mean over heads). Dashed lines separate checkpoints trained "
+     "at different context lengths (K = 1024 tokens); checkpoints are labelled as in the "
+     "registry. The y ranges are robust (values beyond are drawn at the edge and marked). "
+     "Values from joint_rotation_plasticity.csv; the subtitle gives the heads per "
+     "checkpoint.",
+     "the joint SmolLM3-3B table "
+     "results/smollm3_training_progress/joint_rotation_plasticity.csv: at least one "
+     "SmolLM3-3B training checkpoint analysed in the run.",
      plast_draw_smollm3_trajectory},
     {"attention-plasticity/10", "AP_drop against published LongBench-Pro scores",
-     "One point per model that has a published LongBench-Pro overall score (non-thinking mode, "
-     "workflow/benchmarks.tsv; not computed by this suite): x = its AP_drop (attention "
-     "plasticity over the first 20 % of positions minus the last 20 %) from this run, y = the "
-     "published score. Colour and marker = family. Dashed: ordinary least squares over all "
-     "points; r = Pearson correlation.",
+     "One point per model that has a published LongBench-Pro overall score (non-thinking "
+     "mode, workflow/benchmarks.tsv; not computed by this suite): x = its AP_drop "
+     "(attention plasticity over the first 20 % of positions minus the last 20 %) from "
+     "this run, y = the published score. Colour and marker = family (registry order). "
+     "Dashed: ordinary least squares over all points; r = Pearson correlation, n = models. "
+     "With fewer than three models the figure is not drawn.",
+     "AP_drop (results/attention_plasticity/model_report.csv) of at least three models "
+     "with a published LongBench-Pro overall score in workflow/benchmarks.tsv.",
      plast_draw_drop_vs_lbp},
-    {NULL, NULL, NULL, NULL}};
+    {NULL, NULL, NULL, NULL, NULL}};

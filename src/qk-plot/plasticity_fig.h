@@ -16,25 +16,20 @@ extern const char *const plast_palette_magma;
 const char *plast_path(const fig_ctx *ctx, const qk_table *t);
 
 /* Rows of table t whose "model" column is model, into a new array (count in
- * *n); dies (exit 2, naming the file) when there are none. */
+ * *n, 0 when the table has none). */
 int *plast_model_rows(const fig_ctx *ctx, const qk_table *t, const char *model, int *n);
+/* The models of table t (labels, at most eight), for messages. */
+void plast_models_of(const fig_ctx *ctx, const qk_table *t, char *out, size_t cap);
+/* The canvas of a figure whose model (--model) table t does not hold. */
+int plast_lacks_model(fig_ctx *ctx, const qk_table *t, qk_err *err);
 
 /* Starts a figure with a base font of font_pt points. */
 void plast_begin(qk_plot *p, int width, int height, int font_pt);
 
-/* Position in tokens as a short tick label: 16384 -> "16K", 1048576 -> "1M",
- * other values as integers. */
-void plast_tokens(double v, char *out, size_t cap);
-
-/* The figures. */
-int plast_draw_heatmap_ministral3_14b(fig_ctx *ctx, qk_err *err);
-int plast_draw_heatmap_qwen3_14b(fig_ctx *ctx, qk_err *err);
-int plast_draw_heatmap_llama3_2_3b(fig_ctx *ctx, qk_err *err);
-int plast_draw_heatmap_llama3_2_11b(fig_ctx *ctx, qk_err *err);
-int plast_draw_profile_ministral3_3b(fig_ctx *ctx, qk_err *err);
-int plast_draw_profile_qwen3_4b(fig_ctx *ctx, qk_err *err);
-int plast_draw_profile_llama3_2_3b(fig_ctx *ctx, qk_err *err);
-int plast_draw_weights_qwen3_14b(fig_ctx *ctx, qk_err *err);
+/* The figures; 01-08 show the model given with --model. */
+int plast_draw_heatmap(fig_ctx *ctx, qk_err *err);
+int plast_draw_profile(fig_ctx *ctx, qk_err *err);
+int plast_draw_weights(fig_ctx *ctx, qk_err *err);
 int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err);
 int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err);
 

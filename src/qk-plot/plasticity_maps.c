@@ -1,6 +1,6 @@
-/* Figures 01-04 of the plasticity study: the model's mean attention
- * plasticity by inter-key distance and key-to-query distance (input
- * "pair2d" = model_pair2d.csv, "registry" = the dataset registry). */
+/* Figures 01-04 of the plasticity study: the mean attention plasticity of
+ * one model (--model) by inter-key distance and key-to-query distance
+ * (input "pair2d" = model_pair2d.csv, "registry" = the dataset registry). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +8,9 @@
 #include "plasticity_fig.h"
 
 typedef struct heat_cell {
-    int x, y; /* dist_bin, mid_bin */
+    int x, y;  /* dist_bin, mid_bin */
     double ap;
+    int heads; /* heads behind the cell */
 } heat_cell;
 
 typedef struct heatmap {
@@ -18,7 +19,6 @@ typedef struct heatmap {
     int nx, ny;       /* bins per axis (largest index + 1 over all rows) */
     double width;     /* bin width in tokens */
     int n_heads;      /* most heads behind a cell */
-    double lo, hi;    /* value range */
 } heatmap;
 
 /* Bin width from a row whose start and index are both known; every row
@@ -37,17 +37,14 @@ static double bin_width(const fig_ctx *ctx, const qk_table *t, const int *rows, 
     return 0; /* only the cell (0, 0): no tick needs a width */
 }
 
-static void load_heatmap(const fig_ctx *ctx, const char *model, heatmap *h)
+/* The model's cells; 0 cells when the table holds no value for it. */
+static void load_heatmap(const fig_ctx *ctx, const int *rows, int n, heatmap *h)
 {
     const qk_table *t = fig_input(ctx, "pair2d");
     int c_d = fig_column(ctx, t, "dist_bin"), c_m = fig_column(ctx, t, "mid_bin");
     int c_h = fig_column(ctx, t, "n_heads"), c_ap = fig_column(ctx, t, "ap");
-    int n;
-    int *rows = plast_model_rows(ctx, t, model, &n);
     memset(h, 0, sizeof *h);
-    h->cells = qk_malloc((size_t)n * sizeof *h->cells);
-    h->lo = INFINITY;
-    h->hi = -INFINITY;
+    h->cells = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *h->cells);
     for (int i = 0; i < n; i++) {
         int r = rows[i];
         double d = fig_number_at(ctx, t, r, c_d), m = fig_number_at(ctx, t, r, c_m);
@@ -64,26 +61,25 @@ static void load_heatmap(const fig_ctx *ctx, const char *model, heatmap *h)
             continue;
         if (ap < 0 || ap > 1)
             qk_die(QK_EXIT_DATA, fig_path(ctx, t), "line %d: ap %g outside [0, 1]", r + 2, ap);
-        h->cells[h->n_cells++] = (heat_cell){(int)d, (int)m, ap};
-        h->lo = fmin(h->lo, ap);
-        h->hi = fmax(h->hi, ap);
+        h->cells[h->n_cells++] = (heat_cell){(int)d, (int)m, ap, (int)heads};
     }
-    if (h->n_cells == 0)
-        qk_die(QK_EXIT_DATA, fig_path(ctx, t), "model '%s' has no heatmap cell with a value",
-               model);
     h->width = bin_width(ctx, t, rows, n);
-    free(rows);
 }
 
-/* Tick labels at cell centres, each the start of its bin in tokens. */
+/* Tick labels at cell centres, each the start of its bin in tokens
+ * (K = 1024); with many bins every second one is labelled. */
 static void bin_tics(qk_plot *p, const char *axis, int n, double width, const char *options)
 {
+    int step = n > 20 ? 2 : 1;
     qk_plot_printf(p, "set %stics %s (", axis, options);
-    for (int i = 0; i < n; i++)
-        qk_plot_printf(p, "\"%.0f\" %d%s", i * width, i, i + 1 < n ? ", " : ")\n");
+    for (int i = 0; i < n; i++) {
+        char lab[32];
+        fig_tokens(i * width, lab, sizeof lab);
+        qk_plot_printf(p, "\"%s\" %d%s", i % step ? "" : lab, i, i + 1 < n ? ", " : ")\n");
+    }
 }
 
-/* Mean of the cells with x == column (or, for column < 0, the largest x). */
+/* Mean of the cells with x == column. */
 static double column_mean(const heatmap *h, int column, int *count)
 {
     double sum = 0;
@@ -96,7 +92,8 @@ static double column_mean(const heatmap *h, int column, int *count)
     return *count ? sum / *count : NAN;
 }
 
-static void heatmap_keys(fig_ctx *ctx, const heatmap *h, const char *label)
+static void heatmap_keys(fig_ctx *ctx, const heatmap *h, const fig_range *r, int thin,
+                         int min_heads)
 {
     const heat_cell *lo = &h->cells[0], *hi = &h->cells[0];
     for (int i = 1; i < h->n_cells; i++) {
@@ -110,11 +107,14 @@ static void heatmap_keys(fig_ctx *ctx, const heatmap *h, const char *label)
         if (h->cells[i].x > far)
             far = h->cells[i].x;
     double near_mean = column_mean(h, 0, &n0), far_mean = column_mean(h, far, &nfar);
-    fig_key(ctx, "model", "%s", label);
+    fig_key(ctx, "model", "%s (%s)", ctx->model_label, ctx->model);
     fig_key(ctx, "heads (most behind a cell)", "%d", h->n_heads);
     fig_key(ctx, "bin width (tokens)", "%.0f", h->width);
     fig_key(ctx, "cells with a value", "%d of %d x %d", h->n_cells, h->nx, h->ny);
-    fig_key(ctx, "colour range (min, max of the cells)", "%.4f to %.4f", h->lo, h->hi);
+    fig_key(ctx, "cells from fewer than the minimum heads (faded)", "%d (minimum %d heads)", thin,
+            min_heads);
+    fig_key(ctx, "colour range (robust)", "%.4f to %.4f", r->lo, r->hi);
+    fig_key(ctx, "cells below, above the colour range", "%d, %d", r->below, r->above);
     fig_key(ctx, "lowest cell (inter-key, key-to-query bin start)", "%.4f at (%.0f, %.0f)", lo->ap,
             lo->x * h->width, lo->y * h->width);
     fig_key(ctx, "highest cell (inter-key, key-to-query bin start)", "%.4f at (%.0f, %.0f)",
@@ -127,63 +127,115 @@ static void heatmap_keys(fig_ctx *ctx, const heatmap *h, const char *label)
                 "%.4f (%d cells, %.0f)", far_mean, nfar, far * h->width);
 }
 
-static int draw_heatmap(fig_ctx *ctx, const char *model, qk_err *err)
+/* Data blocks: $cells (x, y, value clipped to the colour range), $thin
+ * (cells from fewer heads than min_heads) and $off (cells beyond the range:
+ * x, y, marker, its colour). Returns the number of thin cells. */
+static int heatmap_blocks(qk_plot *p, const heatmap *h, const fig_range *r, int min_heads)
 {
+    int thin = 0;
+    qk_plot_data_begin(p, "cells");
+    for (int i = 0; i < h->n_cells; i++) {
+        int side;
+        double v = fig_clip(r, h->cells[i].ap, &side);
+        qk_plot_printf(p, "%d %d %.6f\n", h->cells[i].x, h->cells[i].y, v);
+    }
+    qk_plot_data_end(p);
+    qk_plot_data_begin(p, "thin");
+    for (int i = 0; i < h->n_cells; i++)
+        if (h->cells[i].heads < min_heads) {
+            qk_plot_printf(p, "%d %d\n", h->cells[i].x, h->cells[i].y);
+            thin++;
+        }
+    qk_plot_printf(p, "NaN NaN\n");
+    qk_plot_data_end(p);
+    /* the ends of magma: black below, pale yellow above */
+    qk_plot_data_begin(p, "off");
+    for (int i = 0; i < h->n_cells; i++) {
+        int side;
+        fig_clip(r, h->cells[i].ap, &side);
+        if (side)
+            qk_plot_printf(p, "%d %d \"%s\" %d\n", h->cells[i].x, h->cells[i].y,
+                           side > 0 ? "▲" : "▼", side > 0 ? 0x000000 : 0xffffff);
+    }
+    qk_plot_printf(p, "NaN NaN \"\" 0\n");
+    qk_plot_data_end(p);
+    return thin;
+}
+
+int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
+{
+    const char *model = fig_model(ctx);
+    const qk_table *t = fig_input(ctx, "pair2d");
+    int n;
+    int *rows = plast_model_rows(ctx, t, model, &n);
     heatmap h;
-    load_heatmap(ctx, model, &h);
-    const char *label = fig_registry(ctx, model, "label", model);
-    /* A colour range of zero width would hide the colour bar's scale. */
-    double lo = h.lo, hi = h.hi > h.lo ? h.hi : h.lo + 1e-3;
+    load_heatmap(ctx, rows, n, &h);
+    free(rows);
+    if (h.n_cells == 0) {
+        free(h.cells);
+        return n ? fig_not_drawn(ctx, err, "The table %s holds no cell with a value for %s.",
+                                 fig_path(ctx, t), ctx->model_label)
+                 : plast_lacks_model(ctx, t, err);
+    }
+    /* the colour range from the cells with enough heads (all cells if none
+     * has): a faded cell from a few heads does not set it */
+    int min_heads = (int)ceil(ctx->min_share * h.n_heads), n_full = 0;
+    double *v = qk_malloc((size_t)h.n_cells * sizeof *v);
+    for (int i = 0; i < h.n_cells; i++)
+        if (h.cells[i].heads >= min_heads)
+            v[n_full++] = h.cells[i].ap;
+    if (n_full == 0)
+        for (int i = 0; i < h.n_cells; i++)
+            v[n_full++] = h.cells[i].ap;
+    fig_range r = fig_robust_range(v, n_full);
+    if (!(r.hi > r.lo)) /* a colour range of zero width would hide the bar's scale */
+        r.hi = r.lo + 1e-3;
+    for (int i = 0; i < h.n_cells; i++)
+        v[i] = h.cells[i].ap;
+    fig_range_recount(&r, v, h.n_cells);
     qk_plot p;
     plast_begin(&p, 1600, 1200, 15);
-    qk_plot_data_begin(&p, "cells");
-    for (int i = 0; i < h.n_cells; i++)
-        qk_plot_printf(&p, "%d %d %.6f\n", h.cells[i].x, h.cells[i].y, h.cells[i].ap);
-    qk_plot_data_end(&p);
-    qk_plot_printf(&p, "set title ");
-    char title[256];
-    snprintf(title, sizeof title, "%s attention plasticity", label);
-    fig_text(&p, title);
+    int thin = heatmap_blocks(&p, &h, &r, min_heads);
+    char title[160], sub[320], width[32], lo[32], hi[32];
+    fig_tokens(h.width, width, sizeof width);
+    snprintf(title, sizeof title, "Attention plasticity by key distance: %s", ctx->model_label);
+    int at = snprintf(sub, sizeof sub, "mean over n = %d heads; bins of %s tokens (tick = bin "
+                      "start); white: no pairs", h.n_heads, width);
+    if (thin)
+        snprintf(sub + at, sizeof sub - (size_t)at, "; faded: fewer than %d heads", min_heads);
+    double top = fig_title(&p, title, sub, 18);
+    fig_fmt(lo, sizeof lo, "%.2f", r.lo);
+    fig_fmt(hi, sizeof hi, "%.2f", r.hi);
     qk_plot_printf(&p,
-        " font \",18\"\n"
-        "set label 1 \"{/*0.8 mean over %d heads; bins of %.0f tokens (tick = bin start); "
-        "white: no pairs}\" at graph 0.5, graph 1.025 center\n"
-        "set xlabel \"Inter-key distance (tokens)\"\n"
-        "set ylabel \"Key-to-query distance (tokens)\"\n"
-        "set cblabel \"Attention plasticity\" offset 2,0\n"
+        "set xlabel \"Inter-key distance (tokens, K = 1024)\"\n"
+        "set ylabel \"Key-to-query distance (tokens, K = 1024)\"\n"
+        "set cblabel \"Attention plasticity%s\" offset 1,0\n"
         "set xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\n"
         "set cbrange [%.6f:%.6f]\nset cbtics format \"%%.2f\"\n"
         "set palette defined %s\n"
-        "set colorbox vertical default\n"
-        "set rmargin 17\nset tmargin 4\nset bmargin 7\n"
+        "set colorbox vertical user origin screen 0.87, screen 0.14 size screen 0.025, "
+        "screen %.4f\n"
+        "set lmargin at screen 0.1\nset rmargin at screen 0.84\n"
+        "set bmargin at screen 0.14\nset tmargin at screen %.4f\n"
         "unset grid\nunset key\nset border lw 1 lc rgb '#444444'\n"
         "set tics front\nset style fill solid 1.0 noborder\n",
-        h.n_heads, h.width, h.nx - 1, h.ny - 1, lo, hi, plast_palette_magma);
+        r.below || r.above ? "  (▲ ▼: beyond the range)" : "", h.nx - 1, h.ny - 1, r.lo, r.hi,
+        plast_palette_magma, top - 0.02 - 0.14, top - 0.02);
     bin_tics(&p, "x", h.nx, h.width, "rotate by 45 right out scale 0.6");
     bin_tics(&p, "y", h.ny, h.width, "out scale 0.6");
-    qk_plot_printf(&p,
-        "plot $cells using 1:2:(0.502):(0.502):3 with boxxyerror fillcolor palette notitle\n");
-    heatmap_keys(ctx, &h, label);
+    /* (gnuplot's svg terminal fails on a labels plot without a point, so
+     * the empty blocks are left out) */
+    qk_plot_printf(&p, "plot $cells using 1:2:(0.502):(0.502):3 with boxxyerror fillcolor palette "
+                       "notitle");
+    if (thin)
+        qk_plot_printf(&p, ", \\\n     $thin using 1:2:(0.502):(0.502) with boxxyerror fs "
+                           "transparent solid 0.55 noborder lc rgb 'white' notitle");
+    if (r.below + r.above)
+        qk_plot_printf(&p, ", \\\n     $off using 1:2:3:4 with labels tc rgb variable font \",11\" "
+                           "notitle");
+    qk_plot_printf(&p, "\n");
+    heatmap_keys(ctx, &h, &r, thin, min_heads);
+    free(v);
     free(h.cells);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
-}
-
-int plast_draw_heatmap_ministral3_14b(fig_ctx *ctx, qk_err *err)
-{
-    return draw_heatmap(ctx, "ministral3-14b", err);
-}
-
-int plast_draw_heatmap_qwen3_14b(fig_ctx *ctx, qk_err *err)
-{
-    return draw_heatmap(ctx, "qwen3-14b", err);
-}
-
-int plast_draw_heatmap_llama3_2_3b(fig_ctx *ctx, qk_err *err)
-{
-    return draw_heatmap(ctx, "llama3.2-3b", err);
-}
-
-int plast_draw_heatmap_llama3_2_11b(fig_ctx *ctx, qk_err *err)
-{
-    return draw_heatmap(ctx, "llama3.2-11b", err);
 }

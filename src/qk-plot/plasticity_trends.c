@@ -7,53 +7,34 @@
 #include <string.h>
 
 #include "plasticity_fig.h"
-#include "qk/stats.h"
 #include "qk/study.h"
 
 /* ---- 09: SmolLM3 trajectory ------------------------------------------------------ */
 
 typedef struct checkpoint {
     const char *label;
-    double context, first, last, drop, bias;
+    double context, heads, first, last, drop, bias;
 } checkpoint;
 
 static checkpoint *load_checkpoints(const fig_ctx *ctx, int *n)
 {
     const qk_table *t = fig_input(ctx, "joint");
     int c_label = fig_column(ctx, t, "label"), c_ctx = fig_column(ctx, t, "context_length");
+    int c_heads = fig_column(ctx, t, "n_heads");
     int c_first = fig_column(ctx, t, "ap_first_20pct"), c_last = fig_column(ctx, t, "ap_last_20pct");
     int c_drop = fig_column(ctx, t, "ap_drop"), c_bias = fig_column(ctx, t, "bias_strength");
-    if (t->n_rows == 0)
-        qk_die(QK_EXIT_DATA, fig_path(ctx, t), "no checkpoints (needed by figure %s)", ctx->id);
-    checkpoint *cp = qk_malloc((size_t)t->n_rows * sizeof *cp);
+    checkpoint *cp = qk_malloc((size_t)(t->n_rows > 0 ? t->n_rows : 1) * sizeof *cp);
+    *n = 0;
     for (int r = 0; r < t->n_rows; r++) {
-        cp[r] = (checkpoint){qk_table_cell(t, r, c_label), fig_number_at(ctx, t, r, c_ctx),
-                             fig_number_at(ctx, t, r, c_first), fig_number_at(ctx, t, r, c_last),
-                             fig_number_at(ctx, t, r, c_drop), fig_number_at(ctx, t, r, c_bias)};
-        if (!isfinite(cp[r].first) || !isfinite(cp[r].last) || !isfinite(cp[r].bias))
-            qk_die(QK_EXIT_DATA, fig_path(ctx, t), "line %d: checkpoint %s has no value",
-                   r + 2, cp[r].label);
+        checkpoint c = {qk_table_cell(t, r, c_label), fig_number_at(ctx, t, r, c_ctx),
+                        fig_number_at(ctx, t, r, c_heads), fig_number_at(ctx, t, r, c_first),
+                        fig_number_at(ctx, t, r, c_last), fig_number_at(ctx, t, r, c_drop),
+                        fig_number_at(ctx, t, r, c_bias)};
+        /* a checkpoint without values is left out (the key numbers say so) */
+        if (isfinite(c.first) && isfinite(c.last) && isfinite(c.bias))
+            cp[(*n)++] = c;
     }
-    *n = t->n_rows;
     return cp;
-}
-
-/* A checkpoint label as a two-line tick: "LC1-4K" -> "LC1\n4K". */
-static void checkpoint_tick(qk_plot *p, const char *label, int i, int last)
-{
-    const char *dash = strchr(label, '-');
-    qk_plot_printf(p, "\"");
-    for (const char *s = label; *s; s++) {
-        if (s == dash)
-            qk_plot_printf(p, "\\n");
-        else if (*s == '"' || *s == '\\')
-            qk_plot_printf(p, "\\%c", *s);
-        else if (strchr("_^{}@&~", *s))
-            qk_plot_printf(p, "\\\\%c", *s);
-        else
-            qk_plot_printf(p, "%c", *s);
-    }
-    qk_plot_printf(p, "\" %d%s", i, last ? ")\n" : ", ");
 }
 
 /* Dashed separators between checkpoints of different context lengths and,
@@ -70,7 +51,7 @@ static void context_groups(qk_plot *p, const checkpoint *cp, int n, int labels)
                 i - 0.5, i - 0.5, PLAST_REF);
         if (labels) {
             char ctxs[32];
-            plast_tokens(cp[start].context, ctxs, sizeof ctxs);
+            fig_tokens(cp[start].context, ctxs, sizeof ctxs);
             qk_plot_printf(p,
                 "set label \"{/:Italic %s context}\" at %.2f, graph 0.93 center tc rgb '#666666'\n",
                 ctxs, (start + i - 1) / 2.0);
@@ -79,92 +60,109 @@ static void context_groups(qk_plot *p, const checkpoint *cp, int n, int labels)
     }
 }
 
-static void trajectory_top(qk_plot *p, const checkpoint *cp, int n)
+static void trajectory_top(qk_plot *p, const checkpoint *cp, int n, const fig_range *r, double y)
 {
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        lo = fmin(lo, fmin(cp[i].first, cp[i].last));
-        hi = fmax(hi, fmax(cp[i].first, cp[i].last));
-    }
-    double span = hi > lo ? hi - lo : 0.05;
-    /* room below the lines for the key, above them for the group labels */
+    double lo, hi;
+    fig_range_pad(r, 0.12, &lo, &hi);
+    hi += 0.12 * (hi - lo); /* room for the group labels */
     qk_plot_printf(p,
-        "set lmargin at screen 0.11\nset rmargin at screen 0.97\n"
-        "set tmargin at screen 0.93\nset bmargin at screen 0.40\n"
+        "set lmargin at screen 0.1\nset rmargin at screen 0.97\n"
+        "set tmargin at screen %.4f\nset bmargin at screen 0.42\n"
         "set xrange [-0.5:%d.5]\nset yrange [%.4f:%.4f]\n"
         "set format x \"\"\nset xtics 1 out scale 0.6\nset ytics autofreq\nset format y \"%%.2f\"\n"
-        "set ylabel \"Attention plasticity\" offset -1,0\n"
-        "set grid xtics ytics lc rgb '#e6e6e6'\n"
-        "set key bottom center horizontal reverse Left opaque box lc rgb '#cccccc' samplen 2.5 "
-        "width 2\n"
-        "set title \"SmolLM3-3B: attention plasticity and positional bias through training\" "
-        "font \",19\"\n",
-        n - 1, lo - 0.38 * span, hi + 0.22 * span);
+        "set ylabel \"attention plasticity\" offset -1,0\n"
+        "set grid xtics ytics lc rgb '#e6e6e6'\n",
+        fig_key_top(p, 14, 3, 3, y) - 0.01, n - 1, lo, hi);
     context_groups(p, cp, n, 1);
+    fig_offscale_labels(p, r, "%.3f", 1, 12);
+    /* the band between the lines; one checkpoint has a bar instead */
+    const char *band = n > 1 ? "1:6:7 with filledcurves fs transparent solid 0.25 noborder"
+                             : "1:7:(0):($6-$7) with vectors nohead lw 14";
     qk_plot_printf(p,
-        "plot $cp using 1:2:3 with filledcurves lc rgb '%s' fs transparent solid 0.25 noborder "
-        "title \"AP_{drop}\", \\\n"
-        "     $cp using 1:2 with linespoints lw 3 pt 7 ps 2*qk_ps lc rgb '%s' "
+        "plot $cp using %s lc rgb '%s' title \"AP_{drop}\", \\\n"
+        "     $cp using 1:6 with linespoints lw 3 pt 7 ps 2*qk_ps lc rgb '%s' "
         "title \"AP_{first 20%%}\", \\\n"
-        "     $cp using 1:3 with linespoints lw 3 pt 5 ps 1.8*qk_ps lc rgb '%s' "
+        "     $cp using 1:7 with linespoints lw 3 pt 5 ps 1.8*qk_ps lc rgb '%s' "
         "title \"AP_{last 20%%}\"\n",
-        FIG_PURPLE, FIG_BLUE, FIG_VERMILLION);
+        band, n > 1 ? FIG_PURPLE : "#A0CC79A7", FIG_BLUE, FIG_VERMILLION);
 }
 
-/* A round tick step that puts about four ticks on span. */
-static double tick_step(double span)
+static void trajectory_bottom(qk_plot *p, const checkpoint *cp, int n, const fig_range *r)
 {
-    double raw = span / 4, mag = pow(10, floor(log10(raw)));
-    static const double nice[] = {1, 2, 2.5, 5, 10};
-    for (int i = 0; i < 5; i++)
-        if (nice[i] * mag >= raw)
-            return nice[i] * mag;
-    return 10 * mag;
-}
-
-static void trajectory_bottom(qk_plot *p, const checkpoint *cp, int n)
-{
-    double lo = 0, hi = 0;
-    for (int i = 0; i < n; i++) {
-        lo = fmin(lo, cp[i].bias);
-        hi = fmax(hi, cp[i].bias);
-    }
-    if (hi == lo)
-        hi = lo + 1e-3;
+    double lo, hi;
+    fig_range_pad(r, 0.1, &lo, &hi);
+    lo = r->lo < 0 ? lo : 0;
     qk_plot_printf(p,
         "unset title\nunset label\nunset arrow\nunset key\n"
-        "set tmargin at screen 0.37\nset bmargin at screen 0.12\n"
-        "set yrange [%.6g:%.6g]\nset ytics %.6g\nset format y \"%%.3f\"\n"
-        "set ylabel \"bias strength\" offset -1,0\n"
-        "set xlabel \"Training checkpoint\" offset 0,-0.6\n"
+        "set tmargin at screen 0.37\nset bmargin at screen 0.13\n"
+        "set yrange [%.6g:%.6g]\n"
+        "set ylabel \"bias\\\\_strength × 10^3\" offset -1,0\n"
+        "set xlabel \"training checkpoint\" offset 0,-0.6\n"
         "set format x \"%%g\"\nset grid noxtics ytics\n"
-        "set boxwidth 0.6 absolute\nset style fill solid 0.85 noborder\nset xtics (",
-        lo < 0 ? 1.15 * lo : 0, 1.15 * hi, tick_step(1.15 * (hi - lo)));
+        "set boxwidth 0.6 absolute\nset style fill solid 0.85 noborder\n",
+        lo, hi);
+    fig_axis_tics(p, "y", lo, hi, 4);
+    const char **labels = qk_malloc((size_t)n * sizeof *labels);
     for (int i = 0; i < n; i++)
-        checkpoint_tick(p, cp[i].label, i, i + 1 == n);
+        labels[i] = cp[i].label;
+    fig_checkpoint_tics(p, labels, n);
+    free(labels);
+    qk_plot_printf(p, "set xrange [-0.5:%d.5]\n", n - 1);
     context_groups(p, cp, n, 0);
+    fig_offscale_labels(p, r, "%.2f", 1, 12);
     qk_plot_printf(p,
         "set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#444444'\n"
-        "plot $cp using 1:5 with boxes lc rgb '%s' notitle\n",
+        "plot $cp using 1:8 with boxes lc rgb '%s' notitle\n",
         FIG_GREEN);
+}
+
+/* "24 heads per checkpoint" or "22 to 24 heads per checkpoint". */
+static void heads_phrase(const checkpoint *cp, int n, char *out, size_t cap)
+{
+    double lo = cp[0].heads, hi = cp[0].heads;
+    for (int i = 1; i < n; i++)
+        lo = fmin(lo, cp[i].heads), hi = fmax(hi, cp[i].heads);
+    if (lo == hi)
+        snprintf(out, cap, "n = %.0f heads per checkpoint", lo);
+    else
+        snprintf(out, cap, "n = %.0f to %.0f heads per checkpoint", lo, hi);
 }
 
 int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
 {
     int n;
     checkpoint *cp = load_checkpoints(ctx, &n);
-    qk_plot p;
-    plast_begin(&p, 1600, 1100, 15);
-    qk_plot_data_begin(&p, "cp");
+    const qk_table *t = fig_input(ctx, "joint");
+    if (n == 0) {
+        free(cp);
+        return fig_not_drawn(ctx, err, "The table %s holds no checkpoint with values.",
+                             fig_path(ctx, t));
+    }
+    double *ap = qk_malloc((size_t)(2 * n) * sizeof *ap), *bias = qk_malloc((size_t)n * sizeof *bias);
     for (int i = 0; i < n; i++)
-        qk_plot_printf(&p, "%d %.6f %.6f %.6f %.8g\n", i, cp[i].first, cp[i].last, cp[i].drop,
-                       cp[i].bias);
+        ap[2 * i] = cp[i].first, ap[2 * i + 1] = cp[i].last, bias[i] = 1e3 * cp[i].bias;
+    fig_range r_ap = fig_robust_range(ap, 2 * n), r_bias = fig_robust_range(bias, n);
+    fig_range_include(&r_bias, 0, bias, n);
+    qk_plot p;
+    plast_begin(&p, 1600, 1150, 15);
+    qk_plot_data_begin(&p, "cp");
+    for (int i = 0; i < n; i++) {
+        int s1, s2, s3;
+        double f = fig_clip(&r_ap, cp[i].first, &s1), l = fig_clip(&r_ap, cp[i].last, &s2);
+        double b = fig_clip(&r_bias, bias[i], &s3);
+        qk_plot_printf(&p, "%d %.6f %.6f %.6f %.8g %.6f %.6f %.6g\n", i, cp[i].first, cp[i].last,
+                       cp[i].drop, cp[i].bias, f, l, b);
+    }
     qk_plot_data_end(&p);
-    qk_plot_printf(&p, "set multiplot\n");
-    trajectory_top(&p, cp, n);
-    trajectory_bottom(&p, cp, n);
+    char sub[160];
+    heads_phrase(cp, n, sub, sizeof sub);
+    double top = fig_multiplot_title(&p, "SmolLM3-3B: attention plasticity and positional bias "
+                                     "through training", sub, 19);
+    trajectory_top(&p, cp, n, &r_ap, top);
+    trajectory_bottom(&p, cp, n, &r_bias);
     qk_plot_printf(&p, "unset multiplot\n");
-    fig_key(ctx, "checkpoints", "%d", n);
+    fig_key(ctx, "checkpoints", "%d of %d rows", n, t->n_rows);
+    fig_key(ctx, "heads per checkpoint", "%s", sub + 4);
     for (int i = 0; i < n; i++) {
         char name[128];
         snprintf(name, sizeof name, "%s: first 20 %% / last 20 %% / drop / bias strength",
@@ -172,6 +170,8 @@ int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
         fig_key(ctx, name, "%.4f / %.4f / %.4f / %.3g", cp[i].first, cp[i].last, cp[i].drop,
                 cp[i].bias);
     }
+    free(ap);
+    free(bias);
     free(cp);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }
@@ -181,28 +181,16 @@ int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
 typedef struct lbp_point {
     const char *model, *label, *family;
     double drop, score;
-    int family_index;
+    const char *color;
 } lbp_point;
 
-/* The family styles: colour, filled and hollow point types. */
+/* The marker of the f-th family in the figure: filled and hollow point
+ * types and a size (gnuplot's diamond and triangles are drawn smaller). */
 static const struct {
-    const char *family, *color;
     int filled, hollow;
-    double size; /* gnuplot's diamond and triangles are drawn smaller */
-} family_styles[] = {{"ministral", FIG_BLUE, 7, 6, 2.4},
-                     {"qwen", FIG_VERMILLION, 5, 4, 2.2},
-                     {"llama", FIG_GREEN, 13, 12, 3.2},
-                     {"mistral", FIG_PURPLE, 9, 8, 3.0},
-                     {"smollm3", "#E69F00", 11, 10, 3.0}};
-#define N_FAMILY_STYLES (int)(sizeof family_styles / sizeof family_styles[0])
-
-static int family_style(const char *family, int order)
-{
-    for (int i = 0; i < N_FAMILY_STYLES; i++)
-        if (strcmp(family_styles[i].family, family) == 0)
-            return i;
-    return order % N_FAMILY_STYLES;
-}
+    double size;
+} family_markers[] = {{7, 6, 2.4}, {5, 4, 2.2}, {13, 12, 3.2}, {9, 8, 3.0}, {11, 10, 3.0}};
+#define N_FAMILY_MARKERS (int)(sizeof family_markers / sizeof family_markers[0])
 
 /* The published overall score of a model, or NAN. */
 static double published_score(const fig_ctx *ctx, const char *model, const char **note)
@@ -222,6 +210,8 @@ static double published_score(const fig_ctx *ctx, const char *model, const char 
     return NAN;
 }
 
+/* The models of the report with a published score, in the table's
+ * (registry) order. */
 static lbp_point *load_lbp_points(const fig_ctx *ctx, int *n, const char **note)
 {
     const qk_table *t = fig_input(ctx, "report");
@@ -234,30 +224,31 @@ static lbp_point *load_lbp_points(const fig_ctx *ctx, int *n, const char **note)
         double score = published_score(ctx, model, note), drop = fig_number_at(ctx, t, r, c_d);
         if (!isfinite(score) || !isfinite(drop))
             continue;
-        pt[*n] = (lbp_point){model, fig_registry(ctx, model, "label", model),
-                             fig_registry(ctx, model, "family", "other"), drop, score, 0};
+        const char *family = fig_registry(ctx, model, "family", "other");
+        pt[*n] = (lbp_point){model, fig_registry(ctx, model, "label", model), family, drop, score,
+                             fig_family_color(ctx, family)};
         (*n)++;
     }
-    if (*n == 0)
-        qk_die(QK_EXIT_DATA, fig_path(ctx, t),
-               "no model with a published LongBench-Pro score (needed by figure %s)", ctx->id);
     return pt;
 }
 
-/* Pearson r, and the least-squares line y = a + b x (qk/stats.h). */
+/* Pearson r, and the least-squares line y = a + b x. */
 static void fit_line(const lbp_point *pt, int n, double *r, double *a, double *b)
 {
-    double *x = qk_malloc((size_t)(n + 1) * sizeof *x), *y = qk_malloc((size_t)(n + 1) * sizeof *y);
+    double mx = 0, my = 0, sxx = 0, syy = 0, sxy = 0;
     for (int i = 0; i < n; i++) {
-        x[i] = pt[i].drop;
-        y[i] = pt[i].score;
+        mx += pt[i].drop / n;
+        my += pt[i].score / n;
     }
-    qk_line l = qk_line_fit(x, y, n);
-    *r = l.r;
-    *a = l.intercept;
-    *b = l.slope;
-    free(x);
-    free(y);
+    for (int i = 0; i < n; i++) {
+        double dx = pt[i].drop - mx, dy = pt[i].score - my;
+        sxx += dx * dx;
+        syy += dy * dy;
+        sxy += dx * dy;
+    }
+    *b = sxx > 0 ? sxy / sxx : NAN;
+    *a = my - *b * mx;
+    *r = sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
 }
 
 /* Puts each point's name beside it, on the side (of four) farthest from
@@ -295,24 +286,38 @@ static void place_labels(qk_plot *p, const lbp_point *pt, int n, const double ra
         fig_text(p, pt[i].label);
         qk_plot_printf(p, " at %.6f, %.4f %s offset char %.1f, %.1f tc rgb '%s' font \",12\" front\n",
                        pt[i].drop, pt[i].score, dir[best][0] > 0 ? "left" : "right",
-                       dir[best][0] * 1.2, dir[best][1] * 1.0,
-                       family_styles[pt[i].family_index].color);
+                       dir[best][0] * 1.2, dir[best][1] * 1.0, pt[i].color);
     }
     free(lx);
     free(ly);
 }
 
-/* The display name of a family: the rule of qk/study.h over the labels of
- * its points. */
-static void family_name(const lbp_point *pt, int n, const char *family, char *out, size_t cap)
+/* A family's display name as every figure gives it (qk_family_label): the
+ * common prefix of the labels of its models in the study table. */
+static void family_name(const fig_ctx *ctx, const char *family, char *out, size_t cap)
 {
-    const char **labels = qk_malloc((size_t)(n + 1) * sizeof *labels);
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (strcmp(pt[i].family, family) == 0)
-            labels[k++] = pt[i].label;
-    qk_family_label(labels, k, family, out, cap);
+    const qk_table *t = fig_input(ctx, "report");
+    int c_m = fig_column(ctx, t, "model"), n = 0;
+    const char **labels = qk_malloc((size_t)(t->n_rows + 1) * sizeof *labels);
+    for (int r = 0; r < t->n_rows; r++) {
+        const char *model = qk_table_cell(t, r, c_m);
+        if (strcmp(fig_registry(ctx, model, "family", "other"), family) == 0)
+            labels[n++] = fig_registry(ctx, model, "label", model);
+    }
+    qk_family_label(labels, n, family, out, cap);
     free(labels);
+}
+
+static void lbp_keys(fig_ctx *ctx, const lbp_point *pt, int n, double r, double a, double b)
+{
+    fig_key(ctx, "models with a published score", "%d", n);
+    fig_key(ctx, "Pearson r (AP_drop, LongBench-Pro)", "%.3f", r);
+    fig_key(ctx, "least-squares line", "score = %.2f %+.2f * AP_drop", a, b);
+    for (int i = 0; i < n; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s: AP_drop, score", pt[i].label);
+        fig_key(ctx, name, "%.4f, %.2f", pt[i].drop, pt[i].score);
+    }
 }
 
 int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
@@ -320,7 +325,18 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
     int n;
     const char *note;
     lbp_point *pt = load_lbp_points(ctx, &n, &note);
-    /* families in order of first appearance */
+    if (n < 3) {
+        char names[512] = "";
+        for (int i = 0; i < n; i++) {
+            size_t used = strlen(names);
+            snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : ": ", pt[i].label);
+        }
+        free(pt);
+        return fig_not_drawn(ctx, err, "%d model%s of this run ha%s a published LongBench-Pro "
+                             "score%s; a correlation needs at least 3.", n, n == 1 ? "" : "s",
+                             n == 1 ? "s" : "ve", names);
+    }
+    /* families in order of first appearance (the registry order) */
     const char *families[64];
     int n_fam = 0;
     for (int i = 0; i < n; i++) {
@@ -329,7 +345,6 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
             f++;
         if (f == n_fam && n_fam < 64)
             families[n_fam++] = pt[i].family;
-        pt[i].family_index = family_style(pt[i].family, f);
     }
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (int i = 0; i < n; i++) {
@@ -343,7 +358,7 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
     double r, a, b;
     fit_line(pt, n, &r, &a, &b);
     qk_plot p;
-    plast_begin(&p, 1100, 900, 13);
+    plast_begin(&p, 1300, 900, 13);
     qk_plot_data_begin(&p, "pts");
     for (int f = 0; f < n_fam; f++) {
         for (int i = 0; i < n; i++)
@@ -352,52 +367,42 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
         qk_plot_printf(&p, "\n\n");
     }
     qk_plot_data_end(&p);
+    char sub[160], rtext[32];
+    snprintf(sub, sizeof sub, "r = %s, n = %d models; scores: published results (%s), not "
+             "computed here", isfinite(r) ? fig_fmt(rtext, sizeof rtext, "%.2f", r) : "n/a", n,
+             note && *note && strcmp(note, "-") ? note : "overall");
+    double top = fig_title(&p, "AP_{drop} against published LongBench-Pro scores", sub, 16);
+    qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.01);
     qk_plot_printf(&p,
-        "set title \"AP_{drop} against published LongBench-Pro scores\" font \",16\"\n"
         "set xlabel \"AP_{drop} (first 20%% − last 20%% of positions)\"\n"
         "set ylabel \"LongBench-Pro overall (published score)\"\n"
         "set xrange [%.6f:%.6f]\nset yrange [%.4f:%.4f]\nset format x \"%%.2f\"\n"
-        "set grid xtics ytics lc rgb '#e6e6e6'\nset bmargin 6.5\n"
-        "set key top right reverse Left opaque box lc rgb '#cccccc' samplen 2 spacing 1.3\n"
-        "set style textbox opaque border lc rgb '#999999'\n"
-        "set label \"{/*0.8 LongBench-Pro scores: published results (%s), not computed here}\" "
-        "at screen 0.5, screen 0.025 center tc rgb '#555555'\n",
-        range[0], range[1], range[2], range[3], note && *note && strcmp(note, "-") ? note : "overall");
-    if (isfinite(r) && n >= 3)
-        qk_plot_printf(&p,
-            "set label \"r = %.2f  (n = %d)\" at graph 0.04, graph 0.06 left boxed front "
-            "font \",14\"\n",
-            r, n);
+        "set grid xtics ytics lc rgb '#e6e6e6'\n"
+        "set rmargin at screen 0.80\n",
+        range[0], range[1], range[2], range[3]);
+    fig_key_right(&p, 13);
     place_labels(&p, pt, n, range);
     qk_plot_printf(&p, "plot ");
-    if (isfinite(b) && n >= 3)
+    if (isfinite(b))
         qk_plot_printf(&p,
             "[%.6f:%.6f] %.10g + %.10g * x with lines dt 2 lw 1.5 lc rgb '%s' "
             "title \"least squares\", \\\n     ",
             xlo - 0.1 * xs, xhi + 0.1 * xs, a, b, PLAST_REF);
     for (int f = 0; f < n_fam; f++) {
-        int s = family_style(families[f], f);
+        int m = f % N_FAMILY_MARKERS;
         char name[64];
-        family_name(pt, n, families[f], name, sizeof name);
+        family_name(ctx, families[f], name, sizeof name);
+        const char *color = fig_family_color(ctx, families[f]);
         qk_plot_printf(&p,
             "$pts index %d using 1:2 with points pt %d ps %.1f*qk_ps lc rgb '%s' title ", f,
-            family_styles[s].filled, family_styles[s].size, family_styles[s].color);
+            family_markers[m].filled, family_markers[m].size, color);
         fig_text(&p, name);
         qk_plot_printf(&p,
             ", \\\n     $pts index %d using 1:2 with points pt %d ps %.1f*qk_ps lw 1.5 "
             "lc rgb 'white' notitle%s",
-            f, family_styles[s].hollow, family_styles[s].size, f + 1 < n_fam ? ", \\\n     " : "\n");
+            f, family_markers[m].hollow, family_markers[m].size, f + 1 < n_fam ? ", \\\n     " : "\n");
     }
-    fig_key(ctx, "models with a published score", "%d", n);
-    if (n >= 3) {
-        fig_key(ctx, "Pearson r (AP_drop, LongBench-Pro)", "%.3f", r);
-        fig_key(ctx, "least-squares line", "score = %.2f %+.2f * AP_drop", a, b);
-    }
-    for (int i = 0; i < n; i++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s: AP_drop, score", pt[i].label);
-        fig_key(ctx, name, "%.4f, %.2f", pt[i].drop, pt[i].score);
-    }
+    lbp_keys(ctx, pt, n, r, a, b);
     free(pt);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }

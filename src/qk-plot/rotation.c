@@ -17,6 +17,20 @@ static double total_heads(const rot_table *t)
     return n;
 }
 
+/* "n = 24 heads per model" or "n = 20 to 24 heads per model". */
+static void heads_phrase(const rot_table *t, char *out, size_t cap)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int m = 0; m < t->n_models; m++) {
+        double n = rotfig_model_value(t, m, "n_heads");
+        lo = fmin(lo, n), hi = fmax(hi, n);
+    }
+    if (lo == hi)
+        snprintf(out, cap, "n = %.0f heads per model", lo);
+    else
+        snprintf(out, cap, "n = %.0f to %.0f heads per model", lo, hi);
+}
+
 /* Mean of a per-model column over the models, and over the heads (each
  * model weighted by its n_heads). */
 static void model_and_head_means(const rot_table *t, const char *column, double *over_models,
@@ -38,7 +52,10 @@ static void model_and_head_means(const rot_table *t, const char *column, double 
 int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
-    rotfig_load(ctx, "summary", &t);
+    if (rotfig_load(ctx, "summary", &t) == 0) {
+        rot_table_free(&t);
+        return rotfig_empty(ctx, "summary", err);
+    }
     qk_plot p;
     rotfig_begin(&p, 1500, 760, 14);
     qk_plot_data_begin(&p, "r");
@@ -54,18 +71,22 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
     }
     qk_plot_data_end(&p);
     rotfig_model_axis(&p, &t, ",13");
+    char sub[256], heads[64];
+    heads_phrase(&t, heads, sizeof heads);
+    snprintf(sub, sizeof sub, "mean over the heads of each model (%s) of |Pearson r| between the "
+             "projection on a and token position, queries and keys separately", heads);
+    double top = fig_title(&p, "Q vs K position correlation on the drift axis a", sub, 17);
+    top = fig_key_top(&p, 13, 2, 2, top);
+    /* room for the family names above the plot */
+    qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.045);
     qk_plot_printf(&p,
-        "set title \"Q vs K position correlation on the drift axis a\\n"
-        "{/*0.78 mean over the heads of each model of |Pearson r| between the projection on a "
-        "and token position, queries and keys separately}\" font \",17\" offset 0,1.4\n"
-        "set tmargin 6\nset bmargin 7\n"
+        "set bmargin 7\n"
         "set ylabel \"Mean |Pearson r| with position\"\n"
-        "set yrange [0:1.16]\nset ytics 0, 0.2, 1\nset format y \"%%.1f\"\n"
+        "set yrange [0:1]\nset ytics 0, 0.2, 1\nset format y \"%%.1f\"\n"
         "set grid noxtics ytics\n"
         "set arrow from graph 0, first 0.3 to graph 1, first 0.3 nohead back dt 2 lw 1.2 lc rgb '%s'\n"
         "set arrow from graph 0, first 0.7 to graph 1, first 0.7 nohead back dt 2 lw 1.2 lc rgb '%s'\n"
         "set boxwidth 0.36 absolute\n"
-        "set key top right horizontal reverse Left samplen 1.5 font \",13\"\n"
         "plot $r using ($1-0.18):2 with boxes fs solid 1.0 border lc rgb 'white' "
         "lc rgb '%s' title \"|{/:Italic r}_q| on axis a (queries)\", \\\n"
         "     $r using ($1+0.18):3 with boxes fs solid 1.0 border lc rgb 'white' "
@@ -88,7 +109,10 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
 int rotfig_draw_variance(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
-    rotfig_load(ctx, "summary", &t);
+    if (rotfig_load(ctx, "summary", &t) == 0) {
+        rot_table_free(&t);
+        return rotfig_empty(ctx, "summary", err);
+    }
     qk_plot p;
     rotfig_begin(&p, 1500, 760, 14);
     qk_plot_data_begin(&p, "v");
@@ -103,11 +127,15 @@ int rotfig_draw_variance(fig_ctx *ctx, qk_err *err)
     }
     qk_plot_data_end(&p);
     rotfig_model_axis(&p, &t, ",13");
+    char sub[256], heads[64];
+    heads_phrase(&t, heads, sizeof heads);
+    snprintf(sub, sizeof sub, "mean share of the pooled Q+K variance of the heads of each model "
+             "(%s); number above a bar = a + b", heads);
+    double top = fig_title(&p, "Variance decomposition: the 2-D \\{a, b\\} plane against its "
+                           "complement", sub, 17);
+    qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.045); /* the family names */
     qk_plot_printf(&p,
-        "set title \"Variance decomposition: the 2-D \\\\{a, b\\\\} plane against its complement\\n"
-        "{/*0.78 mean share of the pooled Q+K variance of the heads of each model; number "
-        "above a bar = a + b}\" font \",17\" offset 0,1.4\n"
-        "set tmargin 6\nset bmargin 7\nset rmargin at screen 0.83\n"
+        "set bmargin 7\nset rmargin at screen 0.83\n"
         "set ylabel \"Fraction of total variance\"\n"
         "set yrange [0:1.05]\nset ytics 0.2\nset format y \"%%.1f\"\nset grid noxtics ytics\n"
         "set key at screen 0.995, graph 1 top right reverse Left samplen 1.5 font \",12\" "
@@ -140,12 +168,20 @@ int rotfig_draw_variance(fig_ctx *ctx, qk_err *err)
 int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
 {
     rot_table t, h;
-    rotfig_load(ctx, "summary", &t);
+    if (rotfig_load(ctx, "summary", &t) == 0) {
+        rot_table_free(&t);
+        return rotfig_empty(ctx, "summary", err);
+    }
     rotfig_load(ctx, "heads", &h);
     double *ratio = qk_src_values(&h.src, "slope_ratio");
+    double *median = qk_malloc((size_t)t.n_models * sizeof *median);
+    for (int m = 0; m < t.n_models; m++)
+        median[m] = rotfig_model_value(&t, m, "median_slope_ratio");
+    fig_range r = fig_robust_range(median, t.n_models);
+    fig_range_include(&r, 0, median, t.n_models);
+    fig_range_include(&r, 1, median, t.n_models);
     qk_plot p;
     rotfig_begin(&p, 1500, 760, 14);
-    double top = 1.0;
     for (int f = 0; f < t.n_families; f++) {
         char name[16];
         snprintf(name, sizeof name, "f%d", f);
@@ -153,41 +189,46 @@ int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
         for (int m = 0; m < t.n_models; m++) {
             if (t.family_of[m] != f)
                 continue;
-            double v = rotfig_model_value(&t, m, "median_slope_ratio");
-            if (isfinite(v))
-                top = fmax(top, v);
-            qk_plot_printf(&p, "%d %.6f \"%.2f\"\n", m, v, v);
+            int side;
+            double v = fig_clip(&r, median[m], &side);
+            char text[32];
+            fig_fmt(text, sizeof text, "%s%.2f", side > 0 ? "▲ " : "", median[m]);
+            qk_plot_printf(&p, "%d %.6f \"%s\"\n", m, v, isfinite(median[m]) ? text : "n/a");
         }
+        qk_plot_printf(&p, "NaN NaN \"\"\n");
         qk_plot_data_end(&p);
     }
     rotfig_model_axis(&p, &t, ",13");
+    char sub[256], heads[64];
+    heads_phrase(&t, heads, sizeof heads);
+    snprintf(sub, sizeof sub, "median over the heads of each model (%s) of |α_k| / |α_q|, the "
+             "per-token slopes of the key and query projections on a", heads);
+    fig_title(&p, "K-to-Q drift slope ratio (> 1: the keys drift faster along a)", sub, 17);
+    qk_plot_printf(&p, "set title offset 0,1.4\n"); /* above the family names */
     qk_plot_printf(&p,
-        "set title \"K-to-Q drift slope ratio (> 1: the keys drift faster along a)\\n"
-        "{/*0.78 median over the heads of each model of |alpha_k| / |alpha_q|, the per-token "
-        "slopes of the key and query projections on a}\" font \",17\" offset 0,1.4\n"
         "set tmargin 6\nset bmargin 7\n"
         "set ylabel \"Median |{/:Italic α}_k| / |{/:Italic α}_q|\"\n"
-        "set yrange [0:%.3f]\nset grid noxtics ytics\n"
+        "set yrange [0:%.3f]\nset grid noxtics ytics\nunset key\n"
         "set arrow from graph 0, first 1 to graph 1, first 1 nohead back dt 2 lw 1.5 lc rgb '%s'\n"
-        "set boxwidth 0.75 absolute\n"
-        "set key top right reverse Left samplen 1.5 font \",13\"\n"
-        "plot ",
-        1.12 * top, ROTFIG_REF);
+        "set boxwidth 0.75 absolute\n",
+        1.14 * r.hi, ROTFIG_REF);
+    fig_offscale_labels(&p, &r, "%.2f", 1, 12);
+    qk_plot_printf(&p, "plot ");
     for (int f = 0; f < t.n_families; f++) {
-        char name[64];
-        rot_family_name(&t, f, name, sizeof name);
         qk_plot_printf(&p, "%s$f%d using 1:2 with boxes fs solid 1.0 border lc rgb 'white' "
-                           "lc rgb '%s' title ", f ? ", \\\n     " : "", f, rotfig_family_color(f));
-        fig_text(&p, name);
-        qk_plot_printf(&p, ", \\\n     $f%d using 1:2:3 with labels offset 0,0.7 font \",11\" "
+                           "lc rgb '%s' notitle", f ? ", \\\n     " : "", f,
+                       rotfig_family_color(ctx, &t, f));
+        /* the values on an opaque ground, so that the line at 1 does not cross them */
+        qk_plot_printf(&p, ", \\\n     $f%d using 1:2:3 with labels offset 0,0.8 boxed font \",11\" "
                            "notitle", f);
     }
     qk_plot_printf(&p, "\n");
     for (int m = 0; m < t.n_models; m++) {
         char name[128];
         snprintf(name, sizeof name, "%s: median |alpha_k| / |alpha_q|", t.models[m].label);
-        fig_key(ctx, name, "%.2f", rotfig_model_value(&t, m, "median_slope_ratio"));
+        fig_key(ctx, name, "%.2f", median[m]);
     }
+    fig_key(ctx, "models above the drawn scale", "%d", r.above);
     rot_rows all = rot_rows_all(&h);
     fig_key(ctx, "median over all heads", "%.2f (%d heads)", rot_quantile(ratio, &all, 0.5, 0),
             rot_count_defined(ratio, &all));
@@ -200,6 +241,7 @@ int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
         fig_key(ctx, key, "%.2f", rot_quantile(ratio, &rows, 0.5, 0));
         rot_rows_free(&rows);
     }
+    free(median);
     free(ratio);
     rot_table_free(&h);
     rot_table_free(&t);
@@ -211,7 +253,8 @@ int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
 const fig_def rotation_figures[] = {
     {"qk-rotation/01", "Queries and keys of sampled heads in their {a, b} plane",
      "Scatter plots of the query vectors (blue scale) and key vectors (red scale) of a few "
-     "query heads of one model, projected on the head's drift axis a (x) and separation axis "
+     "query heads of {model} (the figure's model, a parameter: ROT_FIG_DATASET), projected "
+     "on the head's drift axis a (x) and separation axis "
      "b (y), raw coordinates (no centring). Colour gives the token position on a scale from 0 "
      "to the model's context length (lighter = earlier; K = 1024 tokens); black crosses mark "
      "the query and key cluster means. Axis a is oriented so that the pooled projection grows "
@@ -225,35 +268,47 @@ const fig_def rotation_figures[] = {
      "picks layer 1 head 8, layer 5 head 13, layer 12 head 6 and layer 13 head 20. Beyond a "
      "maximum per kind and head the vectors are thinned to evenly spaced ones. The key numbers "
      "give the seed, the heads, their numbers and the points drawn.",
+     "the store and the rotation tables of {model} (the figure's dataset parameter): the "
+     "dataset of {model} loaded and analysed in the run.",
      rotfig_draw_ab_collage},
     {"qk-rotation/02", "Q vs K position correlation on the drift axis a",
      "Grouped bars per model: the mean over the model's heads of |r_q_a| (blue), the |Pearson "
      "r| of the query projections on a with position, and of |r_k_a| (vermillion), the same "
      "for the keys. Dashed lines at 0.3 and 0.7; dotted lines separate the model families "
      "named at the top.",
+     "the cross-model rotation summary results/rotation/model_summary.csv: at least one of "
+     "the eleven cross-model datasets analysed in the run.",
      rotfig_draw_drift_bars},
     {"qk-rotation/03", "Variance decomposition: the {a, b} plane against its complement",
      "Stacked bars per model: the mean share of the pooled query + key variance of a head on "
      "the drift axis a (vermillion), on the separation axis b (blue) and in the d - 2 "
      "complement dimensions (grey). The number above each bar is the plane's share, a + b.",
+     "the cross-model rotation summary results/rotation/model_summary.csv: at least one of "
+     "the eleven cross-model datasets analysed in the run.",
      rotfig_draw_variance},
     {"qk-rotation/04", "Distribution of the bias strength by family",
      "Histograms (density, one per model, translucent, bins over each model's own range) of "
      "bias_strength = mu_q_a * alpha_k in units of 10^-3, one panel per family, shared y axis. "
      "bias_strength is the slope, per token of key position, of the score the {a, b} plane "
      "gives the mean query; > 0 favours later (more recent) keys. Dashed line at 0.",
+     "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
+     "of the eleven cross-model datasets analysed in the run.",
      rotfig_draw_bias_hist},
     {"qk-rotation/05", "K-to-Q drift slope ratio",
      "Bars per model: the median over its heads of |alpha_k| / |alpha_q|, the ratio of the "
      "per-token slopes of the key and query projections on a; colour gives the family. A "
      "ratio above 1 (dashed line) means the keys drift faster than the queries. The number "
      "on each bar is the median.",
+     "the cross-model rotation tables results/rotation/model_summary.csv and rotated.csv: "
+     "at least one of the eleven cross-model datasets analysed in the run.",
      rotfig_draw_slope_ratio},
     {"qk-rotation/06", "Key position signal and bias strength by layer depth",
      "Two heatmaps, one row per model, one column per depth bin (layer / (layers - 1) in ten "
      "bins labelled by their lower edge). Top: mean |r_k_a| of the heads in the cell, colour "
      "scale 0 to 1. Bottom: mean bias_strength x 10^3, colour scale from the smallest to the "
      "largest cell. Values are printed in the cells; grey cells with a dash hold no head.",
+     "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
+     "of the eleven cross-model datasets analysed in the run.",
      rotfig_draw_heatmaps},
     {"qk-rotation/07", "Bias strength against separation strength (Simpson's paradox)",
      "One panel per family, one point per head: x is separation_strength, y is bias_strength "
@@ -261,6 +316,8 @@ const fig_def rotation_figures[] = {
      "heads and the dashed line its least-squares fit. The pooled r over all heads (in the "
      "figure title) can have the opposite sign to the r within families: the families differ "
      "in both quantities at once.",
+     "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
+     "of the eleven cross-model datasets analysed in the run.",
      rotfig_draw_bias_vs_sep},
     {"qk-rotation/08", "The complement of the {a, b} plane of one head, pair by pair",
      "For the first head drawn for figure 01, its queries (blue scale, drawn first) and keys "
@@ -273,12 +330,17 @@ const fig_def rotation_figures[] = {
      "a ring or an arc whose colour runs along it. Each panel uses one scale on both axes, so "
      "a ring stays round. Beyond a maximum per kind the vectors are thinned to evenly spaced "
      "ones (the key numbers give the points drawn).",
+     "the store and the complement tables of {model} (the figure's dataset parameter): the "
+     "dataset of {model} loaded and analysed in the run.",
      rotfig_draw_complement},
     {"qk-rotation/09", "SmolLM3-3B: rotation metrics across training",
      "Four bar panels, one bar per training checkpoint in training order: the mean over the "
      "heads of |r_k_a|, separation_strength, bias_strength x 10^3 and plane_var_fraction; "
      "the error bars run from the 25th to the 75th percentile over the heads. Colour gives "
      "the training phase; dotted lines separate the phases.",
+     "the rotation summary of the SmolLM3-3B training study, "
+     "results/smollm3_training_progress/model_summary.csv: at least one SmolLM3-3B "
+     "checkpoint analysed in the run.",
      rotfig_draw_trajectory},
     {"qk-rotation/10", "SmolLM3-3B: bias strength decomposition",
      "Three bar panels, one bar per checkpoint: the mean over the heads of mu_q_a (the query "
@@ -287,5 +349,8 @@ const fig_def rotation_figures[] = {
      "separate the phases. Slopes and bias are per token of key position, and the context "
      "window grows over the trajectory; the key numbers also give |alpha_k| and the bias times "
      "the context length, i.e. over the whole window.",
+     "the rotation summary of the SmolLM3-3B training study, "
+     "results/smollm3_training_progress/model_summary.csv: at least one SmolLM3-3B "
+     "checkpoint analysed in the run.",
      rotfig_draw_decomposition},
-    {NULL, NULL, NULL, NULL}};
+    {NULL, NULL, NULL, NULL, NULL}};

@@ -44,8 +44,8 @@ static int read_panels(const qk_src *t, const qk_src *heads, drawn_head *out)
     for (int i = 0; i < 13; i++)
         c[i] = qk_src_col(t, cols[i]);
     int c_dataset = qk_src_col(t, "dataset"), n = t->t->n_rows;
-    if (n < 1 || n > MAX_PANELS)
-        qk_die(QK_EXIT_DATA, t->path, "%d panels (expected 1 to %d)", n, MAX_PANELS);
+    if (n > MAX_PANELS)
+        qk_die(QK_EXIT_DATA, t->path, "%d panels (expected at most %d)", n, MAX_PANELS);
     for (int r = 0; r < n; r++) {
         drawn_head *h = &out[r];
         int v[13];
@@ -95,7 +95,7 @@ static void sci_text(double v, char *out, size_t cap)
     double mant = v / pow(10, e);
     if (fabs(mant) >= 9.95)
         mant /= 10, e++;
-    snprintf(out, cap, "%.1f×10^{%d}", mant, e);
+    fig_fmt(out, cap, "%.1f×10^{%d}", mant, e);
 }
 
 /* ---- colour bars -------------------------------------------------------------------- */
@@ -109,21 +109,6 @@ typedef struct colorbar {
     const char *label;
 } colorbar;
 
-/* Ticks at quarters of the scale, in units of K = 1024 tokens when the
- * scale is a multiple of 4096. */
-static void position_tics(qk_plot *p, double scale)
-{
-    qk_plot_printf(p, "set cbtics (");
-    for (int i = 0; i <= 4; i++) {
-        double v = scale * i / 4;
-        if (fmod(scale, 4096.0) == 0)
-            qk_plot_printf(p, "%s\"%.0f%s\" %.0f", i ? ", " : "", v / 1024, i ? "K" : "", v);
-        else
-            qk_plot_printf(p, "%s\"%.0f\" %.0f", i ? ", " : "", v, v);
-    }
-    qk_plot_printf(p, ")\n");
-}
-
 static void set_colorbar(qk_plot *p, const colorbar *cb, double x0)
 {
     if (!cb) {
@@ -132,7 +117,7 @@ static void set_colorbar(qk_plot *p, const colorbar *cb, double x0)
     }
     fig_palette(p, cb->stops, LIGHT_CUT);
     qk_plot_printf(p, "set cbrange [0:%.0f]\n", cb->scale);
-    position_tics(p, cb->scale);
+    fig_token_tics(p, "cb", 0, cb->scale);
     /* its own frame style: a panel framed as active must not recolour it */
     qk_plot_printf(p, "set style line 100 lc rgb '#444444' lw 1\n"
                       "set colorbox vertical user origin screen %.4f, screen %.4f size screen "
@@ -247,6 +232,8 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
     qk_src heads = fig_src(ctx, "heads");
     drawn_head h[MAX_PANELS];
     int n = read_panels(&panels_t, &heads, h);
+    if (n == 0)
+        return fig_not_drawn(ctx, err, "The table %s lists no head to draw.", panels_t.path);
     double scale = position_scale(ctx, h[0].dataset, &points);
     char label[64];
     snprintf(label, sizeof label, "%s", fig_registry(ctx, h[0].dataset, "label", h[0].dataset));
@@ -255,10 +242,12 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
     for (int i = 0; i < n; i++)
         ab_data(&p, &points, i, scale);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    qk_plot_printf(&p, "set multiplot title \"");
-    qk_plot_printf(&p, "%s: queries and keys of %d heads in their \\\\{a, b\\\\} plane\\n"
-                       "{/*0.78 colour = token position (queries blue, keys red; lighter = "
-                       "earlier); + = cluster means}\" font \",21\"\n", label, n);
+    char title[256], sub[256];
+    snprintf(title, sizeof title, "%s: queries and keys of %d heads in their \\{a, b\\} plane",
+             label, n);
+    snprintf(sub, sizeof sub, "%d of %d heads; colour = token position (queries blue, keys red; "
+             "lighter = earlier; K = 1024 tokens); + = cluster means", n, h[0].available);
+    fig_multiplot_title(&p, title, sub, 21);
     qk_plot_printf(&p, "set grid\nunset key\nset tics font \",14\"\n"
                        "set style textbox opaque fillcolor rgb 'white' noborder margins 1,1\n");
     int rows = n < 2 ? 1 : (n + 1) / 2;
@@ -366,8 +355,10 @@ static void complement_panel(qk_plot *p, int i, int n, const double *lim, const 
     const pair_info *q = &info[i];
     qk_plot_printf(p, "set border lw %s lc rgb '%s'\n", q->active ? "3" : "1",
                    q->active ? ROTFIG_K : "#444444");
-    qk_plot_printf(p, "set title \"SVD %d–%d (%.1f%%)  {/:Italic r}_θ %+.2f\" font \",12\" "
-                      "offset 0,-0.6\n", 2 * i + 1, 2 * i + 2, 100 * q->var_frac, q->angle_r_best);
+    char title[96];
+    fig_fmt(title, sizeof title, "SVD %d–%d (%.1f%%)  {/:Italic r}_θ %+.2f", 2 * i + 1, 2 * i + 2,
+            100 * q->var_frac, q->angle_r_best);
+    qk_plot_printf(p, "set title \"%s\" font \",12\" offset 0,-0.6\n", title);
     qk_plot_printf(p, "plot $q%d using 1:2:3 with points pt 7 ps 0.3*qk_ps lc rgb variable "
                       "notitle", i);
     if (cb)
@@ -382,6 +373,8 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
     qk_src heads = fig_src(ctx, "heads"), pairs_t = fig_src(ctx, "pairs");
     drawn_head drawn[MAX_PANELS];
     int n_drawn = read_panels(&panels_t, &heads, drawn), first = -1;
+    if (n_drawn == 0)
+        return fig_not_drawn(ctx, err, "The table %s lists no head to draw.", panels_t.path);
     for (int i = 0; i < n_drawn; i++)
         if (drawn[i].draw == 0)
             first = i;
@@ -411,12 +404,15 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
     double (*lim)[4] = qk_calloc((size_t)n, sizeof *lim);
     complement_data(&p, &points, n, scale, lim);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    qk_plot_printf(&p,
-        "set multiplot title \"%s, layer %d, head %d: the complement of the \\\\{a, b\\\\} plane "
-        "(d - 2 = %d dimensions), first %d principal pairs\\n{/*0.8 %s; the pairs hold %.1f%% "
-        "of the complement variance; framed: active pairs (%d of %d)}\" font \",19\"\n"
-        "set grid\nunset key\nset tics font \",9\" scale 0.5\nset format \"%% g\"\n",
-        label, h->layer, h->head, h->dim - 2, n, numbers, 100 * shown, active, n);
+    char title[256], sub[320];
+    snprintf(title, sizeof title, "%s, layer %d, head %d: the complement of the \\{a, b\\} "
+             "plane (d − 2 = %d dimensions), first %d principal pairs", label, h->layer, h->head,
+             h->dim - 2, n);
+    snprintf(sub, sizeof sub, "%s; the pairs hold %.1f%% of the complement variance; framed: "
+             "active pairs (%d of %d); %d query and %d key points per pair", numbers, 100 * shown,
+             active, n, h->complement_q, h->complement_k);
+    fig_multiplot_title(&p, title, sub, 19);
+    qk_plot_printf(&p, "set grid\nunset key\nset tics font \",9\" scale 0.5\nset format \"%% g\"\n");
     double bar_h = COMP_HEIGHT / 2 - 0.05;
     colorbar q_bar = {fig_blues, scale, 0.035 + COMP_HEIGHT - 0.03 - bar_h, bar_h,
                       "query position (token index)"};

@@ -5,14 +5,19 @@
 
 #include "rotation_fig.h"
 
-/* Families take the Okabe-Ito colours in display order (Qwen3 blue, Llama
- * vermillion, Ministral green, as in the PCA figures). Phases: sky blue,
+/* Families take their colour of every figure (fig_family_color). Phases: sky blue,
  * bluish green, orange, vermillion, reddish purple (the hues of the thesis
  * figure: blue, green, orange, red, purple), then more. */
 static const char *const phase_colors[] = {FIG_SKY_BLUE, FIG_GREEN, FIG_ORANGE, FIG_VERMILLION,
                                            FIG_PURPLE, FIG_BLUE, FIG_BLACK, FIG_YELLOW};
 
-const char *rotfig_family_color(int f) { return fig_okabe_ito[f % 8]; }
+const char *rotfig_family_color(const fig_ctx *ctx, const rot_table *t, int f)
+{
+    for (int m = 0; m < t->n_models; m++)
+        if (t->family_of[m] == f)
+            return fig_family_color(ctx, t->models[m].family);
+    return FIG_GREY;
+}
 const char *rotfig_model_color(int k) { return fig_okabe_ito[k % 8]; }
 const char *rotfig_phase_color(int i) { return phase_colors[i % 8]; }
 
@@ -21,12 +26,17 @@ const int rotfig_ylorrd[9] = {0xffffcc, 0xffeda0, 0xfed976, 0xfeb24c, 0xfd8d3c,
 
 /* ---- inputs --------------------------------------------------------------------- */
 
-void rotfig_load(const fig_ctx *ctx, const char *name, rot_table *t)
+int rotfig_load(const fig_ctx *ctx, const char *name, rot_table *t)
 {
     qk_src src = fig_src(ctx, name), registry = fig_src(ctx, "registry");
-    if (src.t->n_rows == 0)
-        qk_die(QK_EXIT_DATA, src.path, "no rows (figure %s)", ctx->id);
     rot_table_load(t, &src, &registry);
+    return t->n_models;
+}
+
+int rotfig_empty(fig_ctx *ctx, const char *name, qk_err *err)
+{
+    return fig_not_drawn(ctx, err, "The table %s holds no head.",
+                         fig_path(ctx, fig_input(ctx, name)));
 }
 
 double rotfig_model_value(const rot_table *t, int m, const char *column)
@@ -96,21 +106,11 @@ int rotfig_checkpoint_axis(qk_plot *p, const rot_table *t, int *phase, char name
         phase[m] = n_phases - 1 < max_phases ? n_phases - 1 : max_phases - 1;
         snprintf(prev, sizeof prev, "%s", cur);
     }
-    /* "S1-40K" is drawn as "S1" over "40K" */
-    qk_plot_printf(p, "set xtics scale 0 (");
-    for (int m = 0; m < t->n_models; m++) {
-        const char *label = t->models[m].label, *dash = strchr(label, '-');
-        qk_plot_printf(p, "\"");
-        if (dash) {
-            fig_text_chars(p, label, (size_t)(dash - label));
-            qk_plot_printf(p, "\\n");
-            fig_text_chars(p, dash + 1, strlen(dash + 1));
-        } else {
-            fig_text_chars(p, label, strlen(label));
-        }
-        qk_plot_printf(p, "\" %d%s", m, m + 1 < t->n_models ? ", " : ")\n");
-    }
-    qk_plot_printf(p, "set xrange [-0.6:%d.6]\n", t->n_models - 1);
+    const char **labels = qk_malloc((size_t)t->n_models * sizeof *labels);
+    for (int m = 0; m < t->n_models; m++)
+        labels[m] = t->models[m].label;
+    fig_checkpoint_tics(p, labels, t->n_models);
+    free(labels);
     return n_phases < max_phases ? n_phases : max_phases;
 }
 

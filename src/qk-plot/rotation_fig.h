@@ -15,8 +15,9 @@
 #define ROTFIG_COMPLEMENT "#BBBBBB"  /* the d - 2 other dimensions */
 #define ROTFIG_REF "#9a9a9a"         /* reference and separator lines */
 
-/* Colour of family f and of the k-th model within a figure panel. */
-const char *rotfig_family_color(int f);
+/* Colour of family f of table t (fig_family_color) and of the k-th model
+ * within a figure panel. */
+const char *rotfig_family_color(const fig_ctx *ctx, const rot_table *t, int f);
 const char *rotfig_model_color(int k);
 /* Colour of the i-th training phase. */
 const char *rotfig_phase_color(int i);
@@ -26,8 +27,10 @@ const char *rotfig_phase_color(int i);
 extern const int rotfig_ylorrd[9];
 
 /* The table NAME grouped by model and joined with the input "registry";
- * dies (status 2, naming the file) if the table has no rows. */
-void rotfig_load(const fig_ctx *ctx, const char *name, rot_table *t);
+ * returns its number of models (0 for a table without rows). */
+int rotfig_load(const fig_ctx *ctx, const char *name, rot_table *t);
+/* The canvas of a figure whose table NAME has no rows. */
+int rotfig_empty(fig_ctx *ctx, const char *name, qk_err *err);
 
 /* Starts a figure with a base font of font_pt points; defines qk_ps, the
  * point-size scale that makes the SVG look like the PNG. */

@@ -5,18 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qk/stats.h"
 #include "rotation_fig.h"
 
 #define MAX_FAMILIES 8
-
-/* Markers of the models of a family: circle, square, triangle, diamond,
- * inverted triangle, pentagon. */
-static int model_marker(int k)
-{
-    static const int markers[] = {7, 5, 9, 13, 11, 15};
-    return markers[k % 6];
-}
 
 /* Multiplot panel i of n side by side, between screen x0 and x1. */
 static void panel_columns(qk_plot *p, int i, int n, double x0, double x1, double bottom,
@@ -31,180 +22,170 @@ static void panel_columns(qk_plot *p, int i, int n, double x0, double x1, double
 
 /* ---- 04: histograms of the bias strength ------------------------------------------------ */
 
-typedef struct histogram {
+/* The bins of a family panel: one set for all its models, over the
+ * family's robust range, 2 ceil(sqrt(n)) bins for its n heads (6 to 40). */
+typedef struct family_bins {
+    fig_range range;
     int bins;
     double lo, width;
-    double *density;
-} histogram;
+} family_bins;
 
-/* Density histogram of the finite x[rows] * scale inside [lim_lo, lim_hi]
- * over their own range with 2 ceil(sqrt(n)) bins (6 to 40); the density
- * is relative to all finite values, so a histogram with heads off the
- * scale has an area below 1. bins = 0 when no value is inside. */
-static histogram make_histogram(const double *x, const rot_rows *rows, double scale,
-                                double lim_lo, double lim_hi)
+static family_bins bins_of_family(const rot_table *t, int f, const double *x)
 {
-    histogram h = {0, 0, 0, NULL};
-    double lo = INFINITY, hi = -INFINITY;
-    int n = 0, inside = 0;
-    for (int i = 0; i < rows->n; i++) {
-        double v = x[rows->index[i]] * scale;
+    rot_rows rows = rot_rows_family(t, f);
+    double *v = qk_malloc((size_t)(rows.n ? rows.n : 1) * sizeof *v);
+    for (int i = 0; i < rows.n; i++)
+        v[i] = x[rows.index[i]];
+    family_bins fb;
+    fb.range = fig_robust_range(v, rows.n);
+    fig_range_include(&fb.range, 0, v, rows.n);
+    int inside = fb.range.n - fb.range.below - fb.range.above;
+    int bins = 2 * (int)ceil(sqrt((double)(inside > 0 ? inside : 1)));
+    fb.bins = bins < 6 ? 6 : bins > 40 ? 40 : bins;
+    double span = fb.range.hi - fb.range.lo;
+    if (!(span > 0))
+        span = fabs(fb.range.lo) > 0 ? 0.02 * fabs(fb.range.lo) : 1e-3;
+    fb.lo = fb.range.lo;
+    fb.width = span / fb.bins;
+    free(v);
+    rot_rows_free(&rows);
+    return fb;
+}
+
+/* $hM: the density of model m over the family's bins as a step outline
+ * (x at the bin edges); the density is relative to all the model's heads,
+ * so a model with heads off the scale has an area below 1. Returns the
+ * highest density. */
+static double model_histogram(qk_plot *p, const rot_table *t, int m, const double *x,
+                              const family_bins *fb)
+{
+    rot_rows rows = rot_rows_model(t, m);
+    double *count = qk_calloc((size_t)fb->bins, sizeof *count);
+    int n = 0;
+    for (int i = 0; i < rows.n; i++) {
+        double v = x[rows.index[i]];
         if (!isfinite(v))
             continue;
         n++;
-        if (v < lim_lo || v > lim_hi)
+        if (v < fb->range.lo || v > fb->range.hi)
             continue;
-        lo = fmin(lo, v), hi = fmax(hi, v);
-        inside++;
-    }
-    if (inside == 0)
-        return h;
-    int bins = 2 * (int)ceil(sqrt((double)inside));
-    h.bins = bins < 6 ? 6 : bins > 40 ? 40 : bins;
-    h.lo = lo;
-    h.width = hi > lo ? (hi - lo) / h.bins : fmax(fabs(lo) * 0.01, 1e-9);
-    h.density = qk_calloc((size_t)h.bins, sizeof(double));
-    for (int i = 0; i < rows->n; i++) {
-        double v = x[rows->index[i]] * scale;
-        if (!isfinite(v) || v < lim_lo || v > lim_hi)
-            continue;
-        int b = (int)floor((v - lo) / h.width);
-        h.density[b < 0 ? 0 : b >= h.bins ? h.bins - 1 : b] += 1.0 / (n * h.width);
-    }
-    return h;
-}
-
-/* The drawn range of a family: its quartiles widened by four
- * interquartile ranges (everything when the range is 0); the heads outside
- * are reported in the panel instead of squeezing the others. */
-typedef struct family_scale {
-    double lo, hi;       /* limits */
-    int below, above;    /* heads outside */
-    double min, max;     /* their extremes */
-} family_scale;
-
-static family_scale scale_of_family(const rot_table *t, int f, const double *x, double scale)
-{
-    rot_rows rows = rot_rows_family(t, f);
-    double q1 = scale * rot_quantile(x, &rows, 0.25, 0), q3 = scale * rot_quantile(x, &rows, 0.75, 0);
-    family_scale fs = {-INFINITY, INFINITY, 0, 0, NAN, NAN};
-    if (q3 > q1)
-        fs.lo = q1 - 4 * (q3 - q1), fs.hi = q3 + 4 * (q3 - q1);
-    fs.min = scale * rot_min(x, &rows, 0), fs.max = scale * rot_max(x, &rows, 0);
-    for (int i = 0; i < rows.n; i++) {
-        double v = scale * x[rows.index[i]];
-        fs.below += v < fs.lo;
-        fs.above += v > fs.hi;
+        int b = (int)floor((v - fb->lo) / fb->width);
+        count[b < 0 ? 0 : b >= fb->bins ? fb->bins - 1 : b] += 1;
     }
     rot_rows_free(&rows);
-    return fs;
+    char name[16];
+    snprintf(name, sizeof name, "h%d", m);
+    qk_plot_data_begin(p, name);
+    double top = 0;
+    qk_plot_printf(p, "%.6g 0\n", fb->lo);
+    for (int b = 0; b < fb->bins; b++) {
+        double d = n ? count[b] / (n * fb->width) : 0;
+        top = fmax(top, d);
+        qk_plot_printf(p, "%.6g %.6g\n%.6g %.6g\n", fb->lo + b * fb->width, d,
+                       fb->lo + (b + 1) * fb->width, d);
+    }
+    qk_plot_printf(p, "%.6g 0\n", fb->lo + fb->bins * fb->width);
+    qk_plot_data_end(p);
+    free(count);
+    return top;
 }
 
-int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
+static void bias_hist_keys(fig_ctx *ctx, const rot_table *t, const double *bias)
 {
-    rot_table t;
-    rotfig_load(ctx, "heads", &t);
-    double *bias = qk_src_values(&t.src, "bias_strength");
-    int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
-    histogram *hist = qk_calloc((size_t)t.n_models, sizeof *hist);
-    family_scale fs[MAX_FAMILIES];
-    for (int f = 0; f < nf; f++)
-        fs[f] = scale_of_family(&t, f, bias, 1e3);
-    double ymax = 0;
-    qk_plot p;
-    rotfig_begin(&p, 120 + 540 * nf, 660, 14);
-    for (int m = 0; m < t.n_models; m++) {
-        int f = t.family_of[m] < nf ? t.family_of[m] : 0;
-        rot_rows rows = rot_rows_model(&t, m);
-        hist[m] = make_histogram(bias, &rows, 1e3, fs[f].lo, fs[f].hi);
-        rot_rows_free(&rows);
-        char name[16];
-        snprintf(name, sizeof name, "h%d", m);
-        qk_plot_data_begin(&p, name);
-        for (int b = 0; b < hist[m].bins; b++) {
-            qk_plot_printf(&p, "%.6g %.6g %.6g\n", hist[m].lo + (b + 0.5) * hist[m].width,
-                           hist[m].density[b], hist[m].width);
-            ymax = fmax(ymax, hist[m].density[b]);
-        }
-        if (hist[m].bins == 0)
-            qk_plot_printf(&p, "NaN NaN NaN\n");
-        qk_plot_data_end(&p);
-    }
-    rot_rows all = rot_rows_all(&t);
+    rot_rows all = rot_rows_all(t);
     int positive = rot_count_positive(bias, &all), defined = rot_count_defined(bias, &all);
-    qk_plot_printf(&p,
-        "set multiplot title \"Bias strength distribution, bias\\\\_strength = "
-        "{/:Italic μ}_Q^a · {/:Italic α}_K\\n{/*0.8 per-token score slope of the \\\\{a, b\\\\} "
-        "plane for the mean query; > 0 favours later keys: %d of %d heads (%.1f%%)}\" "
-        "font \",17\"\n"
-        "set yrange [0:%.4g]\nset grid noxtics ytics\nset style fill transparent solid 0.4 border\n"
-        "set key top right reverse Left font \",11\" samplen 1 spacing 1.0\n"
-        "set xlabel \"bias\\\\_strength × 10^3\"\nset format y \"%%.1f\"\n",
-        positive, defined, 100.0 * positive / (defined ? defined : 1), 1.3 * ymax);
-    for (int f = 0; f < nf; f++) {
-        panel_columns(&p, f, nf, 0.06, 0.99, 0.14, 0.78, 0.025);
-        char name[64];
-        rot_family_name(&t, f, name, sizeof name);
-        double lo = 0, hi = 0;
-        for (int m = 0; m < t.n_models; m++)
-            if (t.family_of[m] == f && hist[m].bins > 0) {
-                lo = fmin(lo, hist[m].lo);
-                hi = fmax(hi, hist[m].lo + hist[m].bins * hist[m].width);
-            }
-        double pad = 0.04 * (hi - lo > 0 ? hi - lo : 1.0);
-        qk_plot_printf(&p, "set title ");
-        fig_text(&p, name);
-        qk_plot_printf(&p, " font \",15\"\nset xrange [%.6g:%.6g]\n%s\n"
-                           "unset arrow\nunset label\nset arrow from 0, graph 0 to 0, graph 1 "
-                           "nohead front dt 2 lw 1.5 lc rgb '#000000'\n",
-                       lo - pad, hi + pad,
-                       f == 0 ? "set ylabel \"Density\"\nset format y \"%.1f\""
-                              : "unset ylabel\nset format y \"\"");
-        if (fs[f].above)
-            qk_plot_printf(&p, "set label 1 \"%d off scale →\\nmax %.3g\" at graph 0.98, "
-                               "graph 0.62 right front font \",11\" tc rgb '#444444'\n",
-                           fs[f].above, fs[f].max);
-        if (fs[f].below)
-            qk_plot_printf(&p, "set label 2 \"← %d off scale\\nmin %.3g\" at graph 0.02, "
-                               "graph 0.62 left front font \",11\" tc rgb '#444444'\n",
-                           fs[f].below, fs[f].min);
-        qk_plot_printf(&p, "plot ");
-        int k = 0;
-        for (int m = 0; m < t.n_models; m++) {
-            if (t.family_of[m] != f)
-                continue;
-            const char *c = rotfig_model_color(k++);
-            qk_plot_printf(&p, "%s$h%d using 1:2:3 with boxes lc rgb '%s' title ",
-                           k > 1 ? ", \\\n     " : "", m, c);
-            fig_text(&p, t.models[m].label);
-        }
-        qk_plot_printf(&p, "\n");
-        if (fs[f].above + fs[f].below) {
-            char key[128];
-            snprintf(key, sizeof key, "%s: heads off the drawn scale (below, above)", name);
-            fig_key(ctx, key, "%d, %d (drawn %.3g to %.3g)", fs[f].below, fs[f].above,
-                    fs[f].lo, fs[f].hi);
-        }
-    }
-    qk_plot_printf(&p, "unset multiplot\n");
     fig_key(ctx, "heads with bias_strength > 0", "%d of %d (%.1f%%)", positive, defined,
             100.0 * positive / (defined ? defined : 1));
     int negative = 0;
     for (int i = 0; i < all.n; i++)
         negative += bias[all.index[i]] < 0.0;
     fig_key(ctx, "heads with bias_strength < 0", "%d", negative);
-    for (int m = 0; m < t.n_models; m++) {
-        rot_rows rows = rot_rows_model(&t, m);
+    for (int m = 0; m < t->n_models; m++) {
+        rot_rows rows = rot_rows_model(t, m);
         char name[128];
-        snprintf(name, sizeof name, "%s: heads, mean bias x1e3, share > 0", t.models[m].label);
+        snprintf(name, sizeof name, "%s: heads, mean bias x1e3, share > 0", t->models[m].label);
         fig_key(ctx, name, "%d, %.3f, %.1f%%", rows.n, 1e3 * rot_mean(bias, &rows, 0),
                 100.0 * rot_count_positive(bias, &rows) / (rows.n ? rows.n : 1));
         rot_rows_free(&rows);
-        free(hist[m].density);
     }
     rot_rows_free(&all);
-    free(hist);
+}
+
+int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
+{
+    rot_table t;
+    if (rotfig_load(ctx, "heads", &t) == 0) {
+        rot_table_free(&t);
+        return rotfig_empty(ctx, "heads", err);
+    }
+    double *bias = qk_src_values(&t.src, "bias_strength");
+    double *scaled = qk_src_values(&t.src, "bias_strength"); /* x 10^3, as drawn */
+    for (int r = 0; r < t.src.t->n_rows; r++)
+        scaled[r] *= 1e3;
+    int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
+    family_bins fb[MAX_FAMILIES];
+    double top[MAX_FAMILIES] = {0};
+    qk_plot p;
+    rotfig_begin(&p, nf > 2 ? 140 + 540 * nf : 1400, 700, 14);
+    for (int f = 0; f < nf; f++)
+        fb[f] = bins_of_family(&t, f, scaled);
+    for (int m = 0; m < t.n_models; m++)
+        if (t.family_of[m] < nf)
+            top[t.family_of[m]] = fmax(top[t.family_of[m]],
+                                       model_histogram(&p, &t, m, scaled, &fb[t.family_of[m]]));
+    rot_rows all = rot_rows_all(&t);
+    int positive = rot_count_positive(bias, &all), defined = rot_count_defined(bias, &all);
+    rot_rows_free(&all);
+    char sub[256];
+    snprintf(sub, sizeof sub, "per-token score slope of the \\{a, b\\} plane for the mean query; "
+             "> 0 favours later keys: %d of %d heads (%.1f%%); each panel its own scales",
+             positive, defined, 100.0 * positive / (defined ? defined : 1));
+    fig_multiplot_title(&p, "Bias strength distribution, bias\\_strength = "
+                        "{/:Italic μ}_Q^a · {/:Italic α}_K", sub, 17);
+    qk_plot_printf(&p, "set grid noxtics ytics\nset xlabel \"bias\\\\_strength × 10^3\"\n"
+                       "set ylabel \"density\"\n");
+    for (int f = 0; f < nf; f++) {
+        panel_columns(&p, f, nf, 0.05, 0.99, 0.25, 0.77, 0.04);
+        char name[64], title[128];
+        rot_family_name(&t, f, name, sizeof name);
+        rot_rows rows = rot_rows_family(&t, f);
+        snprintf(title, sizeof title, "%s (n = %d heads)", name, rows.n);
+        rot_rows_free(&rows);
+        double lo, hi;
+        fig_range_pad(&fb[f].range, 0.04, &lo, &hi);
+        fig_axis_tics(&p, "x", lo, hi, 6);
+        fig_axis_tics(&p, "y", 0, 1.18 * (top[f] > 0 ? top[f] : 1), 5);
+        qk_plot_printf(&p, "set title ");
+        fig_text(&p, title);
+        qk_plot_printf(&p, " font \",15\"\nset xrange [%.6g:%.6g]\nset yrange [0:%.4g]\n"
+                           "unset arrow\nunset label\nset arrow from 0, graph 0 to 0, graph 1 "
+                           "nohead front dt 2 lw 1.5 lc rgb '#000000'\n",
+                       lo, hi, 1.18 * (top[f] > 0 ? top[f] : 1));
+        fig_offscale_labels(&p, &fb[f].range, "%.3g", 1, 11);
+        /* the models of the panel, named under it */
+        qk_plot_printf(&p, "set key at graph 0.5, graph -0.2 center top horizontal maxcols 3 "
+                           "reverse Left samplen 2 font \",12\" nobox\nplot ");
+        int k = 0;
+        for (int m = 0; m < t.n_models; m++) {
+            if (t.family_of[m] != f)
+                continue;
+            const char *c = rotfig_model_color(k++);
+            qk_plot_printf(&p, "%s$h%d using 1:2 with lines lw 2.2 lc rgb '%s' title ",
+                           k > 1 ? ", \\\n     " : "", m, c);
+            fig_text(&p, t.models[m].label);
+        }
+        qk_plot_printf(&p, "\n");
+        if (fb[f].range.above + fb[f].range.below) {
+            char key[128];
+            snprintf(key, sizeof key, "%s: heads off the drawn scale (below, above)", name);
+            fig_key(ctx, key, "%d, %d (drawn %.3g to %.3g)", fb[f].range.below,
+                    fb[f].range.above, fb[f].range.lo, fb[f].range.hi);
+        }
+    }
+    qk_plot_printf(&p, "unset multiplot\n");
+    bias_hist_keys(ctx, &t, bias);
     free(bias);
+    free(scaled);
     rot_table_free(&t);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }
@@ -255,8 +236,12 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
                 empty++;
                 continue;
             }
-            double x = hi > lo ? (v - lo) / (hi - lo) : 1.0;
-            qk_plot_printf(p, "%d %d %.6f %d \"%.2f\"\n", b, m, v, x > 0.5 ? 0xffffff : 0, v);
+            /* a cell beyond the colour range takes the end colour and a triangle */
+            double c = fmin(hi, fmax(lo, v));
+            double x = hi > lo ? (c - lo) / (hi - lo) : 1.0;
+            char text[40];
+            fig_fmt(text, sizeof text, "%s%.2f", v > hi ? "▲ " : v < lo ? "▼ " : "", v);
+            qk_plot_printf(p, "%d %d %.6f %d \"%s\"\n", b, m, c, x > 0.5 ? 0xffffff : 0, text);
             filled++;
         }
         char key[160];
@@ -293,22 +278,13 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
     qk_plot_printf(p, "\n");
 }
 
-/* A step of 1, 2 or 5 times a power of ten that divides span into about
- * ticks parts. */
-static double nice_step(double span, int ticks)
-{
-    double raw = span / ticks;
-    if (!(raw > 0))
-        return 1;
-    double mag = pow(10, floor(log10(raw))), f = raw / mag;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
-}
-
 static void heatmap_axes(qk_plot *p, const rot_table *t)
 {
     qk_plot_printf(p, "set ytics scale 0 (");
     for (int m = 0; m < t->n_models; m++) {
-        fig_text(p, t->models[m].label);
+        char label[96];
+        snprintf(label, sizeof label, "%s (n = %d)", t->models[m].label, t->models[m].n_rows);
+        fig_text(p, label);
         qk_plot_printf(p, " %d%s", m, m + 1 < t->n_models ? ", " : ")\n");
     }
     qk_plot_printf(p, "set xtics scale 0 (");
@@ -323,21 +299,24 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
 int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
-    rotfig_load(ctx, "heads", &t);
+    if (rotfig_load(ctx, "heads", &t) == 0) {
+        rot_table_free(&t);
+        return rotfig_empty(ctx, "heads", err);
+    }
     double *r_k = qk_src_values(&t.src, "r_k_a"), *bias = qk_src_values(&t.src, "bias_strength");
     double *layer = qk_src_values(&t.src, "layer");
     double (*rk_cell)[QK_DEPTH_BINS] = qk_calloc((size_t)t.n_models, sizeof *rk_cell);
     double (*bias_cell)[QK_DEPTH_BINS] = qk_calloc((size_t)t.n_models, sizeof *bias_cell);
     depth_means(&t, r_k, layer, 1, 1.0, rk_cell);
     depth_means(&t, bias, layer, 0, 1e3, bias_cell);
-    double lo = INFINITY, hi = -INFINITY;
-    for (int m = 0; m < t.n_models; m++)
-        for (int b = 0; b < QK_DEPTH_BINS; b++)
-            if (!isnan(bias_cell[m][b]))
-                lo = fmin(lo, bias_cell[m][b]), hi = fmax(hi, bias_cell[m][b]);
+    /* the bias colours on a robust range: one extreme cell does not pale the others */
+    fig_range range = fig_robust_range(&bias_cell[0][0], QK_DEPTH_BINS * t.n_models);
+    double lo = range.lo, hi = range.hi;
     if (!(hi >= lo))
         lo = 0, hi = 1;
-    int row_px = 38, ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
+    /* rows of 38 pixels, at least 130 pixels a panel for its colour bar */
+    int row_px = 38 * t.n_models >= 130 ? 38 : (130 + t.n_models - 1) / t.n_models;
+    int ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
     int height = 300 + 2 * row_px * t.n_models;
     qk_plot p;
     rotfig_begin(&p, 2080, height, 13);
@@ -345,22 +324,28 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
     double h = (double)row_px * t.n_models / height;
     double top1 = 1.0 - 60.0 / height, top2 = top1 - h - 140.0 / height;
-    qk_plot_printf(&p, "set multiplot\nset lmargin at screen 0.1\nset rmargin at screen 0.93\n"
+    qk_plot_printf(&p, "set multiplot\nset lmargin at screen 0.13\nset rmargin at screen 0.93\n"
                        "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen 0.945, screen %.4f size "
-                       "screen 0.012, screen %.4f\nset cbtics %g\nset format cb \"%%.1f\"\n",
-                   top1 - h, top1, top1 - h, h, nice_step(1.0, ticks));
+                       "screen 0.012, screen %.4f\n",
+                   top1 - h, top1, top1 - h, h);
+    fig_axis_tics(&p, "cb", 0, 1, ticks);
     heatmap_panel(ctx, &p, &t, rk_cell, "rk", fig_reds, 0.0, 1.0,
                   "mean |{/:Italic r}_k| on axis a (key position signal)", "|{/:Italic r}_k|", "mean |r_k_a|");
     qk_plot_printf(&p, "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen 0.945, screen %.4f size "
-                       "screen 0.012, screen %.4f\nset cbtics %g\nset format cb \"%% g\"\n",
-                   top2 - h, top2, top2 - h, h, nice_step(hi - lo, ticks));
-    heatmap_panel(ctx, &p, &t, bias_cell, "bias", rotfig_ylorrd, lo, hi,
-                  "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3", "bias × 10^3",
+                       "screen 0.012, screen %.4f\n",
+                   top2 - h, top2, top2 - h, h);
+    fig_axis_tics(&p, "cb", lo, hi, ticks + 1);
+    char title[256];
+    snprintf(title, sizeof title, "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · "
+             "{/:Italic α}_K × 10^3%s", range.above + range.below ? "  (robust colour range; "
+             "▲ ▼: cells beyond it)" : "");
+    heatmap_panel(ctx, &p, &t, bias_cell, "bias", rotfig_ylorrd, lo, hi, title, "bias × 10^3",
                   "mean bias_strength x1e3");
     qk_plot_printf(&p, "unset multiplot\n");
     fig_key(ctx, "bias colour scale (x1e3)", "%.2f to %.2f", lo, hi);
+    fig_key(ctx, "bias cells below, above the colour scale", "%d, %d", range.below, range.above);
     free(rk_cell);
     free(bias_cell);
     free(r_k);
@@ -372,117 +357,175 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
 
 /* ---- 07: bias against separation --------------------------------------------------------- */
 
-/* Family panel order of the thesis figure: Llama, Qwen3, Ministral, then
- * the other families in display order. */
-static int scatter_order(const rot_table *t, int *order)
-{
-    static const char *const first[] = {"llama", "qwen", "ministral"};
-    int n = 0, used[MAX_FAMILIES] = {0};
-    for (int k = 0; k < 3; k++)
-        for (int m = 0; m < t->n_models; m++) {
-            int f = t->family_of[m];
-            if (f < MAX_FAMILIES && !used[f] && strcmp(t->models[m].family, first[k]) == 0) {
-                order[n++] = f;
-                used[f] = 1;
-            }
-        }
-    for (int f = 0; f < t->n_families && f < MAX_FAMILIES; f++)
-        if (!used[f])
-            order[n++] = f;
-    return n;
-}
-
-/* Least-squares line of y on x over the finite points (qk/stats.h): $fit block. */
-static void fit_line(qk_plot *p, const char *block, const double *x, const double *y,
+/* Least-squares line of y on x over the finite points (at least three):
+ * $fit block; returns 0 when there is no line. */
+static int fit_line(qk_plot *p, const char *block, const double *x, const double *y,
                      const rot_rows *rows, double scale)
 {
-    double *a = qk_malloc((size_t)(rows->n + 1) * sizeof *a);
-    double *b = qk_malloc((size_t)(rows->n + 1) * sizeof *b);
-    double lo = INFINITY, hi = -INFINITY;
+    double sx = 0, sy = 0, lo = INFINITY, hi = -INFINITY;
+    int n = 0;
     for (int i = 0; i < rows->n; i++) {
-        a[i] = x[rows->index[i]];
-        b[i] = y[rows->index[i]] * scale;
-        if (isfinite(a[i]) && isfinite(b[i]))
-            lo = fmin(lo, a[i]), hi = fmax(hi, a[i]);
+        double a = x[rows->index[i]], b = y[rows->index[i]] * scale;
+        if (isfinite(a) && isfinite(b))
+            sx += a, sy += b, n++, lo = fmin(lo, a), hi = fmax(hi, a);
     }
-    qk_line l = qk_line_fit(a, b, rows->n);
     qk_plot_data_begin(p, block);
-    if (l.n >= 2 && isfinite(l.slope))
-        qk_plot_printf(p, "%.6g %.6g\n%.6g %.6g\n", lo, l.mean_y + l.slope * (lo - l.mean_x), hi,
-                       l.mean_y + l.slope * (hi - l.mean_x));
-    else
+    double sxx = 0, sxy = 0, mx = n ? sx / n : 0, my = n ? sy / n : 0;
+    for (int i = 0; i < rows->n; i++) {
+        double a = x[rows->index[i]], b = y[rows->index[i]] * scale;
+        if (isfinite(a) && isfinite(b))
+            sxx += (a - mx) * (a - mx), sxy += (a - mx) * (b - my);
+    }
+    int line = n >= 3 && sxx > 0;
+    if (line) {
+        double slope = sxy / sxx;
+        qk_plot_printf(p, "%.6g %.6g\n%.6g %.6g\n", lo, my + slope * (lo - mx), hi,
+                       my + slope * (hi - mx));
+    } else {
         qk_plot_printf(p, "NaN NaN\n");
+    }
     qk_plot_data_end(p);
-    free(a);
-    free(b);
+    return line;
+}
+
+/* The values of x (times scale) over rows, for a robust range. */
+static double *row_values(const double *x, const rot_rows *rows, double scale)
+{
+    double *v = qk_malloc((size_t)(rows->n ? rows->n : 1) * sizeof *v);
+    for (int i = 0; i < rows->n; i++)
+        v[i] = scale * x[rows->index[i]];
+    return v;
+}
+
+/* $mM: model m's heads inside the panel's y range and $oM: its heads
+ * beyond it, drawn at the edge as triangles; returns how many are beyond. */
+static int scatter_blocks(qk_plot *p, const rot_table *t, int m, const double *sep,
+                           const double *bias, const fig_range *yr)
+{
+    char name[16];
+    snprintf(name, sizeof name, "m%d", m);
+    qk_plot_data_begin(p, name);
+    for (int i = 0; i < t->models[m].n_rows; i++) {
+        int r = t->models[m].rows[i], side;
+        if (isfinite(sep[r]) && isfinite(bias[r]) && (fig_clip(yr, 1e3 * bias[r], &side), !side))
+            qk_plot_printf(p, "%.6g %.6g\n", sep[r], 1e3 * bias[r]);
+    }
+    qk_plot_printf(p, "NaN NaN\n");
+    qk_plot_data_end(p);
+    snprintf(name, sizeof name, "o%d", m);
+    qk_plot_data_begin(p, name);
+    int off = 0;
+    for (int i = 0; i < t->models[m].n_rows; i++) {
+        int r = t->models[m].rows[i], side;
+        if (!isfinite(sep[r]) || !isfinite(bias[r]))
+            continue;
+        double y = fig_clip(yr, 1e3 * bias[r], &side);
+        if (side)
+            qk_plot_printf(p, "%.6g %.6g %d\n", sep[r], y, side > 0 ? 9 : 11);
+        off += side != 0;
+    }
+    qk_plot_printf(p, "NaN NaN 9\n");
+    qk_plot_data_end(p);
+    return off;
+}
+
+/* One family panel: its heads, the least-squares line, r and n in the title. */
+static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, int i, int nf,
+                          const double *sep, const double *bias)
+{
+    rot_rows rows = rot_rows_family(t, f);
+    double *y = row_values(bias, &rows, 1e3);
+    fig_range yr = fig_robust_range(y, rows.n);
+    double lo, hi;
+    fig_range_pad(&yr, 0.06, &lo, &hi);
+    int *off = qk_calloc((size_t)t->n_models, sizeof *off);
+    for (int m = 0; m < t->n_models; m++)
+        if (t->family_of[m] == f)
+            off[m] = scatter_blocks(p, t, m, sep, bias, &yr);
+    panel_columns(p, i, nf, 0.055, 0.99, 0.27, 0.80, 0.045);
+    double r = rot_pearson(sep, bias, &rows);
+    char block[16], name[64], title[128], rtext[32];
+    snprintf(block, sizeof block, "fit%d", f);
+    int line = fit_line(p, block, sep, bias, &rows, 1e3);
+    rot_family_name(t, f, name, sizeof name);
+    int defined = 0;
+    for (int k = 0; k < rows.n; k++)
+        defined += isfinite(sep[rows.index[k]]) && isfinite(bias[rows.index[k]]);
+    if (defined >= 3 && isfinite(r))
+        fig_fmt(rtext, sizeof rtext, "%+.2f", r);
+    else
+        snprintf(rtext, sizeof rtext, "n/a");
+    snprintf(title, sizeof title, "%s  (r = %s, n = %d heads)", name, rtext, rows.n);
+    char key[128];
+    snprintf(key, sizeof key, "%s: Pearson r (heads)", name);
+    fig_key(ctx, key, "%+.3f (%d)", r, rows.n);
+    if (yr.above + yr.below) {
+        snprintf(key, sizeof key, "%s: heads off the drawn y scale (below, above)", name);
+        fig_key(ctx, key, "%d, %d", yr.below, yr.above);
+    }
+    const char *color = rotfig_family_color(ctx, t, f);
+    fig_axis_tics(p, "y", lo, hi, 6);
+    double *x = row_values(sep, &rows, 1.0);
+    fig_range xr = fig_robust_range(x, rows.n);
+    xr.lo = xr.min, xr.hi = xr.max; /* every head inside: x is not cut */
+    double xlo, xhi;
+    fig_range_pad(&xr, 0.05, &xlo, &xhi);
+    free(x);
+    fig_axis_tics(p, "x", xlo, xhi, 6);
+    qk_plot_printf(p, "set xrange [%.6g:%.6g]\n", xlo, xhi);
+    qk_plot_printf(p, "set title ");
+    fig_text(p, title);
+    qk_plot_printf(p, " font \",15\"\nset yrange [%.6g:%.6g]\nunset label\n%s\n", lo, hi,
+                   i == 0 ? "set ylabel \"bias\\\\_strength × 10^3\"" : "unset ylabel");
+    fig_offscale_labels(p, &yr, "%.3g", 1, 11);
+    qk_plot_printf(p, "set key at graph 0.5, graph -0.19 center top horizontal maxcols 3 reverse "
+                      "Left samplen 1 font \",12\" nobox\nplot ");
+    int k = 0;
+    for (int m = 0; m < t->n_models; m++) {
+        if (t->family_of[m] != f)
+            continue;
+        qk_plot_printf(p, "%s$m%d using 1:2 with points pt %d ps 1.1*qk_ps lc rgb '#99%s' title ",
+                       k ? ", \\\n     " : "", m, fig_model_marker(k), color + 1);
+        fig_text(p, t->models[m].label);
+        if (off[m])
+            qk_plot_printf(p, ", \\\n     $o%d using 1:2:3 with points pt variable ps 1.6*qk_ps "
+                              "lw 2 lc rgb '%s' notitle", m, color);
+        k++;
+    }
+    if (line)
+        qk_plot_printf(p, ", \\\n     $%s using 1:2 with lines dt 2 lw 2 lc rgb '#333333' notitle",
+                       block);
+    qk_plot_printf(p, "\n");
+    free(off);
+    free(y);
+    rot_rows_free(&rows);
 }
 
 int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
-    rotfig_load(ctx, "heads", &t);
+    if (rotfig_load(ctx, "heads", &t) == 0) {
+        rot_table_free(&t);
+        return rotfig_empty(ctx, "heads", err);
+    }
     double *bias = qk_src_values(&t.src, "bias_strength");
     double *sep = qk_src_values(&t.src, "separation_strength");
-    int order[MAX_FAMILIES];
-    int nf = scatter_order(&t, order);
+    int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
     qk_plot p;
-    rotfig_begin(&p, 120 + 580 * nf, 700, 14);
-    for (int m = 0; m < t.n_models; m++) {
-        char name[16];
-        snprintf(name, sizeof name, "m%d", m);
-        qk_plot_data_begin(&p, name);
-        for (int i = 0; i < t.models[m].n_rows; i++) {
-            int r = t.models[m].rows[i];
-            if (isfinite(sep[r]) && isfinite(bias[r]))
-                qk_plot_printf(&p, "%.6g %.6g\n", sep[r], 1e3 * bias[r]);
-        }
-        qk_plot_printf(&p, "NaN NaN\n");
-        qk_plot_data_end(&p);
-    }
+    rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, 760, 14);
     rot_rows all = rot_rows_all(&t);
     double pooled = rot_pearson(sep, bias, &all);
-    qk_plot_printf(&p,
-        "set multiplot title \"Bias strength vs separation strength (Simpson's paradox)\\n"
-        "{/*0.8 one point per head; r = Pearson r within the family; pooled over all %d heads: "
-        "r = %+.2f}\" font \",17\"\n"
-        "set grid\nset key top right reverse Left font \",11\" samplen 1 spacing 1.0 noopaque nobox\n"
-        /* room above the points for the legend */
-        "set offsets 0, 0, graph 0.25, 0\n"
-        "set xlabel \"separation\\\\_strength\"\n",
-        rot_count_defined(bias, &all), pooled);
+    char sub[256], rtext[32];
+    fig_fmt(rtext, sizeof rtext, "%+.2f", pooled);
+    snprintf(sub, sizeof sub, "one point per head; r = Pearson r within the family; pooled over "
+             "all %d heads: r = %s; ▲ ▼: heads beyond a panel's y scale", rot_count_defined(bias, &all),
+             rtext);
+    fig_multiplot_title(&p, "Bias strength vs separation strength (Simpson's paradox)", sub, 17);
+    qk_plot_printf(&p, "set grid\nset xlabel \"separation\\\\_strength\"\n");
     fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d heads)",
             pooled, all.n);
-    for (int i = 0; i < nf; i++) {
-        int f = order[i];
-        panel_columns(&p, i, nf, 0.055, 0.99, 0.13, 0.82, 0.045);
-        rot_rows rows = rot_rows_family(&t, f);
-        double r = rot_pearson(sep, bias, &rows);
-        char block[16], name[64], title[128];
-        snprintf(block, sizeof block, "fit%d", f);
-        fit_line(&p, block, sep, bias, &rows, 1e3);
-        rot_family_name(&t, f, name, sizeof name);
-        snprintf(title, sizeof title, "%s  (r = %+.2f, %d heads)", name, r, rows.n);
-        char key[128];
-        snprintf(key, sizeof key, "%s: Pearson r (heads)", name);
-        fig_key(ctx, key, "%+.3f (%d)", r, rows.n);
-        rot_rows_free(&rows);
-        const char *color = rotfig_family_color(f);
-        qk_plot_printf(&p, "set title ");
-        fig_text(&p, title);
-        qk_plot_printf(&p, " font \",15\"\n%s\nplot ",
-                       i == 0 ? "set ylabel \"bias\\\\_strength × 10^3\"" : "unset ylabel");
-        int k = 0;
-        for (int m = 0; m < t.n_models; m++) {
-            if (t.family_of[m] != f)
-                continue;
-            qk_plot_printf(&p, "%s$m%d using 1:2 with points pt %d ps 0.9*qk_ps lc rgb '#99%s' "
-                               "title ", k ? ", \\\n     " : "", m, model_marker(k), color + 1);
-            fig_text(&p, t.models[m].label);
-            k++;
-        }
-        qk_plot_printf(&p, ", \\\n     $%s using 1:2 with lines dt 2 lw 2 lc rgb '#333333' "
-                           "notitle\n", block);
-    }
+    for (int f = 0; f < nf; f++)
+        scatter_panel(ctx, &p, &t, f, f, nf, sep, bias);
     qk_plot_printf(&p, "unset multiplot\n");
     rot_rows_free(&all);
     free(bias);

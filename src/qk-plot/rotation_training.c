@@ -18,26 +18,50 @@ typedef struct bar_metric {
     int unit_range; /* y from 0 to 1 */
 } bar_metric;
 
-/* Blocks $<name>_<phase>: x, value, low, high of the checkpoints of each
- * phase; returns the largest value or whisker end. */
-static double metric_blocks(qk_plot *p, const rot_table *t, const bar_metric *b, const char *name,
-                            const int *phase, int n_phases)
+/* The drawn range of a metric: robust over the bars and the whisker ends,
+ * from 0. */
+static fig_range metric_range(const rot_table *t, const bar_metric *b)
 {
-    double top = 0;
+    double *v = qk_malloc((size_t)(2 * t->n_models) * sizeof *v);
+    for (int m = 0; m < t->n_models; m++) {
+        v[2 * m] = b->scale * rotfig_model_value(t, m, b->column);
+        v[2 * m + 1] = b->high ? b->scale * rotfig_model_value(t, m, b->high) : v[2 * m];
+    }
+    fig_range r = fig_robust_range(v, 2 * t->n_models);
+    fig_range_include(&r, 0, v, 2 * t->n_models);
+    if (b->unit_range)
+        fig_range_include(&r, 1, v, 2 * t->n_models);
+    free(v);
+    return r;
+}
+
+/* Blocks $<name>_<phase>: x, value (cut at the range), low, high of the
+ * checkpoints of each phase, and $<name>_off: the bars cut, with their
+ * values. */
+static void metric_blocks(qk_plot *p, const rot_table *t, const bar_metric *b, const char *name,
+                          const int *phase, int n_phases, const fig_range *r)
+{
     for (int ph = 0; ph < n_phases; ph++) {
         qk_plot_printf(p, "$%s_%d << EOD\n", name, ph);
         for (int m = 0; m < t->n_models; m++) {
             if (phase[m] != ph)
                 continue;
+            int side;
             double v = b->scale * rotfig_model_value(t, m, b->column);
             double lo = b->low ? b->scale * rotfig_model_value(t, m, b->low) : v;
             double hi = b->high ? b->scale * rotfig_model_value(t, m, b->high) : v;
-            qk_plot_printf(p, "%d %.6g %.6g %.6g\n", m, v, lo, hi);
-            top = fmax(top, fmax(v, hi));
+            qk_plot_printf(p, "%d %.6g %.6g %.6g\n", m, fig_clip(r, v, &side), lo, hi);
         }
         qk_plot_printf(p, "EOD\n");
     }
-    return top;
+    qk_plot_printf(p, "$%s_off << EOD\n", name);
+    for (int m = 0; m < t->n_models; m++) {
+        double v = b->scale * rotfig_model_value(t, m, b->column);
+        char text[40];
+        if (v > r->hi)
+            qk_plot_printf(p, "%d %.6g \"%s\"\n", m, r->hi, fig_fmt(text, sizeof text, "▲ %.3g", v));
+    }
+    qk_plot_printf(p, "NaN NaN \"\"\nEOD\n");
 }
 
 /* The phase of every checkpoint and the phase names, as the checkpoint
@@ -70,7 +94,7 @@ static void metric_keys(fig_ctx *ctx, const rot_table *t, const bar_metric *b)
 /* One bar panel of the metric: a series per phase (titled only when
  * titled), with whiskers when the metric has them. */
 static void metric_panel(qk_plot *p, const bar_metric *b, const char *name, int n_phases,
-                         char names[][48], double top, int titled)
+                         char names[][48], const fig_range *r, int titled)
 {
     qk_plot_printf(p, "set title ");
     qk_plot_quoted(p, b->title);
@@ -82,7 +106,11 @@ static void metric_panel(qk_plot *p, const bar_metric *b, const char *name, int 
     } else {
         qk_plot_printf(p, "unset ylabel\n");
     }
-    qk_plot_printf(p, "set yrange [0:%.6g]\nplot ", b->unit_range ? 1.0 : 1.1 * top);
+    double top = b->unit_range ? 1.0 : 1.1 * r->hi;
+    qk_plot_printf(p, "set yrange [0:%.6g]\nunset label\n", top);
+    fig_axis_tics(p, "y", 0, top, 5);
+    fig_offscale_labels(p, r, "%.3g", 1, 11);
+    qk_plot_printf(p, "plot ");
     for (int ph = 0; ph < n_phases; ph++) {
         qk_plot_printf(p, "%s$%s_%d using 1:2 with boxes fs solid 0.85 noborder lc rgb '%s' ",
                        ph ? ", \\\n     " : "", name, ph, rotfig_phase_color(ph));
@@ -102,6 +130,9 @@ static void metric_panel(qk_plot *p, const bar_metric *b, const char *name, int 
                               "lc rgb '#000000' notitle, \\\n"
                               "     $%s_%d using ($1-0.1):4:(0.2):(0) with vectors nohead lw 1.2 "
                               "lc rgb '#000000' notitle", name, ph, name, ph, name, ph);
+    if (r->above)
+        qk_plot_printf(p, ", \\\n     $%s_off using 1:2:3 with labels offset 0,0.7 font \",10\" "
+                          "notitle", name);
     qk_plot_printf(p, "\n");
 }
 
@@ -115,6 +146,20 @@ static void grid_margins(qk_plot *p, int row, int col, int rows, int cols, doubl
     qk_plot_printf(p, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
                       "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
                    l, l + w, t - h, t);
+}
+
+/* "n = 24 heads per checkpoint" or "n = 20 to 24 heads per checkpoint". */
+static void heads_phrase(const rot_table *t, char *out, size_t cap)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int m = 0; m < t->n_models; m++) {
+        double n = rotfig_model_value(t, m, "n_heads");
+        lo = fmin(lo, n), hi = fmax(hi, n);
+    }
+    if (lo == hi)
+        snprintf(out, cap, "n = %.0f heads per checkpoint", lo);
+    else
+        snprintf(out, cap, "n = %.0f to %.0f heads per checkpoint", lo, hi);
 }
 
 /* The phases of the checkpoints as key numbers. */
@@ -142,29 +187,34 @@ int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
         {"mean_plane_var_fraction", "p25_plane_var_fraction", "p75_plane_var_fraction", 1.0,
          "Plane variance fraction", NULL, "mean plane_var_fraction", 0}};
     rot_table t;
-    rotfig_load(ctx, "summary", &t);
+    if (rotfig_load(ctx, "summary", &t) == 0) {
+        rot_table_free(&t);
+        return rotfig_empty(ctx, "summary", err);
+    }
     int *phase = qk_calloc((size_t)t.n_models, sizeof *phase);
     char names[MAX_PHASES][48];
     qk_plot p;
     rotfig_begin(&p, 2080, 1420, 13);
     int n_phases = checkpoint_phases(&t, phase, names);
-    double top[4];
+    fig_range range[4];
     char block[4][8];
     for (int i = 0; i < 4; i++) {
         snprintf(block[i], sizeof block[i], "b%d", i);
-        top[i] = metric_blocks(&p, &t, &metrics[i], block[i], phase, n_phases);
+        range[i] = metric_range(&t, &metrics[i]);
+        metric_blocks(&p, &t, &metrics[i], block[i], phase, n_phases, &range[i]);
     }
-    qk_plot_printf(&p,
-        "set multiplot title \"SmolLM3-3B: 2-D rotation metrics across training\\n"
-        "{/*0.75 bars: mean over the heads of each checkpoint; whiskers: 25th to 75th "
-        "percentile}\" font \",18\"\n"
-        "set boxwidth 0.78 absolute\n");
+    char sub[200], heads[64];
+    heads_phrase(&t, heads, sizeof heads);
+    snprintf(sub, sizeof sub, "bars: mean over the heads of each checkpoint (%s); whiskers: 25th "
+             "to 75th percentile", heads);
+    fig_multiplot_title(&p, "SmolLM3-3B: 2-D rotation metrics across training", sub, 18);
+    qk_plot_printf(&p, "set boxwidth 0.78 absolute\n");
     rotfig_phase_legend(&p, names, n_phases, 0.905);
     rotfig_checkpoint_axis(&p, &t, phase, names, MAX_PHASES);
     qk_plot_printf(&p, "set grid noxtics ytics\n");
     for (int i = 0; i < 4; i++) {
         grid_margins(&p, i / 2, i % 2, 2, 2, 0.05, 0.86, 0.07, 0.06, 0.12);
-        metric_panel(&p, &metrics[i], block[i], n_phases, names, top[i], 0);
+        metric_panel(&p, &metrics[i], block[i], n_phases, names, &range[i], 0);
     }
     qk_plot_printf(&p, "unset multiplot\n");
     phase_keys(ctx, &t, phase, names);
@@ -205,29 +255,34 @@ int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
          "bias = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3", "bias\\_strength × 10^3",
          "mean bias_strength x1e3", 0}};
     rot_table t;
-    rotfig_load(ctx, "summary", &t);
+    if (rotfig_load(ctx, "summary", &t) == 0) {
+        rot_table_free(&t);
+        return rotfig_empty(ctx, "summary", err);
+    }
     int *phase = qk_calloc((size_t)t.n_models, sizeof *phase);
     char names[MAX_PHASES][48];
     qk_plot p;
     rotfig_begin(&p, 2240, 760, 13);
     int n_phases = checkpoint_phases(&t, phase, names);
-    double top[3];
+    fig_range range[3];
     char block[3][8];
     for (int i = 0; i < 3; i++) {
         snprintf(block[i], sizeof block[i], "d%d", i);
-        top[i] = metric_blocks(&p, &t, &metrics[i], block[i], phase, n_phases);
+        range[i] = metric_range(&t, &metrics[i]);
+        metric_blocks(&p, &t, &metrics[i], block[i], phase, n_phases, &range[i]);
     }
-    qk_plot_printf(&p,
-        "set multiplot title \"SmolLM3-3B: bias strength decomposition\\n"
-        "{/*0.75 means over the heads of each checkpoint; slopes and bias are per token of key "
-        "position}\" font \",18\"\n"
-        "set boxwidth 0.78 absolute\n");
+    char sub[200], heads[64];
+    heads_phrase(&t, heads, sizeof heads);
+    snprintf(sub, sizeof sub, "means over the heads of each checkpoint (%s); slopes and bias are "
+             "per token of key position", heads);
+    fig_multiplot_title(&p, "SmolLM3-3B: bias strength decomposition", sub, 18);
+    qk_plot_printf(&p, "set boxwidth 0.78 absolute\n");
     rotfig_phase_legend(&p, names, n_phases, 0.85);
     rotfig_checkpoint_axis(&p, &t, phase, names, MAX_PHASES);
     qk_plot_printf(&p, "set grid noxtics ytics\n");
     for (int i = 0; i < 3; i++) {
         grid_margins(&p, 0, i, 1, 3, 0.055, 0.76, 0.12, 0.06, 0.0);
-        metric_panel(&p, &metrics[i], block[i], n_phases, names, top[i], 0);
+        metric_panel(&p, &metrics[i], block[i], n_phases, names, &range[i], 0);
     }
     qk_plot_printf(&p, "unset multiplot\n");
     phase_keys(ctx, &t, phase, names);

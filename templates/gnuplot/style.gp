@@ -1,5 +1,11 @@
-# House style of every qkreport figure (prepended to each figure's script).
+# House style of every qkreport figure (prepended to each figure's script);
+# the conventions it serves are written down in docs/figure-style.md.
 set encoding utf8
+# tick labels (and gprintf) with the true minus sign U+2212; qk-plot writes
+# the numbers of its own labels the same way (qk_plot_format)
+set minussign
+# boxed labels (off-scale counts, notes) on an opaque white ground
+set style textbox opaque fillcolor rgb "white" noborder margins 1.5,1
 set border linewidth 1.0 linecolor rgb "#444444"
 set tics nomirror out scale 0.6 textcolor rgb "#222222"
 set grid back linecolor rgb "#e6e6e6" linewidth 1.0 dashtype solid

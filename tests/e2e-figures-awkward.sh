@@ -1,0 +1,209 @@
+#!/bin/bash
+# End to end: every figure from deliberately awkward data, through `make
+# report DATA=...` in a copy of the tree: a partial download of one model
+# (8 heads written, 4 of them deleted), a dataset of 3 heads, the SmolLM3-3B
+# study with one checkpoint, a model with 12 heads; then one outlier head and
+# empty profile bins planted in the tables and the figures drawn again. No
+# stage may fail or print anything on stderr, every figure and README is
+# made (a canvas saying what is missing where the run lacks the data), the
+# key numbers are those of the data, and the robust scales count what they
+# cut by their stated rule. Last, the one-model partial download alone:
+# `make report DATA=... DATASETS=llama3.2-3b` renders all 32 study figures
+# and the report.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib-e2e.sh
+
+for p in qk-synth qk-plot qk-report; do
+    if [ ! -x "bin/$p" ]; then
+        echo "FAIL: bin/$p is missing (make bin/$p)" >&2
+        exit 1
+    fi
+done
+
+T=build/tests/tmp/e2e-figures-awkward
+rm -rf "$T"
+mkdir -p "$T"
+TREE=$T/tree
+copy_tree "$TREE"
+D=$(pwd)/$T/downloads
+REG=workflow/datasets.tsv
+
+# ---- the downloads -----------------------------------------------------------------
+synth() { # dataset, heads
+    bin/qk-synth --quiet --out "$D" --dataset "$1" --heads "$2" --seed 11 || bad "qk-synth $1"
+}
+synth llama3.2-3b 8
+# a partial download: the configurations of four heads are missing
+for c in $(ls "$D/llama3.2-3b" | grep -E '^l[0-9]+h[0-9]+q$' | head -4); do
+    rm -rf "$D/llama3.2-3b/$c" "$D/llama3.2-3b/${c%q}k"
+done
+rm -f "$D/llama3.2-3b/synth-truth.tsv"
+synth qwen3-0.6b 3
+synth llama3.2-1b 12
+synth smollm3-3b-stage1-step-40000 3
+expect_same "$(ls "$D/llama3.2-3b" | grep -cE 'q$')" 4 "the partial download holds 4 query heads"
+
+# ---- the run ---------------------------------------------------------------------------
+# the tree's make on its own (under make check, an inherited jobserver would
+# make it warn on stderr)
+tree_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory -j2 "$@"; }
+run tree_make report DATA="$D"
+expect_status 0 "make report on the awkward downloads"
+if [ ! -s "$e2e_err" ]; then ok; else bad "make report printed on stderr"; fi
+
+STUDY_FIGURES=$(awk -F'\t' '!/^#/ && NF && $1 != "study" && $1 != "inventory" { print $1 "/" $2 }' \
+    workflow/figures.tsv)
+expect_same "$(echo "$STUDY_FIGURES" | wc -l)" 32 "the table lists 32 study figures"
+figures_complete() { # label
+    local missing=""
+    for f in inventory/01_vectors $STUDY_FIGURES; do
+        for x in figure.png figure.svg figure.gp README.md numbers.tsv; do
+            [ -s "$TREE/figures/$f/$x" ] || missing="$missing $f/$x"
+        done
+        grep -q '^## Key numbers' "$TREE/figures/$f/README.md" 2> /dev/null || missing="$missing $f:keys"
+    done
+    expect_same "$missing" "" "$1: every figure with its README ($missing)"
+}
+figures_complete "awkward run"
+if [ -s "$TREE/report/index.html" ]; then ok; else bad "the report is written"; fi
+
+key() { # figure dir (study/NN_name), quantity
+    awk -F'\t' -v q="$2" '$1 == q { print $2 }' "$TREE/figures/$1/numbers.tsv"
+}
+canvases() { # the figures drawn as a canvas, sorted
+    for f in $STUDY_FIGURES; do
+        [ -n "$(key "$f" drawn)" ] && echo "$f"
+    done | sort | tr '\n' ' '
+}
+want="attention-plasticity/01_bucket_heatmap_ministral3_14b attention-plasticity/02_bucket_heatmap_qwen3_14b \
+attention-plasticity/04_bucket_heatmap_llama3.2_11b attention-plasticity/05_profile_ministral3_3b \
+attention-plasticity/06_profile_qwen3_4b attention-plasticity/08_component_weights_qwen3_14b \
+attention-plasticity/10_ap_drop_vs_lbp "
+expect_same "$(canvases)" "$want" "canvases exactly where the run lacks the data"
+expect_same "$(key attention-plasticity/10_ap_drop_vs_lbp 'this run')" \
+    "1 model of this run has a published LongBench-Pro score: Llama-3.2-3B; a correlation needs at least 3." \
+    "figure 10 says why it is not drawn"
+if grep -qF 'no rows of Qwen3-14B (dataset qwen3-14b)' "$TREE/figures/attention-plasticity/02_bucket_heatmap_qwen3_14b/README.md"; then
+    ok; else bad "the README of a canvas says which model the run lacks"; fi
+
+# ---- key numbers from the data --------------------------------------------------------
+R=$TREE/results
+expect_same "$(key inventory/01_vectors 'query heads')" \
+    "$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { s += $c["q_heads"] } END { print s }' \
+        "$TREE/build/report/inventory.tsv")" "inventory: query heads = the inventory's sum"
+expect_same "$(key inventory/01_vectors 'query heads')" 22 "inventory: 4 + 3 + 12 + 3 query heads"
+expect_same "$(key qk-pca/01_pc_roles heads)" \
+    "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["pc"] == 0 { n++ } END { print n }' \
+        "$R/attention_plasticity/qk.csv")" "pca 01: heads = rows of PC0"
+expect_same "$(key qk-pca/06_collage_example 'heads drawn' | cut -d' ' -f1-3)" "4 of 4" \
+    "pca 06: the collage draws the 4 heads of the partial download"
+col() { head -1 "$1" | tr ',' '\n' | grep -nx "$2" | cut -d: -f1; }
+want=$(awk -F, -v c="$(col "$R/rotation/rotated.csv" bias_strength)" 'NR > 1 { n++; p += ($c > 0) }
+    END { printf "%d of %d (%.1f%%)", p, n, 100 * p / n }' "$R/rotation/rotated.csv")
+expect_same "$(key qk-rotation/04_bias_strength 'heads with bias_strength > 0')" "$want" \
+    "rotation 04: heads with bias > 0 = awk ($want)"
+expect_same "$(key qk-rotation/09_smollm_trajectory checkpoints)" 1 "rotation 09: one checkpoint"
+expect_same "$(key qk-pca/12_smollm_rq_rk_scatter_grid 'S1-40K: heads, mean r_q, mean r_k, heads with r_k < -0.3' | cut -d, -f1)" \
+    3 "pca 12: the one checkpoint with its 3 heads"
+expect_same "$(key attention-plasticity/09_smollm3_trajectory checkpoints)" "1 of 1 rows" \
+    "plasticity 09: one checkpoint"
+expect_same "$(key attention-plasticity/07_profile_llama3.2_3b 'heads with a profile')" 4 \
+    "plasticity 07: the 4 heads of the partial download"
+# empty depth bins: a cell per model and bin, empty where no head of the model falls in it
+want=$(awk -F'\t' 'FILENAME == ARGV[1] { if (!/^#/ && $1 != "id") layers[$1] = $6; next }
+    FNR == 1 { split($0, h, ","); for (i in h) c[h[i]] = i; next }
+    { split($0, f, ","); m = f[c["model"]]; L = layers[m]; b = int(10 * f[c["layer"]] / (L - 1)); if (b > 9) b = 9
+      seen[m, b] = 1; models[m] = 1 }
+    END { for (m in models) for (b = 0; b < 10; b++) if (!((m, b) in seen)) e++; print e }' \
+    "$REG" "$R/attention_plasticity/qk_heads.csv")
+expect_same "$(key qk-pca/03_layer_heatmap_rq 'empty cells (no heads in that model and depth bin)')" "$want" \
+    "pca 03: empty cells = awk over the heads and the registry ($want)"
+
+# ---- one outlier head -------------------------------------------------------------------
+# the largest bias of the 12-head model times 100
+O=$T/outlier
+mkdir -p "$O"
+c=$(col "$R/rotation/rotated.csv" bias_strength)
+top=$(awk -F, -v c="$c" 'NR > 1 && $1 == "llama3.2-1b" && (best == "" || $c > best) { best = $c; row = NR }
+    END { print row }' "$R/rotation/rotated.csv")
+awk -F, -v OFS=, -v c="$c" -v row="$top" 'NR == row { $c = $c * 100 } { print }' "$R/rotation/rotated.csv" \
+    > "$O/rotated.csv"
+for n in 04 06 07; do
+    run bin/qk-plot --figure qk-rotation/$n --out "$O/$n" --input heads="$O/rotated.csv" --input registry=$REG
+    expect_status 0 "rotation $n with an outlier head"
+    if [ ! -s "$e2e_err" ]; then ok; else bad "rotation $n with an outlier: nothing on stderr"; fi
+done
+okey() { awk -F'\t' -v q="$2" '$1 == q { print $2 }' "$O/$1/numbers.tsv"; }
+# the robust rule of docs/figure-style.md, computed independently
+robust() { # values on stdin -> "below, above"
+    python3 -c '
+import math, sys
+v = sorted(float(x) for x in sys.stdin.read().split() if x not in ("nan", "inf", "-inf"))
+k = len(v)
+def q(p):
+    at = p * (k - 1); i = math.floor(at)
+    return v[-1] if i >= k - 1 else v[i] + (at - i) * (v[i + 1] - v[i])
+lo, hi = v[0], v[-1]
+q1, q3 = q(0.25), q(0.75)
+if k >= 8 and q3 > q1:
+    flo = min(q1 - 3 * (q3 - q1), v[math.ceil(0.02 * (k - 1))])
+    fhi = max(q3 + 3 * (q3 - q1), v[math.floor(0.98 * (k - 1))]); mid = (q1 + q3) / 2
+    if v[0] < mid - 1.5 * (mid - flo): lo = flo
+    if v[-1] > mid + 1.5 * (fhi - mid): hi = fhi
+print(f"{sum(x < lo for x in v)}, {sum(x > hi for x in v)}")'
+}
+llama_bias() { awk -F, -v c="$c" 'NR > 1 && $1 ~ /^llama/ { printf "%.17g\n", 1000 * $c }' "$O/rotated.csv"; }
+want=$(llama_bias | robust)
+expect_same "$(okey 07 'Llama-3.2: heads off the drawn y scale (below, above)')" "$want" \
+    "rotation 07: the heads cut from the Llama panel follow the rule ($want)"
+expect_same "${want#*, }" 1 "the outlier is the one head above the Llama scale"
+expect_same "$(okey 04 'Llama-3.2: heads off the drawn scale (below, above)' | cut -d' ' -f1-2)" "$want" \
+    "rotation 04: the same head cut from the Llama histogram"
+grep -q '▲ 1 above the scale' "$O/07/figure.gp" && ok || bad "rotation 07 marks the cut head on the canvas"
+
+# ---- empty profile bins -----------------------------------------------------------------
+# bins 40 to 59 of Llama-3.2-3B emptied in the per-head and the mean profile
+E=$T/empty
+mkdir -p "$E"
+for t in head_bucket_plasticity model_bucket_plasticity; do
+    awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+        $1 == "llama3.2-3b" && $c["q_bin"] >= 40 && $c["q_bin"] < 60 { $c["ap"] = "nan" } { print }' \
+        "$R/attention_plasticity/$t.csv" > "$E/$t.csv"
+done
+run bin/qk-plot --figure attention-plasticity/07 --model llama3.2-3b --out "$E/07" \
+    --input profile="$E/head_bucket_plasticity.csv" --input mean="$E/model_bucket_plasticity.csv" \
+    --input registry=$REG
+expect_status 0 "a profile with 20 empty bins"
+want=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $1 == "llama3.2-3b" && $c["ap"] != "nan" { n++; full += ($c["n_heads"] >= 2) }
+    END { print n " (" full ")" }' "$E/model_bucket_plasticity.csv")
+got=$(awk -F'\t' '$1 == "bins of the mean profile (with enough heads)" { print $2 }' "$E/07/numbers.tsv")
+expect_same "${got%%;*}" "$want" "plasticity 07: bins with a value (and with 2 of 4 heads) = awk ($want)"
+# the gap is a gap: no line of the profile has a point in it or spans it
+width=$(awk -F, '$1 == "llama3.2-3b" { print 2 * ($4 - $3); exit }' "$R/attention_plasticity/model_bucket_plasticity.csv")
+check=$(awk -v w="$width" '/^\$(heads|full|thin) << EOD/ { on = 1; prev = ""; next } on && /^EOD/ { on = 0; next }
+    on && NF == 0 { prev = ""; next }
+    on && $1 != "NaN" { bin = $1 / w - 0.5; if (bin > 39.5 && bin < 59.5) print "point in the gap at " $1
+        if (prev != "" && ($1 - prev) / w > 1.01) print "line from " prev " to " $1; prev = $1 }' "$E/07/figure.gp")
+expect_same "$check" "" "plasticity 07: the lines break over the 20 empty bins ($check)"
+
+# ---- the one-model partial download alone -----------------------------------------------
+run tree_make report DATA="$D" DATASETS=llama3.2-3b
+expect_status 0 "make report on the 4-head partial download of one model"
+if [ ! -s "$e2e_err" ]; then ok; else bad "the one-model run printed on stderr"; fi
+figures_complete "one-model run"
+expect_same "$(key inventory/01_vectors 'query heads')" 4 "one-model run: the inventory has its 4 heads"
+expect_same "$(key qk-pca/01_pc_roles heads) $(key qk-pca/01_pc_roles models)" "4 1" \
+    "one-model run: pca 01 over 4 heads of 1 model"
+expect_same "$(key attention-plasticity/03_bucket_heatmap_llama3.2_3b 'heads (most behind a cell)')" 4 \
+    "one-model run: plasticity 03 over its 4 heads"
+expect_same "$(key qk-pca/07_smollm_position_signal drawn)" "no: this run lacks the data of this figure" \
+    "one-model run: the SmolLM3 figures are canvases"
+if key qk-pca/07_smollm_position_signal 'this run' | grep -qF "(llama3.2-3b)" &&
+   key qk-pca/07_smollm_position_signal 'this run' | grep -qF "results/smollm3_training_progress/qk_heads.csv"; then
+    ok; else bad "one-model run: the canvas names the run's datasets and the table it lacks"; fi
+if [ "$TREE/report/index.html" -nt "$TREE/build/sets/run.txt" ] && grep -q 'llama3.2-3b' "$TREE/report/index.html"; then
+    ok; else bad "one-model run: the report is written"; fi
+
+finish
