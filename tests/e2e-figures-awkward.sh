@@ -203,6 +203,18 @@ expect_same "$(key qk-pca/07_smollm_position_signal drawn)" "no: this run lacks 
 if key qk-pca/07_smollm_position_signal 'this run' | grep -qF "(llama3.2-3b)" &&
    key qk-pca/07_smollm_position_signal 'this run' | grep -qF "results/smollm3_training_progress/qk_heads.csv"; then
     ok; else bad "one-model run: the canvas names the run's datasets and the table it lacks"; fi
+# a canvas is as deterministic as a figure
+for k in 1 2; do
+    bin/qk-plot --figure qk-rotation/09 --out "$T/canvas$k" --absent summary=results/smollm3_training_progress/model_summary.csv \
+        --input registry=$REG --run-datasets "llama3.2-3b" || bad "qk-plot draws the canvas ($k)"
+done
+same=1
+for f in figure.png figure.svg figure.gp numbers.tsv inputs.tsv readme.tsv; do
+    cmp -s "$T/canvas1/$f" "$T/canvas2/$f" || same=0
+done
+expect_same "$same" 1 "a canvas drawn twice is byte-identical"
+expect_same "$(awk -F'\t' '$1 == "summary" { print $2 }' "$T/canvas1/inputs.tsv")" \
+    "results/smollm3_training_progress/model_summary.csv (not made by this run)" "the canvas's inputs table names the absent table"
 if [ "$TREE/report/index.html" -nt "$TREE/build/sets/run.txt" ] && grep -q 'llama3.2-3b' "$TREE/report/index.html"; then
     ok; else bad "one-model run: the report is written"; fi
 
