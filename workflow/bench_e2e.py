@@ -47,12 +47,16 @@ def split_pairs(items):
     return out
 
 
-def size_of(paths):
+def size_of(paths, since=None):
+    """Bytes of files and folders; with since, only files written after it."""
     total = 0
     for path in paths:
         if os.path.isdir(path):
             for root, _, files in os.walk(path):
-                total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+                for f in files:
+                    st = os.stat(os.path.join(root, f))
+                    if since is None or st.st_mtime >= since:
+                        total += st.st_size
         elif os.path.exists(path):
             total += os.path.getsize(path)
     return total
@@ -139,10 +143,11 @@ def main():
         for name, template in stages:
             cmd = template.format(**fill)
             read = size_of([data]) if "{data}" in template else size_of([fill["store"]])
+            began = time.time()
             wall, cpu, rss, _ = run_measured(cmd)
             if heads is None:
                 heads = heads_of(fill["store"])
-            written = size_of(outputs_of(template, fill))
+            written = size_of(outputs_of(template, fill), since=began - 1)
             floor = write_floor(written, a.work)
             if name in floors:
                 floor += floor_seconds(run_measured(floors[name].format(**fill))[3], heads)
@@ -183,6 +188,10 @@ def report(rows, stages, a, parquet_bytes, total_heads):
     print(f"thesis set ({THESIS_HEADS} query heads, ~{THESIS_PARQUET_GB:.0f} GB Parquet): "
           f"{thesis / 60:.1f} min on these cores, one dataset at a time "
           f"(the sum of the floors: {total_floor / max(total_heads, 1) * THESIS_HEADS / 60:.1f} min)")
+    cores = os.cpu_count() or 1
+    print(f"thesis set by CPU time, every core busy ({cores} cores; what an idle machine gives, "
+          f"the stages running {cores} threads or datasets side by side): "
+          f"{total_cpu / max(total_heads, 1) * THESIS_HEADS / cores / 60:.1f} min")
     store_bytes = rows[stages[0][0]]["written"] if stages else 0
     if parquet_bytes:
         print(f"intermediate data: store {store_bytes / parquet_bytes:.2f}x the Parquet it reads "
