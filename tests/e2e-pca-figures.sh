@@ -157,8 +157,8 @@ expect_same "$(printf '%.3f' "$(number "$V" pca.pc0.rq_mean)")" "$(key 01 'mean 
     "summary and figure 01 agree on r_q PC0"
 expect_same "$(number "$V" pca.heads)" 12 "summary counts 12 cross-model heads"
 expect_same "$(grep -c '^row	pca.training	' "$V")" 3 "one training row per checkpoint"
-expect_same "$(awk -F'\t' '$1 == "row" && $2 == "pca.families" { printf "%s ", $3 }' "$V")" "qwen llama " \
-    "families in figure order"
+expect_same "$(awk -F'\t' '$1 == "row" && $2 == "pca.families" { printf "%s ", $3 }' "$V")" "llama qwen " \
+    "families in registry order, as the figures draw them"
 expect_same "$(number "$V" pca.family.qwen.label) $(number "$V" pca.family.llama.label)" \
     "Qwen3-0.6B Llama-3.2-3B" "a family of one model is named by its label"
 # the S1-40K row of the training table = awk over its heads

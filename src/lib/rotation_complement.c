@@ -427,8 +427,17 @@ static double *proj_buffer(qk_comp_work *w, size_t count)
  * (four). The two do the same IEEE operations, so the angles are the same
  * on every x86-64 CPU (libm's atan2 is not: it picks an FMA variant on
  * some); tests/test_rotation.c compares them. */
+/* the AVX2 builds need GCC's handling of target attributes; another
+ * compiler (clang, for the fuzz targets) gets the baseline build, which
+ * gives the same bits */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define QK_VECTOR_BUILDS 1
+#else
+#define QK_VECTOR_BUILDS 0
+#endif
+
 #ifdef __SSE2__
-#if defined(__x86_64__) && defined(__GNUC__)
+#if QK_VECTOR_BUILDS
 __m256d Sleef_atan2d4_u35avx(__m256d, __m256d); /* sleef.h has it only for AVX builds */
 
 __attribute__((target("avx"))) static int64_t angles_avx(const double *u, const double *w,
@@ -445,7 +454,7 @@ __attribute__((target("avx"))) static int64_t angles_avx(const double *u, const 
 void qk_comp_angles(const double *u, const double *w, int64_t n, double *theta)
 {
     int64_t r = 0;
-#if defined(__x86_64__) && defined(__GNUC__)
+#if QK_VECTOR_BUILDS
     if (qk_simd_avx2())
         r = angles_avx(u, w, n, theta);
 #endif
@@ -481,7 +490,7 @@ typedef struct pair_lanes {
     int64_t above[2][PAIR_LANES]; /* rows of each class with w_f.x > cut */
 } pair_lanes;
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if QK_VECTOR_BUILDS
 typedef double vec4 __attribute__((vector_size(32)));
 typedef long mask4 __attribute__((vector_size(32)));
 #define VEC vec4
