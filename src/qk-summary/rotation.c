@@ -43,6 +43,10 @@ static const qk_key rotation_keys[] = {
     {"rotation.r_bias_sep.llama", "signed.2", "the same within the Llama family"},
     {"rotation.r_bias_sep.qwen", "signed.2", "the same within the Qwen family"},
     {"rotation.r_bias_sep.ministral", "signed.2", "the same within the Ministral family"},
+    {"rotation.r_bias_sep.family_min", "signed.2", "lowest within-family r of bias_strength and separation_strength"},
+    {"rotation.r_bias_sep.family_min_label", "text", "the family with that r"},
+    {"rotation.r_bias_sep.family_max", "signed.2", "highest within-family r of bias_strength and separation_strength"},
+    {"rotation.r_bias_sep.family_max_label", "text", "the family with that r"},
     {"rotation.r_bias_sep.families_opposite", "count", "families whose r has the opposite sign of the pooled r"},
     {"rotation.complement.active_tau", "sig.3", "|angle r| from which a complement pair counts as active"},
     {"rotation.complement.active_mean", "number.1", "mean number of active complement pairs of a head"},
@@ -266,7 +270,8 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     const rot_table *h = &s->heads;
     rot_rows all = rot_rows_all(h);
     double pooled = rot_pearson(c->sep, c->bias, &all);
-    int opposite = 0;
+    int opposite = 0, f_min = -1, f_max = -1;
+    double r_min = NAN, r_max = NAN;
     for (int f = 0; f < h->n_families; f++) {
         rot_rows rows = rot_rows_family(h, f);
         char name[64];
@@ -278,6 +283,10 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
         const char *family = h->models[first].family;
         double r = rot_pearson(c->sep, c->bias, &rows);
         opposite += isfinite(r) && isfinite(pooled) && r * pooled < 0;
+        if (isfinite(r) && (f_min < 0 || r < r_min))
+            f_min = f, r_min = r;
+        if (isfinite(r) && (f_max < 0 || r > r_max))
+            f_max = f, r_max = r;
         for (int k = 0; k < 3; k++)
             if (strcmp(family, named[k]) == 0) {
                 char key[64];
@@ -299,6 +308,18 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     }
     qk_numbers_set(w, "rotation.r_bias_sep.pooled", pooled);
     qk_numbers_set(w, "rotation.r_bias_sep.families_opposite", opposite);
+    /* the range in the page's sentence, named from the registry (no family
+     * name is typed in the template) */
+    const int ends[2] = {f_min, f_max};
+    const char *const end_keys[2] = {"rotation.r_bias_sep.family_min", "rotation.r_bias_sep.family_max"};
+    for (int e = 0; e < 2; e++)
+        if (ends[e] >= 0) {
+            char name[64], key[80];
+            rot_family_name(h, ends[e], name, sizeof name);
+            qk_numbers_set(w, end_keys[e], e ? r_max : r_min);
+            snprintf(key, sizeof key, "%s_label", end_keys[e]);
+            qk_numbers_set_text(w, key, "%s", name);
+        }
     rot_rows_free(&all);
 }
 
