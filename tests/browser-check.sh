@@ -29,6 +29,16 @@ if [ "${images:-0}" -ge 1 ]; then ok; else bad "page has images (${images:-0})";
 for section in $(grep -o 'href="#[a-z0-9_-]*"' "$page" | sed 's/href="#//; s/"//' | sort -u); do
     if grep -q " id=\"$section\"" "$out/dom.html"; then ok; else bad "section $section present"; fi
 done
+# the extra models' section: both models' published RULER scores and their
+# AP per length, from the page's numbers (report/numbers.tex has the same)
+if grep -q 'extra.model.' report/numbers.tex 2>/dev/null; then
+    extra=$(sed -n '/<section id="extra">/,/<\/section>/p' "$out/dom.html")
+    for key in extra.ruler.llama3.1-8b.l128k extra.ruler.mistral-v0.2-7b.l128k extra.aplen.llama3.1-8b.l32k; do
+        value=$(sed -n "s/^\\\\qkdef{$key}{\\(.*\\)}\$/\\1/p" report/numbers.tex)
+        if [ -n "$value" ] && grep -qF ">$value<" <<<"$extra"; then ok; else bad "extra section shows $key (${value:-no value})"; fi
+    done
+    if grep -q '11_extra_models_ruler/figure.png' <<<"$extra"; then ok; else bad "extra section shows figure attention-plasticity/11"; fi
+fi
 if grep -E 'CONSOLE|Uncaught|Failed to load' "$out/chromium.log" | grep -qvi 'dbus\|gpu'; then
     bad "console errors (see $out/chromium.log)"
 else

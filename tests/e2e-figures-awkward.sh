@@ -8,7 +8,7 @@
 # made (a canvas saying what is missing where the run lacks the data), the
 # key numbers are those of the data, and the robust scales count what they
 # cut by their stated rule. Last, the one-model partial download alone:
-# `make report DATA=... DATASETS=llama3.2-3b` renders all 32 study figures
+# `make report DATA=... DATASETS=llama3.2-3b` renders all 33 study figures
 # and the report.
 set -u
 cd "$(dirname "$0")/.."
@@ -54,7 +54,7 @@ if [ ! -s "$e2e_err" ]; then ok; else bad "make report printed on stderr"; fi
 
 STUDY_FIGURES=$(awk -F'\t' '!/^#/ && NF && $1 != "study" && $1 != "inventory" { print $1 "/" $2 }' \
     workflow/figures.tsv)
-expect_same "$(echo "$STUDY_FIGURES" | wc -l)" 32 "the table lists 32 study figures"
+expect_same "$(echo "$STUDY_FIGURES" | wc -l)" 33 "the table lists 33 study figures"
 figures_complete() { # label
     local missing=""
     for f in inventory/01_vectors $STUDY_FIGURES; do
@@ -79,7 +79,7 @@ canvases() { # the figures drawn as a canvas, sorted
 want="attention-plasticity/01_bucket_heatmap_ministral3_14b attention-plasticity/02_bucket_heatmap_qwen3_14b \
 attention-plasticity/04_bucket_heatmap_llama3.2_11b attention-plasticity/05_profile_ministral3_3b \
 attention-plasticity/06_profile_qwen3_4b attention-plasticity/08_component_weights_qwen3_14b \
-attention-plasticity/10_ap_drop_vs_lbp "
+attention-plasticity/10_ap_drop_vs_lbp attention-plasticity/11_extra_models_ruler "
 expect_same "$(canvases)" "$want" "canvases exactly where the run lacks the data"
 expect_same "$(key attention-plasticity/10_ap_drop_vs_lbp 'this run')" \
     "1 model of this run has a published LongBench-Pro score: Llama-3.2-3B; a correlation needs at least 3." \

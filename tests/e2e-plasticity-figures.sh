@@ -1,8 +1,9 @@
 #!/bin/bash
-# End to end: the ten figures of the plasticity study (qk-plot), the joint
-# SmolLM3 table (qk-joint) and the report numbers (qk-summary --section plasticity) on a
-# tiny synthetic run: the six models the figures draw, four heads each, and
-# three SmolLM3 checkpoints through the rotation stage.
+# End to end: the eleven figures of the plasticity study (qk-plot), the joint
+# SmolLM3 table (qk-joint) and the report numbers (qk-summary --section
+# plasticity and --section extra) on a tiny synthetic run: the six models the
+# figures draw and the two extra models, four heads each, and three SmolLM3
+# checkpoints through the rotation stage.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib-e2e.sh
@@ -17,19 +18,21 @@ done
 
 T=build/tests/tmp/e2e-plasticity-figures
 rm -rf "$T"
-mkdir -p "$T/results/cross" "$T/results/training"
+mkdir -p "$T/results/cross" "$T/results/training" "$T/results/extra"
 CROSS="ministral3-3b ministral3-14b qwen3-4b qwen3-14b llama3.2-3b llama3.2-11b"
+EXTRA="llama3.1-8b mistral-v0.2-7b"
 TRAINING="smollm3-3b-stage1-step-40000 smollm3-3b-stage3-step-4720000 smollm3-3b-lc-4k-to-32k-step-4000"
 X=$T/results/cross
 J=$T/results/training
+E=$T/results/extra
 
 # ---- a tiny pipeline run ----------------------------------------------------------
 
 synth_args=()
-for d in $CROSS $TRAINING; do synth_args+=(--dataset "$d"); done
+for d in $CROSS $EXTRA $TRAINING; do synth_args+=(--dataset "$d"); done
 run bin/qk-synth --quiet --out "$T/data" --heads 4 "${synth_args[@]}"
 expect_status 0 "qk-synth writes the datasets"
-for d in $CROSS $TRAINING; do
+for d in $CROSS $EXTRA $TRAINING; do
     b=$T/build/$d
     mkdir -p "$b"
     bin/qk-load --quiet --dataset "$d" "$T/data/$d" -o "$b/store.qks" &&
@@ -54,6 +57,8 @@ merge "" "$X/head_bucket_plasticity.csv" plasticity_profile.tsv $CROSS
 merge "" "$X/model_bucket_plasticity.csv" plasticity_model_profile.tsv $CROSS
 merge "" "$X/head_component_weights.csv" plasticity_weights.tsv $CROSS
 merge "" "$X/model_report.csv" plasticity_model.tsv $CROSS
+merge "" "$E/model_bucket_plasticity.csv" plasticity_model_profile.tsv $EXTRA
+merge "" "$E/model_report.csv" plasticity_model.tsv $EXTRA
 merge smollm3-3b- "$J/smollm3_model_report.csv" plasticity_model.tsv $TRAINING
 merge smollm3-3b- "$J/rotated.csv" rotated.tsv $TRAINING
 run bin/qk-rotate --summary --output "$J/model_summary.csv" "$J/rotated.csv"
@@ -108,9 +113,10 @@ fig_inputs() { # NN -> the --input arguments of that figure
     08) echo "--model $(fig_model "$1") --input weights=$X/head_component_weights.csv --input registry=$REG" ;;
     09) echo "--input joint=$JOINT" ;;
     10) echo "--input report=$X/model_report.csv --input benchmarks=$BENCH --input registry=$REG" ;;
+    11) echo "--input mean=$E/model_bucket_plasticity.csv --input report=$E/model_report.csv --input benchmarks=$BENCH --input registry=$REG" ;;
     esac
 }
-FIGS="01 02 03 04 05 06 07 08 09 10"
+FIGS="01 02 03 04 05 06 07 08 09 10 11"
 printf 'dataset\tstore_bytes\tstore_checksum\n' > "$T/stores.tsv"
 printf 'stage\tparameter\tvalue\n' > "$T/parameters.tsv"
 render() { # NN, output dir
@@ -300,5 +306,60 @@ if ! grep -q '<img' "$T/section.html" && grep -q 'class="absent"' "$T/section.ht
     bad "without studies: no image shown, a note instead"; fi
 expect_same "$(fixed_keys "$V" | tr '\n' ' ')" "$(fixed_keys "$T/none.numbers" | tr '\n' ' ')" \
     "the same keys with and without the studies"
+
+
+# ---- the extra models against the published RULER scores ----------------------------------
+
+EV=$T/extra.numbers
+extra_summary() { # output, inputs...
+    local out=$1
+    shift
+    bin/qk-summary --section extra --input registry=$REG --input benchmarks=$BENCH "$@" --output "$out"
+}
+run extra_summary "$EV" --input report="$E/model_report.csv" --input profile="$E/model_bucket_plasticity.csv"
+expect_status 0 "qk-summary --section extra"
+expect_same "$(number "$EV" extra.models) $(number "$EV" extra.scored) $(number "$EV" extra.heads)" "2 2 8"     "two extra models with RULER scores, four heads each"
+# AP at a RULER length = awk: the mean of the profile bins whose centre lies in [L/2, L)
+ap_at() { # model, length
+    awk -F, -v m="$1" -v L="$2" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["model"] == m && $c["ap"] != "nan" { x = $c["bin_centre"]
+            if (x >= (L <= 8192 ? 0 : L / 2) && x < L) { s += $c["ap"]; n++ } }
+        END { if (n) printf "%.10f", s / n; else print "missing" }' "$E/model_bucket_plasticity.csv"
+}
+for l in 16384:l16k 32768:l32k 131072:l128k; do
+    want=$(ap_at llama3.1-8b "${l%%:*}")
+    got=$(number "$EV" "extra.aplen.llama3.1-8b.${l#*:}")
+    expect_same "$([ "$got" = missing ] && echo missing || printf '%.10f' "$got")" "$want" \
+        "Llama-3.1-8B AP at ${l%%:*} = awk over its profile bins ($want)"
+done
+expect_same "$(printf '%.3f' "$(number "$EV" extra.aplen.llama3.1-8b.l32k)") / 87.2" \
+    "$(key 11 'Llama-3.1-8B at 32K: AP / RULER (published)')" "figure 11 shows the report's AP and the published score"
+expect_same "$(number "$EV" extra.aplen.mistral-v0.2-7b.l64k) $(number "$EV" extra.ruler.mistral-v0.2-7b.l64k)" \
+    "missing 49" "Mistral-7B-v0.2 at 64K: a published score, no AP beyond its 32K captures"
+expect_same "$(number "$EV" extra.truncated.label) $(number "$EV" extra.truncated.context) $(number "$EV" extra.truncated.lengths_beyond) $(number "$EV" extra.truncated.ruler_last)" \
+    "Mistral-7B-v0.2 32K 2 13.800000000000001" "the truncated case: Mistral-7B-v0.2, 2 RULER lengths beyond 32K"
+expect_same "$(number "$EV" extra.covered.label) $(number "$EV" extra.covered.length_last)" "Llama-3.1-8B 128K" \
+    "the covered case: Llama-3.1-8B up to 128K"
+# the change as the page prints it: a true minus sign, one decimal
+want=$(awk -v a="$(number "$EV" extra.covered.ap_first)" -v b="$(number "$EV" extra.covered.ap_last)" \
+    'BEGIN { printf "%+.1f", 100 * (b - a) / a }' | sed 's/-/\xe2\x88\x92/')
+expect_same "$(typeset_value "$EV" extra.covered.ap_change_pct)" "$want" "AP change of the covered model = awk ($want)"
+figure_flags "$T/figures.numbers" attention-plasticity/11 || bad "figure flags"
+run bin/qk-report --template templates/sections/extra.html.in --output "$T/extra.html" \
+    --values "$EV" --values "$T/figures.numbers"
+expect_status 0 "the extra section renders"
+verdict=$(awk -v r="$(number "$EV" extra.covered.ruler_change_pct)" -v a="$(number "$EV" extra.covered.ap_change_pct)" \
+    'BEGIN { print (r < 0 && a < 0) ? "both fall with length" : (r < 0) ? "the benchmark score falls with length but plasticity does not" : (a < 0) ? "plasticity falls with length but the benchmark score does not" : "neither falls with length" }')
+if tr '\n' ' ' < "$T/extra.html" | grep -qF "$verdict"; then ok; else bad "the verdict follows the numbers ($verdict)"; fi
+if grep -q '11_extra_models_ruler/figure.png' "$T/extra.html" && tr '\n' ' ' < "$T/extra.html" | sed "s/<[^>]*>//g" | grep -qF "RULER also scores it at 2 longer lengths"; then
+    ok; else bad "the section shows figure 11 and the truncation case"; fi
+run extra_summary "$T/extra-none.numbers"
+expect_status 0 "qk-summary --section extra without the extra study"
+figure_flags "$T/figures.numbers" || bad "no figure flags"
+run bin/qk-report --template templates/sections/extra.html.in --output "$T/extra.html" \
+    --values "$T/extra-none.numbers" --values "$T/figures.numbers"
+expect_status 0 "the extra section renders without the extra study"
+if ! grep -q '<img' "$T/extra.html" && grep -q 'class="absent"' "$T/extra.html"; then ok; else
+    bad "without the extra study: a note instead of numbers"; fi
 
 finish

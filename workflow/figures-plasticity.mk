@@ -14,11 +14,18 @@ PLAST_T := results/$(PLAST_T_STUDY)
 PLAST_JOINT := $(PLAST_T)/joint_rotation_plasticity.csv
 PLAST_BENCHMARKS := workflow/benchmarks.tsv
 
+PLAST_E_STUDY := extra
+PLAST_E := results/$(PLAST_E_STUDY)
+
 PLAST_X_DATASETS := $(if $(filter $(PLAST_X_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_X_STUDY)))
+PLAST_E_DATASETS := $(if $(filter $(PLAST_E_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_E_STUDY)))
 PLAST_T_DATASETS := $(if $(filter $(PLAST_T_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_T_STUDY)))
 # models with a published LongBench-Pro overall score (figure 10)
 PLAST_LBP_MODELS := $(shell awk -F'\t' '!/^\#/ && $$2 == "longbench-pro" && $$3 == "overall" \
   {print $$1}' $(PLAST_BENCHMARKS))
+
+# models with published per-length RULER scores (figure 11, the extra section)
+PLAST_RULER_MODELS := $(shell awk -F'\t' '!/^\#/ && $$2 == "ruler" {print $$1}' $(PLAST_BENCHMARKS) | sort -u)
 
 # The model each of figures 01-08 shows (a parameter; the figure folders
 # keep the names of the defaults), and the results/ folder of its study.
@@ -35,11 +42,13 @@ plast_dir = results/$(call study_of,$(1))
 # The figures this run draws with data (the others are canvases saying
 # what they need), for the report section: 01-08 when the run analyses
 # their model, 09 with a SmolLM3-3B checkpoint, 10 with three models that
-# have a published LongBench-Pro score (a correlation needs three).
+# have a published LongBench-Pro score (a correlation needs three), 11 with
+# an extra model that has published RULER scores.
 plast_in_run = $(filter $(1),$(RUN_DATASETS))
 PLAST_FIGURE_IDS := $(strip \
   $(foreach n,01 02 03 04 05 06 07 08,$(if $(call plast_in_run,$(PLAST_FIG$(n)_MODEL)),$(n))) \
-  $(if $(PLAST_T_DATASETS),09) $(if $(word 3,$(filter $(PLAST_LBP_MODELS),$(PLAST_X_DATASETS))),10))
+  $(if $(PLAST_T_DATASETS),09) $(if $(word 3,$(filter $(PLAST_LBP_MODELS),$(PLAST_X_DATASETS))),10) \
+  $(if $(filter $(PLAST_RULER_MODELS),$(PLAST_E_DATASETS)),11))
 
 # The same models as "NN=dataset" lists for the report section (qk-summary).
 PLAST_HEATMAPS := 01=$(PLAST_FIG01_MODEL) 02=$(PLAST_FIG02_MODEL) 03=$(PLAST_FIG03_MODEL) \
@@ -82,7 +91,20 @@ $(PLAST_SUMMARY): $(PLAST_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET) \
 	  --param heatmaps="$(PLAST_HEATMAPS)" --param profiles="$(PLAST_PROFILES)" \
 	  --param weights="$(PLAST_WEIGHTS)" --output $@
 
-REPORT_FLAGS += --values $(PLAST_SUMMARY)
-REPORT_INPUTS += $(PLAST_SUMMARY)
+# The extra models (registry study "extra") against their published RULER
+# scores: the report's extra section.
+EXTRA_SUMMARY := build/report/extra.numbers
+EXTRA_SUMMARY_IN := $(REGISTRY) $(PLAST_BENCHMARKS) \
+  $(if $(PLAST_E_DATASETS),$(PLAST_E)/model_report.csv $(PLAST_E)/model_bucket_plasticity.csv)
+
+$(EXTRA_SUMMARY): $(EXTRA_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET)
+	@mkdir -p $(@D)
+	$(call step,SUMMARY,extra) bin/qk-summary --section extra --input registry=$(REGISTRY) \
+	  --input benchmarks=$(PLAST_BENCHMARKS) \
+	  $(if $(PLAST_E_DATASETS),--input report=$(PLAST_E)/model_report.csv \
+	    --input profile=$(PLAST_E)/model_bucket_plasticity.csv) --output $@
+
+REPORT_FLAGS += --values $(PLAST_SUMMARY) --values $(EXTRA_SUMMARY)
+REPORT_INPUTS += $(PLAST_SUMMARY) $(EXTRA_SUMMARY)
 REPORT_LATEX_TABLES += plasticity.models plasticity.families plasticity.lengths plasticity.deciles \
-  plasticity.quintiles plasticity.smollm3
+  plasticity.quintiles plasticity.smollm3 extra.models extra.ruler extra.aplen

@@ -61,6 +61,22 @@ void plast_family_name(const plast_table *t, int f, char *out, size_t cap);
 double plast_published_score(const qk_src *benchmarks, const char *model, const char *benchmark,
                              const char *length);
 
+/* The published per-length scores of a model on a benchmark (rows whose
+ * length is a number of tokens), ascending by length; returns their count
+ * (at most cap). */
+int plast_published_lengths(const qk_src *benchmarks, const char *model, const char *benchmark,
+                            double *length, double *score, int cap);
+
+/* The model's AP at a benchmark length (spec/plasticity.md 12.5: the
+ * doubling range that ends at the length): the unweighted mean of the
+ * model profile's bins (model_bucket_plasticity.csv) whose centre lies in
+ * [length/2, length), or in [0, length) up to PLAST_FIRST_RANGE tokens (the
+ * first doubling range of a 128K capture, [0, L/16)). NAN when no bin of
+ * the profile lies there (a length beyond the captured context); *n_bins
+ * counts the bins. */
+#define PLAST_FIRST_RANGE 8192.0
+double plast_ap_at_length(const qk_src *profile, const char *model, double length, int *n_bins);
+
 /* The scalars of a family: means over its models and the AP_drop range. */
 typedef struct plast_family {
     int n_models, n_heads;

@@ -153,6 +153,49 @@ double plast_published_score(const qk_src *bench, const char *model, const char 
     return NAN;
 }
 
+int plast_published_lengths(const qk_src *bench, const char *model, const char *benchmark,
+                            double *length, double *score, int cap)
+{
+    int n = 0;
+    if (!bench)
+        return 0;
+    int c_m = qk_src_col(bench, "model"), c_b = qk_src_col(bench, "benchmark");
+    int c_l = qk_src_col(bench, "length"), c_s = qk_src_col(bench, "score");
+    for (int r = 0; r < bench->t->n_rows && n < cap; r++) {
+        const char *l = qk_table_cell(bench->t, r, c_l);
+        char *end;
+        double x = strtod(l, &end);
+        if (strcmp(qk_table_cell(bench->t, r, c_m), model) != 0 ||
+            strcmp(qk_table_cell(bench->t, r, c_b), benchmark) != 0 || end == l || *end)
+            continue; /* another model or benchmark, or an "overall" score */
+        int at = n++;
+        while (at > 0 && length[at - 1] > x) { /* insertion keeps them ascending */
+            length[at] = length[at - 1], score[at] = score[at - 1];
+            at--;
+        }
+        length[at] = x, score[at] = qk_src_num(bench, r, c_s);
+    }
+    return n;
+}
+
+double plast_ap_at_length(const qk_src *profile, const char *model, double length, int *n_bins)
+{
+    double lo = length <= PLAST_FIRST_RANGE ? 0.0 : length / 2, sum = 0.0;
+    int c_m = qk_src_col(profile, "model"), c_c = qk_src_col(profile, "bin_centre");
+    int c_ap = qk_src_col(profile, "ap");
+    *n_bins = 0;
+    for (int r = 0; r < profile->t->n_rows; r++) {
+        if (strcmp(qk_table_cell(profile->t, r, c_m), model) != 0)
+            continue;
+        double centre = qk_src_num(profile, r, c_c), ap = qk_src_num(profile, r, c_ap);
+        if (centre >= lo && centre < length && isfinite(ap)) {
+            sum += ap;
+            ++*n_bins;
+        }
+    }
+    return *n_bins ? sum / *n_bins : NAN;
+}
+
 void plast_family_stats(const plast_table *t, int f, plast_family *out)
 {
     memset(out, 0, sizeof *out);

@@ -1,8 +1,9 @@
 /* Figures of the plasticity study (figures/attention-plasticity): the table of the
- * ten figures and the helpers they share. The heatmaps 01-04 are in
+ * eleven figures and the helpers they share. The heatmaps 01-04 are in
  * plasticity_maps.c, the profiles 05-07 and the component weights 08 in
  * plasticity_profiles.c, the SmolLM3 trajectory 09 and the benchmark
- * scatter 10 in plasticity_trends.c. */
+ * scatter 10 in plasticity_trends.c, the extra models against RULER 11 in
+ * plasticity_extra.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,4 +212,19 @@ const fig_def plasticity_figures[] = {
      "AP_drop (results/attention_plasticity/model_report.csv) of at least three models "
      "with a published LongBench-Pro overall score in workflow/benchmarks.tsv.",
      plast_draw_drop_vs_lbp},
+    {"attention-plasticity/11", "Extra models: plasticity and published RULER scores by length",
+     "The models analysed beside the cross-model study (registry study 'extra'; "
+     "Llama-3.1-8B and Mistral-7B-v0.2 in the thesis) that have published per-length RULER "
+     "scores (workflow/benchmarks.tsv, from the RULER paper; not computed by this suite). "
+     "Left: each model's profile, the mean AP over its heads per query bin, along the "
+     "context; a dashed line marks where a model's captures end. Right: at each RULER "
+     "length (log scale, K = 1024 tokens) the model's AP (solid, left axis: the mean of its "
+     "profile bins in the doubling range that ends at the length, [0, L) up to 8K) and its "
+     "published RULER score (dashed, right axis). A length beyond a model's captures has a "
+     "score but no AP: what happens there is out of plasticity's sight. The AP axis is "
+     "robust (docs/figure-style.md); bins beyond it are drawn at the edge and counted.",
+     "The profiles and scalars of the extra study (results/extra/model_bucket_plasticity.csv, "
+     "model_report.csv) of a model with published RULER scores in workflow/benchmarks.tsv "
+     "(Llama-3.1-8B or Mistral-7B-v0.2).",
+     plast_draw_extra_ruler},
     {NULL, NULL, NULL, NULL, NULL}};

@@ -32,5 +32,6 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err);
 int plast_draw_weights(fig_ctx *ctx, qk_err *err);
 int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err);
 int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err);
+int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err);
 
 #endif

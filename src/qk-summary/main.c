@@ -39,6 +39,12 @@ static const sum_section sections[] = {
      "SmolLM3-3B comparison (joint: joint_rotation_plasticity.csv). The figure models are "
      "parameters: heatmaps, profiles, weights as 'NN=model ...'",
      sum_plasticity},
+    {"extra", "registry benchmarks? report? profile?", "",
+     "the extra models (report: model_report.csv, profile: model_bucket_plasticity.csv of the "
+     "extra study) against their published per-length RULER scores (benchmarks): plasticity "
+     "scalars, AP at each RULER length, the first model whose captures cover every length and "
+     "the first whose captures end before the longest",
+     sum_extra},
 };
 #define N_SECTIONS (int)(sizeof sections / sizeof sections[0])
 

@@ -32,12 +32,14 @@ typedef struct sum_section {
     sum_fn write;
 } sum_section;
 
-/* The sections (inventory.c, figures.c, pca.c, rotation.c, plasticity.c). */
+/* The sections (inventory.c, figures.c, pca.c, rotation.c, plasticity.c,
+ * extra.c). */
 void sum_inventory(sum_ctx *ctx);
 void sum_figures(sum_ctx *ctx);
 void sum_pca(sum_ctx *ctx);
 void sum_rotation(sum_ctx *ctx);
 void sum_plasticity(sum_ctx *ctx);
+void sum_extra(sum_ctx *ctx);
 
 /* An input table, or NULL when an optional input is not given. */
 const qk_src *sum_input(const sum_ctx *ctx, const char *name);

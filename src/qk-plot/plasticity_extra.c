@@ -1,0 +1,239 @@
+/* Figure 11 of the plasticity study: the extra models (registry study
+ * "extra") against their published RULER scores. Inputs: "mean" =
+ * model_bucket_plasticity.csv and "report" = model_report.csv of the extra
+ * study, "benchmarks" = workflow/benchmarks.tsv, "registry". Left: each
+ * model's profile along the context, ending where its captures end. Right:
+ * the AP at each RULER length (plast_ap_at_length, the numbers the report
+ * quotes) beside the published score on its own axis. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plasticity_fig.h"
+#include "qk/plasticity_tables.h"
+
+#define RULER_MAX_LENGTHS 16
+
+static const char *const model_colors[] = {FIG_BLUE, FIG_VERMILLION, FIG_GREEN, FIG_PURPLE,
+                                           FIG_ORANGE, FIG_SKY_BLUE};
+#define N_MODEL_COLORS (int)(sizeof model_colors / sizeof model_colors[0])
+
+typedef struct ruler_model {
+    const plast_model *m;
+    int n;
+    double length[RULER_MAX_LENGTHS], score[RULER_MAX_LENGTHS], ap[RULER_MAX_LENGTHS];
+} ruler_model;
+
+/* The profile points of model m as data block "pN" (K tokens, AP). */
+static int profile_block(qk_plot *p, const qk_src *mean, const char *model, int k,
+                         fig_range *r_ap, double *x_max)
+{
+    int c_m = qk_src_col(mean, "model"), c_c = qk_src_col(mean, "bin_centre");
+    int c_ap = qk_src_col(mean, "ap"), n = 0;
+    char name[16];
+    snprintf(name, sizeof name, "p%d", k);
+    qk_plot_data_begin(p, name);
+    for (int r = 0; r < mean->t->n_rows; r++) {
+        if (strcmp(qk_table_cell(mean->t, r, c_m), model) != 0)
+            continue;
+        double x = qk_src_num(mean, r, c_c), ap = qk_src_num(mean, r, c_ap);
+        if (!isfinite(ap))
+            continue;
+        int side;
+        qk_plot_printf(p, "%.6g %.6f\n", x, fig_clip(r_ap, ap, &side));
+        *x_max = fmax(*x_max, x);
+        n++;
+    }
+    qk_plot_data_end(p);
+    return n;
+}
+
+static void profile_panel(qk_plot *p, const ruler_model *rm, int n, double top, const fig_range *r_ap, double lo, double hi)
+{
+    double x_max = 0;
+    for (int k = 0; k < n; k++)
+        x_max = fmax(x_max, rm[k].m->context);
+    qk_plot_printf(p,
+        "set lmargin at screen 0.07\nset rmargin at screen 0.46\n"
+        "set tmargin at screen %.4f\nset bmargin at screen 0.14\n"
+        "set xrange [0:%.0f]\nset yrange [%.4f:%.4f]\nset format y \"%%.2f\"\n"
+        "set xlabel \"token position (K = 1024)\"\nset ylabel \"attention plasticity\"\n"
+        "set grid xtics ytics lc rgb '#e6e6e6'\nunset key\n"
+        "set title \"model profiles along the context\"\n",
+        top, x_max, lo, hi);
+    fig_token_tics(p, "x", 0, x_max);
+    fig_axis_tics(p, "y", lo, hi, 5);
+    fig_offscale_labels(p, r_ap, "%.3f", 1, 12);
+    for (int k = 0; k < n; k++) /* where the captures of a shorter model end */
+        if (rm[k].m->context < x_max) {
+            char end[32];
+            fig_tokens(rm[k].m->context, end, sizeof end);
+            qk_plot_printf(p,
+                "set arrow from %.0f, graph 0 to %.0f, graph 1 nohead dt 2 lw 1.5 lc rgb '%s'\n"
+                "set label \"%s captures end (%s)\" at %.0f, graph 0.05 left offset 0.5,0 "
+                "tc rgb '%s' font \",12\"\n",
+                rm[k].m->context, rm[k].m->context, model_colors[k % N_MODEL_COLORS],
+                rm[k].m->label, end, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
+        }
+    qk_plot_printf(p, "plot ");
+    for (int k = 0; k < n; k++) {
+        qk_plot_printf(p, "%s$p%d using 1:2 with lines lw 3 lc rgb '%s' notitle", k ? ", " : "",
+                       k, model_colors[k % N_MODEL_COLORS]);
+    }
+    qk_plot_printf(p, "\nunset arrow\nunset label\n");
+}
+
+/* log2 ticks at the RULER lengths. */
+static void length_tics(qk_plot *p, const ruler_model *rm, int n)
+{
+    double seen[RULER_MAX_LENGTHS * 4];
+    int n_seen = 0;
+    qk_plot_printf(p, "set xtics (");
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < rm[k].n; i++) {
+            int dup = 0;
+            for (int j = 0; j < n_seen; j++)
+                dup |= seen[j] == rm[k].length[i];
+            if (dup || n_seen == (int)(sizeof seen / sizeof seen[0]))
+                continue;
+            char lab[32];
+            fig_tokens(rm[k].length[i], lab, sizeof lab);
+            qk_plot_printf(p, "%s\"%s\" %.6g", n_seen ? ", " : "", lab, log2(rm[k].length[i]));
+            seen[n_seen++] = rm[k].length[i];
+        }
+    qk_plot_printf(p, ")\n");
+}
+
+static void length_panel(qk_plot *p, const ruler_model *rm, int n, double top, double lo,
+                         double hi)
+{
+    double x_lo = INFINITY, x_hi = -INFINITY;
+    for (int k = 0; k < n; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "l%d", k);
+        qk_plot_data_begin(p, name);
+        for (int i = 0; i < rm[k].n; i++) {
+            double x = log2(rm[k].length[i]);
+            x_lo = fmin(x_lo, x), x_hi = fmax(x_hi, x);
+            if (isfinite(rm[k].ap[i]))
+                qk_plot_printf(p, "%.6g %.6f %.3f\n", x, rm[k].ap[i], rm[k].score[i]);
+            else
+                qk_plot_printf(p, "%.6g NaN %.3f\n", x, rm[k].score[i]);
+        }
+        qk_plot_data_end(p);
+    }
+    qk_plot_printf(p,
+        "set lmargin at screen 0.56\nset rmargin at screen 0.91\n"
+        "set tmargin at screen %.4f\nset bmargin at screen 0.14\n"
+        "set xrange [%.3f:%.3f]\nset yrange [%.4f:%.4f]\nset y2range [0:100]\n"
+        "set xlabel \"context length (K = 1024 tokens)\"\nset ylabel \"attention plasticity\"\n"
+        "set y2label \"RULER score (published)\"\nset y2tics 20 out\nset ytics nomirror\n"
+        "set datafile missing \"NaN\"\n"
+        "set title \"AP at each RULER length (solid) and the published score (dashed)\"\n",
+        top, x_lo - 0.3, x_hi + 0.3, lo, hi);
+    length_tics(p, rm, n);
+    fig_axis_tics(p, "y", lo, hi, 5);
+    qk_plot_printf(p, "set grid xtics ytics lc rgb '#e6e6e6'\n");
+    /* the lengths a model's captures do not reach: a score without an AP */
+    for (int k = 0, shaded = 0; k < n; k++) {
+        double from = log2(rm[k].m->context) + 0.5;
+        if (from >= x_hi)
+            continue;
+        qk_plot_printf(p,
+            "set object %d rect from %.3f, graph 0 to graph 1, graph 1 behind "
+            "fc rgb '%s' fs transparent solid 0.08 noborder\n"
+            "set label %d \"beyond the captures of\\n%s: no AP\" at %.3f, graph %.2f left "
+            "offset 0.5,-0.8 tc rgb '%s' font \",12\"\n",
+            20 + k, from, model_colors[k % N_MODEL_COLORS], 20 + k, rm[k].m->label, from,
+            0.98 - 0.1 * shaded++, model_colors[k % N_MODEL_COLORS]);
+    }
+    qk_plot_printf(p, "plot ");
+    for (int k = 0; k < n; k++) {
+        const char *c = model_colors[k % N_MODEL_COLORS];
+        qk_plot_printf(p,
+            "%s$l%d using 1:2 with linespoints lw 3 pt 7 ps 1.6*qk_ps lc rgb '%s' notitle, "
+            "$l%d using 1:3 axes x1y2 with linespoints lw 2 dt 2 pt 6 ps 1.6*qk_ps lc rgb '%s' "
+            "notitle",
+            k ? ", " : "", k, c, k, c);
+    }
+    qk_plot_printf(p, "\nunset y2tics\nunset y2label\nset ytics mirror\nunset object\nunset label\n");
+}
+
+int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
+{
+    qk_src mean = fig_src(ctx, "mean"), report = fig_src(ctx, "report");
+    qk_src bench = fig_src(ctx, "benchmarks"), registry = fig_src(ctx, "registry");
+    plast_table t;
+    plast_table_load(&t, &report, &registry, NULL);
+    ruler_model *rm = qk_calloc((size_t)(t.n_models > 0 ? t.n_models : 1), sizeof *rm);
+    int n = 0;
+    for (int i = 0; i < t.n_models; i++) {
+        ruler_model *r = &rm[n];
+        r->m = &t.models[i];
+        r->n = plast_published_lengths(&bench, r->m->id, "ruler", r->length, r->score,
+                                       RULER_MAX_LENGTHS);
+        for (int k = 0; k < r->n; k++) {
+            int bins;
+            r->ap[k] = plast_ap_at_length(&mean, r->m->id, r->length[k], &bins);
+        }
+        n += r->n > 0;
+    }
+    if (n == 0) {
+        free(rm);
+        plast_table_free(&t);
+        return fig_not_drawn(ctx, err, "No model of %s has published RULER scores in %s.",
+                             fig_path(ctx, fig_input(ctx, "report")),
+                             fig_path(ctx, fig_input(ctx, "benchmarks")));
+    }
+    /* one robust AP range for both panels: the profiles' bins and the lengths */
+    int c_ap = qk_src_col(&mean, "ap");
+    double *ap = qk_malloc((size_t)(mean.t->n_rows + 1) * sizeof *ap);
+    for (int r = 0; r < mean.t->n_rows; r++)
+        ap[r] = qk_src_num(&mean, r, c_ap);
+    fig_range r_ap = fig_robust_range(ap, mean.t->n_rows);
+    double lo, hi;
+    fig_range_pad(&r_ap, 0.08, &lo, &hi);
+    qk_plot p;
+    plast_begin(&p, 2000, 1000, 15);
+    double x_max = 0;
+    for (int k = 0; k < n; k++)
+        profile_block(&p, &mean, rm[k].m->id, k, &r_ap, &x_max);
+    char sub[256];
+    int heads = 0;
+    for (int k = 0; k < n; k++)
+        heads += rm[k].m->n_heads;
+    snprintf(sub, sizeof sub, "n = %d models, %d heads; RULER scores as published by the RULER "
+             "paper (not computed here)", n, heads);
+    double top = fig_multiplot_title(&p, "Extra models: attention plasticity and published RULER "
+                                     "scores by context length", sub, 19);
+    /* the legend names the models in their colours, as labels above the panels */
+    for (int k = 0; k < n; k++)
+        qk_plot_printf(&p, "set label %d \"— %s\" at screen %.3f, screen %.4f center tc rgb '%s' "
+                           "font \",15\"\n",
+                       10 + k, rm[k].m->label, 0.5 + (k - (n - 1) / 2.0) * 0.22, top - 0.015,
+                       model_colors[k % N_MODEL_COLORS]);
+    top -= 0.1;
+    profile_panel(&p, rm, n, top, &r_ap, lo, hi);
+    length_panel(&p, rm, n, top, lo, hi);
+    qk_plot_printf(&p, "unset multiplot\n");
+    fig_key(ctx, "models", "%d (%d heads)", n, heads);
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < rm[k].n; i++) {
+            char name[128], len[32];
+            fig_tokens(rm[k].length[i], len, sizeof len);
+            snprintf(name, sizeof name, "%s at %s: AP / RULER (published)", rm[k].m->label, len);
+            if (isfinite(rm[k].ap[i]))
+                fig_key(ctx, name, "%.3f / %.1f", rm[k].ap[i], rm[k].score[i]);
+            else if (rm[k].length[i] > rm[k].m->context) {
+                char ctx_len[32];
+                fig_tokens(rm[k].m->context, ctx_len, sizeof ctx_len);
+                fig_key(ctx, name, "no AP (beyond the %s captured) / %.1f", ctx_len,
+                        rm[k].score[i]);
+            } else
+                fig_key(ctx, name, "no AP (no profile bin in the range) / %.1f", rm[k].score[i]);
+        }
+    free(ap);
+    free(rm);
+    plast_table_free(&t);
+    return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
+}
