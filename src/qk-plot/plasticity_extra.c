@@ -24,12 +24,14 @@ typedef struct ruler_model {
     double length[RULER_MAX_LENGTHS], score[RULER_MAX_LENGTHS], ap[RULER_MAX_LENGTHS];
 } ruler_model;
 
-/* The profile points of model m as data block "pN" (K tokens, AP). */
+/* The profile points of model m as data block "pN": position, AP, and the
+ * AP again where at least min_heads heads contribute (else NaN: the bin is
+ * drawn thin, as in figures 05-07). */
 static int profile_block(qk_plot *p, const qk_src *mean, const char *model, int k,
-                         fig_range *r_ap, double *x_max)
+                         double min_heads, fig_range *r_ap, double *x_max)
 {
     int c_m = qk_src_col(mean, "model"), c_c = qk_src_col(mean, "bin_centre");
-    int c_ap = qk_src_col(mean, "ap"), n = 0;
+    int c_ap = qk_src_col(mean, "ap"), c_h = qk_src_col(mean, "n_heads"), n = 0;
     char name[16];
     snprintf(name, sizeof name, "p%d", k);
     qk_plot_data_begin(p, name);
@@ -40,7 +42,11 @@ static int profile_block(qk_plot *p, const qk_src *mean, const char *model, int 
         if (!isfinite(ap))
             continue;
         int side;
-        qk_plot_printf(p, "%.6g %.6f\n", x, fig_clip(r_ap, ap, &side));
+        double y = fig_clip(r_ap, ap, &side);
+        if (qk_src_num(mean, r, c_h) >= min_heads)
+            qk_plot_printf(p, "%.6g %.6f %.6f\n", x, y, y);
+        else
+            qk_plot_printf(p, "%.6g %.6f NaN\n", x, y);
         *x_max = fmax(*x_max, x);
         n++;
     }
@@ -58,8 +64,8 @@ static void profile_panel(qk_plot *p, const ruler_model *rm, int n, double top, 
         "set tmargin at screen %.4f\nset bmargin at screen 0.14\n"
         "set xrange [0:%.0f]\nset yrange [%.4f:%.4f]\nset format y \"%%.2f\"\n"
         "set xlabel \"token position (K = 1024)\"\nset ylabel \"attention plasticity\"\n"
-        "set grid xtics ytics lc rgb '#e6e6e6'\nunset key\n"
-        "set title \"model profiles along the context\"\n",
+        "set grid xtics ytics lc rgb '#e6e6e6'\nunset key\nset datafile missing \"NaN\"\n"
+        "set title \"model profiles along the context (thin: fewer heads than the minimum share)\"\n",
         top, x_max, lo, hi);
     fig_token_tics(p, "x", 0, x_max);
     fig_axis_tics(p, "y", lo, hi, 5);
@@ -77,8 +83,9 @@ static void profile_panel(qk_plot *p, const ruler_model *rm, int n, double top, 
         }
     qk_plot_printf(p, "plot ");
     for (int k = 0; k < n; k++) {
-        qk_plot_printf(p, "%s$p%d using 1:2 with lines lw 3 lc rgb '%s' notitle", k ? ", " : "",
-                       k, model_colors[k % N_MODEL_COLORS]);
+        qk_plot_printf(p, "%s$p%d using 1:2 with lines lw 1.2 lc rgb '%s' notitle, "
+                       "$p%d using 1:3 with lines lw 3 lc rgb '%s' notitle", k ? ", " : "", k,
+                       model_colors[k % N_MODEL_COLORS], k, model_colors[k % N_MODEL_COLORS]);
     }
     qk_plot_printf(p, "\nunset arrow\nunset label\n");
 }
@@ -197,7 +204,8 @@ int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
     plast_begin(&p, 2000, 1000, 15);
     double x_max = 0;
     for (int k = 0; k < n; k++)
-        profile_block(&p, &mean, rm[k].m->id, k, &r_ap, &x_max);
+        profile_block(&p, &mean, rm[k].m->id, k, ctx->min_share * rm[k].m->n_heads, &r_ap,
+                      &x_max);
     char sub[256];
     int heads = 0;
     for (int k = 0; k < n; k++)
@@ -217,6 +225,7 @@ int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
     length_panel(&p, rm, n, top, lo, hi);
     qk_plot_printf(&p, "unset multiplot\n");
     fig_key(ctx, "models", "%d (%d heads)", n, heads);
+    fig_key(ctx, "minimum share of heads for a thick profile", "%g", ctx->min_share);
     for (int k = 0; k < n; k++)
         for (int i = 0; i < rm[k].n; i++) {
             char name[128], len[32];
