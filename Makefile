@@ -41,6 +41,7 @@ include workflow/figures-rotation.mk
 include workflow/figures-plasticity.mk
 include workflow/figures.mk
 include workflow/report.mk
+include workflow/latex.mk
 include workflow/archive.mk
 include workflow/check.mk
 include workflow/slurm.mk
@@ -55,8 +56,9 @@ $(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
 # `make report` and `make archive` leave in results/, figures/ and report/
 # exactly what this run makes: outputs of earlier runs on other datasets are
 # removed (build/ keeps their intermediates, so they come back quickly).
+# (the thesis example is kept when this run makes it)
 RESULT_FILES = $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) $(REPORT_OUTPUTS) \
-  $(dir $(ALL_FIGURES))
+  $(dir $(ALL_FIGURES)) $(if $(filter archive thesis-example check-latex $(THESIS_EXAMPLE),$(MAKECMDGOALS)),$(THESIS_EXAMPLE))
 ifneq ($(filter report archive,$(or $(MAKECMDGOALS),report)),)
 ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
 $(file >build/sets/result-files.txt,$(call record_text,$(sort $(RESULT_FILES))))
@@ -70,7 +72,7 @@ deps: ;
 
 clean:
 	rm -rf $(filter-out build/.lock build/.lock.pid,$(wildcard build/* build/.[!.]*)) bin \
-	  report/index.html report/numbers.tex report/numbers.md report/tables dist
+	  report/index.html report/numbers.tex report/numbers.md report/tables report/thesis-example.pdf dist
 
 distclean: clean
 	rm -rf data/synth
@@ -91,7 +93,9 @@ help:
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."
 	@echo "make bench-plasticity  qk-plasticity per head beside its floor and numpy, and per model"
 	@echo "make bench-stages    qk-pca, qk-rotate, qk-complement beside their floors (bin/qk-bench-stages)"
-	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/"
+	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/ (with the thesis example)"
+	@echo "make thesis-example  report/thesis-example.pdf: templates/thesis-example.tex with the report's numbers, tables and figure PDFs (pdflatex)"
+	@echo "make check-latex     the thesis example and the figure PDFs checked (installs pdflatex if missing)"
 	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"
 	@echo "make check-slurm     qk-srun and CLUSTER=slurm on a one-node Slurm cluster (root; installs slurm)"
 	@echo "make fuzz            every fuzz target FUZZ_SECONDS (20) each, executions printed; make fuzz-long: 3600 s each"

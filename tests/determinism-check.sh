@@ -1,7 +1,9 @@
 #!/bin/bash
 # Two clean runs of `make report archive`, each in its own copy of the
 # source tree, must give byte-identical results, figures, report, stores
-# and archive.
+# and archive; among them the LaTeX side of the report (numbers.tex, the
+# table fragments, every figure.pdf, the thesis example), which the archive
+# holds.
 set -u
 cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
@@ -27,4 +29,20 @@ expect_same "$stores_a" "$stores_b" "stores identical"
 n=$(find "$base/a/figures" -name figure.png | wc -l)
 if [ "$n" -ge 1 ]; then ok; else bad "figures were rendered ($n)"; fi
 if ls "$base"/a/dist/*.tar.gz >/dev/null 2>&1; then ok; else bad "archive written"; fi
+
+# the LaTeX outputs: made by both runs (the diffs above compared them)
+for f in report/numbers.tex report/numbers.md report/thesis-example.pdf; do
+    if [ -s "$base/a/$f" ] && cmp -s "$base/a/$f" "$base/b/$f"; then ok; else bad "$f made, the same in both runs"; fi
+done
+n_tables=$(grep -c '^| `report/tables/' "$base/a/report/numbers.md")
+expect_same "$(ls "$base"/a/report/tables/*.tex 2>/dev/null | wc -l)" "$n_tables" \
+    "the $n_tables table fragments numbers.md lists are made"
+n_rows=$(awk -F'\t' '!/^#/ && NF && $1 != "study"' workflow/figures.tsv | wc -l)
+expect_same "$(find "$base/a/figures" -name figure.pdf | wc -l)" "$n_rows" "a figure.pdf for each of the $n_rows figures"
+# ... and archived, with the example's source
+latex_files=$(cd "$base/a" && ls report/numbers.tex report/numbers.md report/tables/*.tex \
+    figures/*/*/figure.pdf report/thesis-example.pdf templates/thesis-example.tex | LC_ALL=C sort)
+archived=$(tar -tzf "$base"/a/dist/*.tar.gz 2>/dev/null | LC_ALL=C sort)
+missing=$(LC_ALL=C comm -23 <(echo "$latex_files") <(echo "$archived"))
+expect_same "$missing" "" "the archive holds the LaTeX outputs and templates/thesis-example.tex (missing: $missing)"
 finish

@@ -159,6 +159,7 @@ with tarfile.open(dst, "w" if dst.endswith(".tar") else "w:gz", format=tarfile.P
         t.addfile(m, io.BytesIO(data))
 PY
 e="qk-archive: error: $tmp/t.tar.gz"
+# (each expected line names its member in full, between "FILE: " and ": ")
 tampered() { # action, arg, name, expected line prefixes...
     python3 "$tmp/repack.py" "$tmp/a.tar.gz" "$tmp/t.tar.gz" "$1" "$2"
     local name=$3
@@ -166,6 +167,7 @@ tampered() { # action, arg, name, expected line prefixes...
     run "$qa" verify "$tmp/t.tar.gz"
     expect_status 2 "$name: exit status"
     expect_error_lines "$name: the members named" "$@"
+    expect_same "$(cat "$e2e_out")" "" "$name: no 'verified' line"
 }
 want_sum=$(sha256sum "$src/results/study/numbers.tsv" | cut -d' ' -f1)
 tampered flip results/study/numbers.tsv "one byte changed" \
@@ -336,6 +338,11 @@ hostile() { # kind, entry name, expected text
     expect_same "$before" "$(snapshot)" "hostile $1: nothing written"
     run "$qa" verify "$tmp/h-$1.tar.gz"
     expect_status 2 "hostile $1: verify fails too"
+    # the entry named first, then every file of MANIFEST, none of them in the archive
+    if [[ "$(head -1 "$e2e_err")" == "qk-archive: error: $tmp/h-$1.tar.gz: $2: $3"* ]]; then ok; else
+        bad "hostile $1: verify names the entry '$2' first"; fi
+    expect_same "$(tail -n +2 "$e2e_err" | sed "s|^qk-archive: error: $tmp/h-$1.tar.gz: ||; s|: listed in MANIFEST but missing from the archive$||")" \
+        "$(tail -n +7 "$tmp/MANIFEST" | cut -d' ' -f3-)" "hostile $1: verify names every file of MANIFEST as missing"
 }
 hostile dotdot "../evil" "'..' component"
 hostile nested-dotdot "results/../../evil" "'..' component"

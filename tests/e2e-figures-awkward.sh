@@ -58,7 +58,7 @@ expect_same "$(echo "$STUDY_FIGURES" | wc -l)" 33 "the table lists 33 study figu
 figures_complete() { # label
     local missing=""
     for f in inventory/01_vectors $STUDY_FIGURES; do
-        for x in figure.png figure.svg figure.gp README.md numbers.tsv; do
+        for x in figure.png figure.svg figure.pdf figure.gp README.md numbers.tsv; do
             [ -s "$TREE/figures/$f/$x" ] || missing="$missing $f/$x"
         done
         grep -q '^## Key numbers' "$TREE/figures/$f/README.md" 2> /dev/null || missing="$missing $f:keys"
@@ -209,10 +209,33 @@ for k in 1 2; do
         --input registry=$REG --run-datasets "llama3.2-3b" || bad "qk-plot draws the canvas ($k)"
 done
 same=1
-for f in figure.png figure.svg figure.gp numbers.tsv inputs.tsv readme.tsv; do
+for f in figure.png figure.svg figure.pdf figure.gp numbers.tsv inputs.tsv readme.tsv; do
     cmp -s "$T/canvas1/$f" "$T/canvas2/$f" || same=0
 done
 expect_same "$same" 1 "a canvas drawn twice is byte-identical"
+# figure.pdf records SOURCE_DATE_EPOCH, else the epoch, in place of the time
+# cairo wrote: the same 14 digits, nothing else moves
+canvas_pdf() { # dir, SOURCE_DATE_EPOCH (empty: unset)
+    local date=(-u SOURCE_DATE_EPOCH)
+    [ -n "$2" ] && date=("SOURCE_DATE_EPOCH=$2")
+    run env "${date[@]}" bin/qk-plot --figure qk-rotation/09 \
+        --out "$1" --absent summary=results/smollm3_training_progress/model_summary.csv \
+        --input registry=$REG --run-datasets "llama3.2-3b"
+}
+canvas_pdf "$T/canvas-epoch" ""
+expect_status 0 "qk-plot without SOURCE_DATE_EPOCH"
+expect_same "$(grep -a -o 'CreationDate (D:[0-9]*Z)' "$T/canvas-epoch/figure.pdf")" \
+    "CreationDate (D:19700101000000Z)" "figure.pdf without SOURCE_DATE_EPOCH is dated 1970-01-01"
+canvas_pdf "$T/canvas-day" 86400
+expect_same "$(grep -a -o 'CreationDate (D:[0-9]*Z)' "$T/canvas-day/figure.pdf")" \
+    "CreationDate (D:19700102000000Z)" "SOURCE_DATE_EPOCH=86400 dates figure.pdf 1970-01-02"
+expect_same "$(cmp -l "$T/canvas-epoch/figure.pdf" "$T/canvas-day/figure.pdf" | wc -l)" 1 \
+    "the two PDFs differ in the one digit of the day"
+canvas_pdf "$T/canvas-bad" 12x
+expect_status 1 "qk-plot with SOURCE_DATE_EPOCH=12x: usage error"
+expect_one_line_naming SOURCE_DATE_EPOCH "'12x' is not a time in seconds" \
+    "SOURCE_DATE_EPOCH=12x: one line saying so"
+expect_missing "$T/canvas-bad/figure.pdf" "SOURCE_DATE_EPOCH=12x: no figure drawn"
 expect_same "$(awk -F'\t' '$1 == "summary" { print $2 }' "$T/canvas1/inputs.tsv")" \
     "results/smollm3_training_progress/model_summary.csv (not made by this run)" "the canvas's inputs table names the absent table"
 if [ "$TREE/report/index.html" -nt "$TREE/build/sets/run.txt" ] && grep -q 'llama3.2-3b' "$TREE/report/index.html"; then

@@ -134,13 +134,14 @@ for n in $FIGS; do
        [ "$(stat -c %s "$png")" -gt 20000 ]; then ok; else bad "figure $n: PNG missing or tiny"; fi
     if grep -q '<svg' "$svg" && [ "$(stat -c %s "$svg")" -gt 10000 ]; then ok; else
         bad "figure $n: SVG missing or tiny"; fi
+    expect_pdf "$T/fig/$n/figure.pdf" "figure $n: PDF complete, fonts embedded, dated"
     if [ "$(awk 'END { print NR }' "$T/fig/$n/numbers.tsv")" -ge 3 ] &&
        grep -q '^## Key numbers' "$T/fig/$n/README.md" &&
        grep -qF "| $(sed -n 2p "$T/fig/$n/numbers.tsv" | cut -f1) |" "$T/fig/$n/README.md"; then ok
     else bad "figure $n: README lists no key numbers"; fi
     run render "$n" "$T/again/$n"
     same=1
-    for f in figure.png figure.svg figure.gp numbers.tsv README.md; do
+    for f in figure.png figure.svg figure.pdf figure.gp numbers.tsv README.md; do
         cmp -s "$T/fig/$n/$f" "$T/again/$n/$f" || same=0
     done
     expect_same "$same" 1 "figure $n: a second run is byte-identical"

@@ -131,11 +131,12 @@ for n in $FIGS; do
        [ "$(stat -c %s "$png")" -gt 20000 ]; then ok; else bad "qk-rotation/$n: figure.png missing or trivial"; fi
     if [ -s "$svg" ] && grep -q '<svg' "$svg" && [ "$(stat -c %s "$svg")" -gt 10000 ]; then ok; else
         bad "qk-rotation/$n: figure.svg missing or trivial"; fi
+    expect_pdf "$T/a/$n/figure.pdf" "qk-rotation/$n: figure.pdf complete, fonts embedded, dated"
     keys=$(awk 'NR > 1' "$T/a/$n/numbers.tsv" | wc -l)
     if [ "$keys" -ge 2 ] && grep -q '^## Key numbers' "$T/a/$n/README.md" &&
        grep -qF "| $(sed -n 2p "$T/a/$n/numbers.tsv" | cut -f1 | sed 's/|/\\|/g')" "$T/a/$n/README.md"; then
         ok; else bad "qk-rotation/$n: README lacks the key numbers"; fi
-    for f in figure.png figure.svg figure.gp README.md numbers.tsv inputs.tsv; do
+    for f in figure.png figure.svg figure.pdf figure.gp README.md numbers.tsv inputs.tsv; do
         cmp -s "$T/a/$n/$f" "$T/b/$n/$f" || bad "qk-rotation/$n: $f differs between two runs"
     done
     ok

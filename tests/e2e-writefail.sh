@@ -62,14 +62,16 @@ printf 'earlier\n' > "$T/page.html" && cp "$T/page.html" "$T/page.html.before"
 limited 1 bin/qk-report --template "$T/page.in" --values "$T/values.tsv" --output "$T/page.html"
 fails_cleanly "qk-report page" "$T/page.html"
 
-# a figure (gnuplot writes the PNG and SVG under the same limit)
+# a figure (gnuplot writes the PNG, SVG and PDF under the same limit)
 run bin/qk-plot --figure inventory/01 --out "$T/figure" --input inventory="$T/inventory.tsv"
 expect_status 0 "qk-plot draws the figure"
 cp "$T/figure/figure.png" "$T/figure/figure.png.before"
+cp "$T/figure/figure.pdf" "$T/figure/figure.pdf.before"
 limited 8 bin/qk-plot --figure inventory/01 --out "$T/figure" --input inventory="$T/inventory.tsv"
 expect_status 2 "qk-plot figure: exit status 2"
 if [ "$(wc -l < "$e2e_err")" -eq 1 ] && grep -q "$T/figure" "$e2e_err"; then ok; else bad "qk-plot figure: one line naming the figure"; fi
-if cmp -s "$T/figure/figure.png" "$T/figure/figure.png.before"; then ok; else bad "qk-plot figure: previous figure intact"; fi
+if cmp -s "$T/figure/figure.png" "$T/figure/figure.png.before" &&
+   cmp -s "$T/figure/figure.pdf" "$T/figure/figure.pdf.before"; then ok; else bad "qk-plot figure: previous figure intact"; fi
 if ls -a "$T/figure" | grep -q tmp; then bad "qk-plot figure: no temporary left"; else ok; fi
 
 # an archive

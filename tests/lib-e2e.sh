@@ -70,6 +70,19 @@ expect_same() { # a, b, name
     if [ "$1" == "$2" ]; then ok; else bad "$3"; fi
 }
 
+# A complete PDF (qk-plot's figure.pdf) whose fonts are all embedded (cairo
+# writes the font dictionaries uncompressed: every /FontDescriptor has its
+# /FontFile) and whose date is SOURCE_DATE_EPOCH's (else the epoch).
+expect_pdf() { # path, name
+    local date descr files
+    date=$(date -u -d "@${SOURCE_DATE_EPOCH:-0}" +%Y%m%d%H%M%S)
+    descr=$(grep -a -c '/Type /FontDescriptor' "$1" 2> /dev/null)
+    files=$(grep -a -c '/FontFile' "$1" 2> /dev/null)
+    if [ "$(head -c 5 "$1" 2> /dev/null)" = "%PDF-" ] && tail -c 8 "$1" | grep -q '%%EOF' &&
+       [ "${descr:-0}" -ge 1 ] && [ "$descr" -eq "$files" ] &&
+       grep -aqF "/CreationDate (D:${date}Z)" "$1"; then ok; else bad "$2"; fi
+}
+
 expect_missing() { # path, name
     if [ ! -e "$1" ]; then ok; else bad "$2 ($1 exists)"; fi
 }

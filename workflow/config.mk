@@ -21,6 +21,12 @@ DATASETS   ?=
 
 REGISTRY   := workflow/datasets.tsv
 
+# The date every PDF records (the figures' figure.pdf, the thesis example):
+# SOURCE_DATE_EPOCH when set (reproducible-builds.org), else 0, the Unix
+# epoch, so that a PDF's bytes do not depend on when it was made.
+SOURCE_DATE_EPOCH ?= 0
+export SOURCE_DATE_EPOCH
+
 # What make prints: by default one short line a step ("  PCA     qwen3-8b
 # 300 heads   2.1 s", workflow/qk-step), with a live meter on a terminal;
 # V=1 prints every command instead.

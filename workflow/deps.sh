@@ -5,7 +5,8 @@
 #   build    (default) what `make report` and `make check` need
 #   browser  Chromium, for make check-browser
 #   fuzz     clang, the libFuzzer and sanitizer runtimes and llvm-symbolizer
-#   latex    pdfTeX and the LaTeX packages of the thesis example
+#   latex    pdfTeX and the LaTeX packages of the thesis example, and
+#            pdfinfo/pdffonts (poppler-utils) for make check-latex
 #   slurm    a Slurm controller, node daemon, clients and munge, for check-slurm
 set -eu
 group=${1:-build}
@@ -15,7 +16,7 @@ zlib1g-dev liblz4-dev libxxhash-dev libarchive-dev check gnuplot-nox fonts-dejav
 libsleef-dev python3-numpy python3-sklearn python3-zstandard" ;;
 browser) PKGS="chromium" ;;
 fuzz) PKGS="clang libclang-rt-14-dev llvm-14" ;;
-latex) PKGS="texlive-latex-base texlive-latex-recommended" ;;
+latex) PKGS="texlive-latex-base texlive-latex-recommended poppler-utils" ;;
 slurm) PKGS="slurmctld slurmd slurm-client munge procps" ;;
 *) echo "qkreport: deps.sh: unknown group '$group'" >&2; exit 1 ;;
 esac

@@ -1,5 +1,5 @@
-# Figures: figures/<study>/<NN_name>/{figure.png,figure.svg,figure.gp,README.md}
-# rendered by qk-plot, one for each row of workflow/figures.tsv; `make
+# Figures: figures/<study>/<NN_name>/{figure.png,figure.svg,figure.pdf,figure.gp,README.md}
+# rendered by qk-plot (figure.pdf for a thesis page, dated SOURCE_DATE_EPOCH), one for each row of workflow/figures.tsv; `make
 # figures/<study>/<NN>` rebuilds one figure and only what it depends on.
 #
 # Every figure is made on every run. A figure whose input tables this run
@@ -16,7 +16,7 @@ FIGURE_TABLE := workflow/figures.tsv
 # A mean over heads is drawn in full only where at least this share of the
 # model's heads contribute (a lighter line or faded cell elsewhere).
 FIG_MIN_SHARE ?= 0.5
-$(call param_group,figures,min_share=$(FIG_MIN_SHARE))
+$(call param_group,figures,min_share=$(FIG_MIN_SHARE) pdf_date=$(SOURCE_DATE_EPOCH))
 
 # The tables this run makes besides the per-dataset files build/<ds>/...:
 # an input not among them is absent.
@@ -47,8 +47,8 @@ fig_param_groups = $(if $(strip $(DATA)),,synth) $(if $(filter-out -,$(1)),blas 
 
 # figure_rule STUDY, NN_NAME, MODEL (- for none), STAGES (- for none), NAME=TABLE inputs
 define figure_rule
-figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figure.svg figures/$(1)/$(2)/figure.gp \
-figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/readme.tsv &: \
+figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figure.svg figures/$(1)/$(2)/figure.pdf \
+figures/$(1)/$(2)/figure.gp figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/readme.tsv &: \
     $(foreach i,$(call fig_present,$(5)),$(call fig_input_file,$(i))) $(call prog,qk-plot) \
     templates/gnuplot/style.gp build/params/figures.txt \
     $(if $(filter-out -,$(3)),build/params/figure-models.txt) $(if $(call fig_absent,$(5)),$(RUN_SET))
@@ -75,7 +75,8 @@ figures/$(1)/$(2)/parameters.tsv: build/report/parameters.tsv
 
 # (every file of qk-plot's group it reads is a prerequisite: after a build
 # killed between two of qk-plot's renames, a missing one reruns qk-plot)
-figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/readme.tsv \
+figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figure.pdf \
+    figures/$(1)/$(2)/readme.tsv \
     figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/stores.tsv \
     figures/$(1)/$(2)/source.tsv figures/$(1)/$(2)/parameters.tsv templates/figure-README.md.in \
     $(call prog,qk-report) build/params/report.txt
@@ -88,6 +89,7 @@ figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/read
 .PHONY: figures/$(1)/$(firstword $(subst _, ,$(2)))
 figures/$(1)/$(firstword $(subst _, ,$(2))): figures/$(1)/$(2)/README.md
 ALL_FIGURES += figures/$(1)/$(2)/README.md
+FIGURE_PDFS += figures/$(1)/$(2)/figure.pdf
 FIGURES_$(1) += figures/$(1)/$(2)/README.md
 FIGURE_MODELS += $(if $(filter-out -,$(3)),$(1)/$(firstword $(subst _, ,$(2)))=$(3))
 endef
@@ -117,6 +119,7 @@ figure_row = $(eval $(call figure_rule,$(call fig_field,$(1),1),$(call fig_field
   fig_expand,$(call fig_field,$(1),3)),$(call fig_field,$(1),4),$(call fig_expand,$(call fig_field,$(1),5))))
 
 ALL_FIGURES :=
+FIGURE_PDFS :=
 FIGURE_MODELS :=
 $(foreach row,$(FIGURE_ROWS),$(call figure_row,$(row)))
 $(call param_group,figure-models,$(FIGURE_MODELS))

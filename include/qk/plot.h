@@ -1,6 +1,7 @@
 /* Figures through gnuplot: a figure's script is built in memory (data
  * blocks inline), saved beside the figure as figure.gp, and piped to
- * gnuplot twice, once for the pngcairo and once for the svg terminal. */
+ * gnuplot three times: pngcairo and svg for the report, pdfcairo for a
+ * thesis (16 cm wide, fonts embedded). */
 #ifndef QK_PLOT_H
 #define QK_PLOT_H
 
@@ -27,10 +28,16 @@ void qk_plot_data_end(qk_plot *p);
 /* A gnuplot string literal with quotes and backslashes escaped. */
 void qk_plot_quoted(qk_plot *p, const char *text);
 
-/* Writes DIR/figure.gp, DIR/figure.png and DIR/figure.svg (each atomically)
- * with the house style (style_path, may be NULL) prepended; the figure is
- * rendered by `gnuplot` from PATH. Frees the script. */
+/* Writes DIR/figure.gp, DIR/figure.png, DIR/figure.svg and DIR/figure.pdf
+ * (each atomically) with the house style (style_path, may be NULL)
+ * prepended; the figure is rendered by `gnuplot` from PATH. The PDF's date
+ * is SOURCE_DATE_EPOCH (else 1970-01-01), so that it is reproducible.
+ * Frees the script. */
 int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *err);
+/* The date every figure.pdf records, as the 14 digits YYYYMMDDHHMMSS (UTC)
+ * with a terminator: SOURCE_DATE_EPOCH when set (reproducible-builds.org),
+ * else 1970-01-01 00:00:00. Fails on a value that is not whole seconds. */
+int qk_plot_pdf_date(char digits[15], qk_err *err);
 /* Drops a figure without rendering. */
 void qk_plot_discard(qk_plot *p);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void qk_plot_begin(qk_plot *p, int width, int height)
@@ -76,22 +77,105 @@ static int write_script(const qk_plot *p, const char *path, const char *style_pa
     return qk_atomic_commit(&out, err);
 }
 
-/* Runs gnuplot on the saved script for both terminals, into temporaries. */
+/* figure.pdf is for a thesis page: PDF_WIDTH_CM wide, the PNG's aspect.
+ * The PNG's layout is kept, so text, lines and points shrink with it by
+ * 16 cm over the PNG's width in pixels (pngcairo draws a font point as a
+ * pixel); PDF_INK enlarges them again by as much as the tightest layouts
+ * (neighbouring checkpoint tick labels) allow. pdfcairo's line width unit
+ * is half a point, hence the factor 2 on lines. */
+#define PDF_WIDTH_CM 16.0
+#define PDF_INK 1.15
+#define POINTS_PER_CM (72.0 / 2.54)
+
+/* Runs gnuplot on the saved script for the three terminals, into
+ * temporaries. TZ=UTC0 makes cairo write the PDF date as D:...Z, the one
+ * form stamp_pdf_dates rewrites. */
 static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const char *svg,
-                       qk_err *err)
+                       const char *pdf, qk_err *err)
 {
-    FILE *pipe = popen("gnuplot", "w");
+    FILE *pipe = popen("TZ=UTC0 gnuplot", "w");
     if (!pipe)
         return qk_fail(err, "cannot start gnuplot: %s", strerror(errno));
+    double ink = PDF_INK * PDF_WIDTH_CM * POINTS_PER_CM / p->width;
     fprintf(pipe,
             "set terminal pngcairo size %d,%d font \"DejaVu Sans,10\" enhanced\n"
             "set output \"%s\"\nload \"%s\"\nunset output\nreset\n"
             "set terminal svg size %d,%d font \"DejaVu Sans,10\" enhanced fontscale 1.3333\n"
+            "set output \"%s\"\nload \"%s\"\nunset output\nreset\n"
+            "set terminal pdfcairo size %.4fcm,%.4fcm font \"DejaVu Sans,10\" enhanced "
+            "fontscale %.4f linewidth %.4f pointscale %.4f\n"
             "set output \"%s\"\nload \"%s\"\nunset output\n",
-            p->width, p->height, png, gp, p->width, p->height, svg, gp);
+            p->width, p->height, png, gp, p->width, p->height, svg, gp, PDF_WIDTH_CM,
+            PDF_WIDTH_CM * p->height / p->width, ink, 2 * ink, ink, pdf, gp);
     int status = pclose(pipe);
     if (status != 0)
         return qk_fail(err, "gnuplot failed on %s (status %d)", gp, status);
+    return 0;
+}
+
+int qk_plot_pdf_date(char digits[15], qk_err *err)
+{
+    const char *env = getenv("SOURCE_DATE_EPOCH");
+    long long epoch = 0;
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        epoch = strtoll(env, &end, 10);
+        if (errno || *end || epoch < 0 || epoch > 253402300799LL) /* until 9999 */
+            return qk_fail(err, "SOURCE_DATE_EPOCH '%s' is not a time in seconds", env);
+    }
+    time_t t = (time_t)epoch;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || strftime(digits, 15, "%Y%m%d%H%M%S", &tm) != 14)
+        return qk_fail(err, "SOURCE_DATE_EPOCH '%s' is not a time in seconds", env);
+    return 0;
+}
+
+/* Replaces the time cairo writes into the PDF's /CreationDate (and
+ * /ModDate) by qk_plot_pdf_date's, in place and with the same length, so
+ * that the cross-reference offsets stay right and two renderings are
+ * byte-identical. */
+static int stamp_pdf_dates(const char *pdf, const char *dir, qk_err *err)
+{
+    char digits[15];
+    if (qk_plot_pdf_date(digits, err) != 0)
+        return -1;
+    uint8_t *data;
+    size_t len;
+    if (qk_read_file(pdf, &data, &len, err) != 0)
+        return -1;
+    static const char *const names[] = {"CreationDate", "ModDate"};
+    long at[2] = {-1, -1};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        char key[32];
+        size_t n = (size_t)snprintf(key, sizeof key, "/%s (D:", names[k]);
+        const uint8_t *hit = memmem(data, len, key, n);
+        if (!hit)
+            continue;
+        size_t off = (size_t)(hit - data) + n;
+        int digits_ok = off + 16 <= len && data[off + 14] == 'Z' && data[off + 15] == ')';
+        for (size_t i = 0; digits_ok && i < 14; i++)
+            digits_ok = isdigit(data[off + i]);
+        if (!digits_ok)
+            rc = qk_fail(err, "cannot write the figure in %s: gnuplot's PDF has a /%s of "
+                              "an unknown form", dir, names[k]);
+        at[k] = (long)off;
+    }
+    free(data);
+    if (rc != 0)
+        return rc;
+    if (at[0] < 0)
+        return qk_fail(err, "cannot write the figure in %s: gnuplot's PDF has no /CreationDate",
+                       dir);
+    FILE *fp = fopen(pdf, "r+b");
+    if (!fp)
+        return qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
+    for (int k = 0; k < 2; k++)
+        if (at[k] >= 0 && (fseek(fp, at[k], SEEK_SET) != 0 || fwrite(digits, 1, 14, fp) != 14))
+            rc = -1;
+    if (fclose(fp) != 0 || rc != 0)
+        return qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
     return 0;
 }
 
@@ -114,11 +198,13 @@ static int ends_with(const char *path, const char *tail, size_t n, int skip_spac
     return ok && want >= n && memcmp(buf + want - n, tail, n) == 0;
 }
 
-static int check_complete(const char *png, const char *svg, const char *dir, qk_err *err)
+static int check_complete(const char *png, const char *svg, const char *pdf, const char *dir,
+                          qk_err *err)
 {
     static const char png_end[] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', (char)0xae, 0x42, 0x60,
                                    (char)0x82};
-    if (!ends_with(png, png_end, sizeof png_end, 0) || !ends_with(svg, "</svg>", 6, 1))
+    if (!ends_with(png, png_end, sizeof png_end, 0) || !ends_with(svg, "</svg>", 6, 1) ||
+        !ends_with(pdf, "%%EOF", 5, 1))
         return qk_fail(err, "cannot write the figure in %s: gnuplot's output is incomplete "
                             "(disk full or file size limit)", dir);
     return 0;
@@ -128,27 +214,34 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
 {
     fclose(p->mem);
     p->mem = NULL;
-    int rc = qk_mkdirs(dir, err);
+    static const char *const names[3] = {"figure.png", "figure.svg", "figure.pdf"};
+    char *final[3], *tmp[3];
+    for (int i = 0; i < 3; i++) {
+        char hidden[32];
+        snprintf(hidden, sizeof hidden, ".%s.tmp", names[i]);
+        final[i] = qk_path_join(dir, names[i]);
+        tmp[i] = qk_path_join(dir, hidden);
+    }
     char *gp = qk_path_join(dir, "figure.gp");
-    char *png = qk_path_join(dir, "figure.png"), *svg = qk_path_join(dir, "figure.svg");
-    char *png_tmp = qk_path_join(dir, ".figure.png.tmp"), *svg_tmp = qk_path_join(dir, ".figure.svg.tmp");
+    int rc = qk_mkdirs(dir, err);
     if (rc == 0)
         rc = write_script(p, gp, style_path, err);
     if (rc == 0)
-        rc = run_gnuplot(p, gp, png_tmp, svg_tmp, err);
+        rc = run_gnuplot(p, gp, tmp[0], tmp[1], tmp[2], err);
     if (rc == 0)
-        rc = check_complete(png_tmp, svg_tmp, dir, err);
-    if (rc == 0 && (rename(png_tmp, png) != 0 || rename(svg_tmp, svg) != 0))
-        rc = qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
-    if (rc != 0) {
-        unlink(png_tmp);
-        unlink(svg_tmp);
+        rc = check_complete(tmp[0], tmp[1], tmp[2], dir, err);
+    if (rc == 0)
+        rc = stamp_pdf_dates(tmp[2], dir, err);
+    for (int i = 0; i < 3 && rc == 0; i++)
+        if (rename(tmp[i], final[i]) != 0)
+            rc = qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
+    for (int i = 0; i < 3; i++) {
+        if (rc != 0)
+            unlink(tmp[i]);
+        free(final[i]);
+        free(tmp[i]);
     }
     free(gp);
-    free(png);
-    free(svg);
-    free(png_tmp);
-    free(svg_tmp);
     free(p->script);
     memset(p, 0, sizeof *p);
     return rc;

@@ -67,11 +67,14 @@ void fig_begin(qk_plot *p, int width, int height, int font_pt)
     qk_plot_begin(p, width, height);
     /* For the same font and point sizes the svg terminal draws text at 3/4
      * and points at 1.6 times the size pngcairo does; these scales make
-     * figure.svg look like figure.png. */
+     * figure.svg look like figure.png. qk_dense_pt is the point type of
+     * the clouds of thousands of points: squares in the PDF (smaller
+     * files), circles elsewhere. */
     qk_plot_printf(p,
         "if (GPVAL_TERM eq \"svg\") set terminal svg size %d,%d enhanced font \"DejaVu Sans,10\" "
         "fontscale 1.3333\n"
         "qk_ps = (GPVAL_TERM eq \"svg\") ? 0.62 : 1.0\n"
+        "qk_dense_pt = (GPVAL_TERM eq \"pdfcairo\") ? 5 : 7\n"
         "set termoption font \"DejaVu Sans,%d\"\n",
         width, height, font_pt);
 }

@@ -33,8 +33,9 @@ static void usage(FILE *fp)
     fprintf(fp,
         "Usage: qk-plot --figure STUDY/NN --out DIR [--input NAME=TABLE]... [--style FILE]\n"
         "\n"
-        "Renders one figure into DIR: figure.png, figure.svg, the gnuplot script\n"
-        "figure.gp, and the README's tables (readme.tsv: title, description;\n"
+        "Renders one figure into DIR: figure.png, figure.svg, figure.pdf (16 cm\n"
+        "wide, fonts embedded, dated SOURCE_DATE_EPOCH or else 1970-01-01), the\n"
+        "gnuplot script figure.gp, and the README's tables (readme.tsv: title, description;\n"
         "numbers.tsv: key numbers; inputs.tsv: input files and their checksums).\n"
         "TABLE files ending in .csv are comma-separated, others tab-separated.\n"
         "A figure whose data the run lacks (an input given as --absent, a model\n"
@@ -289,6 +290,9 @@ int main(int argc, char **argv)
     ctx.def = f;
     resolve_model(&ctx);
     qk_err err;
+    char pdf_date[15];
+    if (qk_plot_pdf_date(pdf_date, &err) != 0) /* before any drawing */
+        qk_die(QK_EXIT_USAGE, NULL, "%s", err.msg);
     if (qk_mkdirs(ctx.out_dir, &err) != 0)
         qk_die(QK_EXIT_DATA, ctx.out_dir, "%s", err.msg);
     qk_text numbers;

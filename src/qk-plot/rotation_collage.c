@@ -359,8 +359,11 @@ static void complement_panel(qk_plot *p, int i, int n, const double *lim, const 
     fig_fmt(title, sizeof title, "SVD %d–%d (%.1f%%)  {/:Italic r}_θ %+.2f", 2 * i + 1, 2 * i + 2,
             100 * q->var_frac, q->angle_r_best);
     qk_plot_printf(p, "set title \"%s\" font \",12\" offset 0,-0.6\n", title);
-    qk_plot_printf(p, "plot $q%d using 1:2:3 with points pt 7 ps 0.3*qk_ps lc rgb variable "
-                      "notitle", i);
+    /* ~2000 points a panel: in the PDF as squares (pt 5), which cairo
+     * writes in half the bytes of circles and which look the same at
+     * this size */
+    qk_plot_printf(p, "plot $q%d using 1:2:3 with points pt qk_dense_pt ps 0.3*qk_ps "
+                      "lc rgb variable notitle", i);
     if (cb)
         qk_plot_printf(p, ", \\\n     $nothing using 1:2:3 with points pt 7 ps 0 lc palette "
                           "notitle");

@@ -1,0 +1,29 @@
+# The report in a LaTeX thesis: templates/thesis-example.tex is a short
+# chapter that takes every number from report/numbers.tex (\qk{KEY}), its
+# tables from report/tables/ and its figures from the figure PDFs;
+# `make thesis-example` compiles it with pdflatex (workflow/pdflatex.sh,
+# from the repository root, twice, in build/thesis-example/) into
+# report/thesis-example.pdf. `make check-latex` builds it and checks the
+# log, the figure PDFs and that two builds give the same bytes
+# (tests/latex-check.sh). pdfTeX and the LaTeX packages come from
+# `workflow/deps.sh latex` (installed when run as root).
+
+THESIS_EXAMPLE_TEX := templates/thesis-example.tex
+THESIS_EXAMPLE := report/thesis-example.pdf
+THESIS_BUILD := build/thesis-example
+
+.PHONY: latex thesis-example check-latex
+latex:
+	@sh workflow/deps.sh latex
+
+# (every figure PDF, not only those the example shows: the example is the
+# way a thesis uses them, and its rule the one place that needs them all)
+$(THESIS_EXAMPLE): $(THESIS_EXAMPLE_TEX) workflow/pdflatex.sh report/numbers.tex $(REPORT_TEX_TABLES) \
+                   $(FIGURE_PDFS) | latex
+	$(call step,LATEX,$@) workflow/pdflatex.sh $< $(THESIS_BUILD) $@
+
+thesis-example: $(THESIS_EXAMPLE)
+
+check-latex: $(THESIS_EXAMPLE) $(call prog,qk-plot)
+	@FIG_MIN_SHARE=$(FIG_MIN_SHARE) RUN_DATASETS="$(ORDERED_DATASETS)" tests/latex-check.sh $(THESIS_EXAMPLE_TEX) $(THESIS_BUILD) \
+	  $(THESIS_EXAMPLE) $(FIGURE_PDFS)
