@@ -13,9 +13,8 @@
 
 #include "qk/cli.h"
 #include "qk/common.h"
-#include "qk/heads.h"
-#include "qk/moments.h"
 #include "qk/rotation.h"
+#include "qk/stage.h"
 #include "qk/store.h"
 #include "qk/table.h"
 
@@ -169,103 +168,81 @@ static void load_rotation(const options *o, const qk_rot_axes_file *axes, rotati
 /* ---- the analysis ---------------------------------------------------------------------- */
 
 typedef struct run_ctx {
-    const qk_store *store;
+    const qk_stage *stage;
     const options *opt;
     const qk_rot_axes_file *axes;
-    const qk_head_job *jobs;
-    int *axes_of_job;   /* [n_jobs] index into axes, -1: not analysed */
-    qk_comp_head *results;
+    int *axes_of_job; /* [n_jobs] index into axes, -1: not analysed */
+    int *job_of_axes; /* [axes->n_heads] */
 } run_ctx;
-
-typedef struct thread_state {
-    qk_comp_work work;
-    qk_store_buf qbuf, kbuf;
-} thread_state;
 
 static void *thread_init(void *arg)
 {
-    run_ctx *ctx = arg;
-    thread_state *st = qk_calloc(1, sizeof *st);
-    qk_comp_work_init(&st->work, ctx->store->dim);
-    return st;
+    const run_ctx *ctx = arg;
+    qk_comp_work *work = qk_calloc(1, sizeof *work);
+    qk_comp_work_init(work, ctx->stage->store.dim);
+    return work;
 }
 
 static void thread_free(void *arg)
 {
-    thread_state *st = arg;
-    qk_comp_work_free(&st->work);
-    qk_store_buf_free(&st->qbuf);
-    qk_store_buf_free(&st->kbuf);
-    free(st);
-}
-
-/* The rows of config c (its vectors decoded into buf). */
-static int config_rows(const qk_store *s, int c, qk_store_buf *buf, qk_rot_rows *r,
-                       qk_err *err)
-{
-    const float *vector = qk_store_vectors(s, c, buf, err);
-    if (!vector)
-        return -1;
-    *r = (qk_rot_rows){vector, s->configs[c].position, s->configs[c].rows};
-    return 0;
-}
-
-/* The heads of one key head; the pooled moments come from the axes file,
- * where qk-rotate left them. */
-static int analyse_group(void *arg, void *state, const int *job_idx, int n, int *failed_job,
-                         qk_err *err)
-{
-    run_ctx *ctx = arg;
-    thread_state *st = state;
-    const qk_store *s = ctx->store;
-    size_t d = (size_t)s->dim;
-    for (int i = 0; i < n; i++) {
-        int j = job_idx[i], h = ctx->axes_of_job[j];
-        if (h < 0)
-            continue;
-        qk_rot_rows rq, rk;
-        if (config_rows(s, ctx->jobs[j].q_config, &st->qbuf, &rq, err) != 0 ||
-            config_rows(s, ctx->jobs[j].k_config, &st->kbuf, &rk, err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-        if (ctx->axes->pooled[h].n != rq.n + rk.n) {
-            *failed_job = j;
-            return qk_fail(err, "%" PRId64 " rows in the axes file, %" PRId64 " in the store "
-                           "(the axes are from another store)", ctx->axes->pooled[h].n,
-                           rq.n + rk.n);
-        }
-        if (qk_comp_analyse(&rq, &rk, &ctx->axes->pooled[h], ctx->axes->a + (size_t)h * d,
-                            ctx->axes->b + (size_t)h * d, ctx->opt->tau, &st->work,
-                            &ctx->results[h], err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-    }
-    return 0;
+    qk_comp_work_free(arg);
+    free(arg);
 }
 
 /* Which job each axes head belongs to; every axes head must be in the
- * store with the same key head. */
-static int *match_jobs(const options *o, const qk_rot_axes_file *axes, const qk_head_job *jobs,
-                       int n_jobs)
+ * store with the same key head, and of its dimension. */
+static int match_jobs(void *arg, const qk_stage *stage, qk_err *err)
 {
-    int *of_job = qk_malloc((size_t)(n_jobs ? n_jobs : 1) * sizeof(int));
+    run_ctx *ctx = arg;
+    const qk_rot_axes_file *axes = ctx->axes;
+    const char *axes_path = ctx->opt->axes;
+    if (axes->n_heads > 0 && axes->dim != stage->store.dim)
+        qk_die(QK_EXIT_DATA, axes_path, "axes of dimension %d, the store's vectors have %d",
+               axes->dim, stage->store.dim);
+    ctx->axes_of_job = qk_malloc((size_t)(stage->n_jobs ? stage->n_jobs : 1) * sizeof(int));
+    ctx->job_of_axes = qk_malloc((size_t)(axes->n_heads ? axes->n_heads : 1) * sizeof(int));
     int found = 0;
-    for (int j = 0; j < n_jobs; j++) {
-        of_job[j] = qk_rot_axes_find(axes, jobs[j].layer, jobs[j].head);
-        if (of_job[j] < 0)
+    for (int j = 0; j < stage->n_jobs; j++) {
+        const qk_head_job *job = &stage->jobs[j];
+        int h = ctx->axes_of_job[j] = qk_rot_axes_find(axes, job->layer, job->head);
+        if (h < 0)
             continue;
         found++;
-        if (axes->kv_head[of_job[j]] != jobs[j].kv_head)
-            qk_die(QK_EXIT_DATA, o->axes, "head l%02dh%02d: key head %d, the store pairs it "
-                   "with %d", jobs[j].layer, jobs[j].head, axes->kv_head[of_job[j]],
-                   jobs[j].kv_head);
+        ctx->job_of_axes[h] = j;
+        if (axes->kv_head[h] != job->kv_head)
+            qk_die(QK_EXIT_DATA, axes_path, "head l%02dh%02d: key head %d, the store pairs it "
+                   "with %d", job->layer, job->head, axes->kv_head[h], job->kv_head);
     }
     if (found != axes->n_heads)
-        qk_die(QK_EXIT_DATA, o->axes, "%d of its %d heads are not in %s",
-               axes->n_heads - found, axes->n_heads, o->store);
-    return of_job;
+        qk_die(QK_EXIT_DATA, axes_path, "%d of its %d heads are not in %s",
+               axes->n_heads - found, axes->n_heads, ctx->opt->store);
+    (void)err;
+    return 0;
+}
+
+/* The heads qk-rotate analysed (no warning: it warned about the others). */
+static int usable(void *arg, const qk_stage *stage, int i, char *why, size_t cap)
+{
+    (void)stage, (void)why, (void)cap;
+    const run_ctx *ctx = arg;
+    return ctx->axes_of_job[i] >= 0;
+}
+
+/* One head; the pooled moments come from the axes file, where qk-rotate
+ * left them. */
+static int analyse(void *arg, void *state, const qk_stage_head *h, void *result, qk_err *err)
+{
+    const run_ctx *ctx = arg;
+    const qk_rot_axes_file *axes = ctx->axes;
+    size_t d = (size_t)ctx->stage->store.dim;
+    int a = ctx->axes_of_job[h->index];
+    qk_rot_rows rq = {h->q_vectors, h->q->position, h->q->rows};
+    qk_rot_rows rk = {h->k_vectors, h->k->position, h->k->rows};
+    if (axes->pooled[a].n != rq.n + rk.n)
+        return qk_fail(err, "%" PRId64 " rows in the axes file, %" PRId64 " in the store "
+                       "(the axes are from another store)", axes->pooled[a].n, rq.n + rk.n);
+    return qk_comp_analyse(&rq, &rk, &axes->pooled[a], axes->a + (size_t)a * d,
+                           axes->b + (size_t)a * d, ctx->opt->tau, state, result, err);
 }
 
 /* ---- output ------------------------------------------------------------------------------ */
@@ -277,13 +254,13 @@ static void put_num(FILE *fp, double v)
 }
 
 static void write_pairs(FILE *fp, const rotation_table *rot, const qk_rot_axes_file *axes,
-                        const qk_comp_head *results, double tau)
+                        const qk_comp_head *const *results, double tau)
 {
     fputs("checkpoint\tlayer\thead\tkv_head\tpair\tpair_var_frac\tangle_r\tangle_r_best"
           "\tbest_cut\tcls_acc\tradial_cv\tactive\n", fp);
     for (int i = 0; i < rot->t.n_rows; i++) {
         int h = rot->axes_index[i];
-        const qk_comp_head *r = &results[h];
+        const qk_comp_head *r = results[h];
         for (int p = 0; p < r->n_pairs; p++) {
             const qk_comp_pair *q = &r->pair[p];
             fprintf(fp, "%s\t%d\t%d\t%d\t%d", qk_table_cell(&rot->t, i, rot->col_checkpoint),
@@ -312,20 +289,20 @@ static void put_summary(FILE *fp, const qk_comp_head *r)
 }
 
 static void write_heads(FILE *fp, const rotation_table *rot, const qk_rot_axes_file *axes,
-                        const qk_comp_head *results)
+                        const qk_comp_head *const *results)
 {
     fprintf(fp, "layer\thead\tkv_head\tn_pairs\tcomplement_var\t%s\n", summary_columns);
     for (int i = 0; i < rot->t.n_rows; i++) {
         int h = rot->axes_index[i];
         fprintf(fp, "%d\t%d\t%d\t%d", axes->layer[h], axes->head[h], axes->kv_head[h],
-                results[h].n_pairs);
-        put_num(fp, results[h].complement_var);
-        put_summary(fp, &results[h]);
+                results[h]->n_pairs);
+        put_num(fp, results[h]->complement_var);
+        put_summary(fp, results[h]);
     }
 }
 
 /* The rotation table's cells as they are, then the summaries. */
-static void write_rotated(FILE *fp, const rotation_table *rot, const qk_comp_head *results)
+static void write_rotated(FILE *fp, const rotation_table *rot, const qk_comp_head *const *results)
 {
     for (int c = 0; c < rot->t.n_cols; c++)
         fprintf(fp, "%s\t", rot->t.header[c]);
@@ -333,22 +310,22 @@ static void write_rotated(FILE *fp, const rotation_table *rot, const qk_comp_hea
     for (int i = 0; i < rot->t.n_rows; i++) {
         for (int c = 0; c < rot->t.n_cols; c++)
             fprintf(fp, "%s%s", c ? "\t" : "", qk_table_cell(&rot->t, i, c));
-        put_summary(fp, &results[rot->axes_index[i]]);
+        put_summary(fp, results[rot->axes_index[i]]);
     }
 }
 
 typedef void (*table_writer)(FILE *fp, const rotation_table *, const qk_rot_axes_file *,
-                             const qk_comp_head *, double);
+                             const qk_comp_head *const *, double);
 
 static void wrap_heads(FILE *fp, const rotation_table *r, const qk_rot_axes_file *a,
-                       const qk_comp_head *res, double tau)
+                       const qk_comp_head *const *res, double tau)
 {
     (void)tau;
     write_heads(fp, r, a, res);
 }
 
 static void wrap_rotated(FILE *fp, const rotation_table *r, const qk_rot_axes_file *a,
-                         const qk_comp_head *res, double tau)
+                         const qk_comp_head *const *res, double tau)
 {
     (void)a;
     (void)tau;
@@ -358,7 +335,7 @@ static void wrap_rotated(FILE *fp, const rotation_table *r, const qk_rot_axes_fi
 /* Writes all three tables; none is renamed into place unless all were
  * written. */
 static void write_outputs(const options *o, const rotation_table *rot,
-                          const qk_rot_axes_file *axes, const qk_comp_head *results)
+                          const qk_rot_axes_file *axes, const qk_comp_head *const *results)
 {
     const char *paths[3] = {o->pairs_output, o->heads_output, o->rotated_output};
     table_writer writers[3] = {write_pairs, wrap_heads, wrap_rotated};
@@ -394,33 +371,26 @@ int main(int argc, char **argv)
         qk_die(QK_EXIT_DATA, o.axes, "%s", err.msg);
     rotation_table rot;
     load_rotation(&o, &axes, &rot);
-    qk_store s;
-    qk_open_store(o.store, &s, o.verify);
-    if (axes.n_heads > 0 && axes.dim != s.dim)
-        qk_die(QK_EXIT_DATA, o.axes, "axes of dimension %d, the store's vectors have %d",
-               axes.dim, s.dim);
-    double t0 = qk_now();
+    qk_stage stage;
+    run_ctx ctx = {.stage = &stage, .opt = &o, .axes = &axes};
+    qk_stage_spec spec = {.store = o.store, .verify = o.verify, .threads = o.threads,
+                          .what = "complement", .result_size = sizeof(qk_comp_head),
+                          .share_key = 1, .ctx = &ctx, .prepare = match_jobs,
+                          .usable = usable, .thread_init = thread_init,
+                          .thread_free = thread_free, .analyse = analyse};
+    qk_stage_run(&stage, &spec);
 
-    qk_head_job *jobs;
-    int n_jobs;
-    if (qk_head_jobs(&s, &jobs, &n_jobs, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
-    run_ctx ctx = {.store = &s, .opt = &o, .axes = &axes, .jobs = jobs};
-    ctx.axes_of_job = match_jobs(&o, &axes, jobs, n_jobs);
-    ctx.results = qk_calloc((size_t)(axes.n_heads ? axes.n_heads : 1), sizeof(qk_comp_head));
-    qk_progress("%.56s: complement of %d heads, d = %d, %d threads", s.header.dataset_id,
-                axes.n_heads, s.dim, o.threads);
+    /* the results in the order of the axes file, as the tables index them */
+    const qk_comp_head **by_axes = qk_malloc((size_t)(axes.n_heads ? axes.n_heads : 1) *
+                                             sizeof *by_axes);
+    for (int h = 0; h < axes.n_heads; h++)
+        by_axes[h] = qk_stage_result(&stage, ctx.job_of_axes[h]);
+    write_outputs(&o, &rot, &axes, by_axes);
+    qk_stage_finish(&stage, NULL);
 
-    qk_head_runner runner = {jobs, n_jobs, 1, 0, &ctx, thread_init, analyse_group, thread_free};
-    if (qk_head_run(&runner, o.threads, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
-    write_outputs(&o, &rot, &axes, ctx.results);
-    qk_progress("%.56s: %d heads, %.2f s", s.header.dataset_id, axes.n_heads,
-                qk_now() - t0);
-
-    free(jobs);
+    free(by_axes);
     free(ctx.axes_of_job);
-    free(ctx.results);
+    free(ctx.job_of_axes);
     free(rot.axes_index);
     qk_table_free(&rot.t);
     qk_rot_axes_free(&axes);
@@ -429,6 +399,5 @@ int main(int argc, char **argv)
     free(o.pairs_output);
     free(o.heads_output);
     free(o.rotated_output);
-    qk_store_close(&s);
     return QK_EXIT_OK;
 }

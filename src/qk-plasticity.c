@@ -12,8 +12,8 @@
 
 #include "qk/cli.h"
 #include "qk/common.h"
-#include "qk/heads.h"
 #include "qk/plasticity.h"
+#include "qk/stage.h"
 #include "qk/store.h"
 
 static void usage(FILE *fp)
@@ -170,91 +170,52 @@ static void parse_args(int argc, char **argv, options *o)
     o->out_dir = out_dir ? qk_strdup(out_dir) : qk_path_dir(o->store);
 }
 
-/* ---- the heads of a store ------------------------------------------------------------- */
+/* ---- the analysis of every head ------------------------------------------------------- */
 
-/* The store's heads in (layer, head) order, the first --max-heads of them. */
-static qk_head_job *collect_jobs(const qk_store *s, const options *o, int *n_jobs)
-{
-    qk_head_job *jobs;
-    qk_err err;
-    if (qk_head_jobs(s, &jobs, n_jobs, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->store, "%s", err.msg);
-    if (o->max_heads > 0 && o->max_heads < *n_jobs)
-        *n_jobs = o->max_heads;
-    return jobs;
-}
+typedef struct run_ctx {
+    const qk_stage *stage;
+    const options *opt;
+    qk_plast_grid grid; /* set by prepare */
+} run_ctx;
 
-/* The grid covers the context and every stored position. */
-static void make_grid(const qk_store *s, const options *o, qk_plast_grid *g)
+/* The store must have vectors and buckets; the grid covers the context and
+ * every stored position. */
+static int prepare(void *arg, const qk_stage *stage, qk_err *err)
 {
+    run_ctx *ctx = arg;
+    const qk_store *s = &stage->store;
+    if (s->dim < 1 || s->header.bucket_size < 1)
+        return qk_fail(err, "dim %d, bucket size %u: nothing to analyse", s->dim,
+                       s->header.bucket_size);
+    if (qk_mkdirs(ctx->opt->out_dir, err) != 0)
+        qk_die(QK_EXIT_DATA, ctx->opt->out_dir, "%s", err->msg);
     int64_t max_pos = (int64_t)s->header.context_length - 1;
     for (int c = 0; c < s->n_configs; c++)
         for (int64_t r = 0; r < s->configs[c].rows; r++)
             if (s->configs[c].position[r] > max_pos)
                 max_pos = s->configs[c].position[r];
-    qk_err err;
-    if (qk_plast_grid_init(g, (int)s->header.bucket_size, o->params.bin_factor,
-                           (int)s->header.context_length, max_pos, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->store, "%s", err.msg);
-}
-
-/* ---- the analysis of every head ------------------------------------------------------- */
-
-/* The heads and a result slot for each. */
-typedef struct run_ctx {
-    const qk_store *store;
-    const options *opt;
-    const qk_plast_grid *grid;
-    const qk_head_job *jobs;
-    int n_jobs;
-    qk_plast_head *results;
-} run_ctx;
-
-/* Each thread decodes the vectors of a query and a key config at a time. */
-typedef struct store_bufs {
-    qk_store_buf q, k;
-} store_bufs;
-
-static void *bufs_init(void *ctx)
-{
-    (void)ctx;
-    return qk_calloc(1, sizeof(store_bufs));
-}
-
-static void bufs_free(void *state)
-{
-    store_bufs *b = state;
-    qk_store_buf_free(&b->q);
-    qk_store_buf_free(&b->k);
-    free(b);
-}
-
-/* The rows of config c (its vectors decoded into buf). */
-static int rows_of(const qk_store *s, int c, qk_store_buf *buf, qk_plast_rows *r, qk_err *err)
-{
-    const qk_store_config *cfg = &s->configs[c];
-    const float *vector = qk_store_vectors(s, c, buf, err);
-    if (!vector)
+    if (qk_plast_grid_init(&ctx->grid, (int)s->header.bucket_size, ctx->opt->params.bin_factor,
+                           (int)s->header.context_length, max_pos, err) != 0)
         return -1;
-    *r = (qk_plast_rows){cfg->rows, vector, cfg->position, cfg->example_id, cfg->bucket};
+    qk_progress("%.56s: %d bins of %g positions", s->header.dataset_id, ctx->grid.n_bins,
+                (double)ctx->grid.bucket_size / ctx->grid.bin_factor);
     return 0;
 }
 
-/* One head (the runner hands them out one by one). */
-static int analyse_head(void *arg, void *state, const int *job_idx, int n, int *failed_job,
-                        qk_err *err)
+static qk_plast_rows rows_of(const qk_store_config *c, const float *vectors)
 {
-    (void)n;
-    run_ctx *ctx = arg;
-    store_bufs *bufs = state;
-    const qk_head_job *job = &ctx->jobs[job_idx[0]];
-    qk_plast_rows q, k;
-    *failed_job = job_idx[0];
-    if (rows_of(ctx->store, job->q_config, &bufs->q, &q, err) != 0 ||
-        rows_of(ctx->store, job->k_config, &bufs->k, &k, err) != 0)
-        return -1;
-    return qk_plast_analyse(&q, &k, ctx->store->dim, ctx->grid, &ctx->opt->params, job->layer,
-                            job->head, &ctx->results[job_idx[0]], err);
+    return (qk_plast_rows){c->rows, vectors, c->position, c->example_id, c->bucket};
+}
+
+static int analyse(void *arg, void *state, const qk_stage_head *h, void *result, qk_err *err)
+{
+    (void)state;
+    const run_ctx *ctx = arg;
+    int dim = ctx->stage->store.dim;
+    qk_plast_rows q = rows_of(h->q, h->q_vectors), k = rows_of(h->k, h->k_vectors);
+    qk_plast_head_init(result, dim, &ctx->grid);
+    return qk_plast_analyse(&q, &k, dim, &ctx->grid, &ctx->opt->params, h->job->layer,
+                            h->job->head, result, err);
 }
 
 /* ---- output --------------------------------------------------------------------------- */
@@ -471,37 +432,21 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     options o;
     parse_args(argc, argv, &o);
-    qk_store s;
-    qk_open_store(o.store, &s, o.verify);
-    if (s.dim < 1 || s.header.bucket_size < 1)
-        qk_die(QK_EXIT_DATA, o.store, "dim %d, bucket size %u: nothing to analyse", s.dim,
-               s.header.bucket_size);
-    qk_err err;
-    if (qk_mkdirs(o.out_dir, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.out_dir, "%s", err.msg);
-    double t0 = qk_now();
-
-    qk_plast_grid grid;
-    make_grid(&s, &o, &grid);
-    run_ctx ctx = {.store = &s, .opt = &o, .grid = &grid};
-    qk_head_job *jobs = collect_jobs(&s, &o, &ctx.n_jobs);
-    ctx.jobs = jobs;
-    ctx.results = qk_calloc((size_t)(ctx.n_jobs ? ctx.n_jobs : 1), sizeof *ctx.results);
-    for (int i = 0; i < ctx.n_jobs; i++)
-        qk_plast_head_init(&ctx.results[i], s.dim, &grid);
-    qk_progress("%.56s: %d heads, d = %d, %d bins of %g positions, %d threads",
-                s.header.dataset_id, ctx.n_jobs, s.dim, grid.n_bins,
-                (double)grid.bucket_size / grid.bin_factor, o.threads);
-    qk_head_runner runner = {jobs, ctx.n_jobs, 0, 25, &ctx, bufs_init, analyse_head, bufs_free};
-    if (qk_head_run(&runner, o.threads, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
-    double analysis_s = qk_now() - t0;
+    qk_stage stage;
+    run_ctx ctx = {.stage = &stage, .opt = &o};
+    qk_stage_spec spec = {.store = o.store, .verify = o.verify, .threads = o.threads,
+                          .what = "plasticity", .result_size = sizeof(qk_plast_head),
+                          .max_heads = o.max_heads, .progress_every = 25, .ctx = &ctx,
+                          .prepare = prepare, .analyse = analyse};
+    qk_stage_run(&stage, &spec);
+    qk_plast_head *results = stage.results;
+    int n = stage.n_jobs;
 
     /* the model level, from the heads in (layer, head) order */
     qk_plast_model model;
-    qk_plast_model_compute(&model, ctx.results, ctx.n_jobs, &grid);
+    qk_plast_model_compute(&model, results, n, &ctx.grid);
 
-    out_ctx oc = {jobs, ctx.results, ctx.n_jobs, &grid, &model};
+    out_ctx oc = {stage.jobs, results, n, &ctx.grid, &model};
     write_table(o.out_dir, "plasticity_heads.tsv", write_heads, &oc);
     write_table(o.out_dir, "plasticity_profile.tsv", write_profile, &oc);
     write_table(o.out_dir, "plasticity_pair2d.tsv", write_pair2d, &oc);
@@ -509,21 +454,19 @@ int main(int argc, char **argv)
     write_table(o.out_dir, "plasticity_model_profile.tsv", write_model_profile, &oc);
     write_table(o.out_dir, "plasticity_model_pair2d.tsv", write_model_pair2d, &oc);
     write_table(o.out_dir, "plasticity_model.tsv", write_model, &oc);
-    qk_progress("%.56s: %d heads, model ap_overall %.4f, %.2f s", s.header.dataset_id,
-                ctx.n_jobs, model.s.ap_overall, qk_now() - t0);
     if (o.params.time_floor)
-        print_floor(ctx.results, ctx.n_jobs, o.threads);
+        print_floor(results, n, o.threads);
     if (o.timing)
         printf("qk-plasticity: %d heads in %.3f s with %d threads: %.4f s per head "
                "(wall time / heads)\n",
-               ctx.n_jobs, analysis_s, o.threads, ctx.n_jobs ? analysis_s / ctx.n_jobs : 0.0);
+               n, stage.run_seconds, o.threads, n ? stage.run_seconds / n : 0.0);
 
+    char note[64];
+    snprintf(note, sizeof note, "model ap_overall %.4f", model.s.ap_overall);
     qk_plast_model_free(&model);
-    for (int i = 0; i < ctx.n_jobs; i++)
-        qk_plast_head_free(&ctx.results[i]);
-    free(ctx.results);
-    free(jobs);
+    for (int i = 0; i < n; i++)
+        qk_plast_head_free(&results[i]);
+    qk_stage_finish(&stage, note);
     free(o.out_dir);
-    qk_store_close(&s);
     return QK_EXIT_OK;
 }

@@ -13,6 +13,7 @@
 #include "qk/heads.h"
 #include "qk/moments.h"
 #include "qk/rotation.h"
+#include "qk/stage.h"
 #include "qk/store.h"
 
 static void usage(FILE *fp)
@@ -145,28 +146,31 @@ static void parse_args(int argc, char **argv, options *o)
 /* ---- the analysis of every head ---------------------------------------------------- */
 
 typedef struct run_ctx {
-    const qk_store *store;
+    const qk_stage *stage;
     const options *opt;
-    const qk_head_job *jobs;
-    int *usable;
-    qk_rot_head *results;
-    double *axes;        /* [n_jobs * 2 * dim]: a then b of each job */
-    qk_moments *pooled;  /* [n_jobs] pooled moments, for qk-complement */
 } run_ctx;
+
+/* A head's result: its metrics, and for qk-complement its axes and pooled
+ * moments. */
+typedef struct head_result {
+    qk_rot_head metrics;
+    double *ab;         /* [2 * dim]: a, then b */
+    qk_moments pooled;  /* zeroed until analysed: qk_moments_free is safe */
+} head_result;
 
 typedef struct thread_state {
     qk_moments mq, mk;
     qk_rot_work work;
-    qk_store_buf qbuf, kbuf;
 } thread_state;
 
 static void *thread_init(void *arg)
 {
-    run_ctx *ctx = arg;
+    const run_ctx *ctx = arg;
+    int dim = ctx->stage->store.dim;
     thread_state *st = qk_calloc(1, sizeof *st);
-    qk_moments_init(&st->mq, ctx->store->dim);
-    qk_moments_init(&st->mk, ctx->store->dim);
-    qk_rot_work_init(&st->work, ctx->store->dim);
+    qk_moments_init(&st->mq, dim);
+    qk_moments_init(&st->mk, dim);
+    qk_rot_work_init(&st->work, dim);
     return st;
 }
 
@@ -176,55 +180,51 @@ static void thread_free(void *arg)
     qk_moments_free(&st->mq);
     qk_moments_free(&st->mk);
     qk_rot_work_free(&st->work);
-    qk_store_buf_free(&st->qbuf);
-    qk_store_buf_free(&st->kbuf);
     free(st);
 }
 
-/* The rows of config c (its vectors decoded into buf). */
-static int config_rows(const qk_store *s, int c, qk_store_buf *buf, qk_rot_rows *r,
-                       qk_err *err)
+static int check_store(void *arg, const qk_stage *stage, qk_err *err)
 {
-    const float *vector = qk_store_vectors(s, c, buf, err);
-    if (!vector)
-        return -1;
-    *r = (qk_rot_rows){vector, s->configs[c].position, s->configs[c].rows};
+    (void)arg;
+    if (stage->store.dim < 2)
+        return qk_fail(err, "vector dimension %d (the rotation model needs >= 2)",
+                       stage->store.dim);
     return 0;
 }
 
-/* The query heads of one key head: the key moments are computed once. */
-static int analyse_group(void *arg, void *state, const int *job_idx, int n, int *failed_job,
-                         qk_err *err)
+static int usable(void *arg, const qk_stage *stage, int i, char *why, size_t cap)
 {
-    run_ctx *ctx = arg;
+    (void)arg;
+    const qk_store *s = &stage->store;
+    int64_t nq = s->configs[stage->jobs[i].q_config].rows;
+    int64_t nk = s->configs[stage->jobs[i].k_config].rows;
+    if (qk_rot_head_usable(nq, nk))
+        return 1;
+    snprintf(why, cap, "%" PRId64 " query and %" PRId64 " key rows (needs >= %d of each)", nq,
+             nk, QK_ROT_MIN_KIND);
+    return 0;
+}
+
+/* One head; the key moments are computed once per key head and thread. */
+static int analyse(void *arg, void *state, const qk_stage_head *h, void *result, qk_err *err)
+{
+    const run_ctx *ctx = arg;
     thread_state *st = state;
-    const qk_store *s = ctx->store;
-    size_t d = (size_t)s->dim;
-    int have_key = 0;
-    for (int i = 0; i < n; i++) {
-        int j = job_idx[i];
-        if (!ctx->usable[j])
-            continue;
-        qk_rot_rows rq, rk;
-        if (config_rows(s, ctx->jobs[j].q_config, &st->qbuf, &rq, err) != 0 ||
-            config_rows(s, ctx->jobs[j].k_config, &st->kbuf, &rk, err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-        if (!have_key) {
-            qk_moments_compute(&st->mk, rk.vector, rk.position, rk.n);
-            have_key = 1;
-        }
-        qk_moments_compute(&st->mq, rq.vector, rq.position, rq.n);
-        if (qk_rot_analyse(&rq, &rk, &st->mq, &st->mk, &ctx->opt->rot, &st->work,
-                           &ctx->results[j], err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-        memcpy(ctx->axes + (size_t)j * 2 * d, st->work.a, d * sizeof(double));
-        memcpy(ctx->axes + ((size_t)j * 2 + 1) * d, st->work.b, d * sizeof(double));
-        qk_moments_copy(&ctx->pooled[j], &st->work.pooled);
-    }
+    head_result *r = result;
+    int d = ctx->stage->store.dim;
+    qk_rot_rows rq = {h->q_vectors, h->q->position, h->q->rows};
+    qk_rot_rows rk = {h->k_vectors, h->k->position, h->k->rows};
+    if (h->first_of_key)
+        qk_moments_compute(&st->mk, rk.vector, rk.position, rk.n);
+    qk_moments_compute(&st->mq, rq.vector, rq.position, rq.n);
+    if (qk_rot_analyse(&rq, &rk, &st->mq, &st->mk, &ctx->opt->rot, &st->work, &r->metrics,
+                       err) != 0)
+        return -1;
+    r->ab = qk_doubles(2 * (size_t)d);
+    memcpy(r->ab, st->work.a, (size_t)d * sizeof(double));
+    memcpy(r->ab + d, st->work.b, (size_t)d * sizeof(double));
+    qk_moments_init(&r->pooled, d);
+    qk_moments_copy(&r->pooled, &st->work.pooled);
     return 0;
 }
 
@@ -267,7 +267,7 @@ static void fail_outputs(qk_atomic *table, qk_atomic *axes, const char *path, co
     qk_die(QK_EXIT_DATA, path, "%s", err->msg);
 }
 
-static void write_outputs(const options *o, const run_ctx *ctx, int n_jobs)
+static void write_outputs(const options *o, const qk_stage *stage)
 {
     qk_atomic table, axes;
     qk_rot_axes_writer aw;
@@ -277,17 +277,17 @@ static void write_outputs(const options *o, const run_ctx *ctx, int n_jobs)
         qk_atomic_abort(&table);
         qk_die(QK_EXIT_DATA, o->axes_output, "%s", err.msg);
     }
-    int d = ctx->store->dim;
+    int d = stage->store.dim;
     fputs(table_header, table.fp);
     if (qk_rot_axes_begin(&aw, axes.fp, d, &err) != 0)
         fail_outputs(&table, &axes, o->axes_output, &err);
-    for (int i = 0; i < n_jobs; i++) {
-        if (!ctx->usable[i])
+    for (int i = 0; i < stage->n_jobs; i++) {
+        if (!stage->usable[i])
             continue;
-        const qk_head_job *j = &ctx->jobs[i];
-        write_row(table.fp, o, ctx->store, j, &ctx->results[i]);
-        const double *ab = ctx->axes + (size_t)i * 2 * d;
-        if (qk_rot_axes_add(&aw, j->layer, j->head, j->kv_head, ab, ab + d, &ctx->pooled[i],
+        const qk_head_job *j = &stage->jobs[i];
+        const head_result *r = qk_stage_result(stage, i);
+        write_row(table.fp, o, &stage->store, j, &r->metrics);
+        if (qk_rot_axes_add(&aw, j->layer, j->head, j->kv_head, r->ab, r->ab + d, &r->pooled,
                             &err) != 0)
             fail_outputs(&table, &axes, o->axes_output, &err);
     }
@@ -301,23 +301,6 @@ static void write_outputs(const options *o, const run_ctx *ctx, int n_jobs)
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
-
-static int mark_usable(const qk_store *s, const options *o, const qk_head_job *jobs, int n,
-                       int *usable)
-{
-    int skipped = 0;
-    for (int i = 0; i < n; i++) {
-        int64_t nq = s->configs[jobs[i].q_config].rows, nk = s->configs[jobs[i].k_config].rows;
-        usable[i] = qk_rot_head_usable(nq, nk);
-        if (usable[i])
-            continue;
-        skipped++;
-        qk_warn("%s: head l%02dh%02d skipped: %" PRId64 " query and %" PRId64
-                " key rows (needs >= %d of each)", o->input, jobs[i].layer, jobs[i].head, nq,
-                nk, QK_ROT_MIN_KIND);
-    }
-    return skipped;
-}
 
 static int run_summary(const options *o)
 {
@@ -339,47 +322,22 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &o);
     if (o.summary)
         return run_summary(&o);
-    qk_store s;
-    qk_open_store(o.input, &s, o.verify);
-    if (s.dim < 2)
-        qk_die(QK_EXIT_DATA, o.input, "vector dimension %d (the rotation model needs >= 2)",
-               s.dim);
-    double t0 = qk_now();
-    qk_err err;
-
-    run_ctx ctx = {.store = &s, .opt = &o};
-    qk_head_job *jobs;
-    int n_jobs;
-    if (qk_head_jobs(&s, &jobs, &n_jobs, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.input, "%s", err.msg);
-    ctx.jobs = jobs;
-    size_t slots = (size_t)(n_jobs ? n_jobs : 1);
-    ctx.usable = qk_calloc(slots, sizeof(int));
-    ctx.results = qk_calloc(slots, sizeof(qk_rot_head));
-    ctx.axes = qk_doubles(slots * 2 * (size_t)s.dim);
-    int skipped = mark_usable(&s, &o, jobs, n_jobs, ctx.usable);
-    ctx.pooled = qk_calloc(slots, sizeof(qk_moments)); /* zeroed: free() is safe */
-    for (int i = 0; i < n_jobs; i++)
-        if (ctx.usable[i])
-            qk_moments_init(&ctx.pooled[i], s.dim);
-    qk_progress("%.56s: rotation model of %d heads, d = %d, %d threads", s.header.dataset_id,
-                n_jobs - skipped, s.dim, o.threads);
-
-    qk_head_runner runner = {jobs, n_jobs, 1, 0, &ctx, thread_init, analyse_group, thread_free};
-    if (qk_head_run(&runner, o.threads, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.input, "%s", err.msg);
-    write_outputs(&o, &ctx, n_jobs);
-    qk_progress("%.56s: %d heads analysed, %d skipped, %.2f s", s.header.dataset_id,
-                n_jobs - skipped, skipped, qk_now() - t0);
-    free(jobs);
-    free(ctx.usable);
-    free(ctx.results);
-    free(ctx.axes);
-    for (int i = 0; i < n_jobs; i++)
-        qk_moments_free(&ctx.pooled[i]);
-    free(ctx.pooled);
+    qk_stage stage;
+    run_ctx ctx = {&stage, &o};
+    qk_stage_spec spec = {.store = o.input, .verify = o.verify, .threads = o.threads,
+                          .what = "rotation model", .result_size = sizeof(head_result),
+                          .share_key = 1, .ctx = &ctx, .prepare = check_store,
+                          .usable = usable, .thread_init = thread_init,
+                          .thread_free = thread_free, .analyse = analyse};
+    qk_stage_run(&stage, &spec);
+    write_outputs(&o, &stage);
+    for (int i = 0; i < stage.n_jobs; i++) {
+        head_result *r = qk_stage_result(&stage, i);
+        free(r->ab);
+        qk_moments_free(&r->pooled);
+    }
+    qk_stage_finish(&stage, NULL);
     free(o.output);
     free(o.axes_output);
-    qk_store_close(&s);
     return QK_EXIT_OK;
 }
