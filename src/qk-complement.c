@@ -5,7 +5,6 @@
  * position correlation of the drift lemma, and the joined per-head table
  * (rotation metrics + complement summaries). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,42 +17,42 @@
 #include "qk/store.h"
 #include "qk/table.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-complement [OPTIONS] STORE\n"
-        "\n"
-        "The complement of the {a, b} plane of every head that qk-rotate analysed:\n"
-        "the pooled covariance projected off a and b is decomposed, and the first\n"
-        "min(%d, (d-2)/2) pairs of its principal directions get their share of the\n"
-        "complement variance, the Pearson r of the pair angle atan2(w, u) with\n"
-        "position (at the raw cut and at the best of %d cuts), the balanced accuracy\n"
-        "of a query/key Fisher discriminant and the radial spread. A pair is active\n"
-        "when |angle_r_best| >= TAU. Also checks the drift lemma: residual_pos_r is\n"
-        "the largest |r| of position with b or any complement direction.\n"
-        "\n"
-        "Options:\n"
-        "      --axes FILE            axes from qk-rotate (default: rotation_axes.bin\n"
-        "                             beside STORE)\n"
-        "      --rotation FILE        per-head table from qk-rotate (default:\n"
-        "                             rotation.tsv beside STORE)\n"
-        "      --pairs-output FILE    one row per (head, pair) (default:\n"
-        "                             complement_pairs.tsv beside STORE)\n"
-        "      --heads-output FILE    one row per head (default: complement_heads.tsv)\n"
-        "      --rotated-output FILE  the rotation table with the complement summaries\n"
-        "                             appended (default: rotated.tsv beside STORE)\n"
-        "      --active-tau TAU       |angle_r_best| of an active pair (default %g)\n"
-        "  -j, --threads N            worker threads (default 2); the output does not\n"
-        "                             depend on N\n"
-        "      --no-verify            do not check the store's checksum\n"
-        "  -q, --quiet                no progress lines\n"
-        "  -h, --help                 this text\n"
-        "      --version              print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-complement --threads 2 build/llama3.2-3b/store.qks\n",
-        QK_ROT_MAX_PAIRS, QK_ROT_ANGLE_CUTS, QK_ROT_ACTIVE_TAU);
-}
+#define STR(x) STR_(x)
+#define STR_(x) #x
+
+/* The input and output files, in the order of options.given. */
+enum { F_AXES, F_ROTATION, F_PAIRS, F_HEADS, F_ROTATED, N_FILES };
+enum { OPT_FILE = QK_KEY_FIRST, OPT_TAU = OPT_FILE + N_FILES };
+
+static const qk_option options_table[] = {
+    {OPT_FILE + F_AXES, "axes", "FILE", "axes from qk-rotate (default: rotation_axes.bin "
+                                        "beside STORE)"},
+    {OPT_FILE + F_ROTATION, "rotation", "FILE", "per-head table from qk-rotate (default: "
+                                                "rotation.tsv beside STORE)"},
+    {OPT_FILE + F_PAIRS, "pairs-output", "FILE", "one row per (head, pair) (default: "
+                                                 "complement_pairs.tsv beside STORE)"},
+    {OPT_FILE + F_HEADS, "heads-output", "FILE", "one row per head (default: "
+                                                 "complement_heads.tsv)"},
+    {OPT_FILE + F_ROTATED, "rotated-output", "FILE", "the rotation table with the complement "
+     "summaries appended (default: rotated.tsv beside STORE)"},
+    {OPT_TAU, "active-tau", "TAU", "|angle_r_best| of an active pair (default "
+                                   STR(QK_ROT_ACTIVE_TAU) ")"},
+    QK_OPTION_THREADS,
+    QK_OPTION_NO_VERIFY,
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-complement", "qk-complement [OPTIONS] STORE",
+    "The complement of the {a, b} plane of every head that qk-rotate analysed:\n"
+    "the pooled covariance projected off a and b is decomposed, and the first\n"
+    "min(" STR(QK_ROT_MAX_PAIRS) ", (d-2)/2) pairs of its principal directions get their share of the\n"
+    "complement variance, the Pearson r of the pair angle atan2(w, u) with\n"
+    "position (at the raw cut and at the best of " STR(QK_ROT_ANGLE_CUTS) " cuts), the balanced accuracy\n"
+    "of a query/key Fisher discriminant and the radial spread. A pair is active\n"
+    "when |angle_r_best| >= TAU. Also checks the drift lemma: residual_pos_r is\n"
+    "the largest |r| of position with b or any complement direction.\n",
+    options_table, NULL, "qk-complement --threads 2 build/llama3.2-3b/store.qks", NULL};
 
 typedef struct options {
     const char *store;
@@ -70,53 +69,26 @@ static char *path_or_beside(const char *given, const char *store, const char *na
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_AXES = 256, OPT_ROTATION, OPT_PAIRS, OPT_HEADS, OPT_ROTATED, OPT_TAU,
-           OPT_NO_VERIFY, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"axes", required_argument, NULL, OPT_AXES},
-        {"rotation", required_argument, NULL, OPT_ROTATION},
-        {"pairs-output", required_argument, NULL, OPT_PAIRS},
-        {"heads-output", required_argument, NULL, OPT_HEADS},
-        {"rotated-output", required_argument, NULL, OPT_ROTATED},
-        {"active-tau", required_argument, NULL, OPT_TAU},
-        {"threads", required_argument, NULL, 'j'},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->tau = QK_ROT_ACTIVE_TAU;
-    o->threads = 2;
-    o->verify = 1;
-    const char *given[5] = {NULL};
-    int c;
-    while ((c = getopt_long(argc, argv, "j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_AXES: given[0] = optarg; break;
-        case OPT_ROTATION: given[1] = optarg; break;
-        case OPT_PAIRS: given[2] = optarg; break;
-        case OPT_HEADS: given[3] = optarg; break;
-        case OPT_ROTATED: given[4] = optarg; break;
-        case OPT_TAU: o->tau = qk_opt_fraction("--active-tau", optarg); break;
-        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'q': qk_progress_set_quiet(1); break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-complement %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
+    const char *given[N_FILES] = {NULL}, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        if (key == OPT_TAU)
+            o->tau = qk_opt_fraction("--active-tau", value);
+        else
+            given[key - OPT_FILE] = value;
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->store = argv[optind];
-    o->axes = path_or_beside(given[0], o->store, "rotation_axes.bin");
-    o->rotation = path_or_beside(given[1], o->store, "rotation.tsv");
-    o->pairs_output = path_or_beside(given[2], o->store, "complement_pairs.tsv");
-    o->heads_output = path_or_beside(given[3], o->store, "complement_heads.tsv");
-    o->rotated_output = path_or_beside(given[4], o->store, "rotated.tsv");
+    qk_args_operands(&a, 1, 1);
+    o->store = a.operands[0];
+    o->threads = a.threads;
+    o->verify = a.verify;
+    o->axes = path_or_beside(given[F_AXES], o->store, "rotation_axes.bin");
+    o->rotation = path_or_beside(given[F_ROTATION], o->store, "rotation.tsv");
+    o->pairs_output = path_or_beside(given[F_PAIRS], o->store, "complement_pairs.tsv");
+    o->heads_output = path_or_beside(given[F_HEADS], o->store, "complement_heads.tsv");
+    o->rotated_output = path_or_beside(given[F_ROTATED], o->store, "rotated.tsv");
 }
 
 /* ---- inputs ------------------------------------------------------------------------ */

@@ -1,7 +1,6 @@
 /* qk-pca: the combined query/key PCA of every head of a store (docs/pca.md,
  * "What is computed for one head"). Writes one row per (head, component)
  * and one row per head. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,36 +13,33 @@
 #include "qk/stage.h"
 #include "qk/store.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-pca [OPTIONS] STORE\n"
-        "\n"
-        "Combined query/key PCA of every head of a store written by qk-load: the\n"
-        "queries of each query head are pooled with the keys of its key head, the\n"
-        "top %d principal components of the pooled covariance are found, and each\n"
-        "gets its explained-variance ratio and the Pearson correlation of the query\n"
-        "and of the key projections with token position (signs made canonical).\n"
-        "Heads with fewer than %d query or key rows, or fewer than %d rows in all,\n"
-        "are skipped with a warning.\n"
-        "\n"
-        "Options:\n"
-        "  -o, --output FILE        per-component table, %d rows a head\n"
-        "                           (default: pca.tsv beside STORE)\n"
-        "      --heads-output FILE  per-head table (default: pca_heads.tsv beside STORE)\n"
-        "  -j, --threads N          worker threads (default 2); the output does not\n"
-        "                           depend on N\n"
-        "      --max-rows N         use only the first N rows of each config\n"
-        "                           (default: all rows)\n"
-        "      --no-verify          do not check the store's checksum\n"
-        "  -q, --quiet              no progress lines\n"
-        "  -h, --help               this text\n"
-        "      --version            print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-pca --threads 2 build/llama3.2-3b/store.qks\n",
-        QK_PCA_N_PC, QK_PCA_MIN_KIND, QK_PCA_MIN_ROWS, QK_PCA_N_PC);
-}
+#define STR(x) STR_(x)
+#define STR_(x) #x
+
+enum { OPT_HEADS = QK_KEY_FIRST, OPT_MAX_ROWS };
+
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("per-component table, " STR(QK_PCA_N_PC) " rows a head (default: pca.tsv "
+                     "beside STORE)"),
+    {OPT_HEADS, "heads-output", "FILE", "per-head table (default: pca_heads.tsv beside STORE)"},
+    QK_OPTION_THREADS,
+    {OPT_MAX_ROWS, "max-rows", "N", "use only the first N rows of each config (default: all "
+                                    "rows)"},
+    QK_OPTION_NO_VERIFY,
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-pca", "qk-pca [OPTIONS] STORE",
+    "Combined query/key PCA of every head of a store written by qk-load: the\n"
+    "queries of each query head are pooled with the keys of its key head, the\n"
+    "top " STR(QK_PCA_N_PC) " principal components of the pooled covariance are found, and each\n"
+    "gets its explained-variance ratio and the Pearson correlation of the query\n"
+    "and of the key projections with token position (signs made canonical).\n"
+    "Heads with fewer than " STR(QK_PCA_MIN_KIND) " query or key rows, or fewer than "
+    STR(QK_PCA_MIN_ROWS) " rows in all,\n"
+    "are skipped with a warning.\n",
+    options_table, NULL, "qk-pca --threads 2 build/llama3.2-3b/store.qks", NULL};
 
 typedef struct options {
     const char *store;
@@ -56,43 +52,21 @@ typedef struct options {
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_HEADS = 256, OPT_MAX_ROWS, OPT_NO_VERIFY, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"heads-output", required_argument, NULL, OPT_HEADS},
-        {"threads", required_argument, NULL, 'j'},
-        {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
-    o->threads = 2;
-    o->verify = 1;
-    const char *output = NULL, *heads = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case OPT_HEADS: heads = optarg; break;
-        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
-        case OPT_MAX_ROWS:
-            o->max_rows = qk_opt_int("--max-rows", optarg, 1, 2147483647L);
-            break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'q': qk_progress_set_quiet(1); break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-pca %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
+    const char *heads = NULL, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        if (key == OPT_HEADS)
+            heads = value;
+        else if (key == OPT_MAX_ROWS)
+            o->max_rows = qk_opt_int("--max-rows", value, 1, 2147483647L);
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->store = argv[optind];
-    o->output = output ? qk_strdup(output) : qk_path_beside(o->store, "pca.tsv");
+    qk_args_operands(&a, 1, 1);
+    o->store = a.operands[0];
+    o->threads = a.threads;
+    o->verify = a.verify;
+    o->output = a.output ? qk_strdup(a.output) : qk_path_beside(o->store, "pca.tsv");
     o->heads_output = heads ? qk_strdup(heads) : qk_path_beside(o->store, "pca_heads.tsv");
 }
 

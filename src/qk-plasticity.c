@@ -1,9 +1,9 @@
 /* qk-plasticity: attention plasticity of every head of a store
  * (docs/plasticity.md). Writes per-head tables (metrics,
  * 1-D profile, 2-D heatmap, component weights) and the model-level tables
- * into one directory. */
+ * into one directory; the metrics table, the primary output, may go
+ * elsewhere (-o). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <math.h>
@@ -16,57 +16,58 @@
 #include "qk/stage.h"
 #include "qk/store.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-plasticity [OPTIONS] STORE\n"
-        "\n"
-        "Attention plasticity of every query head of a store written by qk-load. Per\n"
-        "head: the queries are oriented, regressed on position and rotated so that\n"
-        "coordinate 1 carries the drift; each query bin (B / bin factor wide) gets a\n"
-        "Gaussian query model; for every same-example key pair with both keys before\n"
-        "the bin, p = P(q.k1 > q.k2) and PP = 4 p (1 - p) in closed form. PP is\n"
-        "averaged per bin (the profile) and per (inter-key distance, query-to-midpoint\n"
-        "distance) cell of width B (the heatmap), then over heads.\n"
-        "\n"
-        "Outputs in DIR: plasticity_heads.tsv, plasticity_profile.tsv,\n"
-        "plasticity_pair2d.tsv, plasticity_weights.tsv, plasticity_model.tsv,\n"
-        "plasticity_model_profile.tsv, plasticity_model_pair2d.tsv.\n"
-        "\n"
-        "Options:\n"
-        "  -o, --out-dir DIR          where to write (default: the directory of STORE)\n"
-        "      --cov MODE             content covariance per bin: diag (default) or full\n"
-        "                             (sample covariance + 1e-12 I)\n"
-        "      --bin-factor N         query bins are B / N wide (default 10)\n"
-        "      --min-pairs N          drop bins with fewer eligible key pairs (default 32)\n"
-        "      --pair2d-min-count N   heatmap cells with fewer evaluations are NaN\n"
-        "                             (default 32)\n"
-        "      --pairs MODE           exact (default: every eligible pair) or sample\n"
-        "      --pairs-per-bin N      draws per bin with --pairs sample (default 256)\n"
-        "      --seed N               seed of every random choice (default 0)\n"
-        "      --max-tokens N         rows per kind above which a random subset is used\n"
-        "                             (default 50000)\n"
-        "      --normality-dims N     content dimensions given a KS test (default 64)\n"
-        "      --p-alpha X            level for q_noise_frac_ks_p_lt_alpha (default 0.01)\n"
-        "  -j, --threads N            worker threads (default 2); the output does not\n"
-        "                             depend on N\n"
-        "      --max-heads N          analyse only the first N heads (by layer, head)\n"
-        "      --timing               print the wall time per head on stdout\n"
-        "      --floor                also time every head and its floor (its GEMMs and\n"
-        "                             erfc evaluations alone, thread CPU time) and print\n"
-        "                             them as a tab-separated header and line on stdout\n"
-        "      --no-verify            do not check the store's checksum\n"
-        "  -q, --quiet                no progress lines\n"
-        "  -h, --help                 this text\n"
-        "      --version              print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-plasticity --threads 2 build/llama3.2-3b/store.qks\n");
-}
+enum {
+    OPT_OUT_DIR = QK_KEY_FIRST, OPT_COV, OPT_BIN_FACTOR, OPT_MIN_PAIRS, OPT_PAIR2D_MIN,
+    OPT_PAIRS, OPT_PAIRS_PER_BIN, OPT_SEED, OPT_MAX_TOKENS, OPT_NORM_DIMS, OPT_P_ALPHA,
+    OPT_MAX_HEADS, OPT_TIMING, OPT_FLOOR
+};
+
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("per-head table (default: DIR/plasticity_heads.tsv)"),
+    {OPT_OUT_DIR, "out-dir", "DIR", "where the other tables go (default: the directory of "
+                                    "STORE)"},
+    {OPT_COV, "cov", "MODE", "content covariance per bin: diag (default) or full (sample "
+                             "covariance + 1e-12 I)"},
+    {OPT_BIN_FACTOR, "bin-factor", "N", "query bins are B / N wide (default 10)"},
+    {OPT_MIN_PAIRS, "min-pairs", "N", "drop bins with fewer eligible key pairs (default 32)"},
+    {OPT_PAIR2D_MIN, "pair2d-min-count", "N", "heatmap cells with fewer evaluations are NaN "
+                                              "(default 32)"},
+    {OPT_PAIRS, "pairs", "MODE", "exact (default: every eligible pair) or sample"},
+    {OPT_PAIRS_PER_BIN, "pairs-per-bin", "N", "draws per bin with --pairs sample (default 256)"},
+    {OPT_SEED, "seed", "N", "seed of every random choice (default 0)"},
+    {OPT_MAX_TOKENS, "max-tokens", "N", "rows per kind above which a random subset is used "
+                                        "(default 50000)"},
+    {OPT_NORM_DIMS, "normality-dims", "N", "content dimensions given a KS test (default 64)"},
+    {OPT_P_ALPHA, "p-alpha", "X", "level for q_noise_frac_ks_p_lt_alpha (default 0.01)"},
+    QK_OPTION_THREADS,
+    {OPT_MAX_HEADS, "max-heads", "N", "analyse only the first N heads (by layer, head)"},
+    {OPT_TIMING, "timing", NULL, "print the wall time per head on stdout"},
+    {OPT_FLOOR, "floor", NULL, "also time every head and its floor (its GEMMs and erfc "
+     "evaluations alone, thread CPU time) and print them as a tab-separated header and line "
+     "on stdout"},
+    QK_OPTION_NO_VERIFY,
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-plasticity", "qk-plasticity [OPTIONS] STORE",
+    "Attention plasticity of every query head of a store written by qk-load. Per\n"
+    "head: the queries are oriented, regressed on position and rotated so that\n"
+    "coordinate 1 carries the drift; each query bin (B / bin factor wide) gets a\n"
+    "Gaussian query model; for every same-example key pair with both keys before\n"
+    "the bin, p = P(q.k1 > q.k2) and PP = 4 p (1 - p) in closed form. PP is\n"
+    "averaged per bin (the profile) and per (inter-key distance, query-to-midpoint\n"
+    "distance) cell of width B (the heatmap), then over heads.\n"
+    "\n"
+    "Outputs: the per-head table (plasticity_heads.tsv, or --output) and, in DIR,\n"
+    "plasticity_profile.tsv, plasticity_pair2d.tsv, plasticity_weights.tsv,\n"
+    "plasticity_model.tsv, plasticity_model_profile.tsv, plasticity_model_pair2d.tsv.\n",
+    options_table, NULL, "qk-plasticity --threads 2 build/llama3.2-3b/store.qks", NULL};
 
 typedef struct options {
     const char *store;
     char *out_dir;
+    char *heads_output;
     qk_plast_params params;
     int threads;
     int max_heads; /* 0: all */
@@ -84,90 +85,61 @@ static double parse_real(const char *opt, const char *s)
     return v;
 }
 
+/* An option of the analysis (docs/plasticity.md, "Parameters"). */
+static void parse_param(qk_plast_params *p, int key, const char *value)
+{
+    switch (key) {
+    case OPT_COV: p->cov = qk_opt_choice("--cov", value, "diag", "full"); break;
+    case OPT_BIN_FACTOR: p->bin_factor = (int)qk_opt_int("--bin-factor", value, 1, 100000); break;
+    case OPT_MIN_PAIRS:
+        p->min_pairs_per_bin = qk_opt_int("--min-pairs", value, 1, INT64_MAX);
+        break;
+    case OPT_PAIR2D_MIN:
+        p->pair2d_min_count = qk_opt_int("--pair2d-min-count", value, 1, INT64_MAX);
+        break;
+    case OPT_PAIRS: p->pair_mode = qk_opt_choice("--pairs", value, "exact", "sample"); break;
+    case OPT_PAIRS_PER_BIN:
+        p->pairs_per_bin = (int)qk_opt_int("--pairs-per-bin", value, 1, 100000000);
+        break;
+    case OPT_SEED: p->seed = (uint64_t)qk_opt_int("--seed", value, 0, INT64_MAX); break;
+    case OPT_MAX_TOKENS: p->max_tokens = qk_opt_int("--max-tokens", value, 2, INT64_MAX); break;
+    case OPT_NORM_DIMS:
+        p->normality_max_dims = (int)qk_opt_int("--normality-dims", value, 0, 1000000);
+        break;
+    case OPT_P_ALPHA:
+        p->p_alpha = parse_real("--p-alpha", value);
+        if (!(p->p_alpha > 0.0 && p->p_alpha < 1.0))
+            qk_die(QK_EXIT_USAGE, NULL, "--p-alpha: expected a number in (0, 1), got '%s'",
+                   value);
+        break;
+    case OPT_FLOOR: p->time_floor = 1; break;
+    }
+}
+
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum {
-        OPT_COV = 256, OPT_BIN_FACTOR, OPT_MIN_PAIRS, OPT_PAIR2D_MIN, OPT_PAIRS,
-        OPT_PAIRS_PER_BIN, OPT_SEED, OPT_MAX_TOKENS, OPT_NORM_DIMS, OPT_P_ALPHA,
-        OPT_MAX_HEADS, OPT_TIMING, OPT_FLOOR, OPT_NO_VERIFY, OPT_VERSION
-    };
-    static const struct option longopts[] = {
-        {"out-dir", required_argument, NULL, 'o'},
-        {"cov", required_argument, NULL, OPT_COV},
-        {"bin-factor", required_argument, NULL, OPT_BIN_FACTOR},
-        {"min-pairs", required_argument, NULL, OPT_MIN_PAIRS},
-        {"pair2d-min-count", required_argument, NULL, OPT_PAIR2D_MIN},
-        {"pairs", required_argument, NULL, OPT_PAIRS},
-        {"pairs-per-bin", required_argument, NULL, OPT_PAIRS_PER_BIN},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
-        {"normality-dims", required_argument, NULL, OPT_NORM_DIMS},
-        {"p-alpha", required_argument, NULL, OPT_P_ALPHA},
-        {"threads", required_argument, NULL, 'j'},
-        {"max-heads", required_argument, NULL, OPT_MAX_HEADS},
-        {"timing", no_argument, NULL, OPT_TIMING},
-        {"floor", no_argument, NULL, OPT_FLOOR},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     qk_plast_params_default(&o->params);
-    qk_plast_params *p = &o->params;
-    o->threads = 2;
-    o->verify = 1;
-    const char *out_dir = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': out_dir = optarg; break;
-        case OPT_COV: p->cov = qk_opt_choice("--cov", optarg, "diag", "full"); break;
-        case OPT_BIN_FACTOR:
-            p->bin_factor = (int)qk_opt_int("--bin-factor", optarg, 1, 100000);
-            break;
-        case OPT_MIN_PAIRS:
-            p->min_pairs_per_bin = qk_opt_int("--min-pairs", optarg, 1, INT64_MAX);
-            break;
-        case OPT_PAIR2D_MIN:
-            p->pair2d_min_count = qk_opt_int("--pair2d-min-count", optarg, 1, INT64_MAX);
-            break;
-        case OPT_PAIRS: p->pair_mode = qk_opt_choice("--pairs", optarg, "exact", "sample"); break;
-        case OPT_PAIRS_PER_BIN:
-            p->pairs_per_bin = (int)qk_opt_int("--pairs-per-bin", optarg, 1, 100000000);
-            break;
-        case OPT_SEED: p->seed = (uint64_t)qk_opt_int("--seed", optarg, 0, INT64_MAX); break;
-        case OPT_MAX_TOKENS:
-            p->max_tokens = qk_opt_int("--max-tokens", optarg, 2, INT64_MAX);
-            break;
-        case OPT_NORM_DIMS:
-            p->normality_max_dims = (int)qk_opt_int("--normality-dims", optarg, 0, 1000000);
-            break;
-        case OPT_P_ALPHA:
-            p->p_alpha = parse_real("--p-alpha", optarg);
-            if (!(p->p_alpha > 0.0 && p->p_alpha < 1.0))
-                qk_die(QK_EXIT_USAGE, NULL, "--p-alpha: expected a number in (0, 1), got '%s'",
-                       optarg);
-            break;
-        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
-        case OPT_MAX_HEADS:
-            o->max_heads = (int)qk_opt_int("--max-heads", optarg, 1, 1000000);
-            break;
-        case OPT_TIMING: o->timing = 1; break;
-        case OPT_FLOOR: p->time_floor = 1; break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'q': qk_progress_set_quiet(1); break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-plasticity %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
+    const char *out_dir = NULL, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        if (key == OPT_OUT_DIR)
+            out_dir = value;
+        else if (key == OPT_MAX_HEADS)
+            o->max_heads = (int)qk_opt_int("--max-heads", value, 1, 1000000);
+        else if (key == OPT_TIMING)
+            o->timing = 1;
+        else
+            parse_param(&o->params, key, value);
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->store = argv[optind];
+    qk_args_operands(&a, 1, 1);
+    o->store = a.operands[0];
+    o->threads = a.threads;
+    o->verify = a.verify;
     o->out_dir = out_dir ? qk_strdup(out_dir) : qk_path_dir(o->store);
+    o->heads_output = a.output ? qk_strdup(a.output)
+                               : qk_path_join(o->out_dir, "plasticity_heads.tsv");
 }
 
 /* ---- the analysis of every head ------------------------------------------------------- */
@@ -447,7 +419,7 @@ int main(int argc, char **argv)
     qk_plast_model_compute(&model, results, n, &ctx.grid);
 
     out_ctx oc = {stage.jobs, results, n, &ctx.grid, &model};
-    write_table(o.out_dir, "plasticity_heads.tsv", write_heads, &oc);
+    qk_write_table(o.heads_output, write_heads, &oc);
     write_table(o.out_dir, "plasticity_profile.tsv", write_profile, &oc);
     write_table(o.out_dir, "plasticity_pair2d.tsv", write_pair2d, &oc);
     write_table(o.out_dir, "plasticity_weights.tsv", write_weights, &oc);
@@ -468,5 +440,6 @@ int main(int argc, char **argv)
         qk_plast_head_free(&results[i]);
     qk_stage_finish(&stage, note);
     free(o.out_dir);
+    free(o.heads_output);
     return QK_EXIT_OK;
 }

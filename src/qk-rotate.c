@@ -3,7 +3,6 @@
  * the {a, b} metrics and the omega fit, one row per head, plus the axes for
  * qk-complement. With --summary, the per-model summary of a merged
  * per-head table instead. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,48 +15,49 @@
 #include "qk/stage.h"
 #include "qk/store.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-rotate [OPTIONS] STORE\n"
-        "       qk-rotate --summary -o OUTPUT TABLE\n"
-        "\n"
-        "The planar rotation model of every head of a store written by qk-load: the\n"
-        "queries of each query head are pooled with the keys of its key head; the\n"
-        "drift axis a is the pooled covariance of the vectors with token position,\n"
-        "the separation axis b the top direction of the query-key difference second\n"
-        "moment orthogonal to a. Writes one row of metrics per head (slopes, cluster\n"
-        "means, bias strength, separation strength, variance fractions, the omega\n"
-        "sinusoid fit, ...) and the axes of each head for qk-complement.\n"
-        "Heads with fewer than %d query or key rows are skipped with a warning.\n"
-        "\n"
-        "With --summary, TABLE is a merged per-head table (rotated.csv, with model\n"
-        "and family columns) and OUTPUT gets one CSV row of means, medians,\n"
-        "fractions and quartiles per model.\n"
-        "\n"
-        "Options:\n"
-        "  -o, --output FILE        per-head table (default: rotation.tsv beside STORE)\n"
-        "      --axes-output FILE   axes a and b of each head (default:\n"
-        "                           rotation_axes.bin beside STORE)\n"
-        "      --family NAME        model family written in every row (default unknown)\n"
-        "      --checkpoint NAME    checkpoint label written in every row (default -)\n"
-        "      --b-mode MODE        eigen (default: top eigenvector of P_a C_delta P_a)\n"
-        "                           or centroid (P_a (mu_Q - mu_K), normalised)\n"
-        "      --b-sign SIGN        canonical (default: b.(mu_Q - mu_K) >= 0) or raw\n"
-        "      --omega-grid N       frequencies of the omega grid (default %d)\n"
-        "      --omega-refine N     golden-section steps after the grid (default %d)\n"
-        "  -j, --threads N          worker threads (default 2); the output does not\n"
-        "                           depend on N\n"
-        "      --summary            summarise a per-head table (see above)\n"
-        "      --no-verify          do not check the store's checksum\n"
-        "  -q, --quiet              no progress lines\n"
-        "  -h, --help               this text\n"
-        "      --version            print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-rotate --threads 2 --family llama build/llama3.2-3b/store.qks\n",
-        QK_ROT_MIN_KIND, QK_ROT_OMEGA_GRID, QK_ROT_OMEGA_REFINE);
-}
+#define STR(x) STR_(x)
+#define STR_(x) #x
+
+enum { OPT_AXES = QK_KEY_FIRST, OPT_FAMILY, OPT_CHECKPOINT, OPT_B_MODE, OPT_B_SIGN, OPT_GRID,
+       OPT_REFINE, OPT_SUMMARY };
+
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("per-head table (default: rotation.tsv beside STORE)"),
+    {OPT_AXES, "axes-output", "FILE", "axes a and b of each head (default: rotation_axes.bin "
+                                      "beside STORE)"},
+    {OPT_FAMILY, "family", "NAME", "model family written in every row (default unknown)"},
+    {OPT_CHECKPOINT, "checkpoint", "NAME", "checkpoint label written in every row (default -)"},
+    {OPT_B_MODE, "b-mode", "MODE", "eigen (default: top eigenvector of P_a C_delta P_a) or "
+                                   "centroid (P_a (mu_Q - mu_K), normalised)"},
+    {OPT_B_SIGN, "b-sign", "SIGN", "canonical (default: b.(mu_Q - mu_K) >= 0) or raw"},
+    {OPT_GRID, "omega-grid", "N", "frequencies of the omega grid (default "
+                                  STR(QK_ROT_OMEGA_GRID) ")"},
+    {OPT_REFINE, "omega-refine", "N", "golden-section steps after the grid (default "
+                                      STR(QK_ROT_OMEGA_REFINE) ")"},
+    QK_OPTION_THREADS,
+    {OPT_SUMMARY, "summary", NULL, "summarise a per-head table (see above)"},
+    QK_OPTION_NO_VERIFY,
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-rotate",
+    "qk-rotate [OPTIONS] STORE\n"
+    "qk-rotate --summary -o OUTPUT TABLE",
+    "The planar rotation model of every head of a store written by qk-load: the\n"
+    "queries of each query head are pooled with the keys of its key head; the\n"
+    "drift axis a is the pooled covariance of the vectors with token position,\n"
+    "the separation axis b the top direction of the query-key difference second\n"
+    "moment orthogonal to a. Writes one row of metrics per head (slopes, cluster\n"
+    "means, bias strength, separation strength, variance fractions, the omega\n"
+    "sinusoid fit, ...) and the axes of each head for qk-complement.\n"
+    "Heads with fewer than " STR(QK_ROT_MIN_KIND) " query or key rows are skipped with a warning.\n"
+    "\n"
+    "With --summary, TABLE is a merged per-head table (rotated.csv, with model\n"
+    "and family columns) and OUTPUT gets one CSV row of means, medians,\n"
+    "fractions and quartiles per model.\n",
+    options_table, NULL, "qk-rotate --threads 2 --family llama build/llama3.2-3b/store.qks",
+    NULL};
 
 typedef struct options {
     const char *input;
@@ -79,67 +79,40 @@ static const char *parse_label(const char *opt, const char *s)
     return s;
 }
 
+static void parse_option(options *o, int key, const char *value, const char **axes)
+{
+    switch (key) {
+    case OPT_AXES: *axes = value; break;
+    case OPT_FAMILY: o->family = parse_label("--family", value); break;
+    case OPT_CHECKPOINT: o->checkpoint = parse_label("--checkpoint", value); break;
+    case OPT_B_MODE: o->rot.b_mode = qk_opt_choice("--b-mode", value, "eigen", "centroid"); break;
+    case OPT_B_SIGN: o->rot.b_sign = qk_opt_choice("--b-sign", value, "canonical", "raw"); break;
+    case OPT_GRID: o->rot.omega_grid = (int)qk_opt_int("--omega-grid", value, 3, 100000); break;
+    case OPT_REFINE:
+        o->rot.omega_refine = (int)qk_opt_int("--omega-refine", value, 0, 1000);
+        break;
+    case OPT_SUMMARY: o->summary = 1; break;
+    }
+}
+
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_AXES = 256, OPT_FAMILY, OPT_CHECKPOINT, OPT_B_MODE, OPT_B_SIGN, OPT_GRID,
-           OPT_REFINE, OPT_SUMMARY, OPT_NO_VERIFY, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"axes-output", required_argument, NULL, OPT_AXES},
-        {"family", required_argument, NULL, OPT_FAMILY},
-        {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
-        {"b-mode", required_argument, NULL, OPT_B_MODE},
-        {"b-sign", required_argument, NULL, OPT_B_SIGN},
-        {"omega-grid", required_argument, NULL, OPT_GRID},
-        {"omega-refine", required_argument, NULL, OPT_REFINE},
-        {"threads", required_argument, NULL, 'j'},
-        {"summary", no_argument, NULL, OPT_SUMMARY},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     qk_rot_options_default(&o->rot);
-    o->threads = 2;
-    o->verify = 1;
     o->family = "unknown";
     o->checkpoint = "-";
-    const char *output = NULL, *axes = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case OPT_AXES: axes = optarg; break;
-        case OPT_FAMILY: o->family = parse_label("--family", optarg); break;
-        case OPT_CHECKPOINT: o->checkpoint = parse_label("--checkpoint", optarg); break;
-        case OPT_B_MODE:
-            o->rot.b_mode = qk_opt_choice("--b-mode", optarg, "eigen", "centroid");
-            break;
-        case OPT_B_SIGN:
-            o->rot.b_sign = qk_opt_choice("--b-sign", optarg, "canonical", "raw");
-            break;
-        case OPT_GRID:
-            o->rot.omega_grid = (int)qk_opt_int("--omega-grid", optarg, 3, 100000);
-            break;
-        case OPT_REFINE:
-            o->rot.omega_refine = (int)qk_opt_int("--omega-refine", optarg, 0, 1000);
-            break;
-        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
-        case OPT_SUMMARY: o->summary = 1; break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'q': qk_progress_set_quiet(1); break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-rotate %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
-    }
-    if (optind + 1 != argc || (o->summary && !output)) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->input = argv[optind];
-    o->output = output ? qk_strdup(output) : qk_path_beside(o->input, "rotation.tsv");
+    const char *axes = NULL, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;)
+        parse_option(o, key, value, &axes);
+    qk_args_operands(&a, 1, 1);
+    if (o->summary && !a.output)
+        qk_usage_error(&program);
+    o->input = a.operands[0];
+    o->threads = a.threads;
+    o->verify = a.verify;
+    o->output = a.output ? qk_strdup(a.output) : qk_path_beside(o->input, "rotation.tsv");
     o->axes_output = axes ? qk_strdup(axes) : qk_path_beside(o->input, "rotation_axes.bin");
 }
 
