@@ -17,9 +17,6 @@
 #include "qk/store.h"
 #include "qk/table.h"
 
-#define STR(x) STR_(x)
-#define STR_(x) #x
-
 /* The input and output files, in the order of options.given. */
 enum { F_AXES, F_ROTATION, F_PAIRS, F_HEADS, F_ROTATED, N_FILES };
 enum { OPT_FILE = QK_KEY_FIRST, OPT_TAU = OPT_FILE + N_FILES };
@@ -36,7 +33,7 @@ static const qk_option options_table[] = {
     {OPT_FILE + F_ROTATED, "rotated-output", "FILE", "the rotation table with the complement "
      "summaries appended (default: rotated.tsv beside STORE)"},
     {OPT_TAU, "active-tau", "TAU", "|angle_r_best| of an active pair (default "
-                                   STR(QK_ROT_ACTIVE_TAU) ")"},
+                                   QK_STR(QK_ROT_ACTIVE_TAU) ")"},
     QK_OPTION_THREADS,
     QK_OPTION_NO_VERIFY,
     QK_OPTION_QUIET,
@@ -46,9 +43,11 @@ static const qk_program program = {
     "qk-complement", "qk-complement [OPTIONS] STORE",
     "The complement of the {a, b} plane of every head that qk-rotate analysed:\n"
     "the pooled covariance projected off a and b is decomposed, and the first\n"
-    "min(" STR(QK_ROT_MAX_PAIRS) ", (d-2)/2) pairs of its principal directions get their share of the\n"
+    "min(" QK_STR(QK_ROT_MAX_PAIRS) ", (d-2)/2) pairs of its principal directions get their "
+    "share of the\n"
     "complement variance, the Pearson r of the pair angle atan2(w, u) with\n"
-    "position (at the raw cut and at the best of " STR(QK_ROT_ANGLE_CUTS) " cuts), the balanced accuracy\n"
+    "position (at the raw cut and at the best of " QK_STR(QK_ROT_ANGLE_CUTS) " cuts), the "
+    "balanced accuracy\n"
     "of a query/key Fisher discriminant and the radial spread. A pair is active\n"
     "when |angle_r_best| >= TAU. Also checks the drift lemma: residual_pos_r is\n"
     "the largest |r| of position with b or any complement direction.\n",

@@ -13,13 +13,10 @@
 #include "qk/stage.h"
 #include "qk/store.h"
 
-#define STR(x) STR_(x)
-#define STR_(x) #x
-
 enum { OPT_HEADS = QK_KEY_FIRST, OPT_MAX_ROWS };
 
 static const qk_option options_table[] = {
-    QK_OPTION_OUTPUT("per-component table, " STR(QK_PCA_N_PC) " rows a head (default: pca.tsv "
+    QK_OPTION_OUTPUT("per-component table, " QK_STR(QK_PCA_N_PC) " rows a head (default: pca.tsv "
                      "beside STORE)"),
     {OPT_HEADS, "heads-output", "FILE", "per-head table (default: pca_heads.tsv beside STORE)"},
     QK_OPTION_THREADS,
@@ -33,11 +30,12 @@ static const qk_program program = {
     "qk-pca", "qk-pca [OPTIONS] STORE",
     "Combined query/key PCA of every head of a store written by qk-load: the\n"
     "queries of each query head are pooled with the keys of its key head, the\n"
-    "top " STR(QK_PCA_N_PC) " principal components of the pooled covariance are found, and each\n"
+    "top " QK_STR(QK_PCA_N_PC) " principal components of the pooled covariance are found, "
+    "and each\n"
     "gets its explained-variance ratio and the Pearson correlation of the query\n"
     "and of the key projections with token position (signs made canonical).\n"
-    "Heads with fewer than " STR(QK_PCA_MIN_KIND) " query or key rows, or fewer than "
-    STR(QK_PCA_MIN_ROWS) " rows in all,\n"
+    "Heads with fewer than " QK_STR(QK_PCA_MIN_KIND) " query or key rows, or fewer than "
+    QK_STR(QK_PCA_MIN_ROWS) " rows in all,\n"
     "are skipped with a warning.\n",
     options_table, NULL, "qk-pca --threads 2 build/llama3.2-3b/store.qks", NULL};
 

@@ -15,9 +15,6 @@
 #include "qk/stage.h"
 #include "qk/store.h"
 
-#define STR(x) STR_(x)
-#define STR_(x) #x
-
 enum { OPT_AXES = QK_KEY_FIRST, OPT_FAMILY, OPT_CHECKPOINT, OPT_B_MODE, OPT_B_SIGN, OPT_GRID,
        OPT_REFINE, OPT_SUMMARY };
 
@@ -31,9 +28,9 @@ static const qk_option options_table[] = {
                                    "centroid (P_a (mu_Q - mu_K), normalised)"},
     {OPT_B_SIGN, "b-sign", "SIGN", "canonical (default: b.(mu_Q - mu_K) >= 0) or raw"},
     {OPT_GRID, "omega-grid", "N", "frequencies of the omega grid (default "
-                                  STR(QK_ROT_OMEGA_GRID) ")"},
+                                  QK_STR(QK_ROT_OMEGA_GRID) ")"},
     {OPT_REFINE, "omega-refine", "N", "golden-section steps after the grid (default "
-                                      STR(QK_ROT_OMEGA_REFINE) ")"},
+                                      QK_STR(QK_ROT_OMEGA_REFINE) ")"},
     QK_OPTION_THREADS,
     {OPT_SUMMARY, "summary", NULL, "summarise a per-head table (see above)"},
     QK_OPTION_NO_VERIFY,
@@ -51,7 +48,8 @@ static const qk_program program = {
     "moment orthogonal to a. Writes one row of metrics per head (slopes, cluster\n"
     "means, bias strength, separation strength, variance fractions, the omega\n"
     "sinusoid fit, ...) and the axes of each head for qk-complement.\n"
-    "Heads with fewer than " STR(QK_ROT_MIN_KIND) " query or key rows are skipped with a warning.\n"
+    "Heads with fewer than " QK_STR(QK_ROT_MIN_KIND) " query or key rows are skipped with a "
+    "warning.\n"
     "\n"
     "With --summary, TABLE is a merged per-head table (rotated.csv, with model\n"
     "and family columns) and OUTPUT gets one CSV row of means, medians,\n"

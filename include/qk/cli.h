@@ -39,6 +39,11 @@ enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_HE
 #define QK_OPTION_NO_VERIFY {QK_KEY_NO_VERIFY, "no-verify", NULL, "do not check the store's checksum"}
 #define QK_OPTIONS_END {0, NULL, NULL, NULL}
 
+/* A numeric macro's value as a string literal, for help texts:
+ * "(default " QK_STR(QK_ROT_OMEGA_GRID) ")". */
+#define QK_STR(x) QK_STR_(x)
+#define QK_STR_(x) #x
+
 /* A program's command line and help. The help is: "Usage: " and the usage
  * lines, about, "Options:" and the options aligned with their help, the
  * exit statuses (with exit_note after status 2), "Example: " and the
