@@ -224,14 +224,25 @@ static void put_num(FILE *fp, double v)
     qk_put_num(fp, v + 0.0);
 }
 
-static void write_pairs(FILE *fp, const rotation_table *rot, const qk_rot_axes_file *axes,
-                        const qk_comp_head *const *results, double tau)
+/* What the tables are written from: the rows of the rotation table, each
+ * with its head in the axes file and that head's result. */
+typedef struct tables {
+    const rotation_table *rot;
+    const qk_rot_axes_file *axes;
+    const qk_comp_head **by_axes; /* [axes->n_heads] */
+    double tau;
+} tables;
+
+static void write_pairs(FILE *fp, const void *arg)
 {
+    const tables *t = arg;
+    const rotation_table *rot = t->rot;
+    const qk_rot_axes_file *axes = t->axes;
     fputs("checkpoint\tlayer\thead\tkv_head\tpair\tpair_var_frac\tangle_r\tangle_r_best"
           "\tbest_cut\tcls_acc\tradial_cv\tactive\n", fp);
     for (int i = 0; i < rot->t.n_rows; i++) {
         int h = rot->axes_index[i];
-        const qk_comp_head *r = results[h];
+        const qk_comp_head *r = t->by_axes[h];
         for (int p = 0; p < r->n_pairs; p++) {
             const qk_comp_pair *q = &r->pair[p];
             fprintf(fp, "%s\t%d\t%d\t%d\t%d", qk_table_cell(&rot->t, i, rot->col_checkpoint),
@@ -240,7 +251,7 @@ static void write_pairs(FILE *fp, const rotation_table *rot, const qk_rot_axes_f
                                 q->cls_acc, q->radial_cv};
             for (size_t c = 0; c < sizeof v / sizeof v[0]; c++)
                 put_num(fp, v[c]);
-            fprintf(fp, "\t%d\n", fabs(q->angle_r_best) >= tau);
+            fprintf(fp, "\t%d\n", fabs(q->angle_r_best) >= t->tau);
         }
     }
 }
@@ -259,73 +270,34 @@ static void put_summary(FILE *fp, const qk_comp_head *r)
     fputc('\n', fp);
 }
 
-static void write_heads(FILE *fp, const rotation_table *rot, const qk_rot_axes_file *axes,
-                        const qk_comp_head *const *results)
+static void write_heads(FILE *fp, const void *arg)
 {
+    const tables *t = arg;
+    const qk_rot_axes_file *axes = t->axes;
     fprintf(fp, "layer\thead\tkv_head\tn_pairs\tcomplement_var\t%s\n", summary_columns);
-    for (int i = 0; i < rot->t.n_rows; i++) {
-        int h = rot->axes_index[i];
+    for (int i = 0; i < t->rot->t.n_rows; i++) {
+        int h = t->rot->axes_index[i];
+        const qk_comp_head *r = t->by_axes[h];
         fprintf(fp, "%d\t%d\t%d\t%d", axes->layer[h], axes->head[h], axes->kv_head[h],
-                results[h]->n_pairs);
-        put_num(fp, results[h]->complement_var);
-        put_summary(fp, results[h]);
+                r->n_pairs);
+        put_num(fp, r->complement_var);
+        put_summary(fp, r);
     }
 }
 
 /* The rotation table's cells as they are, then the summaries. */
-static void write_rotated(FILE *fp, const rotation_table *rot, const qk_comp_head *const *results)
+static void write_rotated(FILE *fp, const void *arg)
 {
+    const tables *t = arg;
+    const rotation_table *rot = t->rot;
     for (int c = 0; c < rot->t.n_cols; c++)
         fprintf(fp, "%s\t", rot->t.header[c]);
     fprintf(fp, "%s\n", summary_columns);
     for (int i = 0; i < rot->t.n_rows; i++) {
         for (int c = 0; c < rot->t.n_cols; c++)
             fprintf(fp, "%s%s", c ? "\t" : "", qk_table_cell(&rot->t, i, c));
-        put_summary(fp, results[rot->axes_index[i]]);
+        put_summary(fp, t->by_axes[rot->axes_index[i]]);
     }
-}
-
-typedef void (*table_writer)(FILE *fp, const rotation_table *, const qk_rot_axes_file *,
-                             const qk_comp_head *const *, double);
-
-static void wrap_heads(FILE *fp, const rotation_table *r, const qk_rot_axes_file *a,
-                       const qk_comp_head *const *res, double tau)
-{
-    (void)tau;
-    write_heads(fp, r, a, res);
-}
-
-static void wrap_rotated(FILE *fp, const rotation_table *r, const qk_rot_axes_file *a,
-                         const qk_comp_head *const *res, double tau)
-{
-    (void)a;
-    (void)tau;
-    write_rotated(fp, r, res);
-}
-
-/* Writes all three tables; none is renamed into place unless all were
- * written. */
-static void write_outputs(const options *o, const rotation_table *rot,
-                          const qk_rot_axes_file *axes, const qk_comp_head *const *results)
-{
-    const char *paths[3] = {o->pairs_output, o->heads_output, o->rotated_output};
-    table_writer writers[3] = {write_pairs, wrap_heads, wrap_rotated};
-    qk_atomic out[3];
-    qk_err err;
-    for (int i = 0; i < 3; i++) {
-        if (qk_atomic_open(&out[i], paths[i], &err) != 0) {
-            for (int k = 0; k < i; k++)
-                qk_atomic_abort(&out[k]);
-            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
-        }
-        writers[i](out[i].fp, rot, axes, results, o->tau);
-    }
-    for (int i = 0; i < 3; i++)
-        if (qk_atomic_commit(&out[i], &err) != 0) {
-            for (int k = i + 1; k < 3; k++)
-                qk_atomic_abort(&out[k]);
-            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
-        }
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
@@ -356,7 +328,11 @@ int main(int argc, char **argv)
                                              sizeof *by_axes);
     for (int h = 0; h < axes.n_heads; h++)
         by_axes[h] = qk_stage_result(&stage, ctx.job_of_axes[h]);
-    write_outputs(&o, &rot, &axes, by_axes);
+    tables t = {&rot, &axes, by_axes, o.tau};
+    const qk_output outputs[] = {{o.pairs_output, write_pairs, NULL},
+                                 {o.heads_output, write_heads, NULL},
+                                 {o.rotated_output, write_rotated, NULL}};
+    qk_write_outputs(outputs, 3, &t);
     qk_stage_finish(&stage, NULL);
 
     free(by_axes);

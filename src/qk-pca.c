@@ -191,8 +191,9 @@ int main(int argc, char **argv)
                           .ctx = &ctx, .usable = usable, .thread_init = thread_init,
                           .thread_free = thread_free, .analyse = analyse};
     qk_stage_run(&stage, &spec);
-    qk_write_table(o.output, write_components, &stage);
-    qk_write_table(o.heads_output, write_heads, &stage);
+    const qk_output outputs[] = {{o.output, write_components, NULL},
+                                 {o.heads_output, write_heads, NULL}};
+    qk_write_outputs(outputs, 2, &stage);
     qk_stage_finish(&stage, NULL);
     free(o.output);
     free(o.heads_output);

@@ -386,12 +386,27 @@ static void print_floor(const qk_plast_head *results, int n, int threads)
            evals * per);
 }
 
-static void write_table(const char *dir, const char *name,
-                        void (*fill)(FILE *, const void *), const out_ctx *c)
+/* The seven tables, renamed into place together: the per-head one at
+ * o->heads_output, the others in o->out_dir. */
+static void write_tables(const options *o, const out_ctx *oc)
 {
-    char *path = qk_path_join(dir, name);
-    qk_write_table(path, fill, c);
-    free(path);
+    static const struct {
+        const char *name;
+        void (*fill)(FILE *, const void *);
+    } in_dir[] = {{"plasticity_profile.tsv", write_profile},
+                  {"plasticity_pair2d.tsv", write_pair2d},
+                  {"plasticity_weights.tsv", write_weights},
+                  {"plasticity_model_profile.tsv", write_model_profile},
+                  {"plasticity_model_pair2d.tsv", write_model_pair2d},
+                  {"plasticity_model.tsv", write_model}};
+    enum { N_IN_DIR = sizeof in_dir / sizeof in_dir[0] };
+    qk_output outputs[1 + N_IN_DIR] = {{o->heads_output, write_heads, NULL}};
+    for (int i = 0; i < N_IN_DIR; i++)
+        outputs[1 + i] = (qk_output){qk_path_join(o->out_dir, in_dir[i].name), in_dir[i].fill,
+                                     NULL};
+    qk_write_outputs(outputs, 1 + N_IN_DIR, oc);
+    for (int i = 1; i <= N_IN_DIR; i++)
+        free((char *)outputs[i].path);
 }
 
 int main(int argc, char **argv)
@@ -419,13 +434,7 @@ int main(int argc, char **argv)
     qk_plast_model_compute(&model, results, n, &ctx.grid);
 
     out_ctx oc = {stage.jobs, results, n, &ctx.grid, &model};
-    qk_write_table(o.heads_output, write_heads, &oc);
-    write_table(o.out_dir, "plasticity_profile.tsv", write_profile, &oc);
-    write_table(o.out_dir, "plasticity_pair2d.tsv", write_pair2d, &oc);
-    write_table(o.out_dir, "plasticity_weights.tsv", write_weights, &oc);
-    write_table(o.out_dir, "plasticity_model_profile.tsv", write_model_profile, &oc);
-    write_table(o.out_dir, "plasticity_model_pair2d.tsv", write_model_pair2d, &oc);
-    write_table(o.out_dir, "plasticity_model.tsv", write_model, &oc);
+    write_tables(&o, &oc);
     if (o.params.time_floor)
         print_floor(results, n, o.threads);
     if (o.timing)

@@ -231,44 +231,33 @@ static void write_row(FILE *fp, const options *o, const qk_store *s, const qk_he
     fprintf(fp, "\t%d\t%d\n", r->flag_degenerate_a, r->flag_degenerate_b);
 }
 
-static void fail_outputs(qk_atomic *table, qk_atomic *axes, const char *path, const qk_err *err)
+static void write_table(FILE *fp, const void *arg)
 {
-    qk_atomic_abort(table);
-    qk_atomic_abort(axes);
-    qk_die(QK_EXIT_DATA, path, "%s", err->msg);
+    const run_ctx *ctx = arg;
+    const qk_stage *stage = ctx->stage;
+    fputs(table_header, fp);
+    for (int i = 0; i < stage->n_jobs; i++)
+        if (stage->usable[i]) {
+            const head_result *r = qk_stage_result(stage, i);
+            write_row(fp, ctx->opt, &stage->store, &stage->jobs[i], &r->metrics);
+        }
 }
 
-static void write_outputs(const options *o, const qk_stage *stage)
+static int write_axes(FILE *fp, const void *arg, qk_err *err)
 {
-    qk_atomic table, axes;
-    qk_rot_axes_writer aw;
-    qk_err err;
-    qk_output_open(&table, o->output);
-    if (qk_atomic_open(&axes, o->axes_output, &err) != 0) {
-        qk_atomic_abort(&table);
-        qk_die(QK_EXIT_DATA, o->axes_output, "%s", err.msg);
-    }
+    const qk_stage *stage = ((const run_ctx *)arg)->stage;
     int d = stage->store.dim;
-    fputs(table_header, table.fp);
-    if (qk_rot_axes_begin(&aw, axes.fp, d, &err) != 0)
-        fail_outputs(&table, &axes, o->axes_output, &err);
+    qk_rot_axes_writer aw;
+    if (qk_rot_axes_begin(&aw, fp, d, err) != 0)
+        return -1;
     for (int i = 0; i < stage->n_jobs; i++) {
-        if (!stage->usable[i])
-            continue;
         const qk_head_job *j = &stage->jobs[i];
         const head_result *r = qk_stage_result(stage, i);
-        write_row(table.fp, o, &stage->store, j, &r->metrics);
-        if (qk_rot_axes_add(&aw, j->layer, j->head, j->kv_head, r->ab, r->ab + d, &r->pooled,
-                            &err) != 0)
-            fail_outputs(&table, &axes, o->axes_output, &err);
+        if (stage->usable[i] && qk_rot_axes_add(&aw, j->layer, j->head, j->kv_head, r->ab,
+                                                r->ab + d, &r->pooled, err) != 0)
+            return -1;
     }
-    if (qk_rot_axes_finish(&aw, &err) != 0)
-        fail_outputs(&table, &axes, o->axes_output, &err);
-    if (qk_atomic_commit(&axes, &err) != 0) {
-        qk_atomic_abort(&table);
-        qk_die(QK_EXIT_DATA, o->axes_output, "%s", err.msg);
-    }
-    qk_output_commit(&table);
+    return qk_rot_axes_finish(&aw, err);
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
@@ -301,7 +290,9 @@ int main(int argc, char **argv)
                           .usable = usable, .thread_init = thread_init,
                           .thread_free = thread_free, .analyse = analyse};
     qk_stage_run(&stage, &spec);
-    write_outputs(&o, &stage);
+    const qk_output outputs[] = {{o.output, write_table, NULL},
+                                 {o.axes_output, NULL, write_axes}};
+    qk_write_outputs(outputs, 2, &ctx);
     for (int i = 0; i < stage.n_jobs; i++) {
         head_result *r = qk_stage_result(&stage, i);
         free(r->ab);

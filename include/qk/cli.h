@@ -111,6 +111,19 @@ void qk_output_open(qk_atomic *out, const char *path);
 void qk_output_commit(qk_atomic *out);
 /* Writes the file at path atomically: fill(fp, arg) writes its contents. */
 void qk_write_table(const char *path, void (*fill)(FILE *fp, const void *arg), const void *arg);
+
+/* One of a program's output files and what writes it: fill, or, for a
+ * writer that can fail, fill_checked (-1 with a message in err). */
+typedef struct qk_output {
+    const char *path;
+    void (*fill)(FILE *fp, const void *arg);
+    int (*fill_checked)(FILE *fp, const void *arg, qk_err *err);
+} qk_output;
+
+/* Writes n files from arg, each atomically, and renames none into place
+ * before all are written: a writer that fails, or a file that cannot be
+ * created, leaves no new output and exits 2 naming that file. */
+void qk_write_outputs(const qk_output *outputs, int n, const void *arg);
 /* Writes len bytes of text to path atomically. */
 void qk_write_text(const char *path, const char *text, size_t len);
 

@@ -316,10 +316,39 @@ void qk_output_commit(qk_atomic *out)
 
 void qk_write_table(const char *path, void (*fill)(FILE *fp, const void *arg), const void *arg)
 {
-    qk_atomic out;
-    qk_output_open(&out, path);
-    fill(out.fp, arg);
-    qk_output_commit(&out);
+    qk_output out = {path, fill, NULL};
+    qk_write_outputs(&out, 1, arg);
+}
+
+static void abort_outputs(qk_atomic *files, int from, int to)
+{
+    for (int i = from; i < to; i++)
+        qk_atomic_abort(&files[i]);
+}
+
+void qk_write_outputs(const qk_output *outputs, int n, const void *arg)
+{
+    qk_atomic *files = qk_calloc((size_t)(n ? n : 1), sizeof *files);
+    qk_err err;
+    for (int i = 0; i < n; i++) {
+        const qk_output *o = &outputs[i];
+        if (qk_atomic_open(&files[i], o->path, &err) == 0) {
+            if (o->fill) {
+                o->fill(files[i].fp, arg);
+                continue;
+            }
+            if (o->fill_checked(files[i].fp, arg, &err) == 0)
+                continue;
+        }
+        abort_outputs(files, 0, i + 1);
+        qk_die(QK_EXIT_DATA, o->path, "%s", err.msg);
+    }
+    for (int i = 0; i < n; i++)
+        if (qk_atomic_commit(&files[i], &err) != 0) {
+            abort_outputs(files, i + 1, n);
+            qk_die(QK_EXIT_DATA, outputs[i].path, "%s", err.msg);
+        }
+    free(files);
 }
 
 void qk_write_text(const char *path, const char *text, size_t len)
