@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -22,43 +21,43 @@
 
 #define IO_CHUNK (64 * 1024)
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-archive create --output FILE [--param KEY=VALUE]... [--suite-version V]\n"
-        "                         [--root DIR] PATH...\n"
-        "       qk-archive verify FILE\n"
-        "       qk-archive extract FILE DIR\n"
-        "       qk-archive list FILE\n"
-        "\n"
-        "create   packs the regular files under each PATH (a file or a directory, taken\n"
-        "         recursively, relative to DIR or the current directory) into a gzip'ed\n"
-        "         pax tar archive.  The first entry is MANIFEST: the suite version, the\n"
-        "         parameters (sorted by KEY) and one line 'SHA256 SIZE PATH' per file.\n"
-        "         Entries are sorted by path; mtime 0, owner 0:0, mode 0644, no directory\n"
-        "         entries: the same files give the same bytes.  Symbolic links, devices,\n"
-        "         fifos and sockets are refused.  The output is written atomically.\n"
-        "verify   recomputes the size and SHA-256 of every file and compares them with\n"
-        "         MANIFEST; every altered, missing or extra file is named on stderr, and\n"
-        "         a truncated or damaged archive names the member the damage is in.\n"
-        "extract  refuses an archive holding an absolute path, a '..' component, a\n"
-        "         link, a device or any other non-regular entry, verifies it, then\n"
-        "         restores MANIFEST and the files into DIR (created if missing).\n"
-        "list     prints the size and path of every entry.\n"
-        "\n"
-        "Options of create:\n"
-        "  -o, --output FILE         archive to write (.tar.gz)\n"
-        "  -p, --param KEY=VALUE     a parameter recorded in MANIFEST (repeatable)\n"
-        "      --suite-version V     suite version recorded in MANIFEST (default %s)\n"
-        "  -C, --root DIR            directory the PATHs are relative to\n"
-        "  -h, --help                this text\n"
-        "      --version             print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad data (unreadable input, corrupt\n"
-        "archive, a file that differs from MANIFEST, an unsafe entry).\n"
-        "Example: qk-archive create -o dist/r.tar.gz -p SEED=1 results figures report\n",
-        QK_VERSION_STRING);
-}
+enum { OPT_SUITE_VERSION = QK_KEY_FIRST };
+
+/* The options of create; the other commands take none but -h and --version. */
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("archive to write (.tar.gz)"),
+    {'p', "param", "KEY=VALUE", "a parameter recorded in MANIFEST (repeatable)"},
+    {OPT_SUITE_VERSION, "suite-version", "V", "suite version recorded in MANIFEST (default "
+                                              QK_VERSION_STRING ")"},
+    {'C', "root", "DIR", "directory the PATHs are relative to"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-archive",
+    "qk-archive create --output FILE [--param KEY=VALUE]... [--suite-version V]\n"
+    "                  [--root DIR] PATH...\n"
+    "qk-archive verify FILE\n"
+    "qk-archive extract FILE DIR\n"
+    "qk-archive list FILE",
+    "create   packs the regular files under each PATH (a file or a directory, taken\n"
+    "         recursively, relative to DIR or the current directory) into a gzip'ed\n"
+    "         pax tar archive.  The first entry is MANIFEST: the suite version, the\n"
+    "         parameters (sorted by KEY) and one line 'SHA256 SIZE PATH' per file.\n"
+    "         Entries are sorted by path; mtime 0, owner 0:0, mode 0644, no directory\n"
+    "         entries: the same files give the same bytes.  Symbolic links, devices,\n"
+    "         fifos and sockets are refused.  The output is written atomically.\n"
+    "verify   recomputes the size and SHA-256 of every file and compares them with\n"
+    "         MANIFEST; every altered, missing or extra file is named on stderr, and\n"
+    "         a truncated or damaged archive names the member the damage is in.\n"
+    "extract  refuses an archive holding an absolute path, a '..' component, a\n"
+    "         link, a device or any other non-regular entry, verifies it, then\n"
+    "         restores MANIFEST and the files into DIR (created if missing).\n"
+    "list     prints the size and path of every entry.\n"
+    "\n"
+    "The options below but -h and --version are those of create.\n",
+    options_table,
+    "a corrupt archive, a file that differs from MANIFEST, an unsafe entry",
+    "qk-archive create -o dist/r.tar.gz -p SEED=1 results figures report", NULL};
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void usage_error(const char *fmt, ...)
@@ -69,23 +68,6 @@ static void usage_error(const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fprintf(stderr, "%s: error: %s (see qk-archive --help)\n", qk_progname(), msg);
-    exit(QK_EXIT_USAGE);
-}
-
-/* Options shared by every command: -h/--help and --version. */
-enum { OPT_VERSION = 256, OPT_SUITE_VERSION };
-
-static void common_option(int c)
-{
-    if (c == 'h') {
-        usage(stdout);
-        exit(QK_EXIT_OK);
-    }
-    if (c == OPT_VERSION) {
-        printf("qk-archive %s\n", QK_VERSION_STRING);
-        exit(QK_EXIT_OK);
-    }
-    usage(stderr);
     exit(QK_EXIT_USAGE);
 }
 
@@ -152,40 +134,33 @@ static char *normalize_arg(const char *arg)
 
 static void parse_create_args(int argc, char **argv, create_options *o)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"param", required_argument, NULL, 'p'},
-        {"suite-version", required_argument, NULL, OPT_SUITE_VERSION},
-        {"root", required_argument, NULL, 'C'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->manifest.suite_version = qk_strdup(QK_VERSION_STRING);
-    int c;
-    while ((c = getopt_long(argc, argv, "o:p:C:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': o->output = optarg; break;
-        case 'p': add_param(&o->manifest, optarg); break;
-        case 'C': o->root = optarg; break;
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case 'p': add_param(&o->manifest, value); break;
+        case 'C': o->root = value; break;
         case OPT_SUITE_VERSION:
             free(o->manifest.suite_version);
-            o->manifest.suite_version = qk_strdup(optarg);
+            o->manifest.suite_version = qk_strdup(value);
             break;
-        default: common_option(c);
         }
     }
+    o->output = a.output;
     if (!o->output)
         usage_error("create: --output FILE is required");
-    if (optind >= argc)
+    if (a.n_operands == 0)
         usage_error("create: no PATH to archive");
     qk_err err;
     if (qk_manifest_normalize(&o->manifest, &err) != 0)
         usage_error("create: %s", err.msg);
-    o->n_paths = argc - optind;
+    o->n_paths = a.n_operands;
     o->paths = qk_malloc((size_t)o->n_paths * sizeof *o->paths);
     for (int i = 0; i < o->n_paths; i++)
-        o->paths[i] = normalize_arg(argv[optind + i]);
+        o->paths[i] = normalize_arg(a.operands[i]);
 }
 
 /* ---- collecting the files ------------------------------------------------ */
@@ -499,19 +474,21 @@ static int cmd_create(int argc, char **argv)
 /* reading archives: verify, extract, list                                  */
 /* ======================================================================= */
 
-/* Parses the options of a command taking exactly n_args operands. */
+/* Parses the options of a command taking exactly n_args operands and no
+ * option but -h and --version. */
 static char **parse_plain_args(int argc, char **argv, int n_args, const char *synopsis)
 {
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-        common_option(c);
-    if (argc - optind != n_args)
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    int own = 0;
+    while (qk_args_next(&a, &value) != -1)
+        own = 1;
+    if (own || a.output)
+        usage_error("only create takes options (%s)", synopsis);
+    if (a.n_operands != n_args)
         usage_error("expected '%s'", synopsis);
-    return argv + optind;
+    return a.operands;
 }
 
 /* The archive file, mapped into memory: every pass reads the same bytes. */
@@ -628,10 +605,12 @@ int main(int argc, char **argv)
     if (argc < 2)
         usage_error("expected a command: create, verify, extract or list");
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help"))
-        common_option('h');
-    if (!strcmp(cmd, "--version"))
-        common_option(OPT_VERSION);
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "--version")) {
+        qk_args a;
+        const char *value;
+        qk_args_init(&a, &program, 2, argv);
+        qk_args_next(&a, &value); /* prints and exits */
+    }
     if (!strcmp(cmd, "create"))
         return cmd_create(argc - 1, argv + 1);
     if (!strcmp(cmd, "verify"))

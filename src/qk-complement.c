@@ -5,7 +5,6 @@
  * position correlation of the drift lemma, and the joined per-head table
  * (rotation metrics + complement summaries). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,48 +12,46 @@
 
 #include "qk/cli.h"
 #include "qk/common.h"
-#include "qk/heads.h"
-#include "qk/moments.h"
 #include "qk/rotation.h"
+#include "qk/stage.h"
 #include "qk/store.h"
 #include "qk/table.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-complement [OPTIONS] STORE\n"
-        "\n"
-        "The complement of the {a, b} plane of every head that qk-rotate analysed:\n"
-        "the pooled covariance projected off a and b is decomposed, and the first\n"
-        "min(%d, (d-2)/2) pairs of its principal directions get their share of the\n"
-        "complement variance, the Pearson r of the pair angle atan2(w, u) with\n"
-        "position (at the raw cut and at the best of %d cuts), the balanced accuracy\n"
-        "of a query/key Fisher discriminant and the radial spread. A pair is active\n"
-        "when |angle_r_best| >= TAU. Also checks the drift lemma: residual_pos_r is\n"
-        "the largest |r| of position with b or any complement direction.\n"
-        "\n"
-        "Options:\n"
-        "      --axes FILE            axes from qk-rotate (default: rotation_axes.bin\n"
-        "                             beside STORE)\n"
-        "      --rotation FILE        per-head table from qk-rotate (default:\n"
-        "                             rotation.tsv beside STORE)\n"
-        "      --pairs-output FILE    one row per (head, pair) (default:\n"
-        "                             complement_pairs.tsv beside STORE)\n"
-        "      --heads-output FILE    one row per head (default: complement_heads.tsv)\n"
-        "      --rotated-output FILE  the rotation table with the complement summaries\n"
-        "                             appended (default: rotated.tsv beside STORE)\n"
-        "      --active-tau TAU       |angle_r_best| of an active pair (default %g)\n"
-        "  -j, --threads N            worker threads (default 2); the output does not\n"
-        "                             depend on N\n"
-        "      --no-verify            do not check the store's checksum\n"
-        "  -q, --quiet                no progress lines\n"
-        "  -h, --help                 this text\n"
-        "      --version              print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-complement --threads 2 build/llama3.2-3b/store.qks\n",
-        QK_ROT_MAX_PAIRS, QK_ROT_ANGLE_CUTS, QK_ROT_ACTIVE_TAU);
-}
+/* The input and output files, in the order of options.given. */
+enum { F_AXES, F_ROTATION, F_PAIRS, F_HEADS, F_ROTATED, N_FILES };
+enum { OPT_FILE = QK_KEY_FIRST, OPT_TAU = OPT_FILE + N_FILES };
+
+static const qk_option options_table[] = {
+    {OPT_FILE + F_AXES, "axes", "FILE", "axes from qk-rotate (default: rotation_axes.bin "
+                                        "beside STORE)"},
+    {OPT_FILE + F_ROTATION, "rotation", "FILE", "per-head table from qk-rotate (default: "
+                                                "rotation.tsv beside STORE)"},
+    {OPT_FILE + F_PAIRS, "pairs-output", "FILE", "one row per (head, pair) (default: "
+                                                 "complement_pairs.tsv beside STORE)"},
+    {OPT_FILE + F_HEADS, "heads-output", "FILE", "one row per head (default: "
+                                                 "complement_heads.tsv)"},
+    {OPT_FILE + F_ROTATED, "rotated-output", "FILE", "the rotation table with the complement "
+     "summaries appended (default: rotated.tsv beside STORE)"},
+    {OPT_TAU, "active-tau", "TAU", "|angle_r_best| of an active pair (default "
+                                   QK_STR(QK_ROT_ACTIVE_TAU) ")"},
+    QK_OPTION_THREADS,
+    QK_OPTION_NO_VERIFY,
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-complement", "qk-complement [OPTIONS] STORE",
+    "The complement of the {a, b} plane of every head that qk-rotate analysed:\n"
+    "the pooled covariance projected off a and b is decomposed, and the first\n"
+    "min(" QK_STR(QK_ROT_MAX_PAIRS) ", (d-2)/2) pairs of its principal directions get their "
+    "share of the\n"
+    "complement variance, the Pearson r of the pair angle atan2(w, u) with\n"
+    "position (at the raw cut and at the best of " QK_STR(QK_ROT_ANGLE_CUTS) " cuts), the "
+    "balanced accuracy\n"
+    "of a query/key Fisher discriminant and the radial spread. A pair is active\n"
+    "when |angle_r_best| >= TAU. Also checks the drift lemma: residual_pos_r is\n"
+    "the largest |r| of position with b or any complement direction.\n",
+    options_table, NULL, "qk-complement --threads 2 build/llama3.2-3b/store.qks", NULL};
 
 typedef struct options {
     const char *store;
@@ -71,53 +68,26 @@ static char *path_or_beside(const char *given, const char *store, const char *na
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_AXES = 256, OPT_ROTATION, OPT_PAIRS, OPT_HEADS, OPT_ROTATED, OPT_TAU,
-           OPT_NO_VERIFY, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"axes", required_argument, NULL, OPT_AXES},
-        {"rotation", required_argument, NULL, OPT_ROTATION},
-        {"pairs-output", required_argument, NULL, OPT_PAIRS},
-        {"heads-output", required_argument, NULL, OPT_HEADS},
-        {"rotated-output", required_argument, NULL, OPT_ROTATED},
-        {"active-tau", required_argument, NULL, OPT_TAU},
-        {"threads", required_argument, NULL, 'j'},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->tau = QK_ROT_ACTIVE_TAU;
-    o->threads = 2;
-    o->verify = 1;
-    const char *given[5] = {NULL};
-    int c;
-    while ((c = getopt_long(argc, argv, "j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_AXES: given[0] = optarg; break;
-        case OPT_ROTATION: given[1] = optarg; break;
-        case OPT_PAIRS: given[2] = optarg; break;
-        case OPT_HEADS: given[3] = optarg; break;
-        case OPT_ROTATED: given[4] = optarg; break;
-        case OPT_TAU: o->tau = qk_opt_fraction("--active-tau", optarg); break;
-        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'q': qk_progress_set_quiet(1); break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-complement %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
+    const char *given[N_FILES] = {NULL}, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        if (key == OPT_TAU)
+            o->tau = qk_opt_fraction("--active-tau", value);
+        else
+            given[key - OPT_FILE] = value;
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->store = argv[optind];
-    o->axes = path_or_beside(given[0], o->store, "rotation_axes.bin");
-    o->rotation = path_or_beside(given[1], o->store, "rotation.tsv");
-    o->pairs_output = path_or_beside(given[2], o->store, "complement_pairs.tsv");
-    o->heads_output = path_or_beside(given[3], o->store, "complement_heads.tsv");
-    o->rotated_output = path_or_beside(given[4], o->store, "rotated.tsv");
+    qk_args_operands(&a, 1, 1);
+    o->store = a.operands[0];
+    o->threads = a.threads;
+    o->verify = a.verify;
+    o->axes = path_or_beside(given[F_AXES], o->store, "rotation_axes.bin");
+    o->rotation = path_or_beside(given[F_ROTATION], o->store, "rotation.tsv");
+    o->pairs_output = path_or_beside(given[F_PAIRS], o->store, "complement_pairs.tsv");
+    o->heads_output = path_or_beside(given[F_HEADS], o->store, "complement_heads.tsv");
+    o->rotated_output = path_or_beside(given[F_ROTATED], o->store, "rotated.tsv");
 }
 
 /* ---- inputs ------------------------------------------------------------------------ */
@@ -169,103 +139,81 @@ static void load_rotation(const options *o, const qk_rot_axes_file *axes, rotati
 /* ---- the analysis ---------------------------------------------------------------------- */
 
 typedef struct run_ctx {
-    const qk_store *store;
+    const qk_stage *stage;
     const options *opt;
     const qk_rot_axes_file *axes;
-    const qk_head_job *jobs;
-    int *axes_of_job;   /* [n_jobs] index into axes, -1: not analysed */
-    qk_comp_head *results;
+    int *axes_of_job; /* [n_jobs] index into axes, -1: not analysed */
+    int *job_of_axes; /* [axes->n_heads] */
 } run_ctx;
-
-typedef struct thread_state {
-    qk_comp_work work;
-    qk_store_buf qbuf, kbuf;
-} thread_state;
 
 static void *thread_init(void *arg)
 {
-    run_ctx *ctx = arg;
-    thread_state *st = qk_calloc(1, sizeof *st);
-    qk_comp_work_init(&st->work, ctx->store->dim);
-    return st;
+    const run_ctx *ctx = arg;
+    qk_comp_work *work = qk_calloc(1, sizeof *work);
+    qk_comp_work_init(work, ctx->stage->store.dim);
+    return work;
 }
 
 static void thread_free(void *arg)
 {
-    thread_state *st = arg;
-    qk_comp_work_free(&st->work);
-    qk_store_buf_free(&st->qbuf);
-    qk_store_buf_free(&st->kbuf);
-    free(st);
-}
-
-/* The rows of config c (its vectors decoded into buf). */
-static int config_rows(const qk_store *s, int c, qk_store_buf *buf, qk_rot_rows *r,
-                       qk_err *err)
-{
-    const float *vector = qk_store_vectors(s, c, buf, err);
-    if (!vector)
-        return -1;
-    *r = (qk_rot_rows){vector, s->configs[c].position, s->configs[c].rows};
-    return 0;
-}
-
-/* The heads of one key head; the pooled moments come from the axes file,
- * where qk-rotate left them. */
-static int analyse_group(void *arg, void *state, const int *job_idx, int n, int *failed_job,
-                         qk_err *err)
-{
-    run_ctx *ctx = arg;
-    thread_state *st = state;
-    const qk_store *s = ctx->store;
-    size_t d = (size_t)s->dim;
-    for (int i = 0; i < n; i++) {
-        int j = job_idx[i], h = ctx->axes_of_job[j];
-        if (h < 0)
-            continue;
-        qk_rot_rows rq, rk;
-        if (config_rows(s, ctx->jobs[j].q_config, &st->qbuf, &rq, err) != 0 ||
-            config_rows(s, ctx->jobs[j].k_config, &st->kbuf, &rk, err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-        if (ctx->axes->pooled[h].n != rq.n + rk.n) {
-            *failed_job = j;
-            return qk_fail(err, "%" PRId64 " rows in the axes file, %" PRId64 " in the store "
-                           "(the axes are from another store)", ctx->axes->pooled[h].n,
-                           rq.n + rk.n);
-        }
-        if (qk_comp_analyse(&rq, &rk, &ctx->axes->pooled[h], ctx->axes->a + (size_t)h * d,
-                            ctx->axes->b + (size_t)h * d, ctx->opt->tau, &st->work,
-                            &ctx->results[h], err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-    }
-    return 0;
+    qk_comp_work_free(arg);
+    free(arg);
 }
 
 /* Which job each axes head belongs to; every axes head must be in the
- * store with the same key head. */
-static int *match_jobs(const options *o, const qk_rot_axes_file *axes, const qk_head_job *jobs,
-                       int n_jobs)
+ * store with the same key head, and of its dimension. */
+static int match_jobs(void *arg, const qk_stage *stage, qk_err *err)
 {
-    int *of_job = qk_malloc((size_t)(n_jobs ? n_jobs : 1) * sizeof(int));
+    run_ctx *ctx = arg;
+    const qk_rot_axes_file *axes = ctx->axes;
+    const char *axes_path = ctx->opt->axes;
+    if (axes->n_heads > 0 && axes->dim != stage->store.dim)
+        qk_die(QK_EXIT_DATA, axes_path, "axes of dimension %d, the store's vectors have %d",
+               axes->dim, stage->store.dim);
+    ctx->axes_of_job = qk_malloc((size_t)(stage->n_jobs ? stage->n_jobs : 1) * sizeof(int));
+    ctx->job_of_axes = qk_malloc((size_t)(axes->n_heads ? axes->n_heads : 1) * sizeof(int));
     int found = 0;
-    for (int j = 0; j < n_jobs; j++) {
-        of_job[j] = qk_rot_axes_find(axes, jobs[j].layer, jobs[j].head);
-        if (of_job[j] < 0)
+    for (int j = 0; j < stage->n_jobs; j++) {
+        const qk_head_job *job = &stage->jobs[j];
+        int h = ctx->axes_of_job[j] = qk_rot_axes_find(axes, job->layer, job->head);
+        if (h < 0)
             continue;
         found++;
-        if (axes->kv_head[of_job[j]] != jobs[j].kv_head)
-            qk_die(QK_EXIT_DATA, o->axes, "head l%02dh%02d: key head %d, the store pairs it "
-                   "with %d", jobs[j].layer, jobs[j].head, axes->kv_head[of_job[j]],
-                   jobs[j].kv_head);
+        ctx->job_of_axes[h] = j;
+        if (axes->kv_head[h] != job->kv_head)
+            qk_die(QK_EXIT_DATA, axes_path, "head l%02dh%02d: key head %d, the store pairs it "
+                   "with %d", job->layer, job->head, axes->kv_head[h], job->kv_head);
     }
     if (found != axes->n_heads)
-        qk_die(QK_EXIT_DATA, o->axes, "%d of its %d heads are not in %s",
-               axes->n_heads - found, axes->n_heads, o->store);
-    return of_job;
+        qk_die(QK_EXIT_DATA, axes_path, "%d of its %d heads are not in %s",
+               axes->n_heads - found, axes->n_heads, ctx->opt->store);
+    (void)err;
+    return 0;
+}
+
+/* The heads qk-rotate analysed (no warning: it warned about the others). */
+static int usable(void *arg, const qk_stage *stage, int i, char *why, size_t cap)
+{
+    (void)stage, (void)why, (void)cap;
+    const run_ctx *ctx = arg;
+    return ctx->axes_of_job[i] >= 0;
+}
+
+/* One head; the pooled moments come from the axes file, where qk-rotate
+ * left them. */
+static int analyse(void *arg, void *state, const qk_stage_head *h, void *result, qk_err *err)
+{
+    const run_ctx *ctx = arg;
+    const qk_rot_axes_file *axes = ctx->axes;
+    size_t d = (size_t)ctx->stage->store.dim;
+    int a = ctx->axes_of_job[h->index];
+    qk_rot_rows rq = {h->q_vectors, h->q->position, h->q->rows};
+    qk_rot_rows rk = {h->k_vectors, h->k->position, h->k->rows};
+    if (axes->pooled[a].n != rq.n + rk.n)
+        return qk_fail(err, "%" PRId64 " rows in the axes file, %" PRId64 " in the store "
+                       "(the axes are from another store)", axes->pooled[a].n, rq.n + rk.n);
+    return qk_comp_analyse(&rq, &rk, &axes->pooled[a], axes->a + (size_t)a * d,
+                           axes->b + (size_t)a * d, ctx->opt->tau, state, result, err);
 }
 
 /* ---- output ------------------------------------------------------------------------------ */
@@ -276,14 +224,25 @@ static void put_num(FILE *fp, double v)
     qk_put_num(fp, v + 0.0);
 }
 
-static void write_pairs(FILE *fp, const rotation_table *rot, const qk_rot_axes_file *axes,
-                        const qk_comp_head *results, double tau)
+/* What the tables are written from: the rows of the rotation table, each
+ * with its head in the axes file and that head's result. */
+typedef struct tables {
+    const rotation_table *rot;
+    const qk_rot_axes_file *axes;
+    const qk_comp_head **by_axes; /* [axes->n_heads] */
+    double tau;
+} tables;
+
+static void write_pairs(FILE *fp, const void *arg)
 {
+    const tables *t = arg;
+    const rotation_table *rot = t->rot;
+    const qk_rot_axes_file *axes = t->axes;
     fputs("checkpoint\tlayer\thead\tkv_head\tpair\tpair_var_frac\tangle_r\tangle_r_best"
           "\tbest_cut\tcls_acc\tradial_cv\tactive\n", fp);
     for (int i = 0; i < rot->t.n_rows; i++) {
         int h = rot->axes_index[i];
-        const qk_comp_head *r = &results[h];
+        const qk_comp_head *r = t->by_axes[h];
         for (int p = 0; p < r->n_pairs; p++) {
             const qk_comp_pair *q = &r->pair[p];
             fprintf(fp, "%s\t%d\t%d\t%d\t%d", qk_table_cell(&rot->t, i, rot->col_checkpoint),
@@ -292,7 +251,7 @@ static void write_pairs(FILE *fp, const rotation_table *rot, const qk_rot_axes_f
                                 q->cls_acc, q->radial_cv};
             for (size_t c = 0; c < sizeof v / sizeof v[0]; c++)
                 put_num(fp, v[c]);
-            fprintf(fp, "\t%d\n", fabs(q->angle_r_best) >= tau);
+            fprintf(fp, "\t%d\n", fabs(q->angle_r_best) >= t->tau);
         }
     }
 }
@@ -311,73 +270,34 @@ static void put_summary(FILE *fp, const qk_comp_head *r)
     fputc('\n', fp);
 }
 
-static void write_heads(FILE *fp, const rotation_table *rot, const qk_rot_axes_file *axes,
-                        const qk_comp_head *results)
+static void write_heads(FILE *fp, const void *arg)
 {
+    const tables *t = arg;
+    const qk_rot_axes_file *axes = t->axes;
     fprintf(fp, "layer\thead\tkv_head\tn_pairs\tcomplement_var\t%s\n", summary_columns);
-    for (int i = 0; i < rot->t.n_rows; i++) {
-        int h = rot->axes_index[i];
+    for (int i = 0; i < t->rot->t.n_rows; i++) {
+        int h = t->rot->axes_index[i];
+        const qk_comp_head *r = t->by_axes[h];
         fprintf(fp, "%d\t%d\t%d\t%d", axes->layer[h], axes->head[h], axes->kv_head[h],
-                results[h].n_pairs);
-        put_num(fp, results[h].complement_var);
-        put_summary(fp, &results[h]);
+                r->n_pairs);
+        put_num(fp, r->complement_var);
+        put_summary(fp, r);
     }
 }
 
 /* The rotation table's cells as they are, then the summaries. */
-static void write_rotated(FILE *fp, const rotation_table *rot, const qk_comp_head *results)
+static void write_rotated(FILE *fp, const void *arg)
 {
+    const tables *t = arg;
+    const rotation_table *rot = t->rot;
     for (int c = 0; c < rot->t.n_cols; c++)
         fprintf(fp, "%s\t", rot->t.header[c]);
     fprintf(fp, "%s\n", summary_columns);
     for (int i = 0; i < rot->t.n_rows; i++) {
         for (int c = 0; c < rot->t.n_cols; c++)
             fprintf(fp, "%s%s", c ? "\t" : "", qk_table_cell(&rot->t, i, c));
-        put_summary(fp, &results[rot->axes_index[i]]);
+        put_summary(fp, t->by_axes[rot->axes_index[i]]);
     }
-}
-
-typedef void (*table_writer)(FILE *fp, const rotation_table *, const qk_rot_axes_file *,
-                             const qk_comp_head *, double);
-
-static void wrap_heads(FILE *fp, const rotation_table *r, const qk_rot_axes_file *a,
-                       const qk_comp_head *res, double tau)
-{
-    (void)tau;
-    write_heads(fp, r, a, res);
-}
-
-static void wrap_rotated(FILE *fp, const rotation_table *r, const qk_rot_axes_file *a,
-                         const qk_comp_head *res, double tau)
-{
-    (void)a;
-    (void)tau;
-    write_rotated(fp, r, res);
-}
-
-/* Writes all three tables; none is renamed into place unless all were
- * written. */
-static void write_outputs(const options *o, const rotation_table *rot,
-                          const qk_rot_axes_file *axes, const qk_comp_head *results)
-{
-    const char *paths[3] = {o->pairs_output, o->heads_output, o->rotated_output};
-    table_writer writers[3] = {write_pairs, wrap_heads, wrap_rotated};
-    qk_atomic out[3];
-    qk_err err;
-    for (int i = 0; i < 3; i++) {
-        if (qk_atomic_open(&out[i], paths[i], &err) != 0) {
-            for (int k = 0; k < i; k++)
-                qk_atomic_abort(&out[k]);
-            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
-        }
-        writers[i](out[i].fp, rot, axes, results, o->tau);
-    }
-    for (int i = 0; i < 3; i++)
-        if (qk_atomic_commit(&out[i], &err) != 0) {
-            for (int k = i + 1; k < 3; k++)
-                qk_atomic_abort(&out[k]);
-            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
-        }
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
@@ -394,33 +314,30 @@ int main(int argc, char **argv)
         qk_die(QK_EXIT_DATA, o.axes, "%s", err.msg);
     rotation_table rot;
     load_rotation(&o, &axes, &rot);
-    qk_store s;
-    qk_open_store(o.store, &s, o.verify);
-    if (axes.n_heads > 0 && axes.dim != s.dim)
-        qk_die(QK_EXIT_DATA, o.axes, "axes of dimension %d, the store's vectors have %d",
-               axes.dim, s.dim);
-    double t0 = qk_now();
+    qk_stage stage;
+    run_ctx ctx = {.stage = &stage, .opt = &o, .axes = &axes};
+    qk_stage_spec spec = {.store = o.store, .verify = o.verify, .threads = o.threads,
+                          .what = "complement", .result_size = sizeof(qk_comp_head),
+                          .share_key = 1, .ctx = &ctx, .prepare = match_jobs,
+                          .usable = usable, .thread_init = thread_init,
+                          .thread_free = thread_free, .analyse = analyse};
+    qk_stage_run(&stage, &spec);
 
-    qk_head_job *jobs;
-    int n_jobs;
-    if (qk_head_jobs(&s, &jobs, &n_jobs, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
-    run_ctx ctx = {.store = &s, .opt = &o, .axes = &axes, .jobs = jobs};
-    ctx.axes_of_job = match_jobs(&o, &axes, jobs, n_jobs);
-    ctx.results = qk_calloc((size_t)(axes.n_heads ? axes.n_heads : 1), sizeof(qk_comp_head));
-    qk_progress("%.56s: complement of %d heads, d = %d, %d threads", s.header.dataset_id,
-                axes.n_heads, s.dim, o.threads);
+    /* the results in the order of the axes file, as the tables index them */
+    const qk_comp_head **by_axes = qk_malloc((size_t)(axes.n_heads ? axes.n_heads : 1) *
+                                             sizeof *by_axes);
+    for (int h = 0; h < axes.n_heads; h++)
+        by_axes[h] = qk_stage_result(&stage, ctx.job_of_axes[h]);
+    tables t = {&rot, &axes, by_axes, o.tau};
+    const qk_output outputs[] = {{o.pairs_output, write_pairs, NULL},
+                                 {o.heads_output, write_heads, NULL},
+                                 {o.rotated_output, write_rotated, NULL}};
+    qk_write_outputs(outputs, 3, &t);
+    qk_stage_finish(&stage, NULL);
 
-    qk_head_runner runner = {jobs, n_jobs, 1, 0, &ctx, thread_init, analyse_group, thread_free};
-    if (qk_head_run(&runner, o.threads, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
-    write_outputs(&o, &rot, &axes, ctx.results);
-    qk_progress("%.56s: %d heads, %.2f s", s.header.dataset_id, axes.n_heads,
-                qk_now() - t0);
-
-    free(jobs);
+    free(by_axes);
     free(ctx.axes_of_job);
-    free(ctx.results);
+    free(ctx.job_of_axes);
     free(rot.axes_index);
     qk_table_free(&rot.t);
     qk_rot_axes_free(&axes);
@@ -429,6 +346,5 @@ int main(int argc, char **argv)
     free(o.pairs_output);
     free(o.heads_output);
     free(o.rotated_output);
-    qk_store_close(&s);
     return QK_EXIT_OK;
 }

@@ -3,41 +3,37 @@
  * table the thesis compares the checkpoints with): per checkpoint the rotation metrics of
  * model_summary.csv next to the plasticity scalars of
  * smollm3_model_report.csv. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/study.h"
 #include "qk/table.h"
 #include "qk/values.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-joint --summary FILE --plasticity FILE --registry FILE -o OUTPUT\n"
-        "\n"
-        "Joins, per checkpoint (column model), the rotation summary (mean bias strength,\n"
-        "|alpha_K|, |r_k^a|, separation strength, plane variance fraction) with the\n"
-        "plasticity report (ap_overall, first/last 20 %%, drop) and writes one CSV row a\n"
-        "checkpoint, in the order of the plasticity report, with the registry label and\n"
-        "context length. Values are copied as written (round-trip precision).\n"
-        "\n"
-        "Options:\n"
-        "  -s, --summary FILE      model_summary.csv of the rotation stage\n"
-        "  -p, --plasticity FILE   smollm3_model_report.csv (or model_report.csv)\n"
-        "  -r, --registry FILE     dataset registry (id, label columns)\n"
-        "      --prefix P          registry id = P + model (default smollm3-3b-)\n"
-        "  -o, --output FILE       table to write (written atomically)\n"
-        "  -h, --help              this text\n"
-        "      --version           print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data (a checkpoint\n"
-        "missing from one table, a missing column, a cell that is not a number).\n"
-        "Example: qk-joint -s results/smollm3_training_progress/model_summary.csv \\\n"
-        "           -p results/smollm3_training_progress/smollm3_model_report.csv \\\n"
-        "           -r workflow/datasets.tsv -o joint_rotation_plasticity.csv\n");
-}
+enum { OPT_PREFIX = QK_KEY_FIRST };
+
+static const qk_option options_table[] = {
+    {'s', "summary", "FILE", "model_summary.csv of the rotation stage"},
+    {'p', "plasticity", "FILE", "smollm3_model_report.csv (or model_report.csv)"},
+    {'r', "registry", "FILE", "dataset registry (id, label columns)"},
+    {OPT_PREFIX, "prefix", "P", "registry id = P + model (default smollm3-3b-)"},
+    QK_OPTION_OUTPUT("table to write (written atomically)"),
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-joint", "qk-joint --summary FILE --plasticity FILE --registry FILE -o OUTPUT",
+    "Joins, per checkpoint (column model), the rotation summary (mean bias strength,\n"
+    "|alpha_K|, |r_k^a|, separation strength, plane variance fraction) with the\n"
+    "plasticity report (ap_overall, first/last 20 %, drop) and writes one CSV row a\n"
+    "checkpoint, in the order of the plasticity report, with the registry label and\n"
+    "context length. Values are copied as written (round-trip precision).\n",
+    options_table,
+    "a checkpoint missing from one table, a missing column, a cell that is not a number",
+    "qk-joint -s results/smollm3_training_progress/model_summary.csv \\\n"
+    "  -p results/smollm3_training_progress/smollm3_model_report.csv \\\n"
+    "  -r workflow/datasets.tsv -o joint_rotation_plasticity.csv", NULL};
 
 typedef struct options {
     const char *summary, *plasticity, *registry, *prefix, *output;
@@ -45,31 +41,23 @@ typedef struct options {
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_PREFIX = 256, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"summary", required_argument, NULL, 's'}, {"plasticity", required_argument, NULL, 'p'},
-        {"registry", required_argument, NULL, 'r'}, {"prefix", required_argument, NULL, OPT_PREFIX},
-        {"output", required_argument, NULL, 'o'},  {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION}, {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->prefix = "smollm3-3b-";
-    int c;
-    while ((c = getopt_long(argc, argv, "s:p:r:o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's': o->summary = optarg; break;
-        case 'p': o->plasticity = optarg; break;
-        case 'r': o->registry = optarg; break;
-        case OPT_PREFIX: o->prefix = optarg; break;
-        case 'o': o->output = optarg; break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-joint %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case 's': o->summary = value; break;
+        case 'p': o->plasticity = value; break;
+        case 'r': o->registry = value; break;
+        case OPT_PREFIX: o->prefix = value; break;
         }
     }
-    if (!o->summary || !o->plasticity || !o->registry || !o->output || optind != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
+    o->output = a.output;
+    if (!o->summary || !o->plasticity || !o->registry || !o->output)
+        qk_usage_error(&program);
+    qk_args_operands(&a, 0, 0);
 }
 
 /* A numeric cell (nan allowed: a checkpoint without a valid head), as written. */

@@ -1,6 +1,5 @@
 /* qk-load: reads one revision directory of sniffed-qk Parquet files,
  * validates it and writes the binary store that later stages map. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -15,47 +14,43 @@
 #include "qk/source.h"
 #include "qk/store.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-load [OPTIONS] DIR -o STORE\n"
-        "       qk-load --stats PATH\n"
-        "       qk-load --source-record FILE [--synthetic SPEC] [--dataset ID] DIR\n"
-        "\n"
-        "Reads the query/key configs (lLLhHHq, lLLhHHk) of one downloaded revision of\n"
-        "the sniffed-qk dataset, pairs each query head with its key head (GQA),\n"
-        "validates every file and writes a binary store (docs/store-format.md).\n"
-        "DIR may be a plain download, a Hugging Face cache snapshot, or the cache's\n"
-        "datasets--viktoroo--sniffed-qk folder together with --revision.\n"
-        "\n"
-        "Options:\n"
-        "  -o, --output STORE     store file to write (written atomically)\n"
-        "      --dataset ID       registry id of the model (default: DIR's name);\n"
-        "                         DIR/qkreport.conf, if present, describes the model\n"
-        "      --registry FILE    dataset registry (default workflow/datasets.tsv)\n"
-        "      --revision REV     revision name inside a Hugging Face cache root\n"
-        "      --inventory FILE   also write a one-row TSV summary of the store\n"
-        "      --source FILE      the dataset's source record: its origin and revision\n"
-        "                         go into the inventory\n"
-        "      --source-record FILE  write the source record of DIR (what its store is\n"
-        "                         made from: every input file's size, mtime and footer\n"
-        "                         hash) and nothing else; the file is replaced only when\n"
-        "                         its content changes (docs/cache.md)\n"
-        "      --synthetic SPEC   with --source-record: the data are qk-synth's, made\n"
-        "                         with SPEC = \"seed=S scale=C mode=M\"\n"
-        "      --stats PATH       print one JSON object per config of PATH (a revision\n"
-        "                         directory or one Parquet file): config, rows, dim,\n"
-        "                         position_sum, example_id_sum, vector_sum,\n"
-        "                         vector_abs_sum; nothing is written\n"
-        "      --verify STORE     check a store's structure and checksum and decode\n"
-        "                         every config's vectors\n"
-        "  -q, --quiet            no progress lines\n"
-        "  -h, --help             this text\n"
-        "      --version          print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-load --dataset llama3.2-3b data/llama3.2-3b -o build/llama3.2-3b/store.qks\n");
-}
+enum { OPT_DATASET = QK_KEY_FIRST, OPT_REGISTRY, OPT_REVISION, OPT_INVENTORY, OPT_SOURCE,
+       OPT_SOURCE_RECORD, OPT_SYNTHETIC, OPT_STATS, OPT_VERIFY };
+
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("store file to write (written atomically)"),
+    {OPT_DATASET, "dataset", "ID", "registry id of the model (default: DIR's name); "
+                                   "DIR/qkreport.conf, if present, describes the model"},
+    {OPT_REGISTRY, "registry", "FILE", "dataset registry (default workflow/datasets.tsv)"},
+    {OPT_REVISION, "revision", "REV", "revision name inside a Hugging Face cache root"},
+    {OPT_INVENTORY, "inventory", "FILE", "also write a one-row TSV summary of the store"},
+    {OPT_SOURCE, "source", "FILE", "the dataset's source record: its origin and revision go "
+                                   "into the inventory"},
+    {OPT_SOURCE_RECORD, "source-record", "FILE", "write the source record of DIR (what its store "
+     "is made from: every input file's size, mtime and footer hash) and nothing else; the file "
+     "is replaced only when its content changes (docs/cache.md)"},
+    {OPT_SYNTHETIC, "synthetic", "SPEC", "with --source-record: the data are qk-synth's, made "
+                                         "with SPEC = \"seed=S scale=C mode=M\""},
+    {OPT_STATS, "stats", "PATH", "print one JSON object per config of PATH (a revision "
+     "directory or one Parquet file): config, rows, dim, position_sum, example_id_sum, "
+     "vector_sum, vector_abs_sum; nothing is written"},
+    {OPT_VERIFY, "verify", "STORE", "check a store's structure and checksum and decode every "
+                                    "config's vectors"},
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-load",
+    "qk-load [OPTIONS] DIR -o STORE\n"
+    "qk-load --stats PATH\n"
+    "qk-load --source-record FILE [--synthetic SPEC] [--dataset ID] DIR",
+    "Reads the query/key configs (lLLhHHq, lLLhHHk) of one downloaded revision of\n"
+    "the sniffed-qk dataset, pairs each query head with its key head (GQA),\n"
+    "validates every file and writes a binary store (docs/store-format.md).\n"
+    "DIR may be a plain download, a Hugging Face cache snapshot, or the cache's\n"
+    "datasets--viktoroo--sniffed-qk folder together with --revision.\n",
+    options_table, NULL,
+    "qk-load --dataset llama3.2-3b data/llama3.2-3b -o build/llama3.2-3b/store.qks", NULL};
 
 typedef struct options {
     const char *input;
@@ -73,57 +68,28 @@ typedef struct options {
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_DATASET = 256, OPT_REGISTRY, OPT_REVISION, OPT_INVENTORY,
-           OPT_STATS, OPT_VERIFY, OPT_VERSION, OPT_SOURCE, OPT_SOURCE_RECORD,
-           OPT_SYNTHETIC };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"dataset", required_argument, NULL, OPT_DATASET},
-        {"registry", required_argument, NULL, OPT_REGISTRY},
-        {"revision", required_argument, NULL, OPT_REVISION},
-        {"inventory", required_argument, NULL, OPT_INVENTORY},
-        {"stats", required_argument, NULL, OPT_STATS},
-        {"verify", required_argument, NULL, OPT_VERIFY},
-        {"source", required_argument, NULL, OPT_SOURCE},
-        {"source-record", required_argument, NULL, OPT_SOURCE_RECORD},
-        {"synthetic", required_argument, NULL, OPT_SYNTHETIC},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->registry = "workflow/datasets.tsv";
-    int c;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': o->output = optarg; break;
-        case OPT_DATASET: o->dataset = optarg; break;
-        case OPT_REGISTRY: o->registry = optarg; break;
-        case OPT_REVISION: o->revision = optarg; break;
-        case OPT_INVENTORY: o->inventory = optarg; break;
-        case OPT_STATS: o->stats = optarg; break;
-        case OPT_VERIFY: o->verify = optarg; break;
-        case OPT_SOURCE: o->source = optarg; break;
-        case OPT_SOURCE_RECORD: o->source_record = optarg; break;
-        case OPT_SYNTHETIC: o->synthetic = optarg; break;
-        case 'q': qk_progress_set_quiet(1); break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-load %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
-    }
+    /* where the value of option OPT_DATASET + k goes (the order of the enum) */
+    const char **field[] = {&o->dataset, &o->registry, &o->revision, &o->inventory, &o->source,
+                            &o->source_record, &o->synthetic, &o->stats, &o->verify};
+    const char *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;)
+        *field[key - OPT_DATASET] = value;
+    o->output = a.output;
     if (o->stats || o->verify) {
-        if (optind != argc)
+        if (a.n_operands != 0)
             qk_die(QK_EXIT_USAGE, NULL, "--stats and --verify take no other arguments");
         return;
     }
-    if (o->source_record && o->synthetic && optind == argc)
+    if (o->source_record && o->synthetic && a.n_operands == 0)
         return;
-    if (optind + 1 != argc || (!o->output && !o->source_record)) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->input = argv[optind];
+    qk_args_operands(&a, 1, 1);
+    if (!o->output && !o->source_record)
+        qk_usage_error(&program);
+    o->input = a.operands[0];
 }
 
 /* ---- --stats ------------------------------------------------------------ */

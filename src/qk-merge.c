@@ -1,6 +1,5 @@
 /* qk-merge: concatenates per-dataset TSV tables into one study table,
  * optionally with a model column taken from each table's directory. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,29 +7,25 @@
 #include "qk/common.h"
 #include "qk/table.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-merge [OPTIONS] -o OUTPUT TABLE...\n"
-        "\n"
-        "Concatenates tab-separated tables that share one header, in the order given,\n"
-        "and writes them as one CSV (or TSV) table with a single header line.\n"
-        "\n"
-        "Options:\n"
-        "  -o, --output FILE        table to write (written atomically)\n"
-        "      --model-from-dir     put a first column holding the name of the directory\n"
-        "                           of each input (build/<dataset>/pca.tsv -> <dataset>)\n"
-        "      --model-column NAME  name of that column (default model)\n"
-        "      --strip-prefix P     remove P from the start of those names\n"
-        "      --csv                comma-separated output, quoted where needed (default)\n"
-        "      --tsv                tab-separated output\n"
-        "  -h, --help               this text\n"
-        "      --version            print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-merge --model-from-dir --strip-prefix smollm3-3b- -o qk.csv \\\n"
-        "           build/smollm3-3b-stage1-step-40000/pca.tsv ...\n");
-}
+enum { OPT_MODEL_DIR = QK_KEY_FIRST, OPT_MODEL_COLUMN, OPT_STRIP, OPT_CSV, OPT_TSV };
+
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("table to write (written atomically)"),
+    {OPT_MODEL_DIR, "model-from-dir", NULL, "put a first column holding the name of the "
+     "directory of each input (build/<dataset>/pca.tsv -> <dataset>)"},
+    {OPT_MODEL_COLUMN, "model-column", "NAME", "name of that column (default model)"},
+    {OPT_STRIP, "strip-prefix", "P", "remove P from the start of those names"},
+    {OPT_CSV, "csv", NULL, "comma-separated output, quoted where needed (default)"},
+    {OPT_TSV, "tsv", NULL, "tab-separated output"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-merge", "qk-merge [OPTIONS] -o OUTPUT TABLE...",
+    "Concatenates tab-separated tables that share one header, in the order given,\n"
+    "and writes them as one CSV (or TSV) table with a single header line.\n",
+    options_table, NULL,
+    "qk-merge --model-from-dir --strip-prefix smollm3-3b- -o qk.csv \\\n"
+    "  build/smollm3-3b-stage1-step-40000/pca.tsv ...", NULL};
 
 typedef struct options {
     const char *output;
@@ -44,41 +39,28 @@ typedef struct options {
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_MODEL_DIR = 256, OPT_MODEL_COLUMN, OPT_STRIP, OPT_CSV, OPT_TSV, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"model-from-dir", no_argument, NULL, OPT_MODEL_DIR},
-        {"model-column", required_argument, NULL, OPT_MODEL_COLUMN},
-        {"strip-prefix", required_argument, NULL, OPT_STRIP},
-        {"csv", no_argument, NULL, OPT_CSV},
-        {"tsv", no_argument, NULL, OPT_TSV},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->model_column = "model";
     o->strip_prefix = "";
     o->sep = ',';
-    int c;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': o->output = optarg; break;
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
         case OPT_MODEL_DIR: o->model_from_dir = 1; break;
-        case OPT_MODEL_COLUMN: o->model_column = optarg; break;
-        case OPT_STRIP: o->strip_prefix = optarg; break;
+        case OPT_MODEL_COLUMN: o->model_column = value; break;
+        case OPT_STRIP: o->strip_prefix = value; break;
         case OPT_CSV: o->sep = ','; break;
         case OPT_TSV: o->sep = '\t'; break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-merge %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
         }
     }
-    if (!o->output || optind >= argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->inputs = argv + optind;
-    o->n_inputs = argc - optind;
+    if (!a.output)
+        qk_usage_error(&program);
+    qk_args_operands(&a, 1, -1);
+    o->output = a.output;
+    o->inputs = a.operands;
+    o->n_inputs = a.n_operands;
 }
 
 /* The name of the directory holding path, without the prefix. */

@@ -4,7 +4,6 @@
  * refitted with the combined QK PCA of qk-pca, and its query and key
  * vectors are projected on PC0 and PC1 with the solver's signs. */
 #include <cblas.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -20,36 +19,33 @@
 
 #define MAX_PANELS 16
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-pca-collage [OPTIONS] --points-output FILE --panels-output FILE STORE\n"
-        "\n"
-        "Draws query heads of a store as Python's random.Random(SEED).sample(heads, N)\n"
-        "does on the list of its analysable query heads sorted by (layer, head), fits\n"
-        "the combined query/key PCA of each as qk-pca does, and projects its query and\n"
-        "key vectors (centred on the pooled mean) on PC0 and PC1. The components keep\n"
-        "the solver's orientation, made unique as scikit-learn does: the loading of\n"
-        "largest magnitude is positive. The correlations written use the same signs.\n"
-        "\n"
-        "Options:\n"
-        "      --points-output FILE  panel, kind, position, pc0, pc1 of the plotted vectors\n"
-        "      --panels-output FILE  one row per head: its numbers on PC0 and PC1\n"
-        "  -s, --seed N              seed of the head draw (default 42)\n"
-        "  -n, --panels N            heads to draw (default 4, at most %d)\n"
-        "      --max-points N        plot at most N vectors per kind and head, evenly\n"
-        "                            spaced in store order (default 2000; 0 = all)\n"
-        "      --max-rows N          fit on the first N rows of each config, as\n"
-        "                            qk-pca --max-rows (default: all rows)\n"
-        "      --no-verify           do not check the store's checksum\n"
-        "  -h, --help                this text\n"
-        "      --version             print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-pca-collage --points-output p.tsv --panels-output h.tsv \\\n"
-        "           build/llama3.2-3b/store.qks\n",
-        MAX_PANELS);
-}
+enum { OPT_POINTS = QK_KEY_FIRST, OPT_PANELS_OUT, OPT_MAX_POINTS, OPT_MAX_ROWS };
+
+static const qk_option options_table[] = {
+    {OPT_POINTS, "points-output", "FILE", "panel, kind, position, pc0, pc1 of the plotted "
+                                          "vectors"},
+    {OPT_PANELS_OUT, "panels-output", "FILE", "one row per head: its numbers on PC0 and PC1"},
+    {'s', "seed", "N", "seed of the head draw (default 42)"},
+    {'n', "panels", "N", "heads to draw (default 4, at most " QK_STR(MAX_PANELS) ")"},
+    {OPT_MAX_POINTS, "max-points", "N", "plot at most N vectors per kind and head, evenly "
+                                        "spaced in store order (default 2000; 0 = all)"},
+    {OPT_MAX_ROWS, "max-rows", "N", "fit on the first N rows of each config, as qk-pca "
+                                    "--max-rows (default: all rows)"},
+    QK_OPTION_NO_VERIFY,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-pca-collage",
+    "qk-pca-collage [OPTIONS] --points-output FILE --panels-output FILE STORE",
+    "Draws query heads of a store as Python's random.Random(SEED).sample(heads, N)\n"
+    "does on the list of its analysable query heads sorted by (layer, head), fits\n"
+    "the combined query/key PCA of each as qk-pca does, and projects its query and\n"
+    "key vectors (centred on the pooled mean) on PC0 and PC1. The components keep\n"
+    "the solver's orientation, made unique as scikit-learn does: the loading of\n"
+    "largest magnitude is positive. The correlations written use the same signs.\n",
+    options_table, NULL,
+    "qk-pca-collage --points-output p.tsv --panels-output h.tsv \\\n"
+    "  build/llama3.2-3b/store.qks", NULL};
 
 typedef struct options {
     const char *store;
@@ -64,48 +60,29 @@ typedef struct options {
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_POINTS = 256, OPT_PANELS_OUT, OPT_MAX_POINTS, OPT_MAX_ROWS, OPT_NO_VERIFY,
-           OPT_VERSION };
-    static const struct option longopts[] = {
-        {"points-output", required_argument, NULL, OPT_POINTS},
-        {"panels-output", required_argument, NULL, OPT_PANELS_OUT},
-        {"seed", required_argument, NULL, 's'},
-        {"panels", required_argument, NULL, 'n'},
-        {"max-points", required_argument, NULL, OPT_MAX_POINTS},
-        {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->seed = 42;
     o->panels = 4;
     o->max_points = 2000;
-    o->verify = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "s:n:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_POINTS: o->points_output = optarg; break;
-        case OPT_PANELS_OUT: o->panels_output = optarg; break;
-        case 's': o->seed = qk_opt_int("--seed", optarg, 0, 4294967295L); break;
-        case 'n': o->panels = (int)qk_opt_int("--panels", optarg, 1, MAX_PANELS); break;
-        case OPT_MAX_POINTS:
-            o->max_points = qk_opt_int("--max-points", optarg, 0, 2147483647L);
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case OPT_POINTS: o->points_output = value; break;
+        case OPT_PANELS_OUT: o->panels_output = value; break;
+        case 's': o->seed = qk_opt_int("--seed", value, 0, 4294967295L); break;
+        case 'n': o->panels = (int)qk_opt_int("--panels", value, 1, MAX_PANELS); break;
+        case OPT_MAX_POINTS: o->max_points = qk_opt_int("--max-points", value, 0, 2147483647L);
             break;
-        case OPT_MAX_ROWS:
-            o->max_rows = qk_opt_int("--max-rows", optarg, 1, 2147483647L);
-            break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-pca-collage %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
+        case OPT_MAX_ROWS: o->max_rows = qk_opt_int("--max-rows", value, 1, 2147483647L); break;
         }
     }
-    if (optind + 1 != argc || !o->points_output || !o->panels_output) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->store = argv[optind];
+    qk_args_operands(&a, 1, 1);
+    if (!o->points_output || !o->panels_output)
+        qk_usage_error(&program);
+    o->store = a.operands[0];
+    o->verify = a.verify;
 }
 
 /* ---- the heads -------------------------------------------------------------------- */

@@ -1,7 +1,6 @@
 /* qk-pca: the combined query/key PCA of every head of a store (docs/pca.md,
  * "What is computed for one head"). Writes one row per (head, component)
  * and one row per head. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,38 +10,34 @@
 #include "qk/heads.h"
 #include "qk/moments.h"
 #include "qk/pca.h"
+#include "qk/stage.h"
 #include "qk/store.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-pca [OPTIONS] STORE\n"
-        "\n"
-        "Combined query/key PCA of every head of a store written by qk-load: the\n"
-        "queries of each query head are pooled with the keys of its key head, the\n"
-        "top %d principal components of the pooled covariance are found, and each\n"
-        "gets its explained-variance ratio and the Pearson correlation of the query\n"
-        "and of the key projections with token position (signs made canonical).\n"
-        "Heads with fewer than %d query or key rows, or fewer than %d rows in all,\n"
-        "are skipped with a warning.\n"
-        "\n"
-        "Options:\n"
-        "  -o, --output FILE        per-component table, %d rows a head\n"
-        "                           (default: pca.tsv beside STORE)\n"
-        "      --heads-output FILE  per-head table (default: pca_heads.tsv beside STORE)\n"
-        "  -j, --threads N          worker threads (default 2); the output does not\n"
-        "                           depend on N\n"
-        "      --max-rows N         use only the first N rows of each config\n"
-        "                           (default: all rows)\n"
-        "      --no-verify          do not check the store's checksum\n"
-        "  -q, --quiet              no progress lines\n"
-        "  -h, --help               this text\n"
-        "      --version            print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-pca --threads 2 build/llama3.2-3b/store.qks\n",
-        QK_PCA_N_PC, QK_PCA_MIN_KIND, QK_PCA_MIN_ROWS, QK_PCA_N_PC);
-}
+enum { OPT_HEADS = QK_KEY_FIRST, OPT_MAX_ROWS };
+
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("per-component table, " QK_STR(QK_PCA_N_PC) " rows a head (default: pca.tsv "
+                     "beside STORE)"),
+    {OPT_HEADS, "heads-output", "FILE", "per-head table (default: pca_heads.tsv beside STORE)"},
+    QK_OPTION_THREADS,
+    {OPT_MAX_ROWS, "max-rows", "N", "use only the first N rows of each config (default: all "
+                                    "rows)"},
+    QK_OPTION_NO_VERIFY,
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-pca", "qk-pca [OPTIONS] STORE",
+    "Combined query/key PCA of every head of a store written by qk-load: the\n"
+    "queries of each query head are pooled with the keys of its key head, the\n"
+    "top " QK_STR(QK_PCA_N_PC) " principal components of the pooled covariance are found, "
+    "and each\n"
+    "gets its explained-variance ratio and the Pearson correlation of the query\n"
+    "and of the key projections with token position (signs made canonical).\n"
+    "Heads with fewer than " QK_STR(QK_PCA_MIN_KIND) " query or key rows, or fewer than "
+    QK_STR(QK_PCA_MIN_ROWS) " rows in all,\n"
+    "are skipped with a warning.\n",
+    options_table, NULL, "qk-pca --threads 2 build/llama3.2-3b/store.qks", NULL};
 
 typedef struct options {
     const char *store;
@@ -55,71 +50,44 @@ typedef struct options {
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_HEADS = 256, OPT_MAX_ROWS, OPT_NO_VERIFY, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"heads-output", required_argument, NULL, OPT_HEADS},
-        {"threads", required_argument, NULL, 'j'},
-        {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
-    o->threads = 2;
-    o->verify = 1;
-    const char *output = NULL, *heads = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case OPT_HEADS: heads = optarg; break;
-        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
-        case OPT_MAX_ROWS:
-            o->max_rows = qk_opt_int("--max-rows", optarg, 1, 2147483647L);
-            break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'q': qk_progress_set_quiet(1); break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-pca %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
+    const char *heads = NULL, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        if (key == OPT_HEADS)
+            heads = value;
+        else if (key == OPT_MAX_ROWS)
+            o->max_rows = qk_opt_int("--max-rows", value, 1, 2147483647L);
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->store = argv[optind];
-    o->output = output ? qk_strdup(output) : qk_path_beside(o->store, "pca.tsv");
+    qk_args_operands(&a, 1, 1);
+    o->store = a.operands[0];
+    o->threads = a.threads;
+    o->verify = a.verify;
+    o->output = a.output ? qk_strdup(a.output) : qk_path_beside(o->store, "pca.tsv");
     o->heads_output = heads ? qk_strdup(heads) : qk_path_beside(o->store, "pca_heads.tsv");
 }
 
 /* ---- the analysis of every head ---------------------------------------------------- */
 
-/* The heads of the store and a result slot for each. */
 typedef struct run_ctx {
-    const qk_store *store;
+    const qk_stage *stage;
     const options *opt;
-    const qk_head_job *jobs;
-    int n_jobs;
-    int *usable;
-    qk_pca_head *results;
 } run_ctx;
 
 typedef struct thread_state {
     qk_moments mq, mk;
     qk_pca_work work;
-    qk_store_buf qbuf, kbuf;
 } thread_state;
 
 static void *thread_init(void *arg)
 {
-    run_ctx *ctx = arg;
+    const run_ctx *ctx = arg;
+    int dim = ctx->stage->store.dim;
     thread_state *st = qk_calloc(1, sizeof *st);
-    qk_moments_init(&st->mq, ctx->store->dim);
-    qk_moments_init(&st->mk, ctx->store->dim);
-    qk_pca_work_init(&st->work, ctx->store->dim);
+    qk_moments_init(&st->mq, dim);
+    qk_moments_init(&st->mk, dim);
+    qk_pca_work_init(&st->work, dim);
     return st;
 }
 
@@ -129,8 +97,6 @@ static void thread_free(void *arg)
     qk_moments_free(&st->mq);
     qk_moments_free(&st->mk);
     qk_pca_work_free(&st->work);
-    qk_store_buf_free(&st->qbuf);
-    qk_store_buf_free(&st->kbuf);
     free(st);
 }
 
@@ -139,58 +105,44 @@ static int64_t capped(int64_t rows, int64_t max_rows)
     return max_rows > 0 && rows > max_rows ? max_rows : rows;
 }
 
-/* The rows of config c (its vectors decoded into buf). */
-static int config_rows(const qk_store *s, int c, int64_t max_rows, qk_store_buf *buf,
-                       qk_pca_rows *r, qk_err *err)
+/* Heads with too few rows (after --max-rows) are skipped. */
+static int usable(void *arg, const qk_stage *stage, int i, char *why, size_t cap)
 {
-    const float *vector = qk_store_vectors(s, c, buf, err);
-    if (!vector)
-        return -1;
-    *r = (qk_pca_rows){vector, s->configs[c].position, capped(s->configs[c].rows, max_rows)};
+    const run_ctx *ctx = arg;
+    const qk_head_job *j = &stage->jobs[i];
+    int64_t nq = capped(stage->store.configs[j->q_config].rows, ctx->opt->max_rows);
+    int64_t nk = capped(stage->store.configs[j->k_config].rows, ctx->opt->max_rows);
+    if (qk_pca_head_usable(nq, nk))
+        return 1;
+    snprintf(why, cap, "%" PRId64 " query and %" PRId64 " key rows (needs >= %d of each and "
+             ">= %d together)", nq, nk, QK_PCA_MIN_KIND, QK_PCA_MIN_ROWS);
     return 0;
 }
 
-/* The query heads of one key head: the key moments are computed once. */
-static int analyse_group(void *arg, void *state, const int *job_idx, int n, int *failed_job,
-                         qk_err *err)
+/* One head; the key moments are computed once per key head and thread. */
+static int analyse(void *arg, void *state, const qk_stage_head *h, void *result, qk_err *err)
 {
-    run_ctx *ctx = arg;
+    const run_ctx *ctx = arg;
     thread_state *st = state;
-    const qk_store *s = ctx->store;
-    int have_key = 0;
-    for (int i = 0; i < n; i++) {
-        int j = job_idx[i];
-        if (!ctx->usable[j])
-            continue;
-        qk_pca_rows rk, rq;
-        if (config_rows(s, ctx->jobs[j].k_config, ctx->opt->max_rows, &st->kbuf, &rk, err) != 0 ||
-            config_rows(s, ctx->jobs[j].q_config, ctx->opt->max_rows, &st->qbuf, &rq, err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-        if (!have_key) {
-            qk_moments_compute(&st->mk, rk.vector, rk.position, rk.n);
-            have_key = 1;
-        }
-        qk_moments_compute(&st->mq, rq.vector, rq.position, rq.n);
-        if (qk_pca_analyse(&rq, &rk, &st->mq, &st->mk, &st->work, &ctx->results[j], err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-    }
-    return 0;
+    int64_t max_rows = ctx->opt->max_rows;
+    qk_pca_rows rq = {h->q_vectors, h->q->position, capped(h->q->rows, max_rows)};
+    qk_pca_rows rk = {h->k_vectors, h->k->position, capped(h->k->rows, max_rows)};
+    if (h->first_of_key)
+        qk_moments_compute(&st->mk, rk.vector, rk.position, rk.n);
+    qk_moments_compute(&st->mq, rq.vector, rq.position, rq.n);
+    return qk_pca_analyse(&rq, &rk, &st->mq, &st->mk, &st->work, result, err);
 }
 
 /* ---- output --------------------------------------------------------------------- */
 
 static void write_components(FILE *fp, const void *arg)
 {
-    const run_ctx *ctx = arg;
+    const qk_stage *stage = arg;
     fputs("layer\thead\tk_head\tpc\texplained_variance\tr_q\tr_k\tn_q\tn_k\n", fp);
-    for (int i = 0; i < ctx->n_jobs; i++) {
-        const qk_head_job *j = &ctx->jobs[i];
-        const qk_pca_head *r = &ctx->results[i];
-        if (!ctx->usable[i])
+    for (int i = 0; i < stage->n_jobs; i++) {
+        const qk_head_job *j = &stage->jobs[i];
+        const qk_pca_head *r = qk_stage_result(stage, i);
+        if (!stage->usable[i])
             continue;
         for (int pc = 0; pc < r->n_pc; pc++) {
             fprintf(fp, "%d\t%d\t%d\t%d", j->layer, j->head, j->kv_head, pc);
@@ -204,14 +156,14 @@ static void write_components(FILE *fp, const void *arg)
 
 static void write_heads(FILE *fp, const void *arg)
 {
-    const run_ctx *ctx = arg;
+    const qk_stage *stage = arg;
     fputs("layer\thead\tk_head\tn_q\tn_k\ttotal_var\tev0\tr_q0\tr_k0\tpos_var_q\tpos_var_k"
           "\tpc0_share_q\tpc0_share_k\tmu_q0\tmu_k0\tsep0\tfisher0\tacc01\tacc0"
           "\talpha_q0\tbeta_k0\n", fp);
-    for (int i = 0; i < ctx->n_jobs; i++) {
-        const qk_head_job *j = &ctx->jobs[i];
-        const qk_pca_head *r = &ctx->results[i];
-        if (!ctx->usable[i])
+    for (int i = 0; i < stage->n_jobs; i++) {
+        const qk_head_job *j = &stage->jobs[i];
+        const qk_pca_head *r = qk_stage_result(stage, i);
+        if (!stage->usable[i])
             continue;
         fprintf(fp, "%d\t%d\t%d\t%" PRId64 "\t%" PRId64, j->layer, j->head, j->kv_head, r->n_q,
                 r->n_k);
@@ -227,59 +179,23 @@ static void write_heads(FILE *fp, const void *arg)
 
 /* ---- main ------------------------------------------------------------------------- */
 
-/* Marks the heads with enough rows; warns about the others and returns
- * their number. */
-static int mark_usable(const qk_store *s, const options *o, const qk_head_job *jobs, int n,
-                       int *usable)
-{
-    int skipped = 0;
-    for (int i = 0; i < n; i++) {
-        int64_t nq = capped(s->configs[jobs[i].q_config].rows, o->max_rows);
-        int64_t nk = capped(s->configs[jobs[i].k_config].rows, o->max_rows);
-        usable[i] = qk_pca_head_usable(nq, nk);
-        if (usable[i])
-            continue;
-        skipped++;
-        qk_warn("%s: head l%02dh%02d skipped: %" PRId64 " query and %" PRId64
-                " key rows (needs >= %d of each and >= %d together)", o->store, jobs[i].layer,
-                jobs[i].head, nq, nk, QK_PCA_MIN_KIND, QK_PCA_MIN_ROWS);
-    }
-    return skipped;
-}
-
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-pca");
     options o;
     parse_args(argc, argv, &o);
-    qk_store s;
-    qk_open_store(o.store, &s, o.verify);
-    double t0 = qk_now();
-
-    qk_head_job *jobs;
-    int n_jobs;
-    qk_err err;
-    if (qk_head_jobs(&s, &jobs, &n_jobs, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
-    size_t slots = (size_t)(n_jobs ? n_jobs : 1);
-    run_ctx ctx = {&s, &o, jobs, n_jobs, qk_calloc(slots, sizeof(int)),
-                   qk_calloc(slots, sizeof(qk_pca_head))};
-    int skipped = mark_usable(&s, &o, jobs, n_jobs, ctx.usable);
-    qk_progress("%.56s: %d heads, d = %d, %d threads", s.header.dataset_id, n_jobs - skipped,
-                s.dim, o.threads);
-    qk_head_runner runner = {jobs, n_jobs, 1, 0, &ctx, thread_init, analyse_group, thread_free};
-    if (qk_head_run(&runner, o.threads, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
-
-    qk_write_table(o.output, write_components, &ctx);
-    qk_write_table(o.heads_output, write_heads, &ctx);
-    qk_progress("%.56s: %d heads analysed, %d skipped, %.2f s", s.header.dataset_id,
-                n_jobs - skipped, skipped, qk_now() - t0);
-    free(jobs);
-    free(ctx.usable);
-    free(ctx.results);
+    qk_stage stage;
+    run_ctx ctx = {&stage, &o};
+    qk_stage_spec spec = {.store = o.store, .verify = o.verify, .threads = o.threads,
+                          .what = "PCA", .result_size = sizeof(qk_pca_head), .share_key = 1,
+                          .ctx = &ctx, .usable = usable, .thread_init = thread_init,
+                          .thread_free = thread_free, .analyse = analyse};
+    qk_stage_run(&stage, &spec);
+    const qk_output outputs[] = {{o.output, write_components, NULL},
+                                 {o.heads_output, write_heads, NULL}};
+    qk_write_outputs(outputs, 2, &stage);
+    qk_stage_finish(&stage, NULL);
     free(o.output);
     free(o.heads_output);
-    qk_store_close(&s);
     return QK_EXIT_OK;
 }

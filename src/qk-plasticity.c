@@ -1,9 +1,9 @@
 /* qk-plasticity: attention plasticity of every head of a store
  * (docs/plasticity.md). Writes per-head tables (metrics,
  * 1-D profile, 2-D heatmap, component weights) and the model-level tables
- * into one directory. */
+ * into one directory; the metrics table, the primary output, may go
+ * elsewhere (-o). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <math.h>
@@ -12,61 +12,62 @@
 
 #include "qk/cli.h"
 #include "qk/common.h"
-#include "qk/heads.h"
 #include "qk/plasticity.h"
+#include "qk/stage.h"
 #include "qk/store.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-plasticity [OPTIONS] STORE\n"
-        "\n"
-        "Attention plasticity of every query head of a store written by qk-load. Per\n"
-        "head: the queries are oriented, regressed on position and rotated so that\n"
-        "coordinate 1 carries the drift; each query bin (B / bin factor wide) gets a\n"
-        "Gaussian query model; for every same-example key pair with both keys before\n"
-        "the bin, p = P(q.k1 > q.k2) and PP = 4 p (1 - p) in closed form. PP is\n"
-        "averaged per bin (the profile) and per (inter-key distance, query-to-midpoint\n"
-        "distance) cell of width B (the heatmap), then over heads.\n"
-        "\n"
-        "Outputs in DIR: plasticity_heads.tsv, plasticity_profile.tsv,\n"
-        "plasticity_pair2d.tsv, plasticity_weights.tsv, plasticity_model.tsv,\n"
-        "plasticity_model_profile.tsv, plasticity_model_pair2d.tsv.\n"
-        "\n"
-        "Options:\n"
-        "  -o, --out-dir DIR          where to write (default: the directory of STORE)\n"
-        "      --cov MODE             content covariance per bin: diag (default) or full\n"
-        "                             (sample covariance + 1e-12 I)\n"
-        "      --bin-factor N         query bins are B / N wide (default 10)\n"
-        "      --min-pairs N          drop bins with fewer eligible key pairs (default 32)\n"
-        "      --pair2d-min-count N   heatmap cells with fewer evaluations are NaN\n"
-        "                             (default 32)\n"
-        "      --pairs MODE           exact (default: every eligible pair) or sample\n"
-        "      --pairs-per-bin N      draws per bin with --pairs sample (default 256)\n"
-        "      --seed N               seed of every random choice (default 0)\n"
-        "      --max-tokens N         rows per kind above which a random subset is used\n"
-        "                             (default 50000)\n"
-        "      --normality-dims N     content dimensions given a KS test (default 64)\n"
-        "      --p-alpha X            level for q_noise_frac_ks_p_lt_alpha (default 0.01)\n"
-        "  -j, --threads N            worker threads (default 2); the output does not\n"
-        "                             depend on N\n"
-        "      --max-heads N          analyse only the first N heads (by layer, head)\n"
-        "      --timing               print the wall time per head on stdout\n"
-        "      --floor                also time every head and its floor (its GEMMs and\n"
-        "                             erfc evaluations alone, thread CPU time) and print\n"
-        "                             them as a tab-separated header and line on stdout\n"
-        "      --no-verify            do not check the store's checksum\n"
-        "  -q, --quiet                no progress lines\n"
-        "  -h, --help                 this text\n"
-        "      --version              print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-plasticity --threads 2 build/llama3.2-3b/store.qks\n");
-}
+enum {
+    OPT_OUT_DIR = QK_KEY_FIRST, OPT_COV, OPT_BIN_FACTOR, OPT_MIN_PAIRS, OPT_PAIR2D_MIN,
+    OPT_PAIRS, OPT_PAIRS_PER_BIN, OPT_SEED, OPT_MAX_TOKENS, OPT_NORM_DIMS, OPT_P_ALPHA,
+    OPT_MAX_HEADS, OPT_TIMING, OPT_FLOOR
+};
+
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("per-head table (default: DIR/plasticity_heads.tsv)"),
+    {OPT_OUT_DIR, "out-dir", "DIR", "where the other tables go (default: the directory of "
+                                    "STORE)"},
+    {OPT_COV, "cov", "MODE", "content covariance per bin: diag (default) or full (sample "
+                             "covariance + 1e-12 I)"},
+    {OPT_BIN_FACTOR, "bin-factor", "N", "query bins are B / N wide (default 10)"},
+    {OPT_MIN_PAIRS, "min-pairs", "N", "drop bins with fewer eligible key pairs (default 32)"},
+    {OPT_PAIR2D_MIN, "pair2d-min-count", "N", "heatmap cells with fewer evaluations are NaN "
+                                              "(default 32)"},
+    {OPT_PAIRS, "pairs", "MODE", "exact (default: every eligible pair) or sample"},
+    {OPT_PAIRS_PER_BIN, "pairs-per-bin", "N", "draws per bin with --pairs sample (default 256)"},
+    {OPT_SEED, "seed", "N", "seed of every random choice (default 0)"},
+    {OPT_MAX_TOKENS, "max-tokens", "N", "rows per kind above which a random subset is used "
+                                        "(default 50000)"},
+    {OPT_NORM_DIMS, "normality-dims", "N", "content dimensions given a KS test (default 64)"},
+    {OPT_P_ALPHA, "p-alpha", "X", "level for q_noise_frac_ks_p_lt_alpha (default 0.01)"},
+    QK_OPTION_THREADS,
+    {OPT_MAX_HEADS, "max-heads", "N", "analyse only the first N heads (by layer, head)"},
+    {OPT_TIMING, "timing", NULL, "print the wall time per head on stdout"},
+    {OPT_FLOOR, "floor", NULL, "also time every head and its floor (its GEMMs and erfc "
+     "evaluations alone, thread CPU time) and print them as a tab-separated header and line "
+     "on stdout"},
+    QK_OPTION_NO_VERIFY,
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-plasticity", "qk-plasticity [OPTIONS] STORE",
+    "Attention plasticity of every query head of a store written by qk-load. Per\n"
+    "head: the queries are oriented, regressed on position and rotated so that\n"
+    "coordinate 1 carries the drift; each query bin (B / bin factor wide) gets a\n"
+    "Gaussian query model; for every same-example key pair with both keys before\n"
+    "the bin, p = P(q.k1 > q.k2) and PP = 4 p (1 - p) in closed form. PP is\n"
+    "averaged per bin (the profile) and per (inter-key distance, query-to-midpoint\n"
+    "distance) cell of width B (the heatmap), then over heads.\n"
+    "\n"
+    "Outputs: the per-head table (plasticity_heads.tsv, or --output) and, in DIR,\n"
+    "plasticity_profile.tsv, plasticity_pair2d.tsv, plasticity_weights.tsv,\n"
+    "plasticity_model.tsv, plasticity_model_profile.tsv, plasticity_model_pair2d.tsv.\n",
+    options_table, NULL, "qk-plasticity --threads 2 build/llama3.2-3b/store.qks", NULL};
 
 typedef struct options {
     const char *store;
     char *out_dir;
+    char *heads_output;
     qk_plast_params params;
     int threads;
     int max_heads; /* 0: all */
@@ -84,177 +85,109 @@ static double parse_real(const char *opt, const char *s)
     return v;
 }
 
+/* An option of the analysis (docs/plasticity.md, "Parameters"). */
+static void parse_param(qk_plast_params *p, int key, const char *value)
+{
+    switch (key) {
+    case OPT_COV: p->cov = qk_opt_choice("--cov", value, "diag", "full"); break;
+    case OPT_BIN_FACTOR: p->bin_factor = (int)qk_opt_int("--bin-factor", value, 1, 100000); break;
+    case OPT_MIN_PAIRS:
+        p->min_pairs_per_bin = qk_opt_int("--min-pairs", value, 1, INT64_MAX);
+        break;
+    case OPT_PAIR2D_MIN:
+        p->pair2d_min_count = qk_opt_int("--pair2d-min-count", value, 1, INT64_MAX);
+        break;
+    case OPT_PAIRS: p->pair_mode = qk_opt_choice("--pairs", value, "exact", "sample"); break;
+    case OPT_PAIRS_PER_BIN:
+        p->pairs_per_bin = (int)qk_opt_int("--pairs-per-bin", value, 1, 100000000);
+        break;
+    case OPT_SEED: p->seed = (uint64_t)qk_opt_int("--seed", value, 0, INT64_MAX); break;
+    case OPT_MAX_TOKENS: p->max_tokens = qk_opt_int("--max-tokens", value, 2, INT64_MAX); break;
+    case OPT_NORM_DIMS:
+        p->normality_max_dims = (int)qk_opt_int("--normality-dims", value, 0, 1000000);
+        break;
+    case OPT_P_ALPHA:
+        p->p_alpha = parse_real("--p-alpha", value);
+        if (!(p->p_alpha > 0.0 && p->p_alpha < 1.0))
+            qk_die(QK_EXIT_USAGE, NULL, "--p-alpha: expected a number in (0, 1), got '%s'",
+                   value);
+        break;
+    case OPT_FLOOR: p->time_floor = 1; break;
+    }
+}
+
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum {
-        OPT_COV = 256, OPT_BIN_FACTOR, OPT_MIN_PAIRS, OPT_PAIR2D_MIN, OPT_PAIRS,
-        OPT_PAIRS_PER_BIN, OPT_SEED, OPT_MAX_TOKENS, OPT_NORM_DIMS, OPT_P_ALPHA,
-        OPT_MAX_HEADS, OPT_TIMING, OPT_FLOOR, OPT_NO_VERIFY, OPT_VERSION
-    };
-    static const struct option longopts[] = {
-        {"out-dir", required_argument, NULL, 'o'},
-        {"cov", required_argument, NULL, OPT_COV},
-        {"bin-factor", required_argument, NULL, OPT_BIN_FACTOR},
-        {"min-pairs", required_argument, NULL, OPT_MIN_PAIRS},
-        {"pair2d-min-count", required_argument, NULL, OPT_PAIR2D_MIN},
-        {"pairs", required_argument, NULL, OPT_PAIRS},
-        {"pairs-per-bin", required_argument, NULL, OPT_PAIRS_PER_BIN},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
-        {"normality-dims", required_argument, NULL, OPT_NORM_DIMS},
-        {"p-alpha", required_argument, NULL, OPT_P_ALPHA},
-        {"threads", required_argument, NULL, 'j'},
-        {"max-heads", required_argument, NULL, OPT_MAX_HEADS},
-        {"timing", no_argument, NULL, OPT_TIMING},
-        {"floor", no_argument, NULL, OPT_FLOOR},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     qk_plast_params_default(&o->params);
-    qk_plast_params *p = &o->params;
-    o->threads = 2;
-    o->verify = 1;
-    const char *out_dir = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': out_dir = optarg; break;
-        case OPT_COV: p->cov = qk_opt_choice("--cov", optarg, "diag", "full"); break;
-        case OPT_BIN_FACTOR:
-            p->bin_factor = (int)qk_opt_int("--bin-factor", optarg, 1, 100000);
-            break;
-        case OPT_MIN_PAIRS:
-            p->min_pairs_per_bin = qk_opt_int("--min-pairs", optarg, 1, INT64_MAX);
-            break;
-        case OPT_PAIR2D_MIN:
-            p->pair2d_min_count = qk_opt_int("--pair2d-min-count", optarg, 1, INT64_MAX);
-            break;
-        case OPT_PAIRS: p->pair_mode = qk_opt_choice("--pairs", optarg, "exact", "sample"); break;
-        case OPT_PAIRS_PER_BIN:
-            p->pairs_per_bin = (int)qk_opt_int("--pairs-per-bin", optarg, 1, 100000000);
-            break;
-        case OPT_SEED: p->seed = (uint64_t)qk_opt_int("--seed", optarg, 0, INT64_MAX); break;
-        case OPT_MAX_TOKENS:
-            p->max_tokens = qk_opt_int("--max-tokens", optarg, 2, INT64_MAX);
-            break;
-        case OPT_NORM_DIMS:
-            p->normality_max_dims = (int)qk_opt_int("--normality-dims", optarg, 0, 1000000);
-            break;
-        case OPT_P_ALPHA:
-            p->p_alpha = parse_real("--p-alpha", optarg);
-            if (!(p->p_alpha > 0.0 && p->p_alpha < 1.0))
-                qk_die(QK_EXIT_USAGE, NULL, "--p-alpha: expected a number in (0, 1), got '%s'",
-                       optarg);
-            break;
-        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
-        case OPT_MAX_HEADS:
-            o->max_heads = (int)qk_opt_int("--max-heads", optarg, 1, 1000000);
-            break;
-        case OPT_TIMING: o->timing = 1; break;
-        case OPT_FLOOR: p->time_floor = 1; break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'q': qk_progress_set_quiet(1); break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-plasticity %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
+    const char *out_dir = NULL, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        if (key == OPT_OUT_DIR)
+            out_dir = value;
+        else if (key == OPT_MAX_HEADS)
+            o->max_heads = (int)qk_opt_int("--max-heads", value, 1, 1000000);
+        else if (key == OPT_TIMING)
+            o->timing = 1;
+        else
+            parse_param(&o->params, key, value);
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->store = argv[optind];
+    qk_args_operands(&a, 1, 1);
+    o->store = a.operands[0];
+    o->threads = a.threads;
+    o->verify = a.verify;
     o->out_dir = out_dir ? qk_strdup(out_dir) : qk_path_dir(o->store);
+    o->heads_output = a.output ? qk_strdup(a.output)
+                               : qk_path_join(o->out_dir, "plasticity_heads.tsv");
 }
 
-/* ---- the heads of a store ------------------------------------------------------------- */
+/* ---- the analysis of every head ------------------------------------------------------- */
 
-/* The store's heads in (layer, head) order, the first --max-heads of them. */
-static qk_head_job *collect_jobs(const qk_store *s, const options *o, int *n_jobs)
-{
-    qk_head_job *jobs;
-    qk_err err;
-    if (qk_head_jobs(s, &jobs, n_jobs, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->store, "%s", err.msg);
-    if (o->max_heads > 0 && o->max_heads < *n_jobs)
-        *n_jobs = o->max_heads;
-    return jobs;
-}
+typedef struct run_ctx {
+    const qk_stage *stage;
+    const options *opt;
+    qk_plast_grid grid; /* set by prepare */
+} run_ctx;
 
-/* The grid covers the context and every stored position. */
-static void make_grid(const qk_store *s, const options *o, qk_plast_grid *g)
+/* The store must have vectors and buckets; the grid covers the context and
+ * every stored position. */
+static int prepare(void *arg, const qk_stage *stage, qk_err *err)
 {
+    run_ctx *ctx = arg;
+    const qk_store *s = &stage->store;
+    if (s->dim < 1 || s->header.bucket_size < 1)
+        return qk_fail(err, "dim %d, bucket size %u: nothing to analyse", s->dim,
+                       s->header.bucket_size);
+    if (qk_mkdirs(ctx->opt->out_dir, err) != 0)
+        qk_die(QK_EXIT_DATA, ctx->opt->out_dir, "%s", err->msg);
     int64_t max_pos = (int64_t)s->header.context_length - 1;
     for (int c = 0; c < s->n_configs; c++)
         for (int64_t r = 0; r < s->configs[c].rows; r++)
             if (s->configs[c].position[r] > max_pos)
                 max_pos = s->configs[c].position[r];
-    qk_err err;
-    if (qk_plast_grid_init(g, (int)s->header.bucket_size, o->params.bin_factor,
-                           (int)s->header.context_length, max_pos, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->store, "%s", err.msg);
-}
-
-/* ---- the analysis of every head ------------------------------------------------------- */
-
-/* The heads and a result slot for each. */
-typedef struct run_ctx {
-    const qk_store *store;
-    const options *opt;
-    const qk_plast_grid *grid;
-    const qk_head_job *jobs;
-    int n_jobs;
-    qk_plast_head *results;
-} run_ctx;
-
-/* Each thread decodes the vectors of a query and a key config at a time. */
-typedef struct store_bufs {
-    qk_store_buf q, k;
-} store_bufs;
-
-static void *bufs_init(void *ctx)
-{
-    (void)ctx;
-    return qk_calloc(1, sizeof(store_bufs));
-}
-
-static void bufs_free(void *state)
-{
-    store_bufs *b = state;
-    qk_store_buf_free(&b->q);
-    qk_store_buf_free(&b->k);
-    free(b);
-}
-
-/* The rows of config c (its vectors decoded into buf). */
-static int rows_of(const qk_store *s, int c, qk_store_buf *buf, qk_plast_rows *r, qk_err *err)
-{
-    const qk_store_config *cfg = &s->configs[c];
-    const float *vector = qk_store_vectors(s, c, buf, err);
-    if (!vector)
+    if (qk_plast_grid_init(&ctx->grid, (int)s->header.bucket_size, ctx->opt->params.bin_factor,
+                           (int)s->header.context_length, max_pos, err) != 0)
         return -1;
-    *r = (qk_plast_rows){cfg->rows, vector, cfg->position, cfg->example_id, cfg->bucket};
+    qk_progress("%.56s: %d bins of %g positions", s->header.dataset_id, ctx->grid.n_bins,
+                (double)ctx->grid.bucket_size / ctx->grid.bin_factor);
     return 0;
 }
 
-/* One head (the runner hands them out one by one). */
-static int analyse_head(void *arg, void *state, const int *job_idx, int n, int *failed_job,
-                        qk_err *err)
+static qk_plast_rows rows_of(const qk_store_config *c, const float *vectors)
 {
-    (void)n;
-    run_ctx *ctx = arg;
-    store_bufs *bufs = state;
-    const qk_head_job *job = &ctx->jobs[job_idx[0]];
-    qk_plast_rows q, k;
-    *failed_job = job_idx[0];
-    if (rows_of(ctx->store, job->q_config, &bufs->q, &q, err) != 0 ||
-        rows_of(ctx->store, job->k_config, &bufs->k, &k, err) != 0)
-        return -1;
-    return qk_plast_analyse(&q, &k, ctx->store->dim, ctx->grid, &ctx->opt->params, job->layer,
-                            job->head, &ctx->results[job_idx[0]], err);
+    return (qk_plast_rows){c->rows, vectors, c->position, c->example_id, c->bucket};
+}
+
+static int analyse(void *arg, void *state, const qk_stage_head *h, void *result, qk_err *err)
+{
+    (void)state;
+    const run_ctx *ctx = arg;
+    int dim = ctx->stage->store.dim;
+    qk_plast_rows q = rows_of(h->q, h->q_vectors), k = rows_of(h->k, h->k_vectors);
+    qk_plast_head_init(result, dim, &ctx->grid);
+    return qk_plast_analyse(&q, &k, dim, &ctx->grid, &ctx->opt->params, h->job->layer,
+                            h->job->head, result, err);
 }
 
 /* ---- output --------------------------------------------------------------------------- */
@@ -453,12 +386,27 @@ static void print_floor(const qk_plast_head *results, int n, int threads)
            evals * per);
 }
 
-static void write_table(const char *dir, const char *name,
-                        void (*fill)(FILE *, const void *), const out_ctx *c)
+/* The seven tables, renamed into place together: the per-head one at
+ * o->heads_output, the others in o->out_dir. */
+static void write_tables(const options *o, const out_ctx *oc)
 {
-    char *path = qk_path_join(dir, name);
-    qk_write_table(path, fill, c);
-    free(path);
+    static const struct {
+        const char *name;
+        void (*fill)(FILE *, const void *);
+    } in_dir[] = {{"plasticity_profile.tsv", write_profile},
+                  {"plasticity_pair2d.tsv", write_pair2d},
+                  {"plasticity_weights.tsv", write_weights},
+                  {"plasticity_model_profile.tsv", write_model_profile},
+                  {"plasticity_model_pair2d.tsv", write_model_pair2d},
+                  {"plasticity_model.tsv", write_model}};
+    enum { N_IN_DIR = sizeof in_dir / sizeof in_dir[0] };
+    qk_output outputs[1 + N_IN_DIR] = {{o->heads_output, write_heads, NULL}};
+    for (int i = 0; i < N_IN_DIR; i++)
+        outputs[1 + i] = (qk_output){qk_path_join(o->out_dir, in_dir[i].name), in_dir[i].fill,
+                                     NULL};
+    qk_write_outputs(outputs, 1 + N_IN_DIR, oc);
+    for (int i = 1; i <= N_IN_DIR; i++)
+        free((char *)outputs[i].path);
 }
 
 int main(int argc, char **argv)
@@ -471,59 +419,36 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     options o;
     parse_args(argc, argv, &o);
-    qk_store s;
-    qk_open_store(o.store, &s, o.verify);
-    if (s.dim < 1 || s.header.bucket_size < 1)
-        qk_die(QK_EXIT_DATA, o.store, "dim %d, bucket size %u: nothing to analyse", s.dim,
-               s.header.bucket_size);
-    qk_err err;
-    if (qk_mkdirs(o.out_dir, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.out_dir, "%s", err.msg);
-    double t0 = qk_now();
-
-    qk_plast_grid grid;
-    make_grid(&s, &o, &grid);
-    run_ctx ctx = {.store = &s, .opt = &o, .grid = &grid};
-    qk_head_job *jobs = collect_jobs(&s, &o, &ctx.n_jobs);
-    ctx.jobs = jobs;
-    ctx.results = qk_calloc((size_t)(ctx.n_jobs ? ctx.n_jobs : 1), sizeof *ctx.results);
-    for (int i = 0; i < ctx.n_jobs; i++)
-        qk_plast_head_init(&ctx.results[i], s.dim, &grid);
-    qk_progress("%.56s: %d heads, d = %d, %d bins of %g positions, %d threads",
-                s.header.dataset_id, ctx.n_jobs, s.dim, grid.n_bins,
-                (double)grid.bucket_size / grid.bin_factor, o.threads);
-    qk_head_runner runner = {jobs, ctx.n_jobs, 0, 25, &ctx, bufs_init, analyse_head, bufs_free};
-    if (qk_head_run(&runner, o.threads, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.store, "%s", err.msg);
-    double analysis_s = qk_now() - t0;
+    qk_stage stage;
+    run_ctx ctx = {.stage = &stage, .opt = &o};
+    qk_stage_spec spec = {.store = o.store, .verify = o.verify, .threads = o.threads,
+                          .what = "plasticity", .result_size = sizeof(qk_plast_head),
+                          .max_heads = o.max_heads, .progress_every = 25, .ctx = &ctx,
+                          .prepare = prepare, .analyse = analyse};
+    qk_stage_run(&stage, &spec);
+    qk_plast_head *results = stage.results;
+    int n = stage.n_jobs;
 
     /* the model level, from the heads in (layer, head) order */
     qk_plast_model model;
-    qk_plast_model_compute(&model, ctx.results, ctx.n_jobs, &grid);
+    qk_plast_model_compute(&model, results, n, &ctx.grid);
 
-    out_ctx oc = {jobs, ctx.results, ctx.n_jobs, &grid, &model};
-    write_table(o.out_dir, "plasticity_heads.tsv", write_heads, &oc);
-    write_table(o.out_dir, "plasticity_profile.tsv", write_profile, &oc);
-    write_table(o.out_dir, "plasticity_pair2d.tsv", write_pair2d, &oc);
-    write_table(o.out_dir, "plasticity_weights.tsv", write_weights, &oc);
-    write_table(o.out_dir, "plasticity_model_profile.tsv", write_model_profile, &oc);
-    write_table(o.out_dir, "plasticity_model_pair2d.tsv", write_model_pair2d, &oc);
-    write_table(o.out_dir, "plasticity_model.tsv", write_model, &oc);
-    qk_progress("%.56s: %d heads, model ap_overall %.4f, %.2f s", s.header.dataset_id,
-                ctx.n_jobs, model.s.ap_overall, qk_now() - t0);
+    out_ctx oc = {stage.jobs, results, n, &ctx.grid, &model};
+    write_tables(&o, &oc);
     if (o.params.time_floor)
-        print_floor(ctx.results, ctx.n_jobs, o.threads);
+        print_floor(results, n, o.threads);
     if (o.timing)
         printf("qk-plasticity: %d heads in %.3f s with %d threads: %.4f s per head "
                "(wall time / heads)\n",
-               ctx.n_jobs, analysis_s, o.threads, ctx.n_jobs ? analysis_s / ctx.n_jobs : 0.0);
+               n, stage.run_seconds, o.threads, n ? stage.run_seconds / n : 0.0);
 
+    char note[64];
+    snprintf(note, sizeof note, "model ap_overall %.4f", model.s.ap_overall);
     qk_plast_model_free(&model);
-    for (int i = 0; i < ctx.n_jobs; i++)
-        qk_plast_head_free(&ctx.results[i]);
-    free(ctx.results);
-    free(jobs);
+    for (int i = 0; i < n; i++)
+        qk_plast_head_free(&results[i]);
+    qk_stage_finish(&stage, note);
     free(o.out_dir);
-    qk_store_close(&s);
+    free(o.heads_output);
     return QK_EXIT_OK;
 }

@@ -6,7 +6,6 @@
  * LaTeX files cannot disagree. A reference to a value or table that no stage
  * produced is an error. */
 #include <ctype.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,56 +13,57 @@
 #include <strings.h>
 
 #include "qk/blas.h"
+#include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/numbers.h"
 #include "qk/table.h"
 #include "qk/values.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-report --template FILE --output FILE [--values FILE]... [--table NAME=TSV]...\n"
-        "                 [--set KEY=VALUE]... [--markdown] [--numbers-tex FILE]\n"
-        "                 [--numbers-md FILE] [--latex-table NAME=FILE]...\n"
-        "       qk-report --blas-info\n"
-        "\n"
-        "Renders a template. Directives, written {{...}}:\n"
-        "  {{key}}                    a value: from a numbers file (typeset by its kind; in\n"
-        "                             HTML inside <span data-qk=\"key\">), or from a plain\n"
-        "                             key<TAB>value file or --set\n"
-        "  {{table:NAME}}             a table of a numbers file, or the TSV table NAME, as\n"
-        "                             an HTML (or Markdown) table\n"
-        "  {{if COND}} {{elif COND}} {{else}} {{end}}\n"
-        "                             show a part or another by the values. COND is a key\n"
-        "                             (true when present and not 0 or empty) or A OP B with\n"
-        "                             OP one of < <= > >= == != and A, B keys or numbers,\n"
-        "                             or such parts joined by 'and' (or by 'or'); a\n"
-        "                             comparison with a missing value is false. Hidden\n"
-        "                             parts are checked like shown ones.\n"
-        "  {{count:NAME}}             the rows of a TSV table\n"
-        "  {{sum:NAME.COLUMN}}        the sum of a numeric column of a TSV table\n"
-        "  {{...|FILTER}}             format a plain number: int (digit groups), mb (bytes\n"
-        "                             as MB), gib, f1 f2 f3 f4 (fixed decimals), pct1 (x100)\n"
-        "  {{include:PATH}}           another template rendered in place (nested up to 8 deep)\n"
-        "Unknown keys, tables, columns or filters are errors (exit 2).\n"
-        "\n"
-        "Options:\n"
-        "  -t, --template FILE      template to render\n"
-        "  -o, --output FILE        result (written atomically)\n"
-        "  -v, --values FILE        a numbers file (qk-summary) or key<TAB>value lines\n"
-        "                           (may repeat)\n"
-        "  -T, --table NAME=FILE    a TSV table with a header line (may repeat)\n"
-        "  -s, --set KEY=VALUE      one plain value (may repeat)\n"
-        "      --markdown           render tables as Markdown (default HTML)\n"
-        "      --numbers-tex FILE   every value of the numbers files as \\qkdef{KEY}{VALUE},\n"
-        "                           typeset as the page shows it, with the \\qk macro\n"
-        "      --numbers-md FILE    the keys with their values and meanings (Markdown)\n"
-        "      --latex-table NAME=FILE  a table of the numbers files as a booktabs tabular\n"
-        "      --blas-info          print the BLAS in use as values (blas_library, blas_core)\n"
-        "                           and fail when OPENBLAS_CORETYPE names another kernel\n"
-        "  -h, --help               this text\n"
-        "      --version            print the version\n");
-}
+enum { OPT_MARKDOWN = QK_KEY_FIRST, OPT_TEX, OPT_MD, OPT_LATEX_TABLE, OPT_BLAS_INFO };
+
+static const qk_option options_table[] = {
+    {'t', "template", "FILE", "template to render"},
+    QK_OPTION_OUTPUT("result (written atomically)"),
+    {'v', "values", "FILE", "a numbers file (qk-summary) or key<TAB>value lines (may repeat)"},
+    {'T', "table", "NAME=FILE", "a TSV table with a header line (may repeat)"},
+    {'s', "set", "KEY=VALUE", "one plain value (may repeat)"},
+    {OPT_MARKDOWN, "markdown", NULL, "render tables as Markdown (default HTML)"},
+    {OPT_TEX, "numbers-tex", "FILE", "every value of the numbers files as \\qkdef{KEY}{VALUE}, "
+                                     "typeset as the page shows it, with the \\qk macro"},
+    {OPT_MD, "numbers-md", "FILE", "the keys with their values and meanings (Markdown)"},
+    {OPT_LATEX_TABLE, "latex-table", "NAME=FILE", "a table of the numbers files as a booktabs "
+                                                  "tabular"},
+    {OPT_BLAS_INFO, "blas-info", NULL, "print the BLAS in use as values (blas_library, "
+     "blas_core) and fail when OPENBLAS_CORETYPE names another kernel"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-report",
+    "qk-report --template FILE --output FILE [--values FILE]... [--table NAME=TSV]...\n"
+    "          [--set KEY=VALUE]... [--markdown] [--numbers-tex FILE]\n"
+    "          [--numbers-md FILE] [--latex-table NAME=FILE]...\n"
+    "qk-report --blas-info",
+    "Renders a template. Directives, written {{...}}:\n"
+    "  {{key}}                    a value: from a numbers file (typeset by its kind; in\n"
+    "                             HTML inside <span data-qk=\"key\">), or from a plain\n"
+    "                             key<TAB>value file or --set\n"
+    "  {{table:NAME}}             a table of a numbers file, or the TSV table NAME, as\n"
+    "                             an HTML (or Markdown) table\n"
+    "  {{if COND}} {{elif COND}} {{else}} {{end}}\n"
+    "                             show a part or another by the values. COND is a key\n"
+    "                             (true when present and not 0 or empty) or A OP B with\n"
+    "                             OP one of < <= > >= == != and A, B keys or numbers,\n"
+    "                             or such parts joined by 'and' (or by 'or'); a\n"
+    "                             comparison with a missing value is false. Hidden\n"
+    "                             parts are checked like shown ones.\n"
+    "  {{count:NAME}}             the rows of a TSV table\n"
+    "  {{sum:NAME.COLUMN}}        the sum of a numeric column of a TSV table\n"
+    "  {{...|FILTER}}             format a plain number: int (digit groups), mb (bytes\n"
+    "                             as MB), gib, f1 f2 f3 f4 (fixed decimals), pct1 (x100)\n"
+    "  {{include:PATH}}           another template rendered in place (nested up to 8 deep)\n",
+    options_table, "an unknown key, table, column or filter among them",
+    "qk-report --template templates/report.html.in --output report/index.html \\\n"
+    "  --values build/report/pca.numbers --set suite_version=0.1.0", NULL};
 
 typedef struct renderer {
     qk_kv values;       /* plain values */
@@ -690,53 +690,41 @@ static void check_keys(const renderer *r)
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-report");
-    enum { OPT_TEX = 256, OPT_MD, OPT_LATEX_TABLE };
-    static const struct option longopts[] = {
-        {"template", required_argument, NULL, 't'}, {"output", required_argument, NULL, 'o'},
-        {"values", required_argument, NULL, 'v'},   {"table", required_argument, NULL, 'T'},
-        {"set", required_argument, NULL, 's'},      {"markdown", no_argument, NULL, 'm'},
-        {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
-        {"blas-info", no_argument, NULL, 'B'},      {"numbers-tex", required_argument, NULL, OPT_TEX},
-        {"numbers-md", required_argument, NULL, OPT_MD},
-        {"latex-table", required_argument, NULL, OPT_LATEX_TABLE},
-        {NULL, 0, NULL, 0}};
     renderer r;
     memset(&r, 0, sizeof r);
-    const char *output = NULL, *numbers_tex = NULL, *numbers_md = NULL;
+    const char *numbers_tex = NULL, *numbers_md = NULL, *value;
     latex_table *latex = NULL;
-    int n_latex = 0, c;
-    while ((c = getopt_long(argc, argv, "t:o:v:T:s:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': r.template_path = optarg; break;
-        case 'o': output = optarg; break;
-        case 'v': load_values(&r, optarg); break;
-        case 'T': add_table(&r, optarg); break;
+    int n_latex = 0;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case 't': r.template_path = value; break;
+        case 'v': load_values(&r, value); break;
+        case 'T': add_table(&r, value); break;
         case 's':
-            if (qk_kv_set_arg(&r.values, optarg) != 0)
-                qk_die(QK_EXIT_USAGE, NULL, "--set takes KEY=VALUE, got '%s'", optarg);
+            if (qk_kv_set_arg(&r.values, value) != 0)
+                qk_die(QK_EXIT_USAGE, NULL, "--set takes KEY=VALUE, got '%s'", value);
             break;
-        case 'm': r.markdown = 1; break;
-        case OPT_TEX: numbers_tex = optarg; break;
-        case OPT_MD: numbers_md = optarg; break;
+        case OPT_MARKDOWN: r.markdown = 1; break;
+        case OPT_TEX: numbers_tex = value; break;
+        case OPT_MD: numbers_md = value; break;
         case OPT_LATEX_TABLE:
-            if (!strchr(optarg, '=') || optarg[0] == '=')
-                qk_die(QK_EXIT_USAGE, NULL, "--latex-table takes NAME=FILE, got '%s'", optarg);
+            if (!strchr(value, '=') || value[0] == '=')
+                qk_die(QK_EXIT_USAGE, NULL, "--latex-table takes NAME=FILE, got '%s'", value);
             latex = qk_realloc(latex, (size_t)(n_latex + 1) * sizeof *latex);
-            latex[n_latex].name = qk_strdup(optarg);
+            latex[n_latex].name = qk_strdup(value);
             *strchr(latex[n_latex].name, '=') = '\0';
-            latex[n_latex].path = strchr(optarg, '=') + 1;
+            latex[n_latex].path = strchr(value, '=') + 1;
             n_latex++;
             break;
-        case 'h': usage(stdout); return QK_EXIT_OK;
-        case 'V': printf("qk-report %s\n", QK_VERSION_STRING); return QK_EXIT_OK;
-        case 'B': return print_blas_info();
-        default: usage(stderr); return QK_EXIT_USAGE;
+        case OPT_BLAS_INFO: return print_blas_info();
         }
     }
-    if (!r.template_path || !output || optind != argc) {
-        usage(stderr);
-        return QK_EXIT_USAGE;
-    }
+    const char *output = a.output;
+    if (!r.template_path || !output)
+        qk_usage_error(&program);
+    qk_args_operands(&a, 0, 0);
     check_keys(&r);
     for (int i = 0; i < n_latex; i++)
         if (!qk_nset_table(&r.numbers, latex[i].name))

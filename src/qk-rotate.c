@@ -3,7 +3,6 @@
  * the {a, b} metrics and the omega fit, one row per head, plus the axes for
  * qk-complement. With --summary, the per-model summary of a merged
  * per-head table instead. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,50 +12,50 @@
 #include "qk/heads.h"
 #include "qk/moments.h"
 #include "qk/rotation.h"
+#include "qk/stage.h"
 #include "qk/store.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-rotate [OPTIONS] STORE\n"
-        "       qk-rotate --summary -o OUTPUT TABLE\n"
-        "\n"
-        "The planar rotation model of every head of a store written by qk-load: the\n"
-        "queries of each query head are pooled with the keys of its key head; the\n"
-        "drift axis a is the pooled covariance of the vectors with token position,\n"
-        "the separation axis b the top direction of the query-key difference second\n"
-        "moment orthogonal to a. Writes one row of metrics per head (slopes, cluster\n"
-        "means, bias strength, separation strength, variance fractions, the omega\n"
-        "sinusoid fit, ...) and the axes of each head for qk-complement.\n"
-        "Heads with fewer than %d query or key rows are skipped with a warning.\n"
-        "\n"
-        "With --summary, TABLE is a merged per-head table (rotated.csv, with model\n"
-        "and family columns) and OUTPUT gets one CSV row of means, medians,\n"
-        "fractions and quartiles per model.\n"
-        "\n"
-        "Options:\n"
-        "  -o, --output FILE        per-head table (default: rotation.tsv beside STORE)\n"
-        "      --axes-output FILE   axes a and b of each head (default:\n"
-        "                           rotation_axes.bin beside STORE)\n"
-        "      --family NAME        model family written in every row (default unknown)\n"
-        "      --checkpoint NAME    checkpoint label written in every row (default -)\n"
-        "      --b-mode MODE        eigen (default: top eigenvector of P_a C_delta P_a)\n"
-        "                           or centroid (P_a (mu_Q - mu_K), normalised)\n"
-        "      --b-sign SIGN        canonical (default: b.(mu_Q - mu_K) >= 0) or raw\n"
-        "      --omega-grid N       frequencies of the omega grid (default %d)\n"
-        "      --omega-refine N     golden-section steps after the grid (default %d)\n"
-        "  -j, --threads N          worker threads (default 2); the output does not\n"
-        "                           depend on N\n"
-        "      --summary            summarise a per-head table (see above)\n"
-        "      --no-verify          do not check the store's checksum\n"
-        "  -q, --quiet              no progress lines\n"
-        "  -h, --help               this text\n"
-        "      --version            print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-rotate --threads 2 --family llama build/llama3.2-3b/store.qks\n",
-        QK_ROT_MIN_KIND, QK_ROT_OMEGA_GRID, QK_ROT_OMEGA_REFINE);
-}
+enum { OPT_AXES = QK_KEY_FIRST, OPT_FAMILY, OPT_CHECKPOINT, OPT_B_MODE, OPT_B_SIGN, OPT_GRID,
+       OPT_REFINE, OPT_SUMMARY };
+
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("per-head table (default: rotation.tsv beside STORE)"),
+    {OPT_AXES, "axes-output", "FILE", "axes a and b of each head (default: rotation_axes.bin "
+                                      "beside STORE)"},
+    {OPT_FAMILY, "family", "NAME", "model family written in every row (default unknown)"},
+    {OPT_CHECKPOINT, "checkpoint", "NAME", "checkpoint label written in every row (default -)"},
+    {OPT_B_MODE, "b-mode", "MODE", "eigen (default: top eigenvector of P_a C_delta P_a) or "
+                                   "centroid (P_a (mu_Q - mu_K), normalised)"},
+    {OPT_B_SIGN, "b-sign", "SIGN", "canonical (default: b.(mu_Q - mu_K) >= 0) or raw"},
+    {OPT_GRID, "omega-grid", "N", "frequencies of the omega grid (default "
+                                  QK_STR(QK_ROT_OMEGA_GRID) ")"},
+    {OPT_REFINE, "omega-refine", "N", "golden-section steps after the grid (default "
+                                      QK_STR(QK_ROT_OMEGA_REFINE) ")"},
+    QK_OPTION_THREADS,
+    {OPT_SUMMARY, "summary", NULL, "summarise a per-head table (see above)"},
+    QK_OPTION_NO_VERIFY,
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-rotate",
+    "qk-rotate [OPTIONS] STORE\n"
+    "qk-rotate --summary -o OUTPUT TABLE",
+    "The planar rotation model of every head of a store written by qk-load: the\n"
+    "queries of each query head are pooled with the keys of its key head; the\n"
+    "drift axis a is the pooled covariance of the vectors with token position,\n"
+    "the separation axis b the top direction of the query-key difference second\n"
+    "moment orthogonal to a. Writes one row of metrics per head (slopes, cluster\n"
+    "means, bias strength, separation strength, variance fractions, the omega\n"
+    "sinusoid fit, ...) and the axes of each head for qk-complement.\n"
+    "Heads with fewer than " QK_STR(QK_ROT_MIN_KIND) " query or key rows are skipped with a "
+    "warning.\n"
+    "\n"
+    "With --summary, TABLE is a merged per-head table (rotated.csv, with model\n"
+    "and family columns) and OUTPUT gets one CSV row of means, medians,\n"
+    "fractions and quartiles per model.\n",
+    options_table, NULL, "qk-rotate --threads 2 --family llama build/llama3.2-3b/store.qks",
+    NULL};
 
 typedef struct options {
     const char *input;
@@ -78,95 +77,71 @@ static const char *parse_label(const char *opt, const char *s)
     return s;
 }
 
+static void parse_option(options *o, int key, const char *value, const char **axes)
+{
+    switch (key) {
+    case OPT_AXES: *axes = value; break;
+    case OPT_FAMILY: o->family = parse_label("--family", value); break;
+    case OPT_CHECKPOINT: o->checkpoint = parse_label("--checkpoint", value); break;
+    case OPT_B_MODE: o->rot.b_mode = qk_opt_choice("--b-mode", value, "eigen", "centroid"); break;
+    case OPT_B_SIGN: o->rot.b_sign = qk_opt_choice("--b-sign", value, "canonical", "raw"); break;
+    case OPT_GRID: o->rot.omega_grid = (int)qk_opt_int("--omega-grid", value, 3, 100000); break;
+    case OPT_REFINE:
+        o->rot.omega_refine = (int)qk_opt_int("--omega-refine", value, 0, 1000);
+        break;
+    case OPT_SUMMARY: o->summary = 1; break;
+    }
+}
+
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_AXES = 256, OPT_FAMILY, OPT_CHECKPOINT, OPT_B_MODE, OPT_B_SIGN, OPT_GRID,
-           OPT_REFINE, OPT_SUMMARY, OPT_NO_VERIFY, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"axes-output", required_argument, NULL, OPT_AXES},
-        {"family", required_argument, NULL, OPT_FAMILY},
-        {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
-        {"b-mode", required_argument, NULL, OPT_B_MODE},
-        {"b-sign", required_argument, NULL, OPT_B_SIGN},
-        {"omega-grid", required_argument, NULL, OPT_GRID},
-        {"omega-refine", required_argument, NULL, OPT_REFINE},
-        {"threads", required_argument, NULL, 'j'},
-        {"summary", no_argument, NULL, OPT_SUMMARY},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     qk_rot_options_default(&o->rot);
-    o->threads = 2;
-    o->verify = 1;
     o->family = "unknown";
     o->checkpoint = "-";
-    const char *output = NULL, *axes = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case OPT_AXES: axes = optarg; break;
-        case OPT_FAMILY: o->family = parse_label("--family", optarg); break;
-        case OPT_CHECKPOINT: o->checkpoint = parse_label("--checkpoint", optarg); break;
-        case OPT_B_MODE:
-            o->rot.b_mode = qk_opt_choice("--b-mode", optarg, "eigen", "centroid");
-            break;
-        case OPT_B_SIGN:
-            o->rot.b_sign = qk_opt_choice("--b-sign", optarg, "canonical", "raw");
-            break;
-        case OPT_GRID:
-            o->rot.omega_grid = (int)qk_opt_int("--omega-grid", optarg, 3, 100000);
-            break;
-        case OPT_REFINE:
-            o->rot.omega_refine = (int)qk_opt_int("--omega-refine", optarg, 0, 1000);
-            break;
-        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
-        case OPT_SUMMARY: o->summary = 1; break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'q': qk_progress_set_quiet(1); break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-rotate %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
-    }
-    if (optind + 1 != argc || (o->summary && !output)) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->input = argv[optind];
-    o->output = output ? qk_strdup(output) : qk_path_beside(o->input, "rotation.tsv");
+    const char *axes = NULL, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;)
+        parse_option(o, key, value, &axes);
+    qk_args_operands(&a, 1, 1);
+    if (o->summary && !a.output)
+        qk_usage_error(&program);
+    o->input = a.operands[0];
+    o->threads = a.threads;
+    o->verify = a.verify;
+    o->output = a.output ? qk_strdup(a.output) : qk_path_beside(o->input, "rotation.tsv");
     o->axes_output = axes ? qk_strdup(axes) : qk_path_beside(o->input, "rotation_axes.bin");
 }
 
 /* ---- the analysis of every head ---------------------------------------------------- */
 
 typedef struct run_ctx {
-    const qk_store *store;
+    const qk_stage *stage;
     const options *opt;
-    const qk_head_job *jobs;
-    int *usable;
-    qk_rot_head *results;
-    double *axes;        /* [n_jobs * 2 * dim]: a then b of each job */
-    qk_moments *pooled;  /* [n_jobs] pooled moments, for qk-complement */
 } run_ctx;
+
+/* A head's result: its metrics, and for qk-complement its axes and pooled
+ * moments. */
+typedef struct head_result {
+    qk_rot_head metrics;
+    double *ab;         /* [2 * dim]: a, then b */
+    qk_moments pooled;  /* zeroed until analysed: qk_moments_free is safe */
+} head_result;
 
 typedef struct thread_state {
     qk_moments mq, mk;
     qk_rot_work work;
-    qk_store_buf qbuf, kbuf;
 } thread_state;
 
 static void *thread_init(void *arg)
 {
-    run_ctx *ctx = arg;
+    const run_ctx *ctx = arg;
+    int dim = ctx->stage->store.dim;
     thread_state *st = qk_calloc(1, sizeof *st);
-    qk_moments_init(&st->mq, ctx->store->dim);
-    qk_moments_init(&st->mk, ctx->store->dim);
-    qk_rot_work_init(&st->work, ctx->store->dim);
+    qk_moments_init(&st->mq, dim);
+    qk_moments_init(&st->mk, dim);
+    qk_rot_work_init(&st->work, dim);
     return st;
 }
 
@@ -176,55 +151,51 @@ static void thread_free(void *arg)
     qk_moments_free(&st->mq);
     qk_moments_free(&st->mk);
     qk_rot_work_free(&st->work);
-    qk_store_buf_free(&st->qbuf);
-    qk_store_buf_free(&st->kbuf);
     free(st);
 }
 
-/* The rows of config c (its vectors decoded into buf). */
-static int config_rows(const qk_store *s, int c, qk_store_buf *buf, qk_rot_rows *r,
-                       qk_err *err)
+static int check_store(void *arg, const qk_stage *stage, qk_err *err)
 {
-    const float *vector = qk_store_vectors(s, c, buf, err);
-    if (!vector)
-        return -1;
-    *r = (qk_rot_rows){vector, s->configs[c].position, s->configs[c].rows};
+    (void)arg;
+    if (stage->store.dim < 2)
+        return qk_fail(err, "vector dimension %d (the rotation model needs >= 2)",
+                       stage->store.dim);
     return 0;
 }
 
-/* The query heads of one key head: the key moments are computed once. */
-static int analyse_group(void *arg, void *state, const int *job_idx, int n, int *failed_job,
-                         qk_err *err)
+static int usable(void *arg, const qk_stage *stage, int i, char *why, size_t cap)
 {
-    run_ctx *ctx = arg;
+    (void)arg;
+    const qk_store *s = &stage->store;
+    int64_t nq = s->configs[stage->jobs[i].q_config].rows;
+    int64_t nk = s->configs[stage->jobs[i].k_config].rows;
+    if (qk_rot_head_usable(nq, nk))
+        return 1;
+    snprintf(why, cap, "%" PRId64 " query and %" PRId64 " key rows (needs >= %d of each)", nq,
+             nk, QK_ROT_MIN_KIND);
+    return 0;
+}
+
+/* One head; the key moments are computed once per key head and thread. */
+static int analyse(void *arg, void *state, const qk_stage_head *h, void *result, qk_err *err)
+{
+    const run_ctx *ctx = arg;
     thread_state *st = state;
-    const qk_store *s = ctx->store;
-    size_t d = (size_t)s->dim;
-    int have_key = 0;
-    for (int i = 0; i < n; i++) {
-        int j = job_idx[i];
-        if (!ctx->usable[j])
-            continue;
-        qk_rot_rows rq, rk;
-        if (config_rows(s, ctx->jobs[j].q_config, &st->qbuf, &rq, err) != 0 ||
-            config_rows(s, ctx->jobs[j].k_config, &st->kbuf, &rk, err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-        if (!have_key) {
-            qk_moments_compute(&st->mk, rk.vector, rk.position, rk.n);
-            have_key = 1;
-        }
-        qk_moments_compute(&st->mq, rq.vector, rq.position, rq.n);
-        if (qk_rot_analyse(&rq, &rk, &st->mq, &st->mk, &ctx->opt->rot, &st->work,
-                           &ctx->results[j], err) != 0) {
-            *failed_job = j;
-            return -1;
-        }
-        memcpy(ctx->axes + (size_t)j * 2 * d, st->work.a, d * sizeof(double));
-        memcpy(ctx->axes + ((size_t)j * 2 + 1) * d, st->work.b, d * sizeof(double));
-        qk_moments_copy(&ctx->pooled[j], &st->work.pooled);
-    }
+    head_result *r = result;
+    int d = ctx->stage->store.dim;
+    qk_rot_rows rq = {h->q_vectors, h->q->position, h->q->rows};
+    qk_rot_rows rk = {h->k_vectors, h->k->position, h->k->rows};
+    if (h->first_of_key)
+        qk_moments_compute(&st->mk, rk.vector, rk.position, rk.n);
+    qk_moments_compute(&st->mq, rq.vector, rq.position, rq.n);
+    if (qk_rot_analyse(&rq, &rk, &st->mq, &st->mk, &ctx->opt->rot, &st->work, &r->metrics,
+                       err) != 0)
+        return -1;
+    r->ab = qk_doubles(2 * (size_t)d);
+    memcpy(r->ab, st->work.a, (size_t)d * sizeof(double));
+    memcpy(r->ab + d, st->work.b, (size_t)d * sizeof(double));
+    qk_moments_init(&r->pooled, d);
+    qk_moments_copy(&r->pooled, &st->work.pooled);
     return 0;
 }
 
@@ -260,64 +231,36 @@ static void write_row(FILE *fp, const options *o, const qk_store *s, const qk_he
     fprintf(fp, "\t%d\t%d\n", r->flag_degenerate_a, r->flag_degenerate_b);
 }
 
-static void fail_outputs(qk_atomic *table, qk_atomic *axes, const char *path, const qk_err *err)
+static void write_table(FILE *fp, const void *arg)
 {
-    qk_atomic_abort(table);
-    qk_atomic_abort(axes);
-    qk_die(QK_EXIT_DATA, path, "%s", err->msg);
+    const run_ctx *ctx = arg;
+    const qk_stage *stage = ctx->stage;
+    fputs(table_header, fp);
+    for (int i = 0; i < stage->n_jobs; i++)
+        if (stage->usable[i]) {
+            const head_result *r = qk_stage_result(stage, i);
+            write_row(fp, ctx->opt, &stage->store, &stage->jobs[i], &r->metrics);
+        }
 }
 
-static void write_outputs(const options *o, const run_ctx *ctx, int n_jobs)
+static int write_axes(FILE *fp, const void *arg, qk_err *err)
 {
-    qk_atomic table, axes;
+    const qk_stage *stage = ((const run_ctx *)arg)->stage;
+    int d = stage->store.dim;
     qk_rot_axes_writer aw;
-    qk_err err;
-    qk_output_open(&table, o->output);
-    if (qk_atomic_open(&axes, o->axes_output, &err) != 0) {
-        qk_atomic_abort(&table);
-        qk_die(QK_EXIT_DATA, o->axes_output, "%s", err.msg);
+    if (qk_rot_axes_begin(&aw, fp, d, err) != 0)
+        return -1;
+    for (int i = 0; i < stage->n_jobs; i++) {
+        const qk_head_job *j = &stage->jobs[i];
+        const head_result *r = qk_stage_result(stage, i);
+        if (stage->usable[i] && qk_rot_axes_add(&aw, j->layer, j->head, j->kv_head, r->ab,
+                                                r->ab + d, &r->pooled, err) != 0)
+            return -1;
     }
-    int d = ctx->store->dim;
-    fputs(table_header, table.fp);
-    if (qk_rot_axes_begin(&aw, axes.fp, d, &err) != 0)
-        fail_outputs(&table, &axes, o->axes_output, &err);
-    for (int i = 0; i < n_jobs; i++) {
-        if (!ctx->usable[i])
-            continue;
-        const qk_head_job *j = &ctx->jobs[i];
-        write_row(table.fp, o, ctx->store, j, &ctx->results[i]);
-        const double *ab = ctx->axes + (size_t)i * 2 * d;
-        if (qk_rot_axes_add(&aw, j->layer, j->head, j->kv_head, ab, ab + d, &ctx->pooled[i],
-                            &err) != 0)
-            fail_outputs(&table, &axes, o->axes_output, &err);
-    }
-    if (qk_rot_axes_finish(&aw, &err) != 0)
-        fail_outputs(&table, &axes, o->axes_output, &err);
-    if (qk_atomic_commit(&axes, &err) != 0) {
-        qk_atomic_abort(&table);
-        qk_die(QK_EXIT_DATA, o->axes_output, "%s", err.msg);
-    }
-    qk_output_commit(&table);
+    return qk_rot_axes_finish(&aw, err);
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
-
-static int mark_usable(const qk_store *s, const options *o, const qk_head_job *jobs, int n,
-                       int *usable)
-{
-    int skipped = 0;
-    for (int i = 0; i < n; i++) {
-        int64_t nq = s->configs[jobs[i].q_config].rows, nk = s->configs[jobs[i].k_config].rows;
-        usable[i] = qk_rot_head_usable(nq, nk);
-        if (usable[i])
-            continue;
-        skipped++;
-        qk_warn("%s: head l%02dh%02d skipped: %" PRId64 " query and %" PRId64
-                " key rows (needs >= %d of each)", o->input, jobs[i].layer, jobs[i].head, nq,
-                nk, QK_ROT_MIN_KIND);
-    }
-    return skipped;
-}
 
 static int run_summary(const options *o)
 {
@@ -339,47 +282,24 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &o);
     if (o.summary)
         return run_summary(&o);
-    qk_store s;
-    qk_open_store(o.input, &s, o.verify);
-    if (s.dim < 2)
-        qk_die(QK_EXIT_DATA, o.input, "vector dimension %d (the rotation model needs >= 2)",
-               s.dim);
-    double t0 = qk_now();
-    qk_err err;
-
-    run_ctx ctx = {.store = &s, .opt = &o};
-    qk_head_job *jobs;
-    int n_jobs;
-    if (qk_head_jobs(&s, &jobs, &n_jobs, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.input, "%s", err.msg);
-    ctx.jobs = jobs;
-    size_t slots = (size_t)(n_jobs ? n_jobs : 1);
-    ctx.usable = qk_calloc(slots, sizeof(int));
-    ctx.results = qk_calloc(slots, sizeof(qk_rot_head));
-    ctx.axes = qk_doubles(slots * 2 * (size_t)s.dim);
-    int skipped = mark_usable(&s, &o, jobs, n_jobs, ctx.usable);
-    ctx.pooled = qk_calloc(slots, sizeof(qk_moments)); /* zeroed: free() is safe */
-    for (int i = 0; i < n_jobs; i++)
-        if (ctx.usable[i])
-            qk_moments_init(&ctx.pooled[i], s.dim);
-    qk_progress("%.56s: rotation model of %d heads, d = %d, %d threads", s.header.dataset_id,
-                n_jobs - skipped, s.dim, o.threads);
-
-    qk_head_runner runner = {jobs, n_jobs, 1, 0, &ctx, thread_init, analyse_group, thread_free};
-    if (qk_head_run(&runner, o.threads, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.input, "%s", err.msg);
-    write_outputs(&o, &ctx, n_jobs);
-    qk_progress("%.56s: %d heads analysed, %d skipped, %.2f s", s.header.dataset_id,
-                n_jobs - skipped, skipped, qk_now() - t0);
-    free(jobs);
-    free(ctx.usable);
-    free(ctx.results);
-    free(ctx.axes);
-    for (int i = 0; i < n_jobs; i++)
-        qk_moments_free(&ctx.pooled[i]);
-    free(ctx.pooled);
+    qk_stage stage;
+    run_ctx ctx = {&stage, &o};
+    qk_stage_spec spec = {.store = o.input, .verify = o.verify, .threads = o.threads,
+                          .what = "rotation model", .result_size = sizeof(head_result),
+                          .share_key = 1, .ctx = &ctx, .prepare = check_store,
+                          .usable = usable, .thread_init = thread_init,
+                          .thread_free = thread_free, .analyse = analyse};
+    qk_stage_run(&stage, &spec);
+    const qk_output outputs[] = {{o.output, write_table, NULL},
+                                 {o.axes_output, NULL, write_axes}};
+    qk_write_outputs(outputs, 2, &ctx);
+    for (int i = 0; i < stage.n_jobs; i++) {
+        head_result *r = qk_stage_result(&stage, i);
+        free(r->ab);
+        qk_moments_free(&r->pooled);
+    }
+    qk_stage_finish(&stage, NULL);
     free(o.output);
     free(o.axes_output);
-    qk_store_close(&s);
     return QK_EXIT_OK;
 }

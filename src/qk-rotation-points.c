@@ -7,7 +7,6 @@
  * head drawn on the principal pairs of the complement of {a, b} (centred
  * coordinates, figure 08), with the basis qk-complement uses. */
 #include <cblas.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -22,42 +21,39 @@
 
 #define MAX_PANELS 16
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-rotation-points [OPTIONS] --ab-output FILE --complement-output FILE\n"
-        "                          --panels-output FILE STORE\n"
-        "\n"
-        "Draws query heads of a store as Python's random.Random(SEED).sample(heads, N)\n"
-        "does on the list of the heads qk-rotate analysed, sorted by (layer, head).\n"
-        "Writes the raw projections of each drawn head's query and key vectors on its\n"
-        "drift axis a and separation axis b, and the pooled-centred coordinates of the\n"
-        "first drawn head's vectors on each principal pair of the complement of {a, b}\n"
-        "(the basis of qk-complement). Rows beyond the maximum are thinned to evenly\n"
-        "spaced ones in store order.\n"
-        "\n"
-        "Options:\n"
-        "      --axes FILE               axes from qk-rotate (default: rotation_axes.bin\n"
-        "                                beside STORE)\n"
-        "      --ab-output FILE          panel, kind, position, a, b\n"
-        "      --complement-output FILE  pair, kind, position, u, w (first drawn head)\n"
-        "      --panels-output FILE      one row per drawn head (panel = place in the\n"
-        "                                (layer, head) order, draw = place in the draw)\n"
-        "  -s, --seed N                  seed of the head draw (default 42)\n"
-        "  -n, --panels N                heads to draw (default 4, at most %d)\n"
-        "      --max-points N            at most N vectors per kind and head on {a, b}\n"
-        "                                (default 2000; 0 = all)\n"
-        "      --complement-max-points N at most N vectors per kind and pair\n"
-        "                                (default 1000; 0 = all)\n"
-        "      --no-verify               do not check the store's checksum\n"
-        "  -h, --help                    this text\n"
-        "      --version                 print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-rotation-points --ab-output ab.tsv --complement-output c.tsv \\\n"
-        "           --panels-output p.tsv build/llama3.2-3b/store.qks\n",
-        MAX_PANELS);
-}
+enum { OPT_AXES = QK_KEY_FIRST, OPT_AB, OPT_COMPLEMENT, OPT_PANELS_OUT, OPT_MAX_POINTS,
+       OPT_COMPLEMENT_POINTS };
+
+static const qk_option options_table[] = {
+    {OPT_AXES, "axes", "FILE", "axes from qk-rotate (default: rotation_axes.bin beside STORE)"},
+    {OPT_AB, "ab-output", "FILE", "panel, kind, position, a, b"},
+    {OPT_COMPLEMENT, "complement-output", "FILE", "pair, kind, position, u, w (first drawn "
+                                                  "head)"},
+    {OPT_PANELS_OUT, "panels-output", "FILE", "one row per drawn head (panel = place in the "
+                                              "(layer, head) order, draw = place in the draw)"},
+    {'s', "seed", "N", "seed of the head draw (default 42)"},
+    {'n', "panels", "N", "heads to draw (default 4, at most " QK_STR(MAX_PANELS) ")"},
+    {OPT_MAX_POINTS, "max-points", "N", "at most N vectors per kind and head on {a, b} "
+                                        "(default 2000; 0 = all)"},
+    {OPT_COMPLEMENT_POINTS, "complement-max-points", "N", "at most N vectors per kind and pair "
+                                                          "(default 1000; 0 = all)"},
+    QK_OPTION_NO_VERIFY,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-rotation-points",
+    "qk-rotation-points [OPTIONS] --ab-output FILE --complement-output FILE\n"
+    "                   --panels-output FILE STORE",
+    "Draws query heads of a store as Python's random.Random(SEED).sample(heads, N)\n"
+    "does on the list of the heads qk-rotate analysed, sorted by (layer, head).\n"
+    "Writes the raw projections of each drawn head's query and key vectors on its\n"
+    "drift axis a and separation axis b, and the pooled-centred coordinates of the\n"
+    "first drawn head's vectors on each principal pair of the complement of {a, b}\n"
+    "(the basis of qk-complement). Rows beyond the maximum are thinned to evenly\n"
+    "spaced ones in store order.\n",
+    options_table, NULL,
+    "qk-rotation-points --ab-output ab.tsv --complement-output c.tsv \\\n"
+    "  --panels-output p.tsv build/llama3.2-3b/store.qks", NULL};
 
 typedef struct options {
     const char *store;
@@ -69,57 +65,39 @@ typedef struct options {
     int verify;
 } options;
 
+static void parse_option(options *o, int key, const char *value, const char **axes)
+{
+    switch (key) {
+    case OPT_AXES: *axes = value; break;
+    case OPT_AB: o->ab_output = value; break;
+    case OPT_COMPLEMENT: o->complement_output = value; break;
+    case OPT_PANELS_OUT: o->panels_output = value; break;
+    case 's': o->seed = qk_opt_int("--seed", value, 0, 4294967295L); break;
+    case 'n': o->panels = (int)qk_opt_int("--panels", value, 1, MAX_PANELS); break;
+    case OPT_MAX_POINTS: o->max_points = qk_opt_int("--max-points", value, 0, 2147483647L); break;
+    case OPT_COMPLEMENT_POINTS:
+        o->complement_max_points = qk_opt_int("--complement-max-points", value, 0, 2147483647L);
+        break;
+    }
+}
+
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_AXES = 256, OPT_AB, OPT_COMPLEMENT, OPT_PANELS_OUT, OPT_MAX_POINTS,
-           OPT_COMPLEMENT_POINTS, OPT_NO_VERIFY, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"axes", required_argument, NULL, OPT_AXES},
-        {"ab-output", required_argument, NULL, OPT_AB},
-        {"complement-output", required_argument, NULL, OPT_COMPLEMENT},
-        {"panels-output", required_argument, NULL, OPT_PANELS_OUT},
-        {"seed", required_argument, NULL, 's'},
-        {"panels", required_argument, NULL, 'n'},
-        {"max-points", required_argument, NULL, OPT_MAX_POINTS},
-        {"complement-max-points", required_argument, NULL, OPT_COMPLEMENT_POINTS},
-        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->seed = 42;
     o->panels = 4;
     o->max_points = 2000;
     o->complement_max_points = 1000;
-    o->verify = 1;
-    const char *axes = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "s:n:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_AXES: axes = optarg; break;
-        case OPT_AB: o->ab_output = optarg; break;
-        case OPT_COMPLEMENT: o->complement_output = optarg; break;
-        case OPT_PANELS_OUT: o->panels_output = optarg; break;
-        case 's': o->seed = qk_opt_int("--seed", optarg, 0, 4294967295L); break;
-        case 'n': o->panels = (int)qk_opt_int("--panels", optarg, 1, MAX_PANELS); break;
-        case OPT_MAX_POINTS:
-            o->max_points = qk_opt_int("--max-points", optarg, 0, 2147483647L);
-            break;
-        case OPT_COMPLEMENT_POINTS:
-            o->complement_max_points =
-                qk_opt_int("--complement-max-points", optarg, 0, 2147483647L);
-            break;
-        case OPT_NO_VERIFY: o->verify = 0; break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-rotation-points %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
-        }
-    }
-    if (optind + 1 != argc || !o->ab_output || !o->complement_output || !o->panels_output) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->store = argv[optind];
+    const char *axes = NULL, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;)
+        parse_option(o, key, value, &axes);
+    qk_args_operands(&a, 1, 1);
+    if (!o->ab_output || !o->complement_output || !o->panels_output)
+        qk_usage_error(&program);
+    o->store = a.operands[0];
+    o->verify = a.verify;
     o->axes = axes ? qk_strdup(axes) : qk_path_beside(o->store, "rotation_axes.bin");
 }
 

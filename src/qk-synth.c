@@ -1,46 +1,42 @@
 /* qk-synth: writes synthetic datasets in the sniffed-qk layout, with planted
  * query/key geometry and its exact population truth (docs/synth.md). */
 #include <cblas.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/registry.h"
 #include "qk/synth.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-synth --out DIR (--dataset ID... | --all) [OPTION]...\n"
-        "Write synthetic datasets in the sniffed-qk layout: DIR/<ID>/lLLhHH{q,k}/data.parquet,\n"
-        "README.md, _saver_state.json, truth.json per query config and DIR/<ID>/synth-truth.tsv\n"
-        "(written last; it marks the dataset as complete).\n"
-        "\n"
-        "  -o, --out DIR          output directory (created if missing)\n"
-        "  -r, --registry PATH    dataset registry (default workflow/datasets.tsv)\n"
-        "  -d, --dataset ID       dataset to write; may be repeated\n"
-        "  -a, --all              write every dataset of the registry\n"
-        "  -s, --scale SCALE      demo (default: 24 query heads, about 1000 rows per file)\n"
-        "                         or thesis (all sampled heads, 500 examples)\n"
-        "  -H, --heads N          query heads per dataset (overrides the scale)\n"
-        "  -e, --examples N       examples per dataset (overrides the scale)\n"
-        "  -S, --seed N           seed of every random draw (default 0)\n"
-        "  -m, --mode MODE        population (default: drift, separation, RoPE rings\n"
-        "                         in the complement) or planted-linear (linear drift\n"
-        "                         only, closed-form truth)\n"
-        "  -t, --stratified       give keys the query positions (identical multisets)\n"
-        "  -q, --quiet            no progress lines\n"
-        "  -h, --help             show this help and exit\n"
-        "  -V, --version          show the version and exit\n"
-        "\n"
-        "Example:\n"
-        "  qk-synth --out data/synth --all\n"
-        "  qk-synth --out /tmp/s --dataset llama3.2-3b --scale thesis --seed 7\n"
-        "\n"
-        "Exit status: 0 ok, 1 usage error, 2 bad data or failed write.\n");
-}
+enum { OPT_OUT = QK_KEY_FIRST };
+
+static const qk_option options_table[] = {
+    {OPT_OUT, "out", "DIR", "output directory (created if missing)"},
+    {'r', "registry", "PATH", "dataset registry (default workflow/datasets.tsv)"},
+    {'d', "dataset", "ID", "dataset to write; may be repeated"},
+    {'a', "all", NULL, "write every dataset of the registry"},
+    {'s', "scale", "SCALE", "demo (default: 24 query heads, about 1000 rows per file) or "
+                            "thesis (all sampled heads, 500 examples)"},
+    {'H', "heads", "N", "query heads per dataset (overrides the scale)"},
+    {'e', "examples", "N", "examples per dataset (overrides the scale)"},
+    {'S', "seed", "N", "seed of every random draw (default 0)"},
+    {'m', "mode", "MODE", "population (default: drift, separation, RoPE rings in the "
+                          "complement) or planted-linear (linear drift only, closed-form truth)"},
+    {'t', "stratified", NULL, "give keys the query positions (identical multisets)"},
+    QK_OPTION_QUIET,
+    {'V', NULL, NULL, "the same as --version"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-synth", "qk-synth --out DIR (--dataset ID... | --all) [OPTION]...",
+    "Writes synthetic datasets in the sniffed-qk layout: DIR/<ID>/lLLhHH{q,k}/data.parquet,\n"
+    "README.md, _saver_state.json, truth.json per query config and DIR/<ID>/synth-truth.tsv\n"
+    "(written last; it marks the dataset as complete).\n",
+    options_table, "a failed write",
+    "qk-synth --out data/synth --all\n"
+    "qk-synth --out /tmp/s --dataset llama3.2-3b --scale thesis --seed 7", NULL};
 
 static int parse_count(const char *arg, const char *what, long lo, long hi, long *out)
 {
@@ -61,84 +57,79 @@ typedef struct cli {
     const char **ids;
     int n_ids;
     int all;
-    int quiet;
     qk_synth_options opts;
 } cli;
 
-static int parse_args(int argc, char **argv, cli *c)
+/* One of the program's options; -1 (after the message) on a bad value. */
+static int parse_option(cli *c, int key, const char *value)
 {
-    static const struct option longopts[] = {
-        {"out", required_argument, 0, 'o'},      {"registry", required_argument, 0, 'r'},
-        {"dataset", required_argument, 0, 'd'},  {"all", no_argument, 0, 'a'},
-        {"scale", required_argument, 0, 's'},    {"heads", required_argument, 0, 'H'},
-        {"examples", required_argument, 0, 'e'}, {"seed", required_argument, 0, 'S'},
-        {"mode", required_argument, 0, 'm'},     {"stratified", no_argument, 0, 't'},
-        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'},        {0, 0, 0, 0}};
-    int ch;
     long v;
-    opterr = 0; /* report bad options in the suite's one-line format */
-    while ((ch = getopt_long(argc, argv, "o:r:d:as:H:e:S:m:tqhV", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'o': c->out = optarg; break;
-        case 'r': c->registry = optarg; break;
-        case 'd':
-            c->ids = qk_realloc(c->ids, (size_t)(c->n_ids + 1) * sizeof *c->ids);
-            c->ids[c->n_ids++] = optarg;
-            break;
-        case 'a': c->all = 1; break;
-        case 's':
-            if (strcmp(optarg, "demo") == 0)
-                c->opts.scale = QK_SYNTH_DEMO;
-            else if (strcmp(optarg, "thesis") == 0)
-                c->opts.scale = QK_SYNTH_THESIS;
-            else {
-                fprintf(stderr, "qk-synth: error: --scale must be demo or thesis, not '%s'\n", optarg);
-                return -1;
-            }
-            break;
-        case 'H':
-            if (parse_count(optarg, "--heads", 1, 100000, &v) != 0)
-                return -1;
-            c->opts.n_heads = (int)v;
-            break;
-        case 'e':
-            if (parse_count(optarg, "--examples", 1, 1000000, &v) != 0)
-                return -1;
-            c->opts.n_examples = (int)v;
-            break;
-        case 'S': {
-            char *end;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            if (*optarg == '\0' || *optarg == '-' || *end != '\0') {
-                fprintf(stderr, "qk-synth: error: --seed must be a non-negative integer, not '%s'\n", optarg);
-                return -1;
-            }
-            c->opts.seed = s;
-            break;
-        }
-        case 'm':
-            if (strcmp(optarg, "population") == 0)
-                c->opts.mode = QK_SYNTH_POPULATION;
-            else if (strcmp(optarg, "planted-linear") == 0)
-                c->opts.mode = QK_SYNTH_PLANTED_LINEAR;
-            else {
-                fprintf(stderr, "qk-synth: error: --mode must be population or planted-linear, not '%s'\n", optarg);
-                return -1;
-            }
-            break;
-        case 't': c->opts.stratified = 1; break;
-        case 'q': c->quiet = 1; break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case 'V': printf("qk-synth (qkreport) %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default:
-            fprintf(stderr, "qk-synth: error: option '%s' is unknown or needs a value\n",
-                    argv[optind - 1]);
+    switch (key) {
+    case OPT_OUT: c->out = value; break;
+    case 'r': c->registry = value; break;
+    case 'd':
+        c->ids = qk_realloc(c->ids, (size_t)(c->n_ids + 1) * sizeof *c->ids);
+        c->ids[c->n_ids++] = value;
+        break;
+    case 'a': c->all = 1; break;
+    case 's':
+        if (strcmp(value, "demo") == 0)
+            c->opts.scale = QK_SYNTH_DEMO;
+        else if (strcmp(value, "thesis") == 0)
+            c->opts.scale = QK_SYNTH_THESIS;
+        else {
+            fprintf(stderr, "qk-synth: error: --scale must be demo or thesis, not '%s'\n", value);
             return -1;
         }
+        break;
+    case 'H':
+        if (parse_count(value, "--heads", 1, 100000, &v) != 0)
+            return -1;
+        c->opts.n_heads = (int)v;
+        break;
+    case 'e':
+        if (parse_count(value, "--examples", 1, 1000000, &v) != 0)
+            return -1;
+        c->opts.n_examples = (int)v;
+        break;
+    case 'S': {
+        char *end;
+        unsigned long long s = strtoull(value, &end, 10);
+        if (*value == '\0' || *value == '-' || *end != '\0') {
+            fprintf(stderr, "qk-synth: error: --seed must be a non-negative integer, not '%s'\n",
+                    value);
+            return -1;
+        }
+        c->opts.seed = s;
+        break;
     }
-    if (optind < argc) {
-        fprintf(stderr, "qk-synth: error: unexpected argument '%s'\n", argv[optind]);
+    case 'm':
+        if (strcmp(value, "population") == 0)
+            c->opts.mode = QK_SYNTH_POPULATION;
+        else if (strcmp(value, "planted-linear") == 0)
+            c->opts.mode = QK_SYNTH_PLANTED_LINEAR;
+        else {
+            fprintf(stderr, "qk-synth: error: --mode must be population or planted-linear, "
+                    "not '%s'\n", value);
+            return -1;
+        }
+        break;
+    case 't': c->opts.stratified = 1; break;
+    case 'V': printf("qk-synth %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, cli *c)
+{
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;)
+        if (parse_option(c, key, value) != 0)
+            return -1;
+    if (a.n_operands > 0) {
+        fprintf(stderr, "qk-synth: error: unexpected argument '%s'\n", a.operands[0]);
         return -1;
     }
     if (!c->out) {
@@ -176,7 +167,6 @@ int main(int argc, char **argv)
         free(c.ids);
         return QK_EXIT_USAGE;
     }
-    qk_progress_set_quiet(c.quiet);
     /* one BLAS thread: the matrices are small, and the build runs datasets
      * side by side instead */
     openblas_set_num_threads(1);

@@ -1,6 +1,5 @@
 /* qk-taxonomy: adds the head category (docs/pca.md, taxonomy.tsv) to a per-head table
  * written by qk-pca. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,33 +9,28 @@
 #include "qk/table.h"
 #include "qk/taxonomy.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-taxonomy [OPTIONS] HEADS_TSV\n"
-        "\n"
-        "Reads a per-head table of qk-pca (pca_heads.tsv) and writes it again with a\n"
-        "column 'category' added, from the canonical PC0 correlations r_q (signed) and\n"
-        "|r_k|, tested in this order with strict inequalities:\n"
-        "  position-dominated  r_q > HIGH and |r_k| > HIGH\n"
-        "  q-positional        r_q > HIGH and |r_k| < LOW\n"
-        "  k-positional        r_q < LOW  and |r_k| > HIGH\n"
-        "  content-focused     r_q < LOW  and |r_k| < LOW\n"
-        "  mixed               everything else\n"
-        "\n"
-        "Options:\n"
-        "  -o, --output FILE     table to write (default: taxonomy.tsv beside the input)\n"
-        "      --high X          HIGH threshold (default %g)\n"
-        "      --low X           LOW threshold (default %g)\n"
-        "      --rq-column NAME  column holding r_q (default r_q0)\n"
-        "      --rk-column NAME  column holding r_k (default r_k0)\n"
-        "  -h, --help            this text\n"
-        "      --version         print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-taxonomy -o build/llama3.2-3b/taxonomy.tsv build/llama3.2-3b/pca_heads.tsv\n",
-        QK_TAXONOMY_HIGH, QK_TAXONOMY_LOW);
-}
+enum { OPT_HIGH = QK_KEY_FIRST, OPT_LOW, OPT_RQ, OPT_RK };
+
+static const qk_option options_table[] = {
+    QK_OPTION_OUTPUT("table to write (default: taxonomy.tsv beside the input)"),
+    {OPT_HIGH, "high", "X", "HIGH threshold (default " QK_STR(QK_TAXONOMY_HIGH) ")"},
+    {OPT_LOW, "low", "X", "LOW threshold (default " QK_STR(QK_TAXONOMY_LOW) ")"},
+    {OPT_RQ, "rq-column", "NAME", "column holding r_q (default r_q0)"},
+    {OPT_RK, "rk-column", "NAME", "column holding r_k (default r_k0)"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-taxonomy", "qk-taxonomy [OPTIONS] HEADS_TSV",
+    "Reads a per-head table of qk-pca (pca_heads.tsv) and writes it again with a\n"
+    "column 'category' added, from the canonical PC0 correlations r_q (signed) and\n"
+    "|r_k|, tested in this order with strict inequalities:\n"
+    "  position-dominated  r_q > HIGH and |r_k| > HIGH\n"
+    "  q-positional        r_q > HIGH and |r_k| < LOW\n"
+    "  k-positional        r_q < LOW  and |r_k| > HIGH\n"
+    "  content-focused     r_q < LOW  and |r_k| < LOW\n"
+    "  mixed               everything else\n",
+    options_table, NULL,
+    "qk-taxonomy -o build/llama3.2-3b/taxonomy.tsv build/llama3.2-3b/pca_heads.tsv", NULL};
 
 typedef struct options {
     const char *input;
@@ -47,43 +41,27 @@ typedef struct options {
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_HIGH = 256, OPT_LOW, OPT_RQ, OPT_RK, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"high", required_argument, NULL, OPT_HIGH},
-        {"low", required_argument, NULL, OPT_LOW},
-        {"rq-column", required_argument, NULL, OPT_RQ},
-        {"rk-column", required_argument, NULL, OPT_RK},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->high = QK_TAXONOMY_HIGH;
     o->low = QK_TAXONOMY_LOW;
     o->rq_column = "r_q0";
     o->rk_column = "r_k0";
-    const char *output = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case OPT_HIGH: o->high = qk_opt_fraction("--high", optarg); break;
-        case OPT_LOW: o->low = qk_opt_fraction("--low", optarg); break;
-        case OPT_RQ: o->rq_column = optarg; break;
-        case OPT_RK: o->rk_column = optarg; break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-taxonomy %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case OPT_HIGH: o->high = qk_opt_fraction("--high", value); break;
+        case OPT_LOW: o->low = qk_opt_fraction("--low", value); break;
+        case OPT_RQ: o->rq_column = value; break;
+        case OPT_RK: o->rk_column = value; break;
         }
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
+    qk_args_operands(&a, 1, 1);
     if (o->low > o->high)
         qk_die(QK_EXIT_USAGE, NULL, "--low %g is above --high %g", o->low, o->high);
-    o->input = argv[optind];
-    o->output = output ? qk_strdup(output) : qk_path_beside(o->input, "taxonomy.tsv");
+    o->input = a.operands[0];
+    o->output = a.output ? qk_strdup(a.output) : qk_path_beside(o->input, "taxonomy.tsv");
 }
 
 static double cell_number(const qk_table *t, int row, int col, const char *path)

@@ -41,6 +41,14 @@ run bin/qk-plasticity --quiet --threads 3 --out-dir "$T/three" "$STORE"
 if cmp -s "$T/three/plasticity_profile.tsv" "$OUT/plasticity_profile.tsv"; then ok; else
     bad "profile differs with --threads 3"; fi
 expect_no_temporaries "$OUT" "no temporary files left"
+# -o: the per-head table (the primary output) goes there, the others to --out-dir
+run bin/qk-plasticity --quiet --threads 2 -o "$T/heads-here.tsv" --out-dir "$T/rest" "$STORE"
+expect_status 0 "qk-plasticity -o FILE --out-dir DIR"
+if cmp -s "$T/heads-here.tsv" "$OUT/plasticity_heads.tsv"; then ok; else
+    bad "-o FILE: the per-head table differs from plasticity_heads.tsv"; fi
+expect_missing "$T/rest/plasticity_heads.tsv" "-o FILE: no per-head table in --out-dir"
+if cmp -s "$T/rest/plasticity_model.tsv" "$OUT/plasticity_model.tsv"; then ok; else
+    bad "-o FILE: plasticity_model.tsv in --out-dir differs"; fi
 # --floor times each head and its floor, prints one TSV line, changes no output
 run bin/qk-plasticity --quiet --threads 2 --floor --out-dir "$T/floor" "$STORE"
 expect_status 0 "qk-plasticity --floor"

@@ -1,7 +1,9 @@
-/* What the programs share around the library's computations: option
- * values that exit with status 1 (usage) when malformed, and stores and
- * output files that exit with status 2 and the standard one-line message
- * naming the file when they cannot be opened or written. */
+/* What the programs share around the library's computations: their
+ * options, declared once in a table from which both the command-line
+ * parsing and the --help text come; option values that exit with status 1
+ * (usage) when malformed; and stores and output files that exit with
+ * status 2 and the standard one-line message naming the file when they
+ * cannot be opened or written. */
 #ifndef QK_CLI_H
 #define QK_CLI_H
 
@@ -10,6 +12,82 @@
 
 #include "qk/common.h"
 #include "qk/store.h"
+
+/* ---- options ---------------------------------------------------------------------- */
+
+/* One option of a program. A program's table lists them in the order its
+ * help shows them and ends with QK_OPTIONS_END. */
+typedef struct qk_option {
+    int key;          /* its short letter, or QK_KEY_FIRST + n for a long-only one */
+    const char *name; /* long name without "--"; NULL: short only */
+    const char *arg;  /* the value's name in the help ("FILE"); NULL: a flag */
+    const char *help; /* one line or more, wrapped to fit */
+} qk_option;
+
+/* Keys of the long-only options: a program's own count up from
+ * QK_KEY_FIRST; the shared ones are far above. */
+enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_HELP = 'h' };
+
+/* The shared options, with one meaning in every program: a program lists
+ * those it takes in its table, where its help shows them; the parser
+ * handles them itself (qk_args). -h/--help and --version belong to every
+ * program, come last in its help and need no entry. */
+#define QK_OPTION_OUTPUT(help) {'o', "output", "FILE", help} /* the primary output */
+#define QK_OPTION_THREADS \
+    {'j', "threads", "N", "worker threads (default 2); the output does not depend on N"}
+#define QK_OPTION_QUIET {'q', "quiet", NULL, "no progress lines"}
+#define QK_OPTION_NO_VERIFY {QK_KEY_NO_VERIFY, "no-verify", NULL, "do not check the store's checksum"}
+#define QK_OPTIONS_END {0, NULL, NULL, NULL}
+
+/* A numeric macro's value as a string literal, for help texts:
+ * "(default " QK_STR(QK_ROT_OMEGA_GRID) ")". */
+#define QK_STR(x) QK_STR_(x)
+#define QK_STR_(x) #x
+
+/* A program's command line and help. The help is: "Usage: " and the usage
+ * lines, about, "Options:" and the options aligned with their help, the
+ * exit statuses (with exit_note after status 2), "Example: " and the
+ * example lines, then more_help's text. usage, about and example are
+ * printed as written (lines after the first of usage and example get the
+ * indentation of the first). */
+typedef struct qk_program {
+    const char *name;     /* "qk-pca" */
+    const char *usage;    /* "qk-pca [OPTIONS] STORE", one line per form */
+    const char *about;    /* the description, its lines broken by hand */
+    const qk_option *options;
+    const char *exit_note; /* NULL, or what status 2 covers */
+    const char *example;   /* NULL, or one command (or more, one a line) */
+    void (*more_help)(FILE *fp);
+} qk_program;
+
+/* The shared options as parsed, and the operands once the options are
+ * read. */
+typedef struct qk_args {
+    const qk_program *prog;
+    const char *output; /* -o FILE; NULL if not given */
+    int threads;        /* -j N; 2 if not given */
+    int verify;         /* 0 after --no-verify */
+    char **operands;    /* the arguments that are no options (after the last qk_args_next) */
+    int n_operands;
+    int argc;
+    char **argv;
+    void *getopt_tables; /* the parser's */
+} qk_args;
+
+/* Starts parsing argv with the options of prog's table. */
+void qk_args_init(qk_args *a, const qk_program *prog, int argc, char **argv);
+/* The next of the program's own options: its key, with its value (NULL
+ * for a flag) in *value. The shared options are handled on the way (-h
+ * and --version print and exit 0; an unknown option or a missing value is
+ * a usage error). -1 when the options are read: operands are then set. */
+int qk_args_next(qk_args *a, const char **value);
+/* Usage error unless the operands number min to max (max < 0: no limit). */
+void qk_args_operands(const qk_args *a, int min, int max);
+
+/* The help text (stdout for --help). */
+void qk_program_help(FILE *fp, const qk_program *prog);
+/* The help on stderr, then exit 1. */
+void qk_usage_error(const qk_program *prog) __attribute__((noreturn));
 
 /* An integer option value in [lo, hi]; else "OPT: expected an integer in
  * [LO, HI], got 'S'" and exit 1. */
@@ -33,6 +111,19 @@ void qk_output_open(qk_atomic *out, const char *path);
 void qk_output_commit(qk_atomic *out);
 /* Writes the file at path atomically: fill(fp, arg) writes its contents. */
 void qk_write_table(const char *path, void (*fill)(FILE *fp, const void *arg), const void *arg);
+
+/* One of a program's output files and what writes it: fill, or, for a
+ * writer that can fail, fill_checked (-1 with a message in err). */
+typedef struct qk_output {
+    const char *path;
+    void (*fill)(FILE *fp, const void *arg);
+    int (*fill_checked)(FILE *fp, const void *arg, qk_err *err);
+} qk_output;
+
+/* Writes n files from arg, each atomically, and renames none into place
+ * before all are written: a writer that fails, or a file that cannot be
+ * created, leaves no new output and exits 2 naming that file. */
+void qk_write_outputs(const qk_output *outputs, int n, const void *arg);
 /* Writes len bytes of text to path atomically. */
 void qk_write_text(const char *path, const char *text, size_t len);
 

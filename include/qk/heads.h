@@ -1,7 +1,7 @@
 /* The heads of a store as jobs, and their parallel processing: the stages
  * that analyse every head (qk-pca, qk-rotate, qk-complement, qk-plasticity)
  * run a callback over the store's (query head, key head) pairs on N
- * threads. Each job's result lands in a slot of the caller's, so outputs
+ * threads, through the stage skeleton of include/qk/stage.h. Each job's result lands in a slot of the caller's, so outputs
  * do not depend on the thread count or on which thread did what. */
 #ifndef QK_HEADS_H
 #define QK_HEADS_H

@@ -1,9 +1,253 @@
-/* Option values, stores and output files for the programs (include/qk/cli.h). */
+/* Options, option values, stores and output files for the programs
+ * (include/qk/cli.h). */
 #include "qk/cli.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "qk/heads.h"
+
+/* ---- the help text ------------------------------------------------------------------- */
+
+#define HELP_WIDTH 80    /* no generated help line is longer */
+#define HELP_LEFT_MAX 30 /* an option column wider than this puts its help on the next line */
+
+static const qk_option help_options[] = {
+    {QK_KEY_HELP, "help", NULL, "this text"},
+    {QK_KEY_VERSION, "version", NULL, "print the version"},
+};
+
+static int has_short(const qk_option *o)
+{
+    return o->key > 0 && o->key < QK_KEY_FIRST && isalnum(o->key);
+}
+
+/* "  -o, --output FILE", "      --no-verify" or "  -V" into buf; its length. */
+static int option_left(const qk_option *o, char *buf, size_t cap)
+{
+    char letter[8] = "    ";
+    if (has_short(o))
+        snprintf(letter, sizeof letter, "-%c%s", o->key, o->name ? ", " : "");
+    return snprintf(buf, cap, "  %s%s%s%s%s", letter, o->name ? "--" : "",
+                    o->name ? o->name : "", o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
+/* Writes text from column col on, breaking it between words so that no
+ * line passes HELP_WIDTH (a longer word gets a line of its own); lines
+ * after the first start at column indent. A newline in text breaks the
+ * line there. */
+static void put_wrapped(FILE *fp, const char *text, int col, int indent)
+{
+    int at_line_start = 1;
+    for (const char *p = text; *p;) {
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
+        if (*p == '\n') {
+            fprintf(fp, "\n%*s", indent, "");
+            col = indent;
+            at_line_start = 1;
+            p++;
+            continue;
+        }
+        int len = (int)strcspn(p, " \n");
+        if (!at_line_start && col + 1 + len > HELP_WIDTH) {
+            fprintf(fp, "\n%*s", indent, "");
+            col = indent;
+            at_line_start = 1;
+        }
+        if (!at_line_start) {
+            fputc(' ', fp);
+            col++;
+        }
+        fwrite(p, 1, (size_t)len, fp);
+        col += len;
+        at_line_start = 0;
+        p += len;
+    }
+    fputc('\n', fp);
+}
+
+/* Lines of text after a label: the first after it, the others indented
+ * by the label's width. */
+static void put_labelled(FILE *fp, const char *label, const char *text)
+{
+    int indent = (int)strlen(label);
+    fputs(label, fp);
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "\n");
+        if (p != text)
+            fprintf(fp, "%*s", indent, "");
+        fwrite(p, 1, len, fp);
+        fputc('\n', fp);
+        p += len + (p[len] == '\n');
+    }
+}
+
+static void put_option(FILE *fp, const qk_option *o, int col)
+{
+    char left[128];
+    int len = option_left(o, left, sizeof left);
+    fputs(left, fp);
+    if (len <= col - 2)
+        fprintf(fp, "%*s", col - len, "");
+    else
+        fprintf(fp, "\n%*s", col, "");
+    put_wrapped(fp, o->help, col, col);
+}
+
+void qk_program_help(FILE *fp, const qk_program *prog)
+{
+    put_labelled(fp, "Usage: ", prog->usage);
+    fprintf(fp, "\n%s%s\nOptions:\n", prog->about,
+            prog->about[0] && prog->about[strlen(prog->about) - 1] != '\n' ? "\n" : "");
+    size_t n_help = sizeof help_options / sizeof help_options[0];
+    int widest = 0;
+    char left[128];
+    for (const qk_option *o = prog->options; o->key; o++) {
+        int len = option_left(o, left, sizeof left);
+        if (len <= HELP_LEFT_MAX && len > widest)
+            widest = len;
+    }
+    for (size_t i = 0; i < n_help; i++) {
+        int len = option_left(&help_options[i], left, sizeof left);
+        if (len > widest)
+            widest = len;
+    }
+    int col = widest + 2;
+    for (const qk_option *o = prog->options; o->key; o++)
+        put_option(fp, o, col);
+    for (size_t i = 0; i < n_help; i++)
+        put_option(fp, &help_options[i], col);
+    char status[512];
+    snprintf(status, sizeof status, "Exit status: 0 success, 1 usage error, 2 bad or unreadable "
+             "data%s%s%s.", prog->exit_note ? " (" : "", prog->exit_note ? prog->exit_note : "",
+             prog->exit_note ? ")" : "");
+    fputc('\n', fp);
+    put_wrapped(fp, status, 0, 0);
+    if (prog->example)
+        put_labelled(fp, "Example: ", prog->example);
+    if (prog->more_help)
+        prog->more_help(fp);
+}
+
+void qk_usage_error(const qk_program *prog)
+{
+    qk_program_help(stderr, prog);
+    exit(QK_EXIT_USAGE);
+}
+
+/* ---- parsing ------------------------------------------------------------------------- */
+
+typedef struct getopt_tables {
+    struct option *longopts;
+    char *shortopts;
+} getopt_tables;
+
+/* The shared keys mean the same in every program. */
+static void check_shared(const qk_program *prog, const qk_option *o)
+{
+    static const qk_option shared[] = {QK_OPTION_OUTPUT(""), QK_OPTION_THREADS, QK_OPTION_QUIET,
+                                       QK_OPTION_NO_VERIFY, {QK_KEY_HELP, "help", NULL, ""},
+                                       {QK_KEY_VERSION, "version", NULL, ""}};
+    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) {
+        int same_key = o->key == shared[i].key;
+        int same_name = o->name && strcmp(o->name, shared[i].name) == 0;
+        if (same_key != same_name || (same_key && i >= 4)) {
+            fprintf(stderr, "%s: option table: -%c/--%s is a shared option\n", prog->name,
+                    o->key < QK_KEY_FIRST ? o->key : '-', o->name ? o->name : "");
+            abort();
+        }
+    }
+}
+
+static getopt_tables *make_tables(const qk_program *prog)
+{
+    size_t n = 0;
+    for (const qk_option *o = prog->options; o->key; o++, n++)
+        check_shared(prog, o);
+    size_t n_help = sizeof help_options / sizeof help_options[0];
+    getopt_tables *t = qk_calloc(1, sizeof *t);
+    t->longopts = qk_calloc(n + n_help + 1, sizeof *t->longopts);
+    t->shortopts = qk_calloc(2 * (n + n_help) + 1, 1);
+    struct option *l = t->longopts;
+    char *s = t->shortopts;
+    for (size_t i = 0; i < n + n_help; i++) {
+        const qk_option *o = i < n ? &prog->options[i] : &help_options[i - n];
+        if (o->name)
+            *l++ = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
+                                   o->key};
+        if (has_short(o)) {
+            *s++ = (char)o->key;
+            if (o->arg)
+                *s++ = ':';
+        }
+    }
+    return t;
+}
+
+static void free_tables(qk_args *a)
+{
+    getopt_tables *t = a->getopt_tables;
+    if (!t)
+        return;
+    free(t->longopts);
+    free(t->shortopts);
+    free(t);
+    a->getopt_tables = NULL;
+}
+
+void qk_args_init(qk_args *a, const qk_program *prog, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    a->prog = prog;
+    a->threads = 2;
+    a->verify = 1;
+    a->argc = argc;
+    a->argv = argv;
+    a->getopt_tables = make_tables(prog);
+    optind = 0; /* getopt starts afresh (glibc) */
+}
+
+int qk_args_next(qk_args *a, const char **value)
+{
+    const getopt_tables *t = a->getopt_tables;
+    for (;;) {
+        int c = getopt_long(a->argc, a->argv, t->shortopts, t->longopts, NULL);
+        *value = optarg;
+        switch (c) {
+        case -1:
+            a->operands = a->argv + optind;
+            a->n_operands = a->argc - optind;
+            free_tables(a);
+            return -1;
+        case 'o': a->output = optarg; break;
+        case 'j': a->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
+        case 'q': qk_progress_set_quiet(1); break;
+        case QK_KEY_NO_VERIFY: a->verify = 0; break;
+        case QK_KEY_HELP:
+            qk_program_help(stdout, a->prog);
+            exit(QK_EXIT_OK);
+        case QK_KEY_VERSION:
+            printf("%s %s\n", a->prog->name, QK_VERSION_STRING);
+            exit(QK_EXIT_OK);
+        case '?': qk_usage_error(a->prog);
+        default: return c;
+        }
+    }
+}
+
+void qk_args_operands(const qk_args *a, int min, int max)
+{
+    if (a->n_operands < min || (max >= 0 && a->n_operands > max))
+        qk_usage_error(a->prog);
+}
+
+/* ---- option values ------------------------------------------------------------------- */
 
 long long qk_opt_int(const char *opt, const char *s, long long lo, long long hi)
 {
@@ -34,6 +278,8 @@ int qk_opt_choice(const char *opt, const char *s, const char *first, const char 
         return 1;
     qk_die(QK_EXIT_USAGE, NULL, "%s: expected %s or %s, got '%s'", opt, first, second, s);
 }
+
+/* ---- stores and outputs -------------------------------------------------------------- */
 
 void qk_open_store(const char *path, qk_store *s, int verify_checksum)
 {
@@ -70,10 +316,39 @@ void qk_output_commit(qk_atomic *out)
 
 void qk_write_table(const char *path, void (*fill)(FILE *fp, const void *arg), const void *arg)
 {
-    qk_atomic out;
-    qk_output_open(&out, path);
-    fill(out.fp, arg);
-    qk_output_commit(&out);
+    qk_output out = {path, fill, NULL};
+    qk_write_outputs(&out, 1, arg);
+}
+
+static void abort_outputs(qk_atomic *files, int from, int to)
+{
+    for (int i = from; i < to; i++)
+        qk_atomic_abort(&files[i]);
+}
+
+void qk_write_outputs(const qk_output *outputs, int n, const void *arg)
+{
+    qk_atomic *files = qk_calloc((size_t)(n ? n : 1), sizeof *files);
+    qk_err err;
+    for (int i = 0; i < n; i++) {
+        const qk_output *o = &outputs[i];
+        if (qk_atomic_open(&files[i], o->path, &err) == 0) {
+            if (o->fill) {
+                o->fill(files[i].fp, arg);
+                continue;
+            }
+            if (o->fill_checked(files[i].fp, arg, &err) == 0)
+                continue;
+        }
+        abort_outputs(files, 0, i + 1);
+        qk_die(QK_EXIT_DATA, o->path, "%s", err.msg);
+    }
+    for (int i = 0; i < n; i++)
+        if (qk_atomic_commit(&files[i], &err) != 0) {
+            abort_outputs(files, i + 1, n);
+            qk_die(QK_EXIT_DATA, outputs[i].path, "%s", err.msg);
+        }
+    free(files);
 }
 
 void qk_write_text(const char *path, const char *text, size_t len)

@@ -1,12 +1,12 @@
 /* qk-plot: renders one figure of the report through gnuplot (PNG and SVG)
  * and writes the tables its README is made from. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "figure.h"
+#include "qk/cli.h"
 #include "qk/values.h"
 
 static const fig_def *const all_studies[] = {inventory_figures, pca_figures, rotation_figures,
@@ -28,36 +28,45 @@ static void list_figures(FILE *fp)
             fprintf(fp, "  %-22s %s\n", f->id, f->title);
 }
 
-static void usage(FILE *fp)
+/* After the help: the figures. */
+static void help_figures(FILE *fp)
 {
-    fprintf(fp,
-        "Usage: qk-plot --figure STUDY/NN --out DIR [--input NAME=TABLE]... [--style FILE]\n"
-        "\n"
-        "Renders one figure into DIR: figure.png, figure.svg, figure.pdf (16 cm\n"
-        "wide, fonts embedded, dated SOURCE_DATE_EPOCH or else 1970-01-01), the\n"
-        "gnuplot script figure.gp, and the README's tables (readme.tsv: title, description;\n"
-        "numbers.tsv: key numbers; inputs.tsv: input files and their checksums).\n"
-        "TABLE files ending in .csv are comma-separated, others tab-separated.\n"
-        "A figure whose data the run lacks (an input given as --absent, a model\n"
-        "its tables do not hold, too few values) is a canvas that says so.\n"
-        "\n"
-        "Options:\n"
-        "  -f, --figure ID      the figure (see --list)\n"
-        "  -o, --out DIR        output directory (created)\n"
-        "  -i, --input NAME=F   an input table (may repeat)\n"
-        "  -a, --absent NAME[=F] an input this run does not make (may repeat)\n"
-        "  -m, --model ID       the model a one-model figure shows\n"
-        "  -r, --run-datasets L the run's datasets (space-separated), for the\n"
-        "                       canvas of a figure it lacks the data of\n"
-        "  -n, --min-share F    draw a mean over heads in full only where at least\n"
-        "                       this share of the heads contribute (default 0.5)\n"
-        "  -s, --style FILE     house style prepended to the script\n"
-        "                       (default templates/gnuplot/style.gp)\n"
-        "  -l, --list           list the figures\n"
-        "  -h, --help           this text\n"
-        "      --version        print the version\n");
+    fputs("\nFigures:\n", fp);
     list_figures(fp);
 }
+
+enum { OPT_OUT = QK_KEY_FIRST };
+
+static const qk_option options_table[] = {
+    {'f', "figure", "ID", "the figure (see --list)"},
+    {OPT_OUT, "out", "DIR", "output directory (created)"},
+    {'i', "input", "NAME=F", "an input table (may repeat)"},
+    {'a', "absent", "NAME[=F]", "an input this run does not make (may repeat)"},
+    {'m', "model", "ID", "the model a one-model figure shows"},
+    {'r', "run-datasets", "L", "the run's datasets (space-separated), for the canvas of a "
+                               "figure it lacks the data of"},
+    {'n', "min-share", "F", "draw a mean over heads in full only where at least this share of "
+                            "the heads contribute (default 0.5)"},
+    {'s', "style", "FILE", "house style prepended to the script (default "
+                           "templates/gnuplot/style.gp)"},
+    {'l', "list", NULL, "list the figures"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-plot",
+    "qk-plot --figure STUDY/NN --out DIR [--input NAME=TABLE]... [--style FILE]\n"
+    "qk-plot --list",
+    "Renders one figure into DIR: figure.png, figure.svg, figure.pdf (16 cm\n"
+    "wide, fonts embedded, dated SOURCE_DATE_EPOCH or else 1970-01-01), the\n"
+    "gnuplot script figure.gp, and the README's tables (readme.tsv: title, description;\n"
+    "numbers.tsv: key numbers; inputs.tsv: input files and their checksums).\n"
+    "TABLE files ending in .csv are comma-separated, others tab-separated.\n"
+    "A figure whose data the run lacks (an input given as --absent, a model\n"
+    "its tables do not hold, too few values) is a canvas that says so.\n",
+    options_table, NULL,
+    "qk-plot --figure qk-pca/01 --out figures/qk-pca/01_pc_roles \\\n"
+    "  --input qk=results/attention_plasticity/qk.csv",
+    help_figures};
 
 const qk_table *fig_input(const fig_ctx *ctx, const char *name)
 {
@@ -250,39 +259,29 @@ static void write_readme_values(const fig_ctx *ctx, const fig_def *f)
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-plot");
-    static const struct option longopts[] = {
-        {"figure", required_argument, NULL, 'f'}, {"out", required_argument, NULL, 'o'},
-        {"input", required_argument, NULL, 'i'},  {"style", required_argument, NULL, 's'},
-        {"absent", required_argument, NULL, 'a'}, {"model", required_argument, NULL, 'm'},
-        {"run-datasets", required_argument, NULL, 'r'},
-        {"min-share", required_argument, NULL, 'n'},
-        {"list", no_argument, NULL, 'l'},         {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
     fig_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.style = "templates/gnuplot/style.gp";
     ctx.min_share = 0.5;
-    int c;
-    while ((c = getopt_long(argc, argv, "f:o:i:a:m:r:n:s:lh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'f': ctx.id = optarg; break;
-        case 'o': ctx.out_dir = optarg; break;
-        case 'i': add_input(&ctx, optarg); break;
-        case 'a': add_absent(&ctx, optarg); break;
-        case 'm': ctx.model = optarg; break;
-        case 'r': ctx.run_datasets = optarg; break;
-        case 'n': ctx.min_share = share_arg(optarg); break;
-        case 's': ctx.style = optarg; break;
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case 'f': ctx.id = value; break;
+        case OPT_OUT: ctx.out_dir = value; break;
+        case 'i': add_input(&ctx, value); break;
+        case 'a': add_absent(&ctx, value); break;
+        case 'm': ctx.model = value; break;
+        case 'r': ctx.run_datasets = value; break;
+        case 'n': ctx.min_share = share_arg(value); break;
+        case 's': ctx.style = value; break;
         case 'l': list_figures(stdout); return QK_EXIT_OK;
-        case 'h': usage(stdout); return QK_EXIT_OK;
-        case 'V': printf("qk-plot %s\n", QK_VERSION_STRING); return QK_EXIT_OK;
-        default: usage(stderr); return QK_EXIT_USAGE;
         }
     }
-    if (!ctx.id || !ctx.out_dir || optind != argc) {
-        usage(stderr);
-        return QK_EXIT_USAGE;
-    }
+    if (!ctx.id || !ctx.out_dir)
+        qk_usage_error(&program);
+    qk_args_operands(&a, 0, 0);
     const fig_def *f = find_figure(ctx.id);
     if (!f)
         qk_die(QK_EXIT_USAGE, NULL, "unknown figure '%s' (see --list)", ctx.id);

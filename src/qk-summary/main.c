@@ -2,11 +2,11 @@
  * Every value goes through qk/numbers.h, which knows each key's kind and
  * meaning; qk-report typesets them once for the page, numbers.tex and the
  * LaTeX tables. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/cli.h"
 #include "summary.h"
 
 static const sum_section sections[] = {
@@ -48,33 +48,28 @@ static const sum_section sections[] = {
 };
 #define N_SECTIONS (int)(sizeof sections / sizeof sections[0])
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-summary --section ID [--input NAME=TABLE]... [--param NAME=VALUE]...\n"
-        "                  --output FILE\n"
-        "\n"
-        "Writes the numbers of one report section (a numbers file, include/qk/numbers.h):\n"
-        "every value with its key, kind and meaning, raw; qk-report typesets them. A study\n"
-        "the run lacks (an optional input not given) leaves its values missing ('n/a' in\n"
-        "the report) and its tables empty. TABLE files ending in .csv are comma-separated,\n"
-        "others tab-separated.\n"
-        "\n"
-        "Options:\n"
-        "  -s, --section ID     the section (see --list)\n"
-        "  -i, --input NAME=F   an input table (may repeat)\n"
-        "  -p, --param NAME=V   a parameter (may repeat)\n"
-        "  -o, --output FILE    the numbers file (written atomically)\n"
-        "  -l, --list           list the sections with their inputs and parameters\n"
-        "  -h, --help           this text\n"
-        "      --version        print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad or unreadable data.\n"
-        "Example: qk-summary --section pca --input registry=workflow/datasets.tsv \\\n"
-        "           --input components=results/attention_plasticity/qk.csv \\\n"
-        "           --input heads=results/attention_plasticity/qk_heads.csv \\\n"
-        "           --param high=0.7 --param low=0.3 --output build/report/pca.numbers\n");
-}
+static const qk_option options_table[] = {
+    {'s', "section", "ID", "the section (see --list)"},
+    {'i', "input", "NAME=F", "an input table (may repeat)"},
+    {'p', "param", "NAME=V", "a parameter (may repeat)"},
+    QK_OPTION_OUTPUT("the numbers file (written atomically)"),
+    {'l', "list", NULL, "list the sections with their inputs and parameters"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-summary",
+    "qk-summary --section ID [--input NAME=TABLE]... [--param NAME=VALUE]...\n"
+    "           --output FILE",
+    "Writes the numbers of one report section (a numbers file, include/qk/numbers.h):\n"
+    "every value with its key, kind and meaning, raw; qk-report typesets them. A study\n"
+    "the run lacks (an optional input not given) leaves its values missing ('n/a' in\n"
+    "the report) and its tables empty. TABLE files ending in .csv are comma-separated,\n"
+    "others tab-separated.\n",
+    options_table, NULL,
+    "qk-summary --section pca --input registry=workflow/datasets.tsv \\\n"
+    "  --input components=results/attention_plasticity/qk.csv \\\n"
+    "  --input heads=results/attention_plasticity/qk_heads.csv \\\n"
+    "  --param high=0.7 --param low=0.3 --output build/report/pca.numbers", NULL};
 
 static void list_sections(FILE *fp)
 {
@@ -205,31 +200,23 @@ static void check_args(const sum_ctx *ctx, const sum_section *s)
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-summary");
-    static const struct option longopts[] = {
-        {"section", required_argument, NULL, 's'}, {"input", required_argument, NULL, 'i'},
-        {"param", required_argument, NULL, 'p'},   {"output", required_argument, NULL, 'o'},
-        {"list", no_argument, NULL, 'l'},          {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},       {NULL, 0, NULL, 0}};
     sum_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    const char *output = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "s:i:p:o:lh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's': ctx.section = optarg; break;
-        case 'i': add_input(&ctx, optarg); break;
-        case 'p': add_param(&ctx, optarg); break;
-        case 'o': output = optarg; break;
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case 's': ctx.section = value; break;
+        case 'i': add_input(&ctx, value); break;
+        case 'p': add_param(&ctx, value); break;
         case 'l': list_sections(stdout); return QK_EXIT_OK;
-        case 'h': usage(stdout); return QK_EXIT_OK;
-        case 'V': printf("qk-summary %s\n", QK_VERSION_STRING); return QK_EXIT_OK;
-        default: usage(stderr); return QK_EXIT_USAGE;
         }
     }
-    if (!ctx.section || !output || optind != argc) {
-        usage(stderr);
-        return QK_EXIT_USAGE;
-    }
+    const char *output = a.output;
+    if (!ctx.section || !output)
+        qk_usage_error(&program);
+    qk_args_operands(&a, 0, 0);
     const sum_section *s = NULL;
     for (int i = 0; i < N_SECTIONS && !s; i++)
         if (strcmp(sections[i].id, ctx.section) == 0)

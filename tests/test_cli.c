@@ -1,0 +1,224 @@
+/* Declarative options (src/lib/cli.c): one table gives the parsing and the
+ * --help text. The shared options are handled by the parser, the
+ * program's own come back with their values, operands may stand anywhere;
+ * the help aligns and wraps the options; --help, --version, an unknown
+ * option, a bad --threads and a wrong number of operands exit as the
+ * programs must; a table giving a shared key another meaning is refused. */
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "qk/cli.h"
+#include "testutil.h"
+
+enum { OPT_ALPHA = QK_KEY_FIRST, OPT_LONG_NAMED };
+
+static const qk_option test_options[] = {
+    QK_OPTION_OUTPUT("the table"),
+    {OPT_ALPHA, "alpha", "N", "a number"},
+    {'x', "extra", NULL, "a flag with a short letter"},
+    {OPT_LONG_NAMED, "a-rather-long-option-name", "VALUE",
+     "its help starts on the next line, and it is long enough to be wrapped onto a second one"},
+    {'V', NULL, NULL, "short only"},
+    QK_OPTION_THREADS,
+    QK_OPTION_NO_VERIFY,
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program test_program = {
+    "qk-test", "qk-test [OPTIONS] STORE...\nqk-test --alpha N",
+    "A program of the test.\n", test_options, "a note",
+    "qk-test -o out.tsv \\\n  s.qks", NULL};
+
+/* Parses argv (NULL-terminated); the program's options are recorded in
+ * keys/values. */
+static int parse(qk_args *a, char **argv, int *keys, const char **values)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    qk_args_init(a, &test_program, argc, argv);
+    int n = 0;
+    const char *value;
+    for (int key; (key = qk_args_next(a, &value)) != -1; n++) {
+        keys[n] = key;
+        values[n] = value;
+    }
+    return n;
+}
+
+START_TEST(shared_options_are_handled_and_own_ones_returned)
+{
+    char *argv[] = {"qk-test", "-o", "out.tsv", "s1", "--alpha", "7", "-x", "-j", "3",
+                    "--no-verify", "s2", NULL};
+    qk_args a;
+    int keys[8];
+    const char *values[8];
+    ck_assert_int_eq(parse(&a, argv, keys, values), 2);
+    ck_assert_int_eq(keys[0], OPT_ALPHA);
+    ck_assert_str_eq(values[0], "7");
+    ck_assert_int_eq(keys[1], 'x');
+    ck_assert_ptr_null(values[1]);
+    ck_assert_str_eq(a.output, "out.tsv");
+    ck_assert_int_eq(a.threads, 3);
+    ck_assert_int_eq(a.verify, 0);
+    ck_assert_int_eq(a.n_operands, 2);
+    ck_assert_str_eq(a.operands[0], "s1");
+    ck_assert_str_eq(a.operands[1], "s2");
+    ck_assert_ptr_null(a.getopt_tables);
+
+    char *plain[] = {"qk-test", "--output=o2", "--threads=5", "--a-rather-long-option-name",
+                     "v", "-V", "s", NULL};
+    ck_assert_int_eq(parse(&a, plain, keys, values), 2);
+    ck_assert_int_eq(keys[0], OPT_LONG_NAMED);
+    ck_assert_str_eq(values[0], "v");
+    ck_assert_int_eq(keys[1], 'V');
+    ck_assert_str_eq(a.output, "o2");
+    ck_assert_int_eq(a.threads, 5);
+    ck_assert_int_eq(a.verify, 1);
+    ck_assert_int_eq(a.n_operands, 1);
+
+    char *none[] = {"qk-test", NULL};
+    ck_assert_int_eq(parse(&a, none, keys, values), 0);
+    ck_assert_ptr_null(a.output);
+    ck_assert_int_eq(a.threads, 2);
+    ck_assert_int_eq(a.verify, 1);
+    ck_assert_int_eq(a.n_operands, 0);
+}
+END_TEST
+
+static const char expected_help[] =
+    "Usage: qk-test [OPTIONS] STORE...\n"
+    "       qk-test --alpha N\n"
+    "\n"
+    "A program of the test.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output FILE  the table\n"
+    "      --alpha N      a number\n"
+    "  -x, --extra        a flag with a short letter\n"
+    "      --a-rather-long-option-name VALUE\n"
+    "                     its help starts on the next line, and it is long enough to\n"
+    "                     be wrapped onto a second one\n"
+    "  -V                 short only\n"
+    "  -j, --threads N    worker threads (default 2); the output does not depend on N\n"
+    "      --no-verify    do not check the store's checksum\n"
+    "  -q, --quiet        no progress lines\n"
+    "  -h, --help         this text\n"
+    "      --version      print the version\n"
+    "\n"
+    "Exit status: 0 success, 1 usage error, 2 bad or unreadable data (a note).\n"
+    "Example: qk-test -o out.tsv \\\n"
+    "           s.qks\n";
+
+START_TEST(help_aligns_and_wraps_the_options)
+{
+    char *text;
+    size_t len;
+    FILE *fp = open_memstream(&text, &len);
+    qk_program_help(fp, &test_program);
+    fclose(fp);
+    ck_assert_str_eq(text, expected_help);
+    free(text);
+}
+END_TEST
+
+/* Runs a parse of argv in a child; returns its exit status (128 + signal
+ * when killed) and its stdout and stderr together. */
+static int run_child(char **argv, char *out, size_t cap)
+{
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        dup2(fd[1], STDERR_FILENO);
+        close(fd[0]);
+        qk_set_progname("qk-test");
+        qk_args a;
+        int keys[8];
+        const char *values[8];
+        parse(&a, argv, keys, values);
+        qk_args_operands(&a, 1, 1);
+        fflush(NULL);
+        _exit(0);
+    }
+    close(fd[1]);
+    size_t len = 0;
+    ssize_t got;
+    while (len + 1 < cap && (got = read(fd[0], out + len, cap - 1 - len)) > 0)
+        len += (size_t)got;
+    out[len] = '\0';
+    close(fd[0]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+START_TEST(help_version_and_usage_errors_exit)
+{
+    char out[4096];
+    char *help[] = {"qk-test", "--help", NULL};
+    ck_assert_int_eq(run_child(help, out, sizeof out), QK_EXIT_OK);
+    ck_assert_str_eq(out, expected_help);
+    char *h[] = {"qk-test", "s", "-h", NULL};
+    ck_assert_int_eq(run_child(h, out, sizeof out), QK_EXIT_OK);
+    ck_assert_str_eq(out, expected_help);
+    char *version[] = {"qk-test", "--version", NULL};
+    ck_assert_int_eq(run_child(version, out, sizeof out), QK_EXIT_OK);
+    ck_assert_str_eq(out, "qk-test " QK_VERSION_STRING "\n");
+
+    char *unknown[] = {"qk-test", "--bogus", "s", NULL};
+    ck_assert_int_eq(run_child(unknown, out, sizeof out), QK_EXIT_USAGE);
+    ck_assert_ptr_nonnull(strstr(out, "Usage: qk-test"));
+    char *missing[] = {"qk-test", "s", "--alpha", NULL};
+    ck_assert_int_eq(run_child(missing, out, sizeof out), QK_EXIT_USAGE);
+    char *threads[] = {"qk-test", "-j", "0", "s", NULL};
+    ck_assert_int_eq(run_child(threads, out, sizeof out), QK_EXIT_USAGE);
+    ck_assert_str_eq(out, "qk-test: error: --threads: expected an integer in [1, 256], got '0'\n");
+    char *two[] = {"qk-test", "s1", "s2", NULL};
+    ck_assert_int_eq(run_child(two, out, sizeof out), QK_EXIT_USAGE);
+    char *one[] = {"qk-test", "s1", NULL};
+    ck_assert_int_eq(run_child(one, out, sizeof out), QK_EXIT_OK);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+/* -o taken for a directory: the parser refuses the table. */
+static const qk_option misuse_options[] = {{'o', "out-dir", "DIR", "a directory"},
+                                           QK_OPTIONS_END};
+
+START_TEST(a_shared_key_keeps_its_meaning)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDERR_FILENO);
+        qk_program p = test_program;
+        p.options = misuse_options;
+        char *argv[] = {"qk-test", "s", NULL};
+        qk_args a;
+        qk_args_init(&a, &p, 2, argv);
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, shared_options_are_handled_and_own_ones_returned);
+    tcase_add_test(tc, help_aligns_and_wraps_the_options);
+    tcase_add_test(tc, help_version_and_usage_errors_exit);
+    tcase_add_test(tc, a_shared_key_keeps_its_meaning);
+    suite_add_tcase(s, tc);
+    return qk_test_run(s);
+}
