@@ -112,13 +112,15 @@ static void put_escaped(FILE *fp, const char *s, int html)
     }
 }
 
+/* A cell aligned as a number: all of it a finite number (a version such as
+ * "21e2213" overflows and stays text). */
 static int looks_numeric(const char *s)
 {
     char *end;
     if (!*s)
         return 0;
-    strtod(s, &end);
-    return *end == '\0';
+    double x = strtod(s, &end);
+    return *end == '\0' && isfinite(x);
 }
 
 /* ---- tables ---------------------------------------------------------------------------- */

@@ -58,8 +58,9 @@ static const qk_program program = {
     "qk-plot --list",
     "Renders one figure into DIR: figure.png, figure.svg, figure.pdf (16 cm\n"
     "wide, fonts embedded, dated SOURCE_DATE_EPOCH or else 1970-01-01), the\n"
-    "gnuplot script figure.gp, and the README's tables (readme.tsv: title, description;\n"
-    "numbers.tsv: key numbers; inputs.tsv: input files and their checksums).\n"
+    "gnuplot script figure.gp, and the README's tables (readme.tsv: title,\n"
+    "description; numbers.tsv: key numbers; inputs.tsv: input files and their\n"
+    "checksums).\n"
     "TABLE files ending in .csv are comma-separated, others tab-separated.\n"
     "A figure whose data the run lacks (an input given as --absent, a model\n"
     "its tables do not hold, too few values) is a canvas that says so.\n",
