@@ -1,17 +1,14 @@
 # The attention plasticity study's figures (figures/attention-plasticity/NN_name,
 # rows of workflow/figures.tsv) need the tables named here and the joint
-# SmolLM3 table (results/smollm3_training_progress/joint_rotation_plasticity.csv,
-# written by qk-joint); the values and tables of the report's plasticity
-# section are made here.
+# SmolLM3 table (PLAST_JOINT, written by qk-joint in workflow/plasticity.mk);
+# the values and tables of the report's plasticity and extra-models sections
+# are made here.
 #
 #   make figures/attention-plasticity/05   one figure and only what it depends on
 #   make plasticity-figures                all of them
 
 PLAST_X_STUDY := attention_plasticity
-PLAST_T_STUDY := smollm3_training_progress
 PLAST_X := results/$(PLAST_X_STUDY)
-PLAST_T := results/$(PLAST_T_STUDY)
-PLAST_JOINT := $(PLAST_T)/joint_rotation_plasticity.csv
 PLAST_BENCHMARKS := workflow/benchmarks.tsv
 
 PLAST_E_STUDY := extra
@@ -19,7 +16,6 @@ PLAST_E := results/$(PLAST_E_STUDY)
 
 PLAST_X_DATASETS := $(if $(filter $(PLAST_X_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_X_STUDY)))
 PLAST_E_DATASETS := $(if $(filter $(PLAST_E_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_E_STUDY)))
-PLAST_T_DATASETS := $(if $(filter $(PLAST_T_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_T_STUDY)))
 # models with a published LongBench-Pro overall score (figure 10)
 PLAST_LBP_MODELS := $(shell awk -F'\t' '!/^\#/ && $$2 == "longbench-pro" && $$3 == "overall" \
   {print $$1}' $(PLAST_BENCHMARKS))
@@ -55,16 +51,6 @@ PLAST_HEATMAPS := 01=$(PLAST_FIG01_MODEL) 02=$(PLAST_FIG02_MODEL) 03=$(PLAST_FIG
   04=$(PLAST_FIG04_MODEL)
 PLAST_PROFILES := 05=$(PLAST_FIG05_MODEL) 06=$(PLAST_FIG06_MODEL) 07=$(PLAST_FIG07_MODEL)
 PLAST_WEIGHTS := 08=$(PLAST_FIG08_MODEL)
-
-# ---- the joint SmolLM3 table (rotation summary x plasticity report) ----------------
-PLAST_JOINT_TABLE := $(if $(strip $(PLAST_T_DATASETS)),$(PLAST_JOINT))
-ifneq ($(strip $(PLAST_T_DATASETS)),)
-$(PLAST_JOINT): $(PLAST_T)/model_summary.csv $(PLAST_T)/smollm3_model_report.csv $(REGISTRY) \
-    $(call prog,qk-joint)
-	$(call step,JOINT,$@) bin/qk-joint --summary $(PLAST_T)/model_summary.csv \
-	  --plasticity $(PLAST_T)/smollm3_model_report.csv --registry $(REGISTRY) \
-	  --prefix $(call study_model_prefix,$(PLAST_T_STUDY)) --output $@
-endif
 
 # ---- the report section's numbers ---------------------------------------------------
 # Every number of templates/sections/plasticity.html.in comes from this numbers

@@ -1,7 +1,7 @@
 # The planar rotation study's figures (figures/qk-rotation/NN_name, rows of
 # workflow/figures.tsv) need the tables named here (ROT_TABLES,
-# workflow/rotation.mk) and the point data of figures 01 and 08; the values
-# and tables of the report's rotation section are made here.
+# workflow/rotation.mk) and the point data of figures 01 and 08 (made there
+# too); the values and tables of the report's rotation section are made here.
 #
 #   make figures/qk-rotation/09   one figure and only what it depends on
 #   make rotation-figures         all of them
@@ -10,36 +10,6 @@ ROT_X := results/rotation
 ROT_T := results/smollm3_training_progress
 ROT_HAS_X := $(filter $(ROT_X)/rotated.csv,$(ROT_TABLES))
 ROT_HAS_T := $(filter $(ROT_T)/rotated.csv,$(ROT_TABLES))
-
-# Figures 01 and 08: heads of one dataset (the figures' model) drawn as the
-# thesis drew them (random.Random(SEED).sample of its sorted heads); 01 shows
-# them in their {a, b} planes, 08 the complement pairs of the first one
-# drawn. At most POINTS (01) and COMPLEMENT_POINTS (08, per pair) vectors per
-# kind.
-ROT_FIG_DATASET           ?= llama3.2-3b
-ROT_FIG_SEED              ?= 42
-ROT_FIG_PANELS            ?= 4
-ROT_FIG_POINTS            ?= 2000
-ROT_FIG_COMPLEMENT_POINTS ?= 1000
-$(call param_group,rotation-points,dataset=$(ROT_FIG_DATASET) seed=$(ROT_FIG_SEED) \
-  panels=$(ROT_FIG_PANELS) points=$(ROT_FIG_POINTS) complement_points=$(ROT_FIG_COMPLEMENT_POINTS))
-
-# ---- the point clouds of 01 and 08 (when the run has their dataset) ----------------------
-ROT_POINTS :=
-ifneq ($(filter $(ROT_FIG_DATASET),$(RUN_DATASETS)),)
-ROT_FIG_BUILD := build/$(ROT_FIG_DATASET)
-ROT_POINTS := build/rotation/ab_points.tsv build/rotation/complement_points.tsv \
-  build/rotation/points_panels.tsv
-
-$(ROT_POINTS) &: $(ROT_FIG_BUILD)/store.qks $(ROT_FIG_BUILD)/rotation_axes.bin \
-    $(call prog,qk-rotation-points) build/params/rotation-points.txt build/params/blas.txt
-	@mkdir -p build/rotation
-	$(call step,POINTS,$(ROT_FIG_DATASET)) bin/qk-rotation-points --seed $(ROT_FIG_SEED) --panels $(ROT_FIG_PANELS) \
-	  --max-points $(ROT_FIG_POINTS) --complement-max-points $(ROT_FIG_COMPLEMENT_POINTS) \
-	  --axes $(ROT_FIG_BUILD)/rotation_axes.bin --ab-output build/rotation/ab_points.tsv \
-	  --complement-output build/rotation/complement_points.tsv \
-	  --panels-output build/rotation/points_panels.tsv $<
-endif
 
 # ---- the report section's numbers -------------------------------------------------------------
 # Every number of templates/sections/rotation.html.in comes from this numbers

@@ -42,3 +42,30 @@ bench-pca: bin/qk-bench-pca
 	  --dim 128 --repeat 5 --dump build/bench/pca-heads.bin | tee $(BENCH_DIR)/bench-pca.txt
 
 bench: bench-pca
+
+# ---- the collage of figure qk-pca/06 -----------------------------------------------
+# Figure 06: four heads of one dataset (the figure's model), drawn as the
+# thesis drew them (random.Random(SEED).sample of its sorted query heads);
+# at most POINTS vectors per kind and head are plotted.
+PCA_COLLAGE_DATASET ?= llama3.2-3b
+PCA_COLLAGE_SEED    ?= 42
+PCA_COLLAGE_PANELS  ?= 4
+PCA_COLLAGE_POINTS  ?= 2000
+$(call param_group,pca-collage,dataset=$(PCA_COLLAGE_DATASET) seed=$(PCA_COLLAGE_SEED) \
+  panels=$(PCA_COLLAGE_PANELS) points=$(PCA_COLLAGE_POINTS))
+# the per-head table with the categories of the collage's heads
+PCA_COLLAGE_HEADS := results/$(call study_of,$(PCA_COLLAGE_DATASET))/qk_heads.csv
+
+PCA_COLLAGE_OUT :=
+ifneq ($(filter $(PCA_COLLAGE_DATASET),$(RUN_DATASETS)),)
+PCA_COLLAGE_OUT := build/pca/collage_points.tsv build/pca/collage_panels.tsv
+$(PCA_COLLAGE_OUT) &: build/$(PCA_COLLAGE_DATASET)/store.qks $(call prog,qk-pca-collage) \
+    build/params/pca-collage.txt build/params/pca-fit.txt build/params/blas.txt
+	@mkdir -p build/pca
+	$(call step,COLLAGE,$(PCA_COLLAGE_DATASET)) bin/qk-pca-collage --seed $(PCA_COLLAGE_SEED) --panels $(PCA_COLLAGE_PANELS) \
+	  --max-points $(PCA_COLLAGE_POINTS) \
+	  $(if $(filter-out 0,$(PCA_MAX_ROWS)),--max-rows $(PCA_MAX_ROWS)) \
+	  --points-output build/pca/collage_points.tsv \
+	  --panels-output build/pca/collage_panels.tsv $<
+endif
+

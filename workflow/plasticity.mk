@@ -79,3 +79,20 @@ bench-plasticity: bin/qk-plasticity $(PLAST_BENCH_DIR)/store.qks
 	  --threads $(PLAST_THREADS) --workdir $(PLAST_BENCH_DIR)/plasticity | tee $(BENCH_DIR)/bench-plasticity.txt
 
 bench: bench-plasticity
+
+# ---- the joint SmolLM3 table (rotation summary x plasticity report) ----------------
+# One row per SmolLM3-3B checkpoint: its rotation summary beside its plasticity
+# scalars (figure attention-plasticity/09 and the report's SmolLM3 part).
+PLAST_T_STUDY := smollm3_training_progress
+PLAST_T := results/$(PLAST_T_STUDY)
+PLAST_JOINT := $(PLAST_T)/joint_rotation_plasticity.csv
+PLAST_T_DATASETS := $(if $(filter $(PLAST_T_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_T_STUDY)))
+PLAST_JOINT_TABLE := $(if $(strip $(PLAST_T_DATASETS)),$(PLAST_JOINT))
+ifneq ($(strip $(PLAST_T_DATASETS)),)
+$(PLAST_JOINT): $(PLAST_T)/model_summary.csv $(PLAST_T)/smollm3_model_report.csv $(REGISTRY) \
+    $(call prog,qk-joint)
+	$(call step,JOINT,$@) bin/qk-joint --summary $(PLAST_T)/model_summary.csv \
+	  --plasticity $(PLAST_T)/smollm3_model_report.csv --registry $(REGISTRY) \
+	  --prefix $(call study_model_prefix,$(PLAST_T_STUDY)) --output $@
+endif
+

@@ -82,3 +82,35 @@ bench-rotate: bin/qk-bench-rotate
 	  --heads 4 --examples 500 --repeat 3 --dump $(BENCH_DIR)/rotate-heads.bin | tee $(BENCH_DIR)/bench-rotate.txt
 
 bench: bench-rotate
+
+# ---- the point clouds of figures qk-rotation/01 and 08 ---------------------------
+# Figures 01 and 08: heads of one dataset (the figures' model) drawn as the
+# thesis drew them (random.Random(SEED).sample of its sorted heads); 01 shows
+# them in their {a, b} planes, 08 the complement pairs of the first one
+# drawn. At most POINTS (01) and COMPLEMENT_POINTS (08, per pair) vectors per
+# kind.
+ROT_FIG_DATASET           ?= llama3.2-3b
+ROT_FIG_SEED              ?= 42
+ROT_FIG_PANELS            ?= 4
+ROT_FIG_POINTS            ?= 2000
+ROT_FIG_COMPLEMENT_POINTS ?= 1000
+$(call param_group,rotation-points,dataset=$(ROT_FIG_DATASET) seed=$(ROT_FIG_SEED) \
+  panels=$(ROT_FIG_PANELS) points=$(ROT_FIG_POINTS) complement_points=$(ROT_FIG_COMPLEMENT_POINTS))
+
+# ---- the point clouds of 01 and 08 (when the run has their dataset) ----------------------
+ROT_POINTS :=
+ifneq ($(filter $(ROT_FIG_DATASET),$(RUN_DATASETS)),)
+ROT_FIG_BUILD := build/$(ROT_FIG_DATASET)
+ROT_POINTS := build/rotation/ab_points.tsv build/rotation/complement_points.tsv \
+  build/rotation/points_panels.tsv
+
+$(ROT_POINTS) &: $(ROT_FIG_BUILD)/store.qks $(ROT_FIG_BUILD)/rotation_axes.bin \
+    $(call prog,qk-rotation-points) build/params/rotation-points.txt build/params/blas.txt
+	@mkdir -p build/rotation
+	$(call step,POINTS,$(ROT_FIG_DATASET)) bin/qk-rotation-points --seed $(ROT_FIG_SEED) --panels $(ROT_FIG_PANELS) \
+	  --max-points $(ROT_FIG_POINTS) --complement-max-points $(ROT_FIG_COMPLEMENT_POINTS) \
+	  --axes $(ROT_FIG_BUILD)/rotation_axes.bin --ab-output build/rotation/ab_points.tsv \
+	  --complement-output build/rotation/complement_points.tsv \
+	  --panels-output build/rotation/points_panels.tsv $<
+endif
+
