@@ -198,6 +198,18 @@ void fig_palette(qk_plot *p, const int stops[9], double lo_cut);
 /* "set palette defined (...)" of the nine stops themselves. */
 void fig_palette_stops(qk_plot *p, const int stops[9]);
 
+/* Every figure is drawn twice: for the screen (figure.png, figure.svg) on
+ * a canvas of the width and height it asks for, and, with fig_printing set,
+ * for print (figure.pdf, 16 cm wide): then the canvas has the same aspect
+ * but is as wide as makes the base font print at FIG_PRINT_PT points, so
+ * that every size given in points (fonts, character margins) and every
+ * position computed from them and p->width or p->height (titles, keys)
+ * stays legible; p->shrink is the screen width over the print width, and
+ * fig_print(p) tells a figure which layout it draws. */
+#define FIG_PRINT_PT 7.0
+extern int fig_printing;
+static inline int fig_print(const qk_plot *p) { return p->media == QK_PLOT_PRINT; }
+
 /* Starts a figure (qk_plot_begin) with a base font of font_pt points and
  * defines qk_ps, the point-size scale that makes the SVG look like the PNG. */
 void fig_begin(qk_plot *p, int width, int height, int font_pt);

@@ -62,9 +62,22 @@ void fig_palette_stops(qk_plot *p, const int stops[9])
     qk_plot_printf(p, ")\n");
 }
 
+int fig_printing;
+
+/* points across a 16 cm page */
+#define PRINT_PAGE_PT (16.0 / 2.54 * 72.0)
+
 void fig_begin(qk_plot *p, int width, int height, int font_pt)
 {
-    qk_plot_begin(p, width, height);
+    if (fig_printing) {
+        double print_width = fmin(width, font_pt * PRINT_PAGE_PT / FIG_PRINT_PT);
+        qk_plot_begin(p, (int)lround(print_width), (int)lround(height * print_width / width));
+        p->media = QK_PLOT_PRINT;
+        p->shrink = width / print_width;
+    } else {
+        qk_plot_begin(p, width, height);
+        p->media = QK_PLOT_SCREEN;
+    }
     /* For the same font and point sizes the svg terminal draws text at 3/4
      * and points at 1.6 times the size pngcairo does; these scales make
      * figure.svg look like figure.png. qk_dense_pt is the point type of
