@@ -102,7 +102,7 @@ int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err);
  * keys and labels above the plot; text as given (enhanced-text markup
  * allowed). Returns the screen height below the title block, where the
  * rest of the figure (a key, labels above the plot, the plot) may start.
- * fig_title is for a single plot (labels 901 and 902: a figure must not
+ * fig_title is for a single plot (labels 901 to 909: a figure must not
  * unset them), fig_multiplot_title starts a multiplot. */
 double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt);
 double fig_multiplot_title(qk_plot *p, const char *title, const char *subtitle, int font_pt);
