@@ -9,15 +9,25 @@
 
 #include "qk/common.h"
 
+/* What qk_plot_render makes of a script: the screen media (figure.png,
+ * figure.svg and the script figure.gp), the print medium (figure.pdf), or
+ * all three from the one script. */
+typedef enum { QK_PLOT_ALL, QK_PLOT_SCREEN, QK_PLOT_PRINT } qk_plot_media;
+
 typedef struct qk_plot {
     FILE *mem;
     char *script;
     size_t len;
     int width;  /* pixels of the PNG; the SVG gets the same size */
     int height;
+    qk_plot_media media; /* QK_PLOT_ALL unless set after qk_plot_begin */
+    double shrink; /* for the caller: the screen canvas's width over this
+                      one's (1 unless the caller lays out a print canvas) */
 } qk_plot;
 
-/* Starts a figure of width x height pixels. */
+/* Starts a figure of width x height pixels. For QK_PLOT_PRINT, width and
+ * height are those of the canvas the script lays out: the PDF is 16 cm
+ * wide whatever they are, and a font point prints at 16 cm / width. */
 void qk_plot_begin(qk_plot *p, int width, int height);
 /* Appends script text. */
 void qk_plot_printf(qk_plot *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -29,8 +39,9 @@ void qk_plot_data_end(qk_plot *p);
 void qk_plot_quoted(qk_plot *p, const char *text);
 
 /* Writes DIR/figure.gp, DIR/figure.png, DIR/figure.svg and DIR/figure.pdf
- * (each atomically) with the house style (style_path, may be NULL)
- * prepended; the figure is rendered by `gnuplot` from PATH. The PDF's date
+ * (each atomically; only the files of p->media) with the house style
+ * (style_path, may be NULL) prepended; the figure is rendered by `gnuplot`
+ * from PATH. The PDF's date
  * is SOURCE_DATE_EPOCH (else 1970-01-01), so that it is reproducible.
  * Frees the script. */
 int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *err);

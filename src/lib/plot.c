@@ -16,6 +16,7 @@ void qk_plot_begin(qk_plot *p, int width, int height)
     memset(p, 0, sizeof *p);
     p->width = width;
     p->height = height;
+    p->shrink = 1.0;
     p->mem = open_memstream(&p->script, &p->len);
     if (!p->mem)
         qk_die(QK_EXIT_DATA, NULL, "out of memory");
@@ -77,36 +78,42 @@ static int write_script(const qk_plot *p, const char *path, const char *style_pa
     return qk_atomic_commit(&out, err);
 }
 
-/* figure.pdf is for a thesis page: PDF_WIDTH_CM wide, the PNG's aspect.
- * The PNG's layout is kept, so text, lines and points shrink with it by
- * 16 cm over the PNG's width in pixels (pngcairo draws a font point as a
- * pixel); PDF_INK enlarges them again by as much as the tightest layouts
- * (neighbouring checkpoint tick labels) allow. pdfcairo's line width unit
- * is half a point, hence the factor 2 on lines. */
+/* figure.pdf is for a thesis page: PDF_WIDTH_CM wide, the aspect of the
+ * canvas. Its script lays out a canvas of p->width pixels as the 16 cm, and
+ * a font point (a pixel of pngcairo) prints at 16 cm over p->width; for
+ * QK_PLOT_PRINT, qk-plot chooses that canvas so that its base font prints
+ * at 7 pt (src/qk-plot/figure_draw.c), so PDF_INK is 1: text prints at the
+ * size the layout was made for. Lines and points take PDF_INK too, so
+ * they keep their proportion to the text. pdfcairo's line width unit is
+ * half a point, hence the factor 2 on lines. */
 #define PDF_WIDTH_CM 16.0
-#define PDF_INK 1.15
+#define PDF_INK 1.0
 #define POINTS_PER_CM (72.0 / 2.54)
 
-/* Runs gnuplot on the saved script for the three terminals, into
- * temporaries. TZ=UTC0 makes cairo write the PDF date as D:...Z, the one
- * form stamp_pdf_dates rewrites. */
+/* Runs gnuplot on the saved script for the terminals of p->media, into
+ * temporaries (NULL for a terminal not wanted). TZ=UTC0 makes cairo write
+ * the PDF date as D:...Z, the one form stamp_pdf_dates rewrites. */
 static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const char *svg,
                        const char *pdf, qk_err *err)
 {
     FILE *pipe = popen("TZ=UTC0 gnuplot", "w");
     if (!pipe)
         return qk_fail(err, "cannot start gnuplot: %s", strerror(errno));
-    double ink = PDF_INK * PDF_WIDTH_CM * POINTS_PER_CM / p->width;
-    fprintf(pipe,
-            "set terminal pngcairo size %d,%d font \"DejaVu Sans,10\" enhanced\n"
-            "set output \"%s\"\nload \"%s\"\nunset output\nreset\n"
-            "set terminal svg size %d,%d font \"DejaVu Sans,10\" enhanced fontscale 1.3333\n"
-            "set output \"%s\"\nload \"%s\"\nunset output\nreset\n"
-            "set terminal pdfcairo size %.4fcm,%.4fcm font \"DejaVu Sans,10\" enhanced "
-            "fontscale %.4f linewidth %.4f pointscale %.4f\n"
-            "set output \"%s\"\nload \"%s\"\nunset output\n",
-            p->width, p->height, png, gp, p->width, p->height, svg, gp, PDF_WIDTH_CM,
-            PDF_WIDTH_CM * p->height / p->width, ink, 2 * ink, ink, pdf, gp);
+    if (png)
+        fprintf(pipe,
+                "set terminal pngcairo size %d,%d font \"DejaVu Sans,10\" enhanced\n"
+                "set output \"%s\"\nload \"%s\"\nunset output\nreset\n"
+                "set terminal svg size %d,%d font \"DejaVu Sans,10\" enhanced fontscale 1.3333\n"
+                "set output \"%s\"\nload \"%s\"\nunset output\nreset\n",
+                p->width, p->height, png, gp, p->width, p->height, svg, gp);
+    if (pdf) {
+        double ink = PDF_INK * PDF_WIDTH_CM * POINTS_PER_CM / p->width;
+        fprintf(pipe,
+                "set terminal pdfcairo size %.4fcm,%.4fcm font \"DejaVu Sans,10\" enhanced "
+                "fontscale %.4f linewidth %.4f pointscale %.4f\n"
+                "set output \"%s\"\nload \"%s\"\nunset output\n",
+                PDF_WIDTH_CM, PDF_WIDTH_CM * p->height / p->width, ink, 2 * ink, ink, pdf, gp);
+    }
     int status = pclose(pipe);
     if (status != 0)
         return qk_fail(err, "gnuplot failed on %s (status %d)", gp, status);
@@ -203,8 +210,8 @@ static int check_complete(const char *png, const char *svg, const char *pdf, con
 {
     static const char png_end[] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', (char)0xae, 0x42, 0x60,
                                    (char)0x82};
-    if (!ends_with(png, png_end, sizeof png_end, 0) || !ends_with(svg, "</svg>", 6, 1) ||
-        !ends_with(pdf, "%%EOF", 5, 1))
+    if ((png && !ends_with(png, png_end, sizeof png_end, 0)) ||
+        (svg && !ends_with(svg, "</svg>", 6, 1)) || (pdf && !ends_with(pdf, "%%EOF", 5, 1)))
         return qk_fail(err, "cannot write the figure in %s: gnuplot's output is incomplete "
                             "(disk full or file size limit)", dir);
     return 0;
@@ -215,14 +222,19 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
     fclose(p->mem);
     p->mem = NULL;
     static const char *const names[3] = {"figure.png", "figure.svg", "figure.pdf"};
+    int want[3] = {p->media != QK_PLOT_PRINT, p->media != QK_PLOT_PRINT,
+                   p->media != QK_PLOT_SCREEN};
     char *final[3], *tmp[3];
     for (int i = 0; i < 3; i++) {
         char hidden[32];
         snprintf(hidden, sizeof hidden, ".%s.tmp", names[i]);
-        final[i] = qk_path_join(dir, names[i]);
-        tmp[i] = qk_path_join(dir, hidden);
+        final[i] = want[i] ? qk_path_join(dir, names[i]) : NULL;
+        tmp[i] = want[i] ? qk_path_join(dir, hidden) : NULL;
     }
-    char *gp = qk_path_join(dir, "figure.gp");
+    /* figure.gp is the screen media's script; the print script is a
+     * temporary of its own */
+    int keep_gp = p->media != QK_PLOT_PRINT;
+    char *gp = qk_path_join(dir, keep_gp ? "figure.gp" : ".figure.print.gp.tmp");
     int rc = qk_mkdirs(dir, err);
     if (rc == 0)
         rc = write_script(p, gp, style_path, err);
@@ -230,17 +242,19 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
         rc = run_gnuplot(p, gp, tmp[0], tmp[1], tmp[2], err);
     if (rc == 0)
         rc = check_complete(tmp[0], tmp[1], tmp[2], dir, err);
-    if (rc == 0)
+    if (rc == 0 && want[2])
         rc = stamp_pdf_dates(tmp[2], dir, err);
     for (int i = 0; i < 3 && rc == 0; i++)
-        if (rename(tmp[i], final[i]) != 0)
+        if (want[i] && rename(tmp[i], final[i]) != 0)
             rc = qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
     for (int i = 0; i < 3; i++) {
-        if (rc != 0)
+        if (rc != 0 && tmp[i])
             unlink(tmp[i]);
         free(final[i]);
         free(tmp[i]);
     }
+    if (!keep_gp)
+        unlink(gp);
     free(gp);
     free(p->script);
     memset(p, 0, sizeof *p);

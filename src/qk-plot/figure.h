@@ -102,7 +102,7 @@ int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err);
  * keys and labels above the plot; text as given (enhanced-text markup
  * allowed). Returns the screen height below the title block, where the
  * rest of the figure (a key, labels above the plot, the plot) may start.
- * fig_title is for a single plot (labels 901 and 902: a figure must not
+ * fig_title is for a single plot (labels 901 to 909: a figure must not
  * unset them), fig_multiplot_title starts a multiplot. */
 double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt);
 double fig_multiplot_title(qk_plot *p, const char *title, const char *subtitle, int font_pt);
@@ -197,6 +197,18 @@ int fig_map_color(const int stops[9], double x, double lo_cut);
 void fig_palette(qk_plot *p, const int stops[9], double lo_cut);
 /* "set palette defined (...)" of the nine stops themselves. */
 void fig_palette_stops(qk_plot *p, const int stops[9]);
+
+/* Every figure is drawn twice: for the screen (figure.png, figure.svg) on
+ * a canvas of the width and height it asks for, and, with fig_printing set,
+ * for print (figure.pdf, 16 cm wide): then the canvas has the same aspect
+ * but is as wide as makes the base font print at FIG_PRINT_PT points, so
+ * that every size given in points (fonts, character margins) and every
+ * position computed from them and p->width or p->height (titles, keys)
+ * stays legible; p->shrink is the screen width over the print width, and
+ * fig_print(p) tells a figure which layout it draws. */
+#define FIG_PRINT_PT 7.0
+extern int fig_printing;
+static inline int fig_print(const qk_plot *p) { return p->media == QK_PLOT_PRINT; }
 
 /* Starts a figure (qk_plot_begin) with a base font of font_pt points and
  * defines qk_ps, the point-size scale that makes the SVG look like the PNG. */

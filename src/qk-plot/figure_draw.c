@@ -62,9 +62,22 @@ void fig_palette_stops(qk_plot *p, const int stops[9])
     qk_plot_printf(p, ")\n");
 }
 
+int fig_printing;
+
+/* points across a 16 cm page */
+#define PRINT_PAGE_PT (16.0 / 2.54 * 72.0)
+
 void fig_begin(qk_plot *p, int width, int height, int font_pt)
 {
-    qk_plot_begin(p, width, height);
+    if (fig_printing) {
+        double print_width = fmin(width, font_pt * PRINT_PAGE_PT / FIG_PRINT_PT);
+        qk_plot_begin(p, (int)lround(print_width), (int)lround(height * print_width / width));
+        p->media = QK_PLOT_PRINT;
+        p->shrink = width / print_width;
+    } else {
+        qk_plot_begin(p, width, height);
+        p->media = QK_PLOT_SCREEN;
+    }
     /* For the same font and point sizes the svg terminal draws text at 3/4
      * and points at 1.6 times the size pngcairo does; these scales make
      * figure.svg look like figure.png. qk_dense_pt is the point type of
@@ -126,46 +139,106 @@ const char *fig_registry(const fig_ctx *ctx, const char *id, const char *column,
 /* ---- titles and legends ---------------------------------------------------------- */
 
 /* The subtitle's text, at 0.78 of the size. */
-static void subtitle_text(qk_plot *p, const char *subtitle)
+static void subtitle_text(qk_plot *p, const char *subtitle, size_t n)
 {
     qk_plot_printf(p, "{/*0.78 ");
-    fig_text_markup(p, subtitle);
+    for (size_t i = 0; i < n && subtitle[i]; i++) {
+        if (subtitle[i] == '"' || subtitle[i] == '\\')
+            qk_plot_printf(p, "\\");
+        qk_plot_printf(p, "%c", subtitle[i]);
+    }
     qk_plot_printf(p, "}");
 }
 
+/* The length of the first line of text (enhanced-text markup allowed) when
+ * lines hold at most width visible characters: up to the last space
+ * outside braces that keeps it within width (all of it on screen, where
+ * the layout has room for one line). Markup ("{/:Italic r}_q", "\\{")
+ * does not count. */
+static size_t first_line(const qk_plot *p, const char *text, double width)
+{
+    size_t len = strlen(text);
+    if (!fig_print(p))
+        return len;
+    int depth = 0;
+    double shown = 0;
+    size_t cut = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (c == '{' && (i == 0 || text[i - 1] != '\\')) {
+            depth++;
+            if (text[i + 1] == '/') /* a font spec up to its space */
+                while (i + 1 < len && text[i + 1] != ' ')
+                    i++;
+            continue;
+        }
+        if ((c == '}' && (i == 0 || text[i - 1] != '\\')) || c == '\\' || c == '_' || c == '^') {
+            depth -= c == '}';
+            continue;
+        }
+        if ((unsigned char)c >= 0x80 && (unsigned char)c < 0xc0) /* UTF-8 continuation */
+            continue;
+        if (c == ' ' && depth == 0) {
+            if (shown > width && cut > 0)
+                return cut;
+            cut = i;
+        }
+        shown++;
+    }
+    return shown > width && cut > 0 ? cut : len;
+}
+
 /* Pixels from the top of the canvas to the centre of the title and of the
- * subtitle line, and to the bottom of the title block. */
+ * first subtitle line, between subtitle lines, and to the bottom of the
+ * title block with lines subtitle lines. */
 #define TITLE_Y(pt) (1.6 * (pt))
 #define SUBTITLE_Y(pt) (3.3 * (pt))
-#define TITLE_BOTTOM(pt, sub) ((sub) ? 4.3 * (pt) : 2.6 * (pt))
+#define SUBTITLE_STEP(pt) (1.0 * (pt))
+#define TITLE_BOTTOM(pt, lines) ((lines) ? 4.3 * (pt) + ((lines) - 1) * SUBTITLE_STEP(pt) : 2.6 * (pt))
+
+/* Visible characters a subtitle line of the figure holds: DejaVu Sans
+ * averages about 0.62 em a character in mixed text. */
+static double subtitle_chars(const qk_plot *p, int font_pt)
+{
+    return 0.9 * p->width / (0.62 * 0.78 * font_pt);
+}
 
 double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt)
 {
-    int sub = subtitle && *subtitle;
     qk_plot_printf(p, "unset title\nset label 901 \"");
     fig_text_markup(p, title);
     qk_plot_printf(p, "\" at screen 0.5, screen %.4f center font \",%d\" front\n",
                    1 - TITLE_Y(font_pt) / p->height, font_pt);
-    if (sub) {
-        qk_plot_printf(p, "set label 902 \"");
-        subtitle_text(p, subtitle);
+    int lines = 0;
+    for (const char *s = subtitle; s && *s; lines++) {
+        size_t n = first_line(p, s, subtitle_chars(p, font_pt));
+        qk_plot_printf(p, "set label %d \"", 902 + lines);
+        subtitle_text(p, s, n);
         qk_plot_printf(p, "\" at screen 0.5, screen %.4f center font \",%d\" front\n",
-                       1 - SUBTITLE_Y(font_pt) / p->height, font_pt);
+                       1 - (SUBTITLE_Y(font_pt) + lines * SUBTITLE_STEP(font_pt)) / p->height,
+                       font_pt);
+        s += n;
+        while (*s == ' ')
+            s++;
     }
-    return 1 - TITLE_BOTTOM(font_pt, sub) / p->height;
+    return 1 - TITLE_BOTTOM(font_pt, lines) / p->height;
 }
 
 double fig_multiplot_title(qk_plot *p, const char *title, const char *subtitle, int font_pt)
 {
-    int sub = subtitle && *subtitle;
+    int lines = 0;
     qk_plot_printf(p, "set multiplot title \"");
     fig_text_markup(p, title);
-    if (sub) {
+    for (const char *s = subtitle; s && *s; lines++) {
+        size_t n = first_line(p, s, subtitle_chars(p, font_pt));
         qk_plot_printf(p, "\\n");
-        subtitle_text(p, subtitle);
+        subtitle_text(p, s, n);
+        s += n;
+        while (*s == ' ')
+            s++;
     }
     qk_plot_printf(p, "\" font \",%d\"\n", font_pt);
-    return 1 - TITLE_BOTTOM(font_pt, sub) / p->height;
+    return 1 - TITLE_BOTTOM(font_pt, lines) / p->height;
 }
 
 void fig_key_right(qk_plot *p, int font_pt)
@@ -326,6 +399,9 @@ void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi)
 
 void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks)
 {
+    /* the print canvas is narrower in font units: fewer labels */
+    if (fig_print(p) && ticks > 4)
+        ticks = (int)lround(fmax(4, 0.7 * ticks));
     double span = hi - lo, raw = span / (ticks > 0 ? ticks : 5);
     if (!(raw > 0)) {
         qk_plot_printf(p, "set %stics autofreq\nset format %s \"%% h\"\n", axis, axis);

@@ -194,20 +194,32 @@ int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err)
     char heads[64];
     pca_heads_phrase(&s, heads, sizeof heads);
     qk_plot p;
-    fig_begin(&p, 1780, 878, 16);
+    fig_begin(&p, 1780, fig_printing ? 1250 : 878, 16); /* print: room for the key below */
     taxonomy_data(&p, &s);
     pca_checkpoint_axis(&p, &s);
     char sub[160];
     snprintf(sub, sizeof sub, "share of the heads of each checkpoint in each category (%s); "
              "printed from 5 %%", heads);
     double top = fig_title(&p, "SmolLM3-3B: head taxonomy (PC0) during training", sub, 19);
-    qk_plot_printf(&p,
-        "set tmargin at screen %.4f\nset lmargin at screen 0.06\nset rmargin at screen 0.64\n"
-        "set ylabel \"fraction of heads\"\n"
-        "set yrange [0:1]\nset ytics 0.2\nset format y \"%%.1f\"\nunset grid\n"
-        "set key at screen 0.655, graph 1 top left vertical font \",14\" samplen 1.5 spacing 1.3 "
-        "reverse Left box lc rgb '#cccccc'\n"
-        "plot ", top - 0.05);
+    const char *axes = "set ylabel \"fraction of heads\"\n"
+                       "set yrange [0:1]\nset ytics 0.2\nset format y \"%.1f\"\nunset grid\n";
+    if (fig_print(&p)) {
+        /* print: the plot across the page, the key under the checkpoint
+         * labels (two lines of 16 points) */
+        double px = 1.0 / p.height, key_y = (20 + PCA_N_CAT * 2.0 * 14) * px;
+        qk_plot_printf(&p,
+            "set tmargin at screen %.4f\nset lmargin at screen 0.11\nset rmargin at screen 0.98\n"
+            "set bmargin at screen %.4f\n%s"
+            "set key at screen 0.5, screen %.4f center top vertical font \",14\" "
+            "samplen 1.5 spacing 1.3 reverse Left box lc rgb '#cccccc'\n",
+            top - 0.05, key_y + 4.2 * 16 * px, axes, key_y);
+    } else {
+        qk_plot_printf(&p,
+            "set tmargin at screen %.4f\nset lmargin at screen 0.06\nset rmargin at screen 0.64\n"
+            "%sset key at screen 0.655, graph 1 top left vertical font \",14\" samplen 1.5 "
+            "spacing 1.3 reverse Left box lc rgb '#cccccc'\n", top - 0.05, axes);
+    }
+    qk_plot_printf(&p, "plot ");
     for (int c = 0; c < PCA_N_CAT; c++) {
         char rule[160];
         category_rule(c, low, high, rule, sizeof rule);

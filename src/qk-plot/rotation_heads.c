@@ -126,7 +126,8 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     family_bins fb[MAX_FAMILIES];
     double top[MAX_FAMILIES] = {0};
     qk_plot p;
-    rotfig_begin(&p, nf > 2 ? 140 + 540 * nf : 1400, 700, 14);
+    /* taller in print, where the keys under the panels take more of it */
+    rotfig_begin(&p, nf > 2 ? 140 + 540 * nf : 1400, fig_printing ? 950 : 700, 14);
     for (int f = 0; f < nf; f++)
         fb[f] = bins_of_family(&t, f, scaled);
     for (int m = 0; m < t.n_models; m++)
@@ -140,12 +141,26 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     snprintf(sub, sizeof sub, "per-token score slope of the \\{a, b\\} plane for the mean query; "
              "> 0 favours later keys: %d of %d heads (%.1f%%); each panel its own scales",
              positive, defined, 100.0 * positive / (defined ? defined : 1));
-    fig_multiplot_title(&p, "Bias strength distribution, bias\\_strength = "
-                        "{/:Italic μ}_Q^a · {/:Italic α}_K", sub, 17);
+    double title_bottom = fig_multiplot_title(&p, "Bias strength distribution, bias\\_strength = "
+                                              "{/:Italic μ}_Q^a · {/:Italic α}_K", sub, 17);
+    /* the print layout from the font sizes: the panel titles (15) under the
+     * title block, under each panel its tick labels and x label (14) and
+     * its models' key (12) in rows; the screen layout as it always was */
+    int key_rows = 1, print = fig_print(&p);
+    for (int f = 0; f < nf; f++) {
+        int models = 0;
+        for (int m = 0; m < t.n_models; m++)
+            models += t.family_of[m] == f;
+        key_rows = models > key_rows ? models : key_rows;
+    }
+    double px = 1.0 / p.height;
+    double panel_top = print ? title_bottom - 3.0 * 15 * px : 0.77;
+    double bottom = print ? (key_rows * 1.6 * 12 + 0.6 * 12) * px + 5.4 * 14 * px : 0.25;
+    double key_y = bottom - 5.4 * 14 * px;
     qk_plot_printf(&p, "set grid noxtics ytics\nset xlabel \"bias\\\\_strength × 10^3\"\n"
                        "set ylabel \"density\"\n");
     for (int f = 0; f < nf; f++) {
-        panel_columns(&p, f, nf, 0.05, 0.99, 0.25, 0.77, 0.04);
+        panel_columns(&p, f, nf, print ? 0.08 : 0.05, 0.99, bottom, panel_top, print ? 0.09 : 0.04);
         char name[64], title[128];
         rot_family_name(&t, f, name, sizeof name);
         rot_rows rows = rot_rows_family(&t, f);
@@ -163,8 +178,12 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
                        lo, hi, 1.18 * (top[f] > 0 ? top[f] : 1));
         fig_offscale_labels(&p, &fb[f].range, "%.3g", 1, 11);
         /* the models of the panel, named under it */
-        qk_plot_printf(&p, "set key at graph 0.5, graph -0.2 center top horizontal maxcols 3 "
-                           "reverse Left samplen 2 font \",12\" nobox\nplot ");
+        if (print)
+            qk_plot_printf(&p, "set key at graph 0.5, screen %.4f center top vertical maxrows %d "
+                               "reverse Left samplen 2 font \",12\" nobox\nplot ", key_y, key_rows);
+        else
+            qk_plot_printf(&p, "set key at graph 0.5, graph -0.2 center top horizontal maxcols 3 "
+                               "reverse Left samplen 2 font \",12\" nobox\nplot ");
         int k = 0;
         for (int m = 0; m < t.n_models; m++) {
             if (t.family_of[m] != f)
