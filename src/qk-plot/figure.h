@@ -40,6 +40,10 @@ typedef struct fig_def {
     const char *description; /* what the figure shows and how to read it */
     const char *needs;       /* the data it is drawn from, for a run that lacks them */
     fig_fn draw;
+    /* 1: the figure has a print layout (figure.pdf drawn a second time,
+     * fig_printing); 0: figure.pdf is the screen layout at 16 cm (text
+     * smaller, the layout exactly the PNG's) */
+    int print_layout;
 } fig_def;
 
 /* The figure tables of each study, each ended by an entry with id NULL. */
@@ -208,6 +212,9 @@ void fig_palette_stops(qk_plot *p, const int stops[9]);
  * fig_print(p) tells a figure which layout it draws. */
 #define FIG_PRINT_PT 7.0
 extern int fig_printing;
+/* Set by main before the screen pass: whether a print pass follows (the
+ * figure's print_layout); without one the screen script also makes the PDF. */
+extern int fig_print_pass;
 static inline int fig_print(const qk_plot *p) { return p->media == QK_PLOT_PRINT; }
 
 /* Starts a figure (qk_plot_begin) with a base font of font_pt points and

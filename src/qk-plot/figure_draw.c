@@ -63,6 +63,7 @@ void fig_palette_stops(qk_plot *p, const int stops[9])
 }
 
 int fig_printing;
+int fig_print_pass;
 
 /* points across a 16 cm page */
 #define PRINT_PAGE_PT (16.0 / 2.54 * 72.0)
@@ -76,7 +77,7 @@ void fig_begin(qk_plot *p, int width, int height, int font_pt)
         p->shrink = width / print_width;
     } else {
         qk_plot_begin(p, width, height);
-        p->media = QK_PLOT_SCREEN;
+        p->media = fig_print_pass ? QK_PLOT_SCREEN : QK_PLOT_ALL;
     }
     /* For the same font and point sizes the svg terminal draws text at 3/4
      * and points at 1.6 times the size pngcairo does; these scales make

@@ -63,5 +63,5 @@ const fig_def inventory_figures[] = {
      "serves it.",
      "the inventory of the run's stores (build/report/inventory.tsv): at least one dataset "
      "loaded.",
-     draw_vectors},
-    {NULL, NULL, NULL, NULL, NULL}};
+     draw_vectors, 1},
+    {NULL, NULL, NULL, NULL, NULL, 0}};

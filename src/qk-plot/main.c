@@ -299,10 +299,11 @@ int main(int argc, char **argv)
     open_text(&numbers, ctx.out_dir, "numbers.tsv");
     ctx.numbers = numbers.fp;
     fputs("quantity\tvalue\n", ctx.numbers);
-    /* the screen layout, then the print layout (figure.h), whose key
-     * numbers are the same and are dropped */
+    /* the screen layout, then, for a figure that has one, the print layout
+     * (figure.h), whose key numbers are the same and are dropped */
+    fig_print_pass = f->print_layout;
     int rc = any_absent(&ctx) ? fig_not_drawn_absent(&ctx, &err) : f->draw(&ctx, &err);
-    if (rc == 0) {
+    if (rc == 0 && fig_print_pass) {
         char *dropped = NULL;
         size_t dropped_len = 0;
         ctx.numbers = open_memstream(&dropped, &dropped_len);

@@ -273,7 +273,7 @@ const fig_def pca_figures[] = {
      "the combined QK PCA table of the cross-model study, "
      "results/attention_plasticity/qk.csv: at least one of its eleven datasets analysed in "
      "the run.",
-     pca_draw_pc_roles},
+     pca_draw_pc_roles, 1},
     {"qk-pca/02", "Combined QK PCA, PC0: r_q against r_k of every head",
      "One point per query head: x is r_q and y is r_k on PC0. Colour gives the model "
      "family, the marker the model (legend, with the heads per model). Dashed lines mark the "
@@ -285,7 +285,7 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the cross-model study, "
      "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
      "analysed in the run.",
-     pca_draw_scatter},
+     pca_draw_scatter, 1},
     {"qk-pca/03", "Mean r_q (PC0) by normalized layer depth",
      "Heatmap: one row per model, one column per depth bin (layer / (layers - 1) in ten bins "
      "labelled by their lower edge; the last layer falls in bin 0.9). Each cell is the mean "
@@ -295,14 +295,14 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the cross-model study, "
      "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
      "analysed in the run.",
-     pca_draw_heatmap_rq},
+     pca_draw_heatmap_rq, 0},
     {"qk-pca/04", "Mean r_k (PC0) by normalized layer depth",
      "Heatmap as in figure 03, for the key correlation r_k on PC0 (signed; a mean below 0 "
      "takes the lightest colour, the printed number is exact).",
      "the per-head PCA table of the cross-model study, "
      "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
      "analysed in the run.",
-     pca_draw_heatmap_rk},
+     pca_draw_heatmap_rk, 0},
     {"qk-pca/05", "Combined QK PCA: explained variance by principal component",
      "Bars: the mean over all heads of the explained-variance ratio of each principal "
      "component, the component's eigenvalue divided by the total variance of the pooled "
@@ -311,7 +311,7 @@ const fig_def pca_figures[] = {
      "the combined QK PCA table of the cross-model study, "
      "results/attention_plasticity/qk.csv: at least one of its eleven datasets analysed in "
      "the run.",
-     pca_draw_explained_variance},
+     pca_draw_explained_variance, 1},
     {"qk-pca/06", "Heads of {model} in the plane of their first two components",
      "Scatter plots of the queries (blue scale) and keys (red scale) of a few query heads "
      "of {model} (the figure's model, a parameter: PCA_COLLAGE_DATASET) projected on PC0 (x) "
@@ -327,7 +327,7 @@ const fig_def pca_figures[] = {
      "others. The key numbers give the heads drawn and from how many.",
      "the store of {model} (the figure's dataset parameter) and its per-head PCA table: "
      "the dataset of {model} loaded and analysed in the run.",
-     pca_draw_collage},
+     pca_draw_collage, 0},
     {"qk-pca/07", "SmolLM3-3B: position correlation on PC0 during training",
      "Mean PC0 r_q (blue, circles) and r_k (vermillion, squares) over the heads of each "
      "training checkpoint, with bands of one standard deviation across heads. Dashed lines "
@@ -336,21 +336,21 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_signal},
+     pca_draw_training_signal, 1},
     {"qk-pca/08", "SmolLM3-3B: head taxonomy during training",
      "Stacked bars: the share of the heads of each checkpoint in each category of the PC0 "
      "taxonomy (thresholds in the legend). Shares of at least 5% are printed in the bars.",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_taxonomy},
+     pca_draw_training_taxonomy, 1},
     {"qk-pca/09", "SmolLM3-3B: PC0 explained variance during training",
      "Mean explained-variance ratio of PC0 over the heads of each checkpoint, with a band of "
      "one standard deviation across heads; dashed lines separate the training phases.",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_ev},
+     pca_draw_training_ev, 0},
     {"qk-pca/10", "SmolLM3-3B: mean r_q (PC0) by layer depth during training",
      "Heatmap: one row per checkpoint (training order, top to bottom), one column per depth "
      "bin (layer / (layers - 1), ten bins labelled by their lower edge). Each cell is the mean "
@@ -358,14 +358,14 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_heatmap_rq},
+     pca_draw_training_heatmap_rq, 0},
     {"qk-pca/11", "SmolLM3-3B: mean r_k (PC0) by layer depth during training",
      "Heatmap as in figure 10, for r_k (signed; a mean below 0 takes the lightest colour, "
      "the printed number is exact).",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_heatmap_rk},
+     pca_draw_training_heatmap_rk, 0},
     {"qk-pca/12", "SmolLM3-3B: r_q against r_k (PC0) at selected checkpoints",
      "One panel per selected checkpoint (the first two, the end of stage 1, the end of "
      "stage 3 and the end of each long-context phase), one point per head: x is r_q and y is "
@@ -374,5 +374,5 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_scatter},
-    {NULL, NULL, NULL, NULL, NULL}};
+     pca_draw_training_scatter, 0},
+    {NULL, NULL, NULL, NULL, NULL, 0}};

@@ -83,7 +83,7 @@ const fig_def plasticity_figures[] = {
      "the figure.",
      "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
      "the rows of {model}: the dataset of {model} analysed in the run.",
-     plast_draw_heatmap},
+     plast_draw_heatmap, 1},
     {"attention-plasticity/02", "Attention plasticity by key distance: {model}",
      "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
      "between the two keys (x) and by the distance from the keys' midpoint to the query "
@@ -98,7 +98,7 @@ const fig_def plasticity_figures[] = {
      "the figure.",
      "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
      "the rows of {model}: the dataset of {model} analysed in the run.",
-     plast_draw_heatmap},
+     plast_draw_heatmap, 1},
     {"attention-plasticity/03", "Attention plasticity by key distance: {model}",
      "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
      "between the two keys (x) and by the distance from the keys' midpoint to the query "
@@ -113,7 +113,7 @@ const fig_def plasticity_figures[] = {
      "the figure.",
      "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
      "the rows of {model}: the dataset of {model} analysed in the run.",
-     plast_draw_heatmap},
+     plast_draw_heatmap, 1},
     {"attention-plasticity/04", "Attention plasticity by key distance: {model}",
      "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
      "between the two keys (x) and by the distance from the keys' midpoint to the query "
@@ -128,7 +128,7 @@ const fig_def plasticity_figures[] = {
      "the figure.",
      "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
      "the rows of {model}: the dataset of {model} analysed in the run.",
-     plast_draw_heatmap},
+     plast_draw_heatmap, 1},
     {"attention-plasticity/05", "Attention plasticity along the context: {model}",
      "Attention plasticity of every head of {model} (grey, one line per head) and their "
      "mean (vermillion) against the query position, per query bin (a tenth of a capture "
@@ -143,7 +143,7 @@ const fig_def plasticity_figures[] = {
      "results/attention_plasticity/head_bucket_plasticity.csv and "
      "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
      "analysed in the run.",
-     plast_draw_profile},
+     plast_draw_profile, 0},
     {"attention-plasticity/06", "Attention plasticity along the context: {model}",
      "Attention plasticity of every head of {model} (grey, one line per head) and their "
      "mean (vermillion) against the query position, per query bin (a tenth of a capture "
@@ -158,7 +158,7 @@ const fig_def plasticity_figures[] = {
      "results/attention_plasticity/head_bucket_plasticity.csv and "
      "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
      "analysed in the run.",
-     plast_draw_profile},
+     plast_draw_profile, 0},
     {"attention-plasticity/07", "Attention plasticity along the context: {model}",
      "Attention plasticity of every head of {model} (grey, one line per head) and their "
      "mean (vermillion) against the query position, per query bin (a tenth of a capture "
@@ -173,7 +173,7 @@ const fig_def plasticity_figures[] = {
      "results/attention_plasticity/head_bucket_plasticity.csv and "
      "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
      "analysed in the run.",
-     plast_draw_profile},
+     plast_draw_profile, 0},
     {"attention-plasticity/08", "Where the positional information sits: {model}",
      "Top: mean over {model}'s heads of the component weight of each head dimension, the "
      "share of the linear positional information of the queries (per-dimension R^2 of a "
@@ -188,7 +188,7 @@ const fig_def plasticity_figures[] = {
      "the cross-model plasticity table "
      "results/attention_plasticity/head_component_weights.csv with the rows of {model}: "
      "the dataset of {model} analysed in the run.",
-     plast_draw_weights},
+     plast_draw_weights, 0},
     {"attention-plasticity/09", "SmolLM3-3B: plasticity and positional bias through training",
      "Top: model attention plasticity over the first 20 % (blue circles) and the last 20 % "
      "(vermillion squares) of each checkpoint's observed positions; the shaded band "
@@ -201,7 +201,7 @@ const fig_def plasticity_figures[] = {
      "the joint SmolLM3-3B table "
      "results/smollm3_training_progress/joint_rotation_plasticity.csv: at least one "
      "SmolLM3-3B training checkpoint analysed in the run.",
-     plast_draw_smollm3_trajectory},
+     plast_draw_smollm3_trajectory, 1},
     {"attention-plasticity/10", "AP_drop against published LongBench-Pro scores",
      "One point per model that has a published LongBench-Pro overall score (non-thinking "
      "mode, workflow/benchmarks.tsv; not computed by this suite): x = its AP_drop "
@@ -211,7 +211,7 @@ const fig_def plasticity_figures[] = {
      "With fewer than three models the figure is not drawn.",
      "AP_drop (results/attention_plasticity/model_report.csv) of at least three models "
      "with a published LongBench-Pro overall score in workflow/benchmarks.tsv.",
-     plast_draw_drop_vs_lbp},
+     plast_draw_drop_vs_lbp, 1},
     {"attention-plasticity/11", "Extra models: plasticity and published RULER scores by length",
      "The models analysed beside the cross-model study (registry study 'extra'; "
      "Llama-3.1-8B and Mistral-7B-v0.2 in the thesis) that have published per-length RULER "
@@ -227,5 +227,5 @@ const fig_def plasticity_figures[] = {
      "The profiles and scalars of the extra study (results/extra/model_bucket_plasticity.csv, "
      "model_report.csv) of a model with published RULER scores in workflow/benchmarks.tsv "
      "(Llama-3.1-8B or Mistral-7B-v0.2).",
-     plast_draw_extra_ruler},
-    {NULL, NULL, NULL, NULL, NULL}};
+     plast_draw_extra_ruler, 0},
+    {NULL, NULL, NULL, NULL, NULL, 0}};

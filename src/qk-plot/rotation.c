@@ -270,7 +270,7 @@ const fig_def rotation_figures[] = {
      "give the seed, the heads, their numbers and the points drawn.",
      "the store and the rotation tables of {model} (the figure's dataset parameter): the "
      "dataset of {model} loaded and analysed in the run.",
-     rotfig_draw_ab_collage},
+     rotfig_draw_ab_collage, 0},
     {"qk-rotation/02", "Q vs K position correlation on the drift axis a",
      "Grouped bars per model: the mean over the model's heads of |r_q_a| (blue), the |Pearson "
      "r| of the query projections on a with position, and of |r_k_a| (vermillion), the same "
@@ -278,14 +278,14 @@ const fig_def rotation_figures[] = {
      "named at the top.",
      "the cross-model rotation summary results/rotation/model_summary.csv: at least one of "
      "the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_drift_bars},
+     rotfig_draw_drift_bars, 0},
     {"qk-rotation/03", "Variance decomposition: the {a, b} plane against its complement",
      "Stacked bars per model: the mean share of the pooled query + key variance of a head on "
      "the drift axis a (vermillion), on the separation axis b (blue) and in the d - 2 "
      "complement dimensions (grey). The number above each bar is the plane's share, a + b.",
      "the cross-model rotation summary results/rotation/model_summary.csv: at least one of "
      "the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_variance},
+     rotfig_draw_variance, 0},
     {"qk-rotation/04", "Distribution of the bias strength by family",
      "Histograms (density, one per model, translucent, bins over each model's own range) of "
      "bias_strength = mu_q_a * alpha_k in units of 10^-3, one panel per family, shared y axis. "
@@ -293,7 +293,7 @@ const fig_def rotation_figures[] = {
      "gives the mean query; > 0 favours later (more recent) keys. Dashed line at 0.",
      "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
      "of the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_bias_hist},
+     rotfig_draw_bias_hist, 1},
     {"qk-rotation/05", "K-to-Q drift slope ratio",
      "Bars per model: the median over its heads of |alpha_k| / |alpha_q|, the ratio of the "
      "per-token slopes of the key and query projections on a; colour gives the family. A "
@@ -301,7 +301,7 @@ const fig_def rotation_figures[] = {
      "on each bar is the median.",
      "the cross-model rotation tables results/rotation/model_summary.csv and rotated.csv: "
      "at least one of the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_slope_ratio},
+     rotfig_draw_slope_ratio, 1},
     {"qk-rotation/06", "Key position signal and bias strength by layer depth",
      "Two heatmaps, one row per model, one column per depth bin (layer / (layers - 1) in ten "
      "bins labelled by their lower edge). Top: mean |r_k_a| of the heads in the cell, colour "
@@ -309,7 +309,7 @@ const fig_def rotation_figures[] = {
      "largest cell. Values are printed in the cells; grey cells with a dash hold no head.",
      "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
      "of the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_heatmaps},
+     rotfig_draw_heatmaps, 0},
     {"qk-rotation/07", "Bias strength against separation strength (Simpson's paradox)",
      "One panel per family, one point per head: x is separation_strength, y is bias_strength "
      "x 10^3; the marker gives the model. The title gives the Pearson r over the family's "
@@ -318,7 +318,7 @@ const fig_def rotation_figures[] = {
      "in both quantities at once.",
      "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
      "of the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_bias_vs_sep},
+     rotfig_draw_bias_vs_sep, 0},
     {"qk-rotation/08", "The complement of the {a, b} plane of one head, pair by pair",
      "For the first head drawn for figure 01, its queries (blue scale, drawn first) and keys "
      "(red scale, on top) on the first principal pairs of the complement of its {a, b} plane "
@@ -332,7 +332,7 @@ const fig_def rotation_figures[] = {
      "ones (the key numbers give the points drawn).",
      "the store and the complement tables of {model} (the figure's dataset parameter): the "
      "dataset of {model} loaded and analysed in the run.",
-     rotfig_draw_complement},
+     rotfig_draw_complement, 0},
     {"qk-rotation/09", "SmolLM3-3B: rotation metrics across training",
      "Four bar panels, one bar per training checkpoint in training order: the mean over the "
      "heads of |r_k_a|, separation_strength, bias_strength x 10^3 and plane_var_fraction; "
@@ -341,7 +341,7 @@ const fig_def rotation_figures[] = {
      "the rotation summary of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/model_summary.csv: at least one SmolLM3-3B "
      "checkpoint analysed in the run.",
-     rotfig_draw_trajectory},
+     rotfig_draw_trajectory, 0},
     {"qk-rotation/10", "SmolLM3-3B: bias strength decomposition",
      "Three bar panels, one bar per checkpoint: the mean over the heads of mu_q_a (the query "
      "cluster mean on a), of |alpha_k| x 10^3 (the key drift slope per token) and of "
@@ -352,5 +352,5 @@ const fig_def rotation_figures[] = {
      "the rotation summary of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/model_summary.csv: at least one SmolLM3-3B "
      "checkpoint analysed in the run.",
-     rotfig_draw_decomposition},
-    {NULL, NULL, NULL, NULL, NULL}};
+     rotfig_draw_decomposition, 0},
+    {NULL, NULL, NULL, NULL, NULL, 0}};
