@@ -151,19 +151,16 @@ static void subtitle_text(qk_plot *p, const char *subtitle, size_t n)
     qk_plot_printf(p, "}");
 }
 
-/* The length of the first line of text (enhanced-text markup allowed) when
- * lines hold at most width visible characters: up to the last space
- * outside braces that keeps it within width (all of it on screen, where
- * the layout has room for one line). Markup ("{/:Italic r}_q", "\\{")
- * does not count. */
-static size_t first_line(const qk_plot *p, const char *text, double width)
+/* The visible characters of text (enhanced-text markup allowed: font
+ * specs, braces, escapes, '_' and '^' do not count) and, in *cut, the
+ * last space outside braces before more than width of them are shown (0
+ * if none). */
+static double visible_chars(const char *text, double width, size_t *cut)
 {
     size_t len = strlen(text);
-    if (!fig_print(p))
-        return len;
     int depth = 0;
     double shown = 0;
-    size_t cut = 0;
+    *cut = 0;
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
         if (c == '{' && (i == 0 || text[i - 1] != '\\')) {
@@ -179,14 +176,28 @@ static size_t first_line(const qk_plot *p, const char *text, double width)
         }
         if ((unsigned char)c >= 0x80 && (unsigned char)c < 0xc0) /* UTF-8 continuation */
             continue;
-        if (c == ' ' && depth == 0) {
-            if (shown > width && cut > 0)
-                return cut;
-            cut = i;
-        }
+        if (c == ' ' && depth == 0 && shown <= width)
+            *cut = i;
         shown++;
     }
-    return shown > width && cut > 0 ? cut : len;
+    return shown;
+}
+
+/* The length of the first line of text when lines hold at most width
+ * visible characters: the lines it needs made about equally long (no
+ * last line of one word), broken at a space outside braces. All of it on
+ * screen, where the layout has room for one line. */
+static size_t first_line(const qk_plot *p, const char *text, double width)
+{
+    size_t len = strlen(text), cut;
+    if (!fig_print(p))
+        return len;
+    double shown = visible_chars(text, width, &cut);
+    if (shown <= width)
+        return len;
+    double lines = ceil(shown / width);
+    visible_chars(text, fmin(width, ceil(shown / lines) + 3), &cut);
+    return cut > 0 ? cut : len;
 }
 
 /* Pixels from the top of the canvas to the centre of the title and of the
@@ -198,10 +209,11 @@ static size_t first_line(const qk_plot *p, const char *text, double width)
 #define TITLE_BOTTOM(pt, lines) ((lines) ? 4.3 * (pt) + ((lines) - 1) * SUBTITLE_STEP(pt) : 2.6 * (pt))
 
 /* Visible characters a subtitle line of the figure holds: DejaVu Sans
- * averages about 0.62 em a character in mixed text. */
+ * averages about 0.7 em a character in mixed text as cairo draws it (a
+ * line measured on the printed page). */
 static double subtitle_chars(const qk_plot *p, int font_pt)
 {
-    return 0.9 * p->width / (0.62 * 0.78 * font_pt);
+    return 0.9 * p->width / (0.7 * 0.78 * font_pt);
 }
 
 double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt)

@@ -111,16 +111,19 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
              "checkpoint (%s)", heads);
     double top = fig_title(&p, "SmolLM3-3B: PC0 explained variance during training", sub, 19);
     top = fig_key_top(&p, 14, 2, 2, top);
+    /* the print canvas is lower in font units: a shorter label */
+    const char *ylabel = fig_print(&p) ? "PC0 explained variance\\n{/*0.8 (mean share of Q+K)}"
+                                       : "mean explained variance ratio of PC0\\n{/*0.8 (share "
+                                         "of the pooled Q+K variance)}";
     qk_plot_printf(&p,
         "set tmargin at screen %.4f\n"
-        "set ylabel \"mean explained variance ratio of PC0\\n{/*0.8 (share of the pooled "
-        "Q+K variance)}\"\n"
+        "set ylabel \"%s\"\n"
         "set format y \"%%.2f\"\nset grid noxtics ytics\n"
         "plot $t using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.15 noborder "
         "lc rgb '%s' title \"±1 SD\", \\\n"
         "     $t using 1:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
         "title \"mean explained variance of PC0\"\n",
-        top - 0.05, PCA_COLOR_EV, PCA_COLOR_EV);
+        top - 0.05, ylabel, PCA_COLOR_EV, PCA_COLOR_EV);
     fig_key(ctx, "checkpoints", "%d", s.n_models);
     fig_key(ctx, "heads per checkpoint", "%s", heads);
     trajectory_keys(ctx, &s, PCA_EV0, "PC0 explained variance");
