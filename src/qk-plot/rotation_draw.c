@@ -62,6 +62,11 @@ void rotfig_begin(qk_plot *p, int width, int height, int font_pt)
 
 /* ---- axes ------------------------------------------------------------------------- */
 
+double rotfig_family_room(const qk_plot *p, int font_pt)
+{
+    return fig_print(p) ? 2.2 * font_pt / p->height : 0.045;
+}
+
 void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font)
 {
     qk_plot_printf(p, "set xtics rotate by 45 right scale 0 (");
@@ -81,8 +86,11 @@ void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font)
         rot_family_name(t, t->family_of[m - 1], name, sizeof name);
         qk_plot_printf(p, "set label ");
         fig_text(p, name);
-        qk_plot_printf(p, " at %.1f, graph 1.035 center tc rgb '#444444' font \"%s\"\n",
-                       (start + m - 1) / 2.0, family_font);
+        /* in print the plot is lower in font units: the name's height
+         * above the frame in characters */
+        qk_plot_printf(p, " at %.1f, graph %s center tc rgb '#444444' font \"%s\"\n",
+                       (start + m - 1) / 2.0, fig_print(p) ? "1 offset 0, 0.8" : "1.035",
+                       family_font);
         start = m;
     }
 }
