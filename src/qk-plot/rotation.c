@@ -351,7 +351,7 @@ const fig_def rotation_figures[] = {
      "the rotation summary of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/model_summary.csv: at least one SmolLM3-3B "
      "checkpoint analysed in the run.",
-     rotfig_draw_trajectory, 0},
+     rotfig_draw_trajectory, 1},
     {"qk-rotation/10", "SmolLM3-3B: bias strength decomposition",
      "Three bar panels, one bar per checkpoint: the mean over the heads of mu_q_a (the query "
      "cluster mean on a), of |alpha_k| x 10^3 (the key drift slope per token) and of "
@@ -362,5 +362,5 @@ const fig_def rotation_figures[] = {
      "the rotation summary of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/model_summary.csv: at least one SmolLM3-3B "
      "checkpoint analysed in the run.",
-     rotfig_draw_decomposition, 0},
+     rotfig_draw_decomposition, 1},
     {NULL, NULL, NULL, NULL, NULL, 0}};

@@ -134,9 +134,12 @@ void rotfig_phase_legend(qk_plot *p, char names[][48], int n, double y)
                       "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                       "set xrange [0:1]\nset yrange [0:1]\n"
                       "set key center center horizontal maxrows 1 reverse Left samplen 1.5 "
-                      "width 2 font \",13\"\n"
+                      "width %s\"\n"
                       /* a curve outside the range: a plot of key entries alone fails */
-                      "plot 2 with lines notitle", y - 0.015, y + 0.015);
+                      "plot 2 with lines notitle", y - 0.015, y + 0.015,
+                      /* in print, where the canvas is narrower in font units, smaller
+                       * so that the entries stay in one row */
+                      fig_print(p) ? "0 font \",11" : "2 font \",13");
     for (int i = 0; i < n; i++) {
         qk_plot_printf(p, ", keyentry with boxes fs solid 0.85 noborder lc rgb '%s' title ",
                        rotfig_phase_color(i));
