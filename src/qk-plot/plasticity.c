@@ -143,7 +143,7 @@ const fig_def plasticity_figures[] = {
      "results/attention_plasticity/head_bucket_plasticity.csv and "
      "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
      "analysed in the run.",
-     plast_draw_profile, 0},
+     plast_draw_profile, 1},
     {"attention-plasticity/06", "Attention plasticity along the context: {model}",
      "Attention plasticity of every head of {model} (grey, one line per head) and their "
      "mean (vermillion) against the query position, per query bin (a tenth of a capture "
@@ -158,7 +158,7 @@ const fig_def plasticity_figures[] = {
      "results/attention_plasticity/head_bucket_plasticity.csv and "
      "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
      "analysed in the run.",
-     plast_draw_profile, 0},
+     plast_draw_profile, 1},
     {"attention-plasticity/07", "Attention plasticity along the context: {model}",
      "Attention plasticity of every head of {model} (grey, one line per head) and their "
      "mean (vermillion) against the query position, per query bin (a tenth of a capture "
@@ -173,7 +173,7 @@ const fig_def plasticity_figures[] = {
      "results/attention_plasticity/head_bucket_plasticity.csv and "
      "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
      "analysed in the run.",
-     plast_draw_profile, 0},
+     plast_draw_profile, 1},
     {"attention-plasticity/08", "Where the positional information sits: {model}",
      "Top: mean over {model}'s heads of the component weight of each head dimension, the "
      "share of the linear positional information of the queries (per-dimension R^2 of a "

@@ -299,13 +299,21 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     snprintf(sub, sizeof sub, "n = %d heads; query bins of %s tokens; the mean is drawn thick "
              "where at least %d heads contribute", heads, width, min_heads);
     double top = fig_multiplot_title(&p, title, sub, 20);
-    top = fig_key_top(&p, 15, 3, 2 + (n_thin > 0), top);
+    /* in print, where the canvas is narrower in font units, the key in two
+     * columns and the panels placed in characters (ch) from the bottom */
+    int print = fig_print(&p);
+    double ch = 17.0 / p.height;
+    double lower_bottom = print ? 5.5 * ch : 0.09, lower_top = print ? 11.5 * ch : 0.28;
+    double upper_bottom = print ? 15.0 * ch : 0.33;
+    top = fig_key_top(&p, 15, print ? 2 : 3, 2 + (n_thin > 0), top);
+    char left[16];
+    snprintf(left, sizeof left, "%.4g", print ? 6.0 * 17 / p.width : 0.07);
     qk_plot_printf(&p,
-        "set lmargin at screen 0.07\nset rmargin at screen 0.97\n"
-        "set tmargin at screen %.4f\nset bmargin at screen 0.33\n"
+        "set lmargin at screen %s\nset rmargin at screen 0.97\n"
+        "set tmargin at screen %.4f\nset bmargin at screen %.4g\n"
         "set ylabel \"Attention plasticity\"\n"
         "set yrange [0:1]\nset ytics 0.2\nset format y \"%%.1f\"\nset format x \"\"\n"
-        "set grid xtics ytics lc rgb '#e6e6e6'\n", top - 0.01);
+        "set grid xtics ytics lc rgb '#e6e6e6'\n", left, top - 0.01, upper_bottom);
     position_axis(&p, context);
     qk_plot_printf(&p, "plot $heads using 1:2 with lines lw 1.5 lc rgb '#%02X808080' "
                        "title \"single heads (n = %d)\"", (int)lround(255 * (1 - alpha)), heads);
@@ -318,11 +326,12 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "\n");
     /* the lower panel: heads behind each bin of the mean */
     qk_plot_printf(&p,
-        "unset key\nunset title\nset tmargin at screen 0.28\nset bmargin at screen 0.09\n"
+        "unset key\nunset title\nset tmargin at screen %.4g\nset bmargin at screen %.4g\n"
         "set yrange [0:%d]\nset ytics %d\nset format y \"%%.0f\"\nset format x \"%% h\"\n"
-        "set ylabel \"heads per bin\"\n"
+        "set ylabel \"%s\"\n"
         "set xlabel \"Query position (tokens, K = 1024)\"\n",
-        heads + (heads > 4 ? heads / 8 : 1), heads > 8 ? (heads + 3) / 4 : 1);
+        lower_top, lower_bottom, heads + (heads > 4 ? heads / 8 : 1),
+        heads > 8 ? (heads + 3) / 4 : 1, print ? "heads" : "heads per bin");
     position_axis(&p, context);
     qk_plot_printf(&p,
         "set arrow from graph 0, first %d to graph 1, first %d nohead dt 2 lw 1.2 lc rgb '%s' front\n"
