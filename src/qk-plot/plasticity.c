@@ -188,7 +188,7 @@ const fig_def plasticity_figures[] = {
      "the cross-model plasticity table "
      "results/attention_plasticity/head_component_weights.csv with the rows of {model}: "
      "the dataset of {model} analysed in the run.",
-     plast_draw_weights, 0},
+     plast_draw_weights, 1},
     {"attention-plasticity/09", "SmolLM3-3B: plasticity and positional bias through training",
      "Top: model attention plasticity over the first 20 % (blue circles) and the last 20 % "
      "(vermillion squares) of each checkpoint's observed positions; the shaded band "
