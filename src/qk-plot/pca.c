@@ -374,5 +374,5 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_scatter, 0},
+     pca_draw_training_scatter, 1},
     {NULL, NULL, NULL, NULL, NULL, 0}};
