@@ -328,7 +328,7 @@ const fig_def rotation_figures[] = {
      "in both quantities at once.",
      "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
      "of the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_bias_vs_sep, 0},
+     rotfig_draw_bias_vs_sep, 1},
     {"qk-rotation/08", "The complement of the {a, b} plane of one head, pair by pair",
      "For the first head drawn for figure 01, its queries (blue scale, drawn first) and keys "
      "(red scale, on top) on the first principal pairs of the complement of its {a, b} plane "

@@ -448,9 +448,54 @@ static int scatter_blocks(qk_plot *p, const rot_table *t, int m, const double *s
     return off;
 }
 
+/* Where the scatter panels go: on screen fixed shares of the canvas; in
+ * print from the font sizes (see scatter_layout). */
+typedef struct scatter_frame {
+    double left, bottom, top, gap;
+    double key_y;  /* print: the top of the models' key under a panel */
+    int key_rows;  /* print: its rows */
+} scatter_frame;
+
+/* The print layout from the font sizes: the panel titles (15, two lines)
+ * under the title block (title_bottom), under each panel its tick labels
+ * and x label (14) and its models' key (12) in rows. */
+static scatter_frame scatter_layout(const qk_plot *p, const rot_table *t, int nf,
+                                    double title_bottom)
+{
+    scatter_frame sf = {0.055, 0.27, 0.80, 0.045, 0, 1};
+    if (!fig_print(p))
+        return sf;
+    for (int f = 0; f < nf; f++) {
+        int models = 0;
+        for (int m = 0; m < t->n_models; m++)
+            models += t->family_of[m] == f;
+        sf.key_rows = models > sf.key_rows ? models : sf.key_rows;
+    }
+    double px = 1.0 / p->height;
+    sf.left = 0.1;
+    sf.gap = 0.09;
+    sf.top = title_bottom - 4.8 * 15 * px;
+    sf.bottom = (sf.key_rows * 1.6 * 12 + 0.6 * 12) * px + 5.4 * 14 * px;
+    sf.key_y = sf.bottom - 5.4 * 14 * px;
+    return sf;
+}
+
+/* The panel's title: the family's name, r and n; in print on two lines,
+ * the panel being narrower in font units. */
+static void scatter_title(qk_plot *p, const char *name, const char *rtext, int n)
+{
+    char rest[96];
+    snprintf(rest, sizeof rest, "r = %s, n = %d heads", rtext, n);
+    qk_plot_printf(p, "set title \"");
+    fig_text_chars(p, name, strlen(name));
+    qk_plot_printf(p, fig_print(p) ? "\\n{/*0.85 " : "  (");
+    fig_text_chars(p, rest, strlen(rest));
+    qk_plot_printf(p, fig_print(p) ? "}\"" : ")\"");
+}
+
 /* One family panel: its heads, the least-squares line, r and n in the title. */
 static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, int i, int nf,
-                          const double *sep, const double *bias)
+                          const double *sep, const double *bias, const scatter_frame *sf)
 {
     rot_rows rows = rot_rows_family(t, f);
     double *y = row_values(bias, &rows, 1e3);
@@ -461,9 +506,9 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     for (int m = 0; m < t->n_models; m++)
         if (t->family_of[m] == f)
             off[m] = scatter_blocks(p, t, m, sep, bias, &yr);
-    panel_columns(p, i, nf, 0.055, 0.99, 0.27, 0.80, 0.045);
+    panel_columns(p, i, nf, sf->left, 0.99, sf->bottom, sf->top, sf->gap);
     double r = rot_pearson(sep, bias, &rows);
-    char block[16], name[64], title[128], rtext[32];
+    char block[16], name[64], rtext[32];
     snprintf(block, sizeof block, "fit%d", f);
     int line = fit_line(p, block, sep, bias, &rows, 1e3);
     rot_family_name(t, f, name, sizeof name);
@@ -474,7 +519,6 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
         fig_fmt(rtext, sizeof rtext, "%+.2f", r);
     else
         snprintf(rtext, sizeof rtext, "n/a");
-    snprintf(title, sizeof title, "%s  (r = %s, n = %d heads)", name, rtext, rows.n);
     char key[128];
     snprintf(key, sizeof key, "%s: Pearson r (heads)", name);
     fig_key(ctx, key, "%+.3f (%d)", r, rows.n);
@@ -492,13 +536,19 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     free(x);
     fig_axis_tics(p, "x", xlo, xhi, 6);
     qk_plot_printf(p, "set xrange [%.6g:%.6g]\n", xlo, xhi);
-    qk_plot_printf(p, "set title ");
-    fig_text(p, title);
+    scatter_title(p, name, rtext, rows.n);
     qk_plot_printf(p, " font \",15\"\nset yrange [%.6g:%.6g]\nunset label\n%s\n", lo, hi,
-                   i == 0 ? "set ylabel \"bias\\\\_strength × 10^3\"" : "unset ylabel");
+                   i > 0 ? "unset ylabel"
+                   : fig_print(p) ? "set ylabel \"bias × 10^3\"" /* lower panels in print */
+                                  : "set ylabel \"bias\\\\_strength × 10^3\"");
     fig_offscale_labels(p, &yr, "%.3g", 1, 11);
-    qk_plot_printf(p, "set key at graph 0.5, graph -0.19 center top horizontal maxcols 3 reverse "
-                      "Left samplen 1 font \",12\" nobox\nplot ");
+    if (fig_print(p))
+        qk_plot_printf(p, "set key at graph 0.5, screen %.4f center top vertical maxrows %d "
+                          "reverse Left samplen 1 font \",12\" nobox\nplot ", sf->key_y,
+                       sf->key_rows);
+    else
+        qk_plot_printf(p, "set key at graph 0.5, graph -0.19 center top horizontal maxcols 3 "
+                          "reverse Left samplen 1 font \",12\" nobox\nplot ");
     int k = 0;
     for (int m = 0; m < t->n_models; m++) {
         if (t->family_of[m] != f)
@@ -531,7 +581,8 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     double *sep = qk_src_values(&t.src, "separation_strength");
     int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
     qk_plot p;
-    rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, 760, 14);
+    /* taller in print, where the keys under the panels take more of it */
+    rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, fig_printing ? 1050 : 760, 14);
     rot_rows all = rot_rows_all(&t);
     double pooled = rot_pearson(sep, bias, &all);
     char sub[256], rtext[32];
@@ -539,12 +590,14 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     snprintf(sub, sizeof sub, "one point per head; r = Pearson r within the family; pooled over "
              "all %d heads: r = %s; ▲ ▼: heads beyond a panel's y scale", rot_count_defined(bias, &all),
              rtext);
-    fig_multiplot_title(&p, "Bias strength vs separation strength (Simpson's paradox)", sub, 17);
+    double title_bottom = fig_multiplot_title(&p, "Bias strength vs separation strength "
+                                              "(Simpson's paradox)", sub, 17);
+    scatter_frame sf = scatter_layout(&p, &t, nf, title_bottom);
     qk_plot_printf(&p, "set grid\nset xlabel \"separation\\\\_strength\"\n");
     fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d heads)",
             pooled, all.n);
     for (int f = 0; f < nf; f++)
-        scatter_panel(ctx, &p, &t, f, f, nf, sep, bias);
+        scatter_panel(ctx, &p, &t, f, f, nf, sep, bias, &sf);
     qk_plot_printf(&p, "unset multiplot\n");
     rot_rows_free(&all);
     free(bias);
