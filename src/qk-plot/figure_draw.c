@@ -68,10 +68,15 @@ int fig_print_pass;
 /* points across a 16 cm page */
 #define PRINT_PAGE_PT (16.0 / 2.54 * 72.0)
 
+double fig_print_width(int width, int font_pt)
+{
+    return fmin(width, font_pt * PRINT_PAGE_PT / FIG_PRINT_PT);
+}
+
 void fig_begin(qk_plot *p, int width, int height, int font_pt)
 {
     if (fig_printing) {
-        double print_width = fmin(width, font_pt * PRINT_PAGE_PT / FIG_PRINT_PT);
+        double print_width = fig_print_width(width, font_pt);
         qk_plot_begin(p, (int)lround(print_width), (int)lround(height * print_width / width));
         p->media = QK_PLOT_PRINT;
         p->shrink = width / print_width;

@@ -319,7 +319,7 @@ const fig_def rotation_figures[] = {
      "largest cell. Values are printed in the cells; grey cells with a dash hold no head.",
      "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
      "of the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_heatmaps, 0},
+     rotfig_draw_heatmaps, 1},
     {"qk-rotation/07", "Bias strength against separation strength (Simpson's paradox)",
      "One panel per family, one point per head: x is separation_strength, y is bias_strength "
      "x 10^3; the marker gives the model. The title gives the Pearson r over the family's "

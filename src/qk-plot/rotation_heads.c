@@ -315,6 +315,62 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
                    QK_DEPTH_BINS - 1, t->n_models - 1);
 }
 
+/* The print layout in characters of the base font: the panel titles, two
+ * panels of rows of 1.4 characters, under each its tick labels and x
+ * label. */
+#define HEAT_ROW_CH 1.4
+#define HEAT_TEXT_CH 17.6 /* the titles, tick labels and x labels of both panels */
+/* a panel's height in characters: at least 6, room for its colour box */
+static double heat_panel_ch(int n_models)
+{
+    return fmax(HEAT_ROW_CH * n_models, 6.0);
+}
+
+static double heat_print_height(int n_models)
+{
+    return 13 * (HEAT_TEXT_CH + 2 * heat_panel_ch(n_models));
+}
+
+/* Where the two panels and their colour boxes go, as screen fractions
+ * (the horizontal ones as text, as the screen script has always written
+ * them). */
+typedef struct heat_frame {
+    double h, top1, top2;
+    char left[16], right[16], cb_left[16], cb_width[16];
+} heat_frame;
+
+static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, int font_pt)
+{
+    heat_frame hf;
+    if (!fig_print(p)) {
+        hf.h = (double)row_px * t->n_models / p->height;
+        hf.top1 = 1.0 - 60.0 / p->height;
+        hf.top2 = hf.top1 - hf.h - 140.0 / p->height;
+        snprintf(hf.left, sizeof hf.left, "0.13");
+        snprintf(hf.right, sizeof hf.right, "0.93");
+        snprintf(hf.cb_left, sizeof hf.cb_left, "0.945");
+        snprintf(hf.cb_width, sizeof hf.cb_width, "0.012");
+        return hf;
+    }
+    /* the row labels ("Qwen3-14B (n = 24)") at about 0.68 em a character */
+    double label = 0;
+    for (int m = 0; m < t->n_models; m++) {
+        char text[96];
+        snprintf(text, sizeof text, "%s (n = %d)", t->models[m].label, t->models[m].n_rows);
+        label = fmax(label, (double)strlen(text));
+    }
+    double chx = (double)font_pt / p->width, chy = (double)font_pt / p->height;
+    hf.h = heat_panel_ch(t->n_models) * chy;
+    hf.top1 = 1 - 3.6 * chy;
+    hf.top2 = hf.top1 - hf.h - 9.0 * chy; /* leaves 5.0 below */
+    double right = 1 - 8.5 * chx;
+    snprintf(hf.left, sizeof hf.left, "%.4f", (0.68 * label + 2.0) * chx);
+    snprintf(hf.right, sizeof hf.right, "%.4f", right);
+    snprintf(hf.cb_left, sizeof hf.cb_left, "%.4f", right + 0.8 * chx);
+    snprintf(hf.cb_width, sizeof hf.cb_width, "%.4f", 0.9 * chx);
+    return hf;
+}
+
 int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
@@ -337,29 +393,35 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     int row_px = 38 * t.n_models >= 130 ? 38 : (130 + t.n_models - 1) / t.n_models;
     int ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
     int height = 300 + 2 * row_px * t.n_models;
+    if (fig_printing) /* print: the height from the rows and the text in font units */
+        height = (int)lround(heat_print_height(t.n_models) * 2080 / fig_print_width(2080, 13));
     qk_plot p;
     rotfig_begin(&p, 2080, height, 13);
     heatmap_axes(&p, &t);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    double h = (double)row_px * t.n_models / height;
-    double top1 = 1.0 - 60.0 / height, top2 = top1 - h - 140.0 / height;
-    qk_plot_printf(&p, "set multiplot\nset lmargin at screen 0.13\nset rmargin at screen 0.93\n"
+    heat_frame hf = heat_layout(&p, &t, row_px, 13);
+    double h = hf.h, top1 = hf.top1, top2 = hf.top2;
+    qk_plot_printf(&p, "set multiplot\nset lmargin at screen %s\nset rmargin at screen %s\n"
                        "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
-                       "set colorbox vertical user origin screen 0.945, screen %.4f size "
-                       "screen 0.012, screen %.4f\n",
-                   top1 - h, top1, top1 - h, h);
+                       "set colorbox vertical user origin screen %s, screen %.4f size "
+                       "screen %s, screen %.4f\n",
+                   hf.left, hf.right, top1 - h, top1, hf.cb_left, top1 - h, hf.cb_width, h);
     fig_axis_tics(&p, "cb", 0, 1, ticks);
     heatmap_panel(ctx, &p, &t, rk_cell, "rk", fig_reds, 0.0, 1.0,
                   "mean |{/:Italic r}_k| on axis a (key position signal)", "|{/:Italic r}_k|", "mean |r_k_a|");
     qk_plot_printf(&p, "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
-                       "set colorbox vertical user origin screen 0.945, screen %.4f size "
-                       "screen 0.012, screen %.4f\n",
-                   top2 - h, top2, top2 - h, h);
+                       "set colorbox vertical user origin screen %s, screen %.4f size "
+                       "screen %s, screen %.4f\n",
+                   top2 - h, top2, hf.cb_left, top2 - h, hf.cb_width, h);
     fig_axis_tics(&p, "cb", lo, hi, ticks + 1);
     char title[256];
-    snprintf(title, sizeof title, "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · "
-             "{/:Italic α}_K × 10^3%s", range.above + range.below ? "  (robust colour range; "
-             "▲ ▼: cells beyond it)" : "");
+    if (fig_print(&p)) /* shorter: the panel is narrower in font units */
+        snprintf(title, sizeof title, "bias × 10^3 = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3%s",
+                 range.above + range.below ? " (▲ ▼: beyond the colour range)" : "");
+    else
+        snprintf(title, sizeof title, "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · "
+                 "{/:Italic α}_K × 10^3%s", range.above + range.below ? "  (robust colour range; "
+                 "▲ ▼: cells beyond it)" : "");
     heatmap_panel(ctx, &p, &t, bias_cell, "bias", rotfig_ylorrd, lo, hi, title, "bias × 10^3",
                   "mean bias_strength x1e3");
     qk_plot_printf(&p, "unset multiplot\n");
