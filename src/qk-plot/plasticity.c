@@ -227,5 +227,5 @@ const fig_def plasticity_figures[] = {
      "The profiles and scalars of the extra study (results/extra/model_bucket_plasticity.csv, "
      "model_report.csv) of a model with published RULER scores in workflow/benchmarks.tsv "
      "(Llama-3.1-8B or Mistral-7B-v0.2).",
-     plast_draw_extra_ruler, 0},
+     plast_draw_extra_ruler, 1},
     {NULL, NULL, NULL, NULL, NULL, 0}};
