@@ -167,6 +167,27 @@ static void print_column_margins(qk_plot *p, int row, int rows, double legend_y,
                  4.3 * ch, 0, 8.0 * ch);
 }
 
+/* Panel i of the 2 x 2 grid of figure 09 in print: the checkpoint labels
+ * on one line turned 45 degrees (print_checkpoint_tics), the room for
+ * them and the panel titles in characters (ch). */
+static void print_grid_margins(qk_plot *p, int i, double legend_y, int font_pt)
+{
+    double chx = (double)font_pt / p->width, chy = (double)font_pt / p->height;
+    grid_margins(p, i / 2, i % 2, 2, 2, 4.5 * chx, legend_y - 4.6 * chy, 6.0 * chy, 6.0 * chx,
+                 9.0 * chy);
+}
+
+/* The checkpoint labels ("S1-40K") on one line, turned 45 degrees: the
+ * two-line labels of the screen are wider than a bar of a print panel. */
+static void print_checkpoint_tics(qk_plot *p, const rot_table *t)
+{
+    qk_plot_printf(p, "set xtics scale 0 rotate by 45 right (");
+    for (int m = 0; m < t->n_models; m++) {
+        fig_text(p, t->models[m].label);
+        qk_plot_printf(p, " %d%s", m, m + 1 < t->n_models ? ", " : ")\n");
+    }
+}
+
 /* "n = 24 heads per checkpoint" or "n = 20 to 24 heads per checkpoint". */
 static void heads_phrase(const rot_table *t, char *out, size_t cap)
 {
@@ -213,7 +234,7 @@ int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
     int *phase = qk_calloc((size_t)t.n_models, sizeof *phase);
     char names[MAX_PHASES][48];
     qk_plot p;
-    rotfig_begin(&p, 2080, fig_printing ? 2400 : 1420, 13); /* print: one column */
+    rotfig_begin(&p, 2080, 1420, 13);
     int n_phases = checkpoint_phases(&t, phase, names);
     fig_range range[4];
     char block[4][8];
@@ -233,10 +254,12 @@ int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "set boxwidth 0.78 absolute\n");
     rotfig_phase_legend(&p, names, n_phases, legend_y);
     rotfig_checkpoint_axis(&p, &t, phase, names, MAX_PHASES);
+    if (print)
+        print_checkpoint_tics(&p, &t);
     qk_plot_printf(&p, "set grid noxtics ytics\n");
     for (int i = 0; i < 4; i++) {
         if (print)
-            print_column_margins(&p, i, 4, legend_y, 4.5, 13);
+            print_grid_margins(&p, i, legend_y, 13);
         else
             grid_margins(&p, i / 2, i % 2, 2, 2, 0.05, 0.86, 0.07, 0.06, 0.12);
         metric_panel(&p, &metrics[i], block[i], n_phases, names, &range[i], 0);
