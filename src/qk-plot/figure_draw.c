@@ -334,25 +334,37 @@ int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
     fig_expand(ctx, ctx->def->needs, needs, sizeof needs);
     qk_plot p;
     fig_begin(&p, 1600, 700, 16);
+    /* the box below the title block; lines of at most 120 characters, in
+     * print as many as its width holds (DejaVu Sans at up to 0.72 em a
+     * character) */
+    double box_top = 0.84, shift = 0;
+    int chars = 120;
+    if (fig_print(&p)) {
+        double title_bottom = 1 - (4.3 * 20 + 6) / p.height;
+        shift = fmax(0, box_top - title_bottom);
+        box_top -= shift;
+        chars = (int)(0.86 * p.width / (0.72 * 15));
+    }
     qk_plot_printf(&p, "unset label\nunset arrow\nunset object\nunset key\nunset border\n"
                        "unset xtics\nunset ytics\nunset grid\nunset xlabel\nunset ylabel\n"
                        "set lmargin at screen 0.03\nset rmargin at screen 0.97\n"
-                       "set bmargin at screen 0.04\nset tmargin at screen 0.84\n");
+                       "set bmargin at screen 0.04\nset tmargin at screen %.2f\n", box_top);
     fig_title(&p, title, "not drawn in this run", 20);
     qk_plot_printf(&p, "set object 1 rectangle from screen 0.03, screen 0.05 to screen 0.97, "
-                       "screen 0.84 fc rgb '#f4f4f4' fs solid 1.0 border lc rgb '#bbbbbb' behind\n"
+                       "screen %.2f fc rgb '#f4f4f4' fs solid 1.0 border lc rgb '#bbbbbb' behind\n"
                        "set label 1 \"Not drawn: this run lacks the data of this figure\" "
-                       "at screen 0.08, screen 0.74 left font \",24\" tc rgb '#555555'\n");
-    double y = 0.62;
+                       "at screen 0.08, screen %.2f left font \",24\" tc rgb '#555555'\n",
+                   box_top, 0.74 - shift);
+    double y = 0.62 - shift;
     qk_plot_printf(&p, "set label 2 \"It needs\" at screen 0.08, screen %.4f left font \",17\" "
                        "tc rgb '#222222'\n", y);
     y -= 0.065;
-    wrapped_lines(&p, needs, 120, &y, 0.055, 15, "#333333", 10);
+    wrapped_lines(&p, needs, chars, &y, 0.055, 15, "#333333", 10);
     y -= 0.03;
     qk_plot_printf(&p, "set label 3 \"This run\" at screen 0.08, screen %.4f left font \",17\" "
                        "tc rgb '#222222'\n", y);
     y -= 0.065;
-    wrapped_lines(&p, why, 120, &y, 0.055, 15, "#333333", 30);
+    wrapped_lines(&p, why, chars, &y, 0.055, 15, "#333333", 30);
     /* a plot with nothing in it draws the canvas */
     qk_plot_printf(&p, "set xrange [0:1]\nset yrange [0:1]\nplot NaN notitle\n");
     fig_key(ctx, "drawn", "no: this run lacks the data of this figure");
