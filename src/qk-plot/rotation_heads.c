@@ -534,7 +534,7 @@ static scatter_frame scatter_layout(const qk_plot *p, const rot_table *t, int nf
         sf.key_rows = models > sf.key_rows ? models : sf.key_rows;
     }
     double px = 1.0 / p->height;
-    sf.left = 0.1;
+    sf.left = 7.5 * 14 / p->width; /* the tick labels ("1.00") and the y label */
     sf.gap = 0.09;
     sf.top = title_bottom - 4.8 * 15 * px;
     sf.bottom = (sf.key_rows * 1.6 * 12 + 0.6 * 12) * px + 5.4 * 14 * px;
