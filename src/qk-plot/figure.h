@@ -217,6 +217,11 @@ extern int fig_printing;
 extern int fig_print_pass;
 static inline int fig_print(const qk_plot *p) { return p->media == QK_PLOT_PRINT; }
 
+/* The width of the print canvas of a figure width wide with a base font
+ * of font_pt points (for a print layout that decides its height in font
+ * units before fig_begin). */
+double fig_print_width(int width, int font_pt);
+
 /* Starts a figure (qk_plot_begin) with a base font of font_pt points and
  * defines qk_ps, the point-size scale that makes the SVG look like the PNG. */
 void fig_begin(qk_plot *p, int width, int height, int font_pt);

@@ -68,10 +68,15 @@ int fig_print_pass;
 /* points across a 16 cm page */
 #define PRINT_PAGE_PT (16.0 / 2.54 * 72.0)
 
+double fig_print_width(int width, int font_pt)
+{
+    return fmin(width, font_pt * PRINT_PAGE_PT / FIG_PRINT_PT);
+}
+
 void fig_begin(qk_plot *p, int width, int height, int font_pt)
 {
     if (fig_printing) {
-        double print_width = fmin(width, font_pt * PRINT_PAGE_PT / FIG_PRINT_PT);
+        double print_width = fig_print_width(width, font_pt);
         qk_plot_begin(p, (int)lround(print_width), (int)lround(height * print_width / width));
         p->media = QK_PLOT_PRINT;
         p->shrink = width / print_width;
@@ -151,19 +156,16 @@ static void subtitle_text(qk_plot *p, const char *subtitle, size_t n)
     qk_plot_printf(p, "}");
 }
 
-/* The length of the first line of text (enhanced-text markup allowed) when
- * lines hold at most width visible characters: up to the last space
- * outside braces that keeps it within width (all of it on screen, where
- * the layout has room for one line). Markup ("{/:Italic r}_q", "\\{")
- * does not count. */
-static size_t first_line(const qk_plot *p, const char *text, double width)
+/* The visible characters of text (enhanced-text markup allowed: font
+ * specs, braces, escapes, '_' and '^' do not count) and, in *cut, the
+ * last space outside braces before more than width of them are shown (0
+ * if none). */
+static double visible_chars(const char *text, double width, size_t *cut)
 {
     size_t len = strlen(text);
-    if (!fig_print(p))
-        return len;
     int depth = 0;
     double shown = 0;
-    size_t cut = 0;
+    *cut = 0;
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
         if (c == '{' && (i == 0 || text[i - 1] != '\\')) {
@@ -179,14 +181,28 @@ static size_t first_line(const qk_plot *p, const char *text, double width)
         }
         if ((unsigned char)c >= 0x80 && (unsigned char)c < 0xc0) /* UTF-8 continuation */
             continue;
-        if (c == ' ' && depth == 0) {
-            if (shown > width && cut > 0)
-                return cut;
-            cut = i;
-        }
+        if (c == ' ' && depth == 0 && shown <= width)
+            *cut = i;
         shown++;
     }
-    return shown > width && cut > 0 ? cut : len;
+    return shown;
+}
+
+/* The length of the first line of text when lines hold at most width
+ * visible characters: the lines it needs made about equally long (no
+ * last line of one word), broken at a space outside braces. All of it on
+ * screen, where the layout has room for one line. */
+static size_t first_line(const qk_plot *p, const char *text, double width)
+{
+    size_t len = strlen(text), cut;
+    if (!fig_print(p))
+        return len;
+    double shown = visible_chars(text, width, &cut);
+    if (shown <= width)
+        return len;
+    double lines = ceil(shown / width);
+    visible_chars(text, fmin(width, ceil(shown / lines) + 3), &cut);
+    return cut > 0 ? cut : len;
 }
 
 /* Pixels from the top of the canvas to the centre of the title and of the
@@ -198,10 +214,11 @@ static size_t first_line(const qk_plot *p, const char *text, double width)
 #define TITLE_BOTTOM(pt, lines) ((lines) ? 4.3 * (pt) + ((lines) - 1) * SUBTITLE_STEP(pt) : 2.6 * (pt))
 
 /* Visible characters a subtitle line of the figure holds: DejaVu Sans
- * averages about 0.62 em a character in mixed text. */
+ * averages about 0.7 em a character in mixed text as cairo draws it (a
+ * line measured on the printed page). */
 static double subtitle_chars(const qk_plot *p, int font_pt)
 {
-    return 0.9 * p->width / (0.62 * 0.78 * font_pt);
+    return 0.9 * p->width / (0.7 * 0.78 * font_pt);
 }
 
 double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt)
@@ -317,25 +334,37 @@ int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
     fig_expand(ctx, ctx->def->needs, needs, sizeof needs);
     qk_plot p;
     fig_begin(&p, 1600, 700, 16);
+    /* the box below the title block; lines of at most 120 characters, in
+     * print as many as its width holds (DejaVu Sans at up to 0.72 em a
+     * character) */
+    double box_top = 0.84, shift = 0;
+    int chars = 120;
+    if (fig_print(&p)) {
+        double title_bottom = 1 - (4.3 * 20 + 6) / p.height;
+        shift = fmax(0, box_top - title_bottom);
+        box_top -= shift;
+        chars = (int)(0.86 * p.width / (0.72 * 15));
+    }
     qk_plot_printf(&p, "unset label\nunset arrow\nunset object\nunset key\nunset border\n"
                        "unset xtics\nunset ytics\nunset grid\nunset xlabel\nunset ylabel\n"
                        "set lmargin at screen 0.03\nset rmargin at screen 0.97\n"
-                       "set bmargin at screen 0.04\nset tmargin at screen 0.84\n");
+                       "set bmargin at screen 0.04\nset tmargin at screen %.2f\n", box_top);
     fig_title(&p, title, "not drawn in this run", 20);
     qk_plot_printf(&p, "set object 1 rectangle from screen 0.03, screen 0.05 to screen 0.97, "
-                       "screen 0.84 fc rgb '#f4f4f4' fs solid 1.0 border lc rgb '#bbbbbb' behind\n"
+                       "screen %.2f fc rgb '#f4f4f4' fs solid 1.0 border lc rgb '#bbbbbb' behind\n"
                        "set label 1 \"Not drawn: this run lacks the data of this figure\" "
-                       "at screen 0.08, screen 0.74 left font \",24\" tc rgb '#555555'\n");
-    double y = 0.62;
+                       "at screen 0.08, screen %.2f left font \",24\" tc rgb '#555555'\n",
+                   box_top, 0.74 - shift);
+    double y = 0.62 - shift;
     qk_plot_printf(&p, "set label 2 \"It needs\" at screen 0.08, screen %.4f left font \",17\" "
                        "tc rgb '#222222'\n", y);
     y -= 0.065;
-    wrapped_lines(&p, needs, 120, &y, 0.055, 15, "#333333", 10);
+    wrapped_lines(&p, needs, chars, &y, 0.055, 15, "#333333", 10);
     y -= 0.03;
     qk_plot_printf(&p, "set label 3 \"This run\" at screen 0.08, screen %.4f left font \",17\" "
                        "tc rgb '#222222'\n", y);
     y -= 0.065;
-    wrapped_lines(&p, why, 120, &y, 0.055, 15, "#333333", 30);
+    wrapped_lines(&p, why, chars, &y, 0.055, 15, "#333333", 30);
     /* a plot with nothing in it draws the canvas */
     qk_plot_printf(&p, "set xrange [0:1]\nset yrange [0:1]\nplot NaN notitle\n");
     fig_key(ctx, "drawn", "no: this run lacks the data of this figure");

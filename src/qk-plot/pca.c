@@ -295,14 +295,14 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the cross-model study, "
      "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
      "analysed in the run.",
-     pca_draw_heatmap_rq, 0},
+     pca_draw_heatmap_rq, 1},
     {"qk-pca/04", "Mean r_k (PC0) by normalized layer depth",
      "Heatmap as in figure 03, for the key correlation r_k on PC0 (signed; a mean below 0 "
      "takes the lightest colour, the printed number is exact).",
      "the per-head PCA table of the cross-model study, "
      "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
      "analysed in the run.",
-     pca_draw_heatmap_rk, 0},
+     pca_draw_heatmap_rk, 1},
     {"qk-pca/05", "Combined QK PCA: explained variance by principal component",
      "Bars: the mean over all heads of the explained-variance ratio of each principal "
      "component, the component's eigenvalue divided by the total variance of the pooled "
@@ -350,7 +350,7 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_ev, 0},
+     pca_draw_training_ev, 1},
     {"qk-pca/10", "SmolLM3-3B: mean r_q (PC0) by layer depth during training",
      "Heatmap: one row per checkpoint (training order, top to bottom), one column per depth "
      "bin (layer / (layers - 1), ten bins labelled by their lower edge). Each cell is the mean "
@@ -358,14 +358,14 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_heatmap_rq, 0},
+     pca_draw_training_heatmap_rq, 1},
     {"qk-pca/11", "SmolLM3-3B: mean r_k (PC0) by layer depth during training",
      "Heatmap as in figure 10, for r_k (signed; a mean below 0 takes the lightest colour, "
      "the printed number is exact).",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_heatmap_rk, 0},
+     pca_draw_training_heatmap_rk, 1},
     {"qk-pca/12", "SmolLM3-3B: r_q against r_k (PC0) at selected checkpoints",
      "One panel per selected checkpoint (the first two, the end of stage 1, the end of "
      "stage 3 and the end of each long-context phase), one point per head: x is r_q and y is "
@@ -374,5 +374,5 @@ const fig_def pca_figures[] = {
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
-     pca_draw_training_scatter, 0},
+     pca_draw_training_scatter, 1},
     {NULL, NULL, NULL, NULL, NULL, 0}};

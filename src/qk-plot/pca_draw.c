@@ -139,6 +139,47 @@ static void heatmap_axes(qk_plot *p, const pca_study *s)
         QK_DEPTH_BINS - 1, s->n_models - 1, s->n_models - 1);
 }
 
+/* Characters a label's text takes, for the margins of the print layout
+ * (the model labels are plain text). */
+static double label_chars(const char *text)
+{
+    double n = 0;
+    for (; *text; text++)
+        n += ((unsigned char)*text & 0xc0) != 0x80;
+    return n;
+}
+
+/* The screen positions of the heatmap's frame and colour box. On screen
+ * fixed shares of the canvas; in print, where the canvas is smaller in
+ * font units, from the lengths of the row labels on both sides and the
+ * font (font_pt; DejaVu Sans takes about 0.65 em a character). */
+typedef struct heatmap_frame {
+    double left, right, bottom, cb_left, cb_width;
+} heatmap_frame;
+
+static heatmap_frame heatmap_layout(const qk_plot *p, const pca_study *s, int font_pt)
+{
+    heatmap_frame f = {0.12, 0.83, 0.13, 0.91, 0.016};
+    if (!fig_print(p))
+        return f;
+    double names = 0, counts = 0, em = 0.65 * font_pt;
+    for (int m = 0; m < s->n_models; m++) {
+        char count[32];
+        snprintf(count, sizeof count, "n = %d", s->models[m].n_heads);
+        names = fmax(names, label_chars(s->models[m].label));
+        counts = fmax(counts, label_chars(count));
+    }
+    double w = p->width;
+    f.left = (names * em + 2.0 * font_pt) / w;
+    /* from the right edge: the colour box's label, its tick labels
+     * ("0.0"), the box, a gap, the counts and their gap from the frame */
+    f.cb_width = 1.0 * font_pt / w;
+    f.cb_left = 1 - (3.5 * font_pt + 3 * em) / w - f.cb_width;
+    f.right = f.cb_left - (counts * em + 2.0 * font_pt) / w;
+    f.bottom = 5.0 * font_pt / p->height;
+    return f;
+}
+
 /* The heatmap of r_q (which = PCA_R_Q0, in Blues) or r_k (Reds). */
 static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
                           const char *title)
@@ -152,19 +193,21 @@ static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int whic
     double top = fig_title(p, title, sub, 19);
     qk_plot_printf(p, "set cblabel ");
     qk_plot_quoted(p, q ? "mean {/:Italic r}_q (PC0)" : "mean {/:Italic r}_k (PC0)");
-    qk_plot_printf(p, " offset 1.5,0\n");
+    qk_plot_printf(p, " offset %s,0\n", fig_print(p) ? "0" : "1.5");
     qk_plot_printf(p, "set xlabel \"normalized layer depth: layer / (layers - 1), bins labelled "
                       "by their lower edge\"\n");
     fig_palette_stops(p, q ? fig_blues : fig_reds);
+    heatmap_frame f = heatmap_layout(p, s, 16);
     qk_plot_printf(p,
         "set cbrange [0:1]\nset cbtics 0.2\nset format cb \"%%.1f\"\n"
-        "set lmargin at screen %.3f\nset rmargin at screen 0.83\n"
-        "set bmargin at screen 0.13\nset tmargin at screen %.4f\n"
-        "set colorbox vertical user origin screen 0.91, screen 0.13 size screen 0.016, "
+        "set lmargin at screen %.3f\nset rmargin at screen %.4g\n"
+        "set bmargin at screen %.4g\nset tmargin at screen %.4f\n"
+        "set colorbox vertical user origin screen %.4g, screen %.4g size screen %.4g, "
         "screen %.4f\n"
         "plot $cells using 1:2:(0.502):(0.502):3 with boxxyerror fs solid 1.0 noborder lc palette, \\\n"
         "     $cells using 1:2:5:4 with labels tc rgb variable font \",12\"",
-        0.12, top - 0.015, top - 0.015 - 0.13);
+        f.left, f.right, f.bottom, top - 0.015, f.cb_left, f.bottom, f.cb_width,
+        top - 0.015 - f.bottom);
     if (empty)
         qk_plot_printf(p, ", \\\n"
             "     $empty using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 noborder lc rgb '#e8e8e8', \\\n"

@@ -111,16 +111,19 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
              "checkpoint (%s)", heads);
     double top = fig_title(&p, "SmolLM3-3B: PC0 explained variance during training", sub, 19);
     top = fig_key_top(&p, 14, 2, 2, top);
+    /* the print canvas is lower in font units: a shorter label */
+    const char *ylabel = fig_print(&p) ? "PC0 explained variance\\n{/*0.8 (mean share of Q+K)}"
+                                       : "mean explained variance ratio of PC0\\n{/*0.8 (share "
+                                         "of the pooled Q+K variance)}";
     qk_plot_printf(&p,
         "set tmargin at screen %.4f\n"
-        "set ylabel \"mean explained variance ratio of PC0\\n{/*0.8 (share of the pooled "
-        "Q+K variance)}\"\n"
+        "set ylabel \"%s\"\n"
         "set format y \"%%.2f\"\nset grid noxtics ytics\n"
         "plot $t using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.15 noborder "
         "lc rgb '%s' title \"±1 SD\", \\\n"
         "     $t using 1:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
         "title \"mean explained variance of PC0\"\n",
-        top - 0.05, PCA_COLOR_EV, PCA_COLOR_EV);
+        top - 0.05, ylabel, PCA_COLOR_EV, PCA_COLOR_EV);
     fig_key(ctx, "checkpoints", "%d", s.n_models);
     fig_key(ctx, "heads per checkpoint", "%s", heads);
     trajectory_keys(ctx, &s, PCA_EV0, "PC0 explained variance");
@@ -289,18 +292,37 @@ static int select_checkpoints(int n, int *pick)
     return 6;
 }
 
+/* The frame of a panel of the grid below the title block (top). On
+ * screen fixed shares of the canvas: panels between 0.05 and 0.99 of the
+ * width, 0.06 and 0.92 of the height. In print, where the canvas is
+ * smaller in font units, the room for the tick labels, axis labels and
+ * panel titles in characters (ch) of font_pt points. */
+static void grid_frame(qk_plot *p, int row, int col, int rows, int cols, double top, int font_pt)
+{
+    if (!fig_print(p)) {
+        double w = 0.94 / cols, h = 0.86 / rows;
+        double x0 = 0.05 + col * w, y0 = 0.06 + (rows - 1 - row) * h;
+        qk_plot_printf(p, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
+                          "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
+                       x0 + 0.035, x0 + w - 0.012, y0 + 0.05, y0 + h - 0.045);
+        return;
+    }
+    double chx = (double)font_pt / p->width, chy = (double)font_pt / p->height;
+    double left = 3.5 * chx, bottom = 2.6 * chy;
+    double w = (1 - left) / cols, h = (top - bottom) / rows;
+    double x0 = left + col * w, y0 = bottom + (rows - 1 - row) * h;
+    qk_plot_printf(p, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
+                      "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
+                   x0 + 4.6 * chx, x0 + w - 1.2 * chx, y0 + 3.0 * chy, y0 + h - 3.4 * chy);
+}
+
 static void grid_panel(qk_plot *p, const pca_study *s, int m, int slot, int n_slots,
-                       double low, double high)
+                       double low, double high, double top)
 {
     int cols = n_slots < 3 ? n_slots : 3, rows = (n_slots + cols - 1) / cols;
     int row = slot / cols, col = slot % cols;
-    /* panels between 0.05 and 0.99 of the width, 0.06 and 0.92 of the height */
-    double w = 0.94 / cols, h = 0.86 / rows;
-    double x0 = 0.05 + col * w, y0 = 0.06 + (rows - 1 - row) * h;
     const pca_model *md = &s->models[m];
-    qk_plot_printf(p, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
-                      "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
-                   x0 + 0.035, x0 + w - 0.012, y0 + 0.05, y0 + h - 0.045);
+    grid_frame(p, row, col, rows, cols, top, 16);
     qk_plot_printf(p, "unset arrow\nset title ");
     char title[96];
     snprintf(title, sizeof title, "%s (n = %d)", md->label, md->n_heads);
@@ -326,7 +348,7 @@ int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err)
     int pick[10];
     int n = select_checkpoints(s.n_models, pick);
     qk_plot p;
-    fig_begin(&p, 2232, 1330, 16);
+    fig_begin(&p, 2232, fig_printing ? 1700 : 1330, 16); /* print: taller panels */
     for (int i = 0; i < n; i++) {
         char name[16];
         snprintf(name, sizeof name, "c%d", i);
@@ -339,13 +361,14 @@ int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err)
     char sub[160];
     snprintf(sub, sizeof sub, "one point per head (n in each panel title); dashed lines: taxonomy "
              "thresholds; %d of %d checkpoints", n, s.n_models);
-    fig_multiplot_title(&p, "SmolLM3-3B: {/:Italic r}_q against {/:Italic r}_k (PC0) at selected "
-                        "checkpoints", sub, 20);
+    double top = fig_multiplot_title(&p, "SmolLM3-3B: {/:Italic r}_q against {/:Italic r}_k "
+                                     "(PC0) at selected checkpoints", sub, 20);
     qk_plot_printf(&p,
-        "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics 0.2\nset ytics 0.5\n"
-        "set format y \"%%.2f\"\nunset grid\nunset key\n");
+        "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics %s\nset ytics 0.5\n"
+        "set format y \"%%.2f\"\nunset grid\nunset key\n",
+        fig_print(&p) ? "0.5" : "0.2"); /* print: narrower panels in font units */
     for (int i = 0; i < n; i++)
-        grid_panel(&p, &s, pick[i], i, n, low, high);
+        grid_panel(&p, &s, pick[i], i, n, low, high, top);
     qk_plot_printf(&p, "unset multiplot\n");
     fig_key(ctx, "thresholds (low, high)", "%g, %g", low, high);
     for (int i = 0; i < n; i++) {

@@ -143,7 +143,7 @@ const fig_def plasticity_figures[] = {
      "results/attention_plasticity/head_bucket_plasticity.csv and "
      "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
      "analysed in the run.",
-     plast_draw_profile, 0},
+     plast_draw_profile, 1},
     {"attention-plasticity/06", "Attention plasticity along the context: {model}",
      "Attention plasticity of every head of {model} (grey, one line per head) and their "
      "mean (vermillion) against the query position, per query bin (a tenth of a capture "
@@ -158,7 +158,7 @@ const fig_def plasticity_figures[] = {
      "results/attention_plasticity/head_bucket_plasticity.csv and "
      "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
      "analysed in the run.",
-     plast_draw_profile, 0},
+     plast_draw_profile, 1},
     {"attention-plasticity/07", "Attention plasticity along the context: {model}",
      "Attention plasticity of every head of {model} (grey, one line per head) and their "
      "mean (vermillion) against the query position, per query bin (a tenth of a capture "
@@ -173,7 +173,7 @@ const fig_def plasticity_figures[] = {
      "results/attention_plasticity/head_bucket_plasticity.csv and "
      "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
      "analysed in the run.",
-     plast_draw_profile, 0},
+     plast_draw_profile, 1},
     {"attention-plasticity/08", "Where the positional information sits: {model}",
      "Top: mean over {model}'s heads of the component weight of each head dimension, the "
      "share of the linear positional information of the queries (per-dimension R^2 of a "
@@ -188,7 +188,7 @@ const fig_def plasticity_figures[] = {
      "the cross-model plasticity table "
      "results/attention_plasticity/head_component_weights.csv with the rows of {model}: "
      "the dataset of {model} analysed in the run.",
-     plast_draw_weights, 0},
+     plast_draw_weights, 1},
     {"attention-plasticity/09", "SmolLM3-3B: plasticity and positional bias through training",
      "Top: model attention plasticity over the first 20 % (blue circles) and the last 20 % "
      "(vermillion squares) of each checkpoint's observed positions; the shaded band "
@@ -227,5 +227,5 @@ const fig_def plasticity_figures[] = {
      "The profiles and scalars of the extra study (results/extra/model_bucket_plasticity.csv, "
      "model_report.csv) of a model with published RULER scores in workflow/benchmarks.tsv "
      "(Llama-3.1-8B or Mistral-7B-v0.2).",
-     plast_draw_extra_ruler, 0},
+     plast_draw_extra_ruler, 1},
     {NULL, NULL, NULL, NULL, NULL, 0}};

@@ -54,19 +54,34 @@ static int profile_block(qk_plot *p, const qk_src *mean, const char *model, int 
     return n;
 }
 
-static void profile_panel(qk_plot *p, const ruler_model *rm, int n, double top, const fig_range *r_ap, double lo, double hi)
+/* A panel's frame as screen fractions: on screen the two panels side by
+ * side (left, right and bottom written with two decimals, as always); in
+ * print one above the other, placed in characters. */
+typedef struct panel_box {
+    double left, right, top, bottom;
+} panel_box;
+
+static void panel_margins(qk_plot *p, const panel_box *b)
+{
+    int decimals = fig_print(p) ? 4 : 2;
+    qk_plot_printf(p, "set lmargin at screen %.*f\nset rmargin at screen %.*f\n"
+                      "set tmargin at screen %.4f\nset bmargin at screen %.*f\n",
+                   decimals, b->left, decimals, b->right, b->top, decimals, b->bottom);
+}
+
+static void profile_panel(qk_plot *p, const ruler_model *rm, int n, const panel_box *box,
+                          const fig_range *r_ap, double lo, double hi)
 {
     double x_max = 0;
     for (int k = 0; k < n; k++)
         x_max = fmax(x_max, rm[k].m->context);
+    panel_margins(p, box);
     qk_plot_printf(p,
-        "set lmargin at screen 0.07\nset rmargin at screen 0.46\n"
-        "set tmargin at screen %.4f\nset bmargin at screen 0.14\n"
         "set xrange [0:%.0f]\nset yrange [%.4f:%.4f]\nset format y \"%%.2f\"\n"
         "set xlabel \"token position (K = 1024)\"\nset ylabel \"attention plasticity\"\n"
         "set grid xtics ytics lc rgb '#e6e6e6'\nunset key\nset datafile missing \"NaN\"\n"
-        "set title \"model profiles along the context (thin: fewer heads than the minimum share)\"\n",
-        top, x_max, lo, hi);
+        "set title \"%s along the context (thin: fewer heads than the minimum share)\"\n",
+        x_max, lo, hi, fig_print(p) ? "profiles" : "model profiles");
     fig_token_tics(p, "x", 0, x_max);
     fig_axis_tics(p, "y", lo, hi, 5);
     fig_offscale_labels(p, r_ap, "%.3f", 1, 12);
@@ -111,8 +126,8 @@ static void length_tics(qk_plot *p, const ruler_model *rm, int n)
     qk_plot_printf(p, ")\n");
 }
 
-static void length_panel(qk_plot *p, const ruler_model *rm, int n, double top, double lo,
-                         double hi)
+static void length_panel(qk_plot *p, const ruler_model *rm, int n, const panel_box *box,
+                         double lo, double hi)
 {
     double x_lo = INFINITY, x_hi = -INFINITY;
     for (int k = 0; k < n; k++) {
@@ -129,15 +144,14 @@ static void length_panel(qk_plot *p, const ruler_model *rm, int n, double top, d
         }
         qk_plot_data_end(p);
     }
+    panel_margins(p, box);
     qk_plot_printf(p,
-        "set lmargin at screen 0.56\nset rmargin at screen 0.91\n"
-        "set tmargin at screen %.4f\nset bmargin at screen 0.14\n"
         "set xrange [%.3f:%.3f]\nset yrange [%.4f:%.4f]\nset y2range [0:100]\n"
         "set xlabel \"context length (K = 1024 tokens)\"\nset ylabel \"attention plasticity\"\n"
         "set y2label \"RULER score (published)\"\nset y2tics 20 out\nset ytics nomirror\n"
         "set datafile missing \"NaN\"\n"
         "set title \"AP at each RULER length (solid) and the published score (dashed)\"\n",
-        top, x_lo - 0.3, x_hi + 0.3, lo, hi);
+        x_lo - 0.3, x_hi + 0.3, lo, hi);
     length_tics(p, rm, n);
     fig_axis_tics(p, "y", lo, hi, 5);
     qk_plot_printf(p, "set grid xtics ytics lc rgb '#e6e6e6'\n");
@@ -148,11 +162,19 @@ static void length_panel(qk_plot *p, const ruler_model *rm, int n, double top, d
             continue;
         qk_plot_printf(p,
             "set object %d rect from %.3f, graph 0 to graph 1, graph 1 behind "
-            "fc rgb '%s' fs transparent solid 0.08 noborder\n"
-            "set label %d \"beyond the captures of\\n%s: no AP\" at %.3f, graph %.2f left "
-            "offset 0.5,-0.8 tc rgb '%s' font \",12\"\n",
-            20 + k, from, model_colors[k % N_MODEL_COLORS], 20 + k, rm[k].m->label, from,
-            0.98 - 0.1 * shaded++, model_colors[k % N_MODEL_COLORS]);
+            "fc rgb '%s' fs transparent solid 0.08 noborder\n",
+            20 + k, from, model_colors[k % N_MODEL_COLORS]);
+        if (fig_print(p)) /* above the frame, off the data, in the wide print panel */
+            qk_plot_printf(p,
+                "set label %d \"beyond the captures of %s: no AP\" at graph 1, graph 1 right "
+                "offset 0, %.1f tc rgb '%s' font \",12\"\n",
+                20 + k, rm[k].m->label, 0.7 + 1.1 * shaded++, model_colors[k % N_MODEL_COLORS]);
+        else
+            qk_plot_printf(p,
+                "set label %d \"beyond the captures of\\n%s: no AP\" at %.3f, graph %.2f left "
+                "offset 0.5,-0.8 tc rgb '%s' font \",12\"\n",
+                20 + k, rm[k].m->label, from, 0.98 - 0.1 * shaded++,
+                model_colors[k % N_MODEL_COLORS]);
     }
     qk_plot_printf(p, "plot ");
     for (int k = 0; k < n; k++) {
@@ -201,7 +223,8 @@ int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
     double lo, hi;
     fig_range_pad(&r_ap, 0.08, &lo, &hi);
     qk_plot p;
-    plast_begin(&p, 2000, 1000, 15);
+    plast_begin(&p, 2000, fig_printing ? 1600 : 1000, 15); /* print: the panels stacked */
+    int print = fig_print(&p);
     double x_max = 0;
     for (int k = 0; k < n; k++)
         profile_block(&p, &mean, rm[k].m->id, k, ctx->min_share * rm[k].m->n_heads, &r_ap,
@@ -212,17 +235,27 @@ int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
         heads += rm[k].m->n_heads;
     snprintf(sub, sizeof sub, "n = %d models, %d heads; RULER scores as published by the RULER "
              "paper (not computed here)", n, heads);
-    double top = fig_multiplot_title(&p, "Extra models: attention plasticity and published RULER "
-                                     "scores by context length", sub, 19);
+    double top = fig_multiplot_title(&p, print ? "Extra models: AP and published RULER scores by "
+                                     "context length" : "Extra models: attention plasticity and "
+                                     "published RULER scores by context length", sub, 19);
     /* the legend names the models in their colours, as labels above the panels */
     for (int k = 0; k < n; k++)
         qk_plot_printf(&p, "set label %d \"— %s\" at screen %.3f, screen %.4f center tc rgb '%s' "
                            "font \",15\"\n",
                        10 + k, rm[k].m->label, 0.5 + (k - (n - 1) / 2.0) * 0.22, top - 0.015,
                        model_colors[k % N_MODEL_COLORS]);
-    top -= 0.1;
-    profile_panel(&p, rm, n, top, &r_ap, lo, hi);
-    length_panel(&p, rm, n, top, lo, hi);
+    panel_box profiles = {0.07, 0.46, top - 0.1, 0.14}, lengths = {0.56, 0.91, top - 0.1, 0.14};
+    if (print) {
+        /* one above the other, from the bottom in characters (ch): the x
+         * labels, between the panels the lower one's title */
+        double ch = 15.0 / p.height, left = 7.0 * 15 / p.width, right = 1 - 7.5 * 15 / p.width;
+        double upper_top = top - 5.2 * ch, bottom = 5.2 * ch, gap = 8.6 * ch;
+        double h = (upper_top - bottom - gap) / 2;
+        profiles = (panel_box){left, right, upper_top, upper_top - h};
+        lengths = (panel_box){left, right, bottom + h, bottom};
+    }
+    profile_panel(&p, rm, n, &profiles, &r_ap, lo, hi);
+    length_panel(&p, rm, n, &lengths, lo, hi);
     qk_plot_printf(&p, "unset multiplot\n");
     fig_key(ctx, "models", "%d (%d heads)", n, heads);
     fig_key(ctx, "minimum share of heads for a thick profile", "%g", ctx->min_share);

@@ -299,13 +299,21 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     snprintf(sub, sizeof sub, "n = %d heads; query bins of %s tokens; the mean is drawn thick "
              "where at least %d heads contribute", heads, width, min_heads);
     double top = fig_multiplot_title(&p, title, sub, 20);
-    top = fig_key_top(&p, 15, 3, 2 + (n_thin > 0), top);
+    /* in print, where the canvas is narrower in font units, the key in two
+     * columns and the panels placed in characters (ch) from the bottom */
+    int print = fig_print(&p);
+    double ch = 17.0 / p.height;
+    double lower_bottom = print ? 5.5 * ch : 0.09, lower_top = print ? 11.5 * ch : 0.28;
+    double upper_bottom = print ? 15.0 * ch : 0.33;
+    top = fig_key_top(&p, 15, print ? 2 : 3, 2 + (n_thin > 0), top);
+    char left[16];
+    snprintf(left, sizeof left, "%.4g", print ? 6.0 * 17 / p.width : 0.07);
     qk_plot_printf(&p,
-        "set lmargin at screen 0.07\nset rmargin at screen 0.97\n"
-        "set tmargin at screen %.4f\nset bmargin at screen 0.33\n"
+        "set lmargin at screen %s\nset rmargin at screen 0.97\n"
+        "set tmargin at screen %.4f\nset bmargin at screen %.4g\n"
         "set ylabel \"Attention plasticity\"\n"
         "set yrange [0:1]\nset ytics 0.2\nset format y \"%%.1f\"\nset format x \"\"\n"
-        "set grid xtics ytics lc rgb '#e6e6e6'\n", top - 0.01);
+        "set grid xtics ytics lc rgb '#e6e6e6'\n", left, top - 0.01, upper_bottom);
     position_axis(&p, context);
     qk_plot_printf(&p, "plot $heads using 1:2 with lines lw 1.5 lc rgb '#%02X808080' "
                        "title \"single heads (n = %d)\"", (int)lround(255 * (1 - alpha)), heads);
@@ -318,11 +326,12 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "\n");
     /* the lower panel: heads behind each bin of the mean */
     qk_plot_printf(&p,
-        "unset key\nunset title\nset tmargin at screen 0.28\nset bmargin at screen 0.09\n"
+        "unset key\nunset title\nset tmargin at screen %.4g\nset bmargin at screen %.4g\n"
         "set yrange [0:%d]\nset ytics %d\nset format y \"%%.0f\"\nset format x \"%% h\"\n"
-        "set ylabel \"heads per bin\"\n"
+        "set ylabel \"%s\"\n"
         "set xlabel \"Query position (tokens, K = 1024)\"\n",
-        heads + (heads > 4 ? heads / 8 : 1), heads > 8 ? (heads + 3) / 4 : 1);
+        lower_top, lower_bottom, heads + (heads > 4 ? heads / 8 : 1),
+        heads > 8 ? (heads + 3) / 4 : 1, print ? "heads" : "heads per bin");
     position_axis(&p, context);
     qk_plot_printf(&p,
         "set arrow from graph 0, first %d to graph 1, first %d nohead dt 2 lw 1.2 lc rgb '%s' front\n"
@@ -483,26 +492,41 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
     double top = range.hi > 0 ? 1.12 * range.hi : 1;
     double r = halves_r(w, d);
     qk_plot p;
-    plast_begin(&p, 2000, 1150, 15);
+    plast_begin(&p, 2000, fig_printing ? 1650 : 1150, 15); /* print: taller panels */
     weight_blocks(&p, w, d, &range);
     char title[160], sub[160], rtext[32];
     snprintf(title, sizeof title, "Where the positional information sits: %s", ctx->model_label);
     snprintf(sub, sizeof sub, "mean component weight over n = %d heads; d = %d", heads, d);
     double top_y = fig_multiplot_title(&p, title, sub, 18);
-    int step = d >= 32 ? d / 16 : 1;
+    /* in print, where the canvas is narrower in font units: half as many
+     * tick labels, shorter labels, the key above the lower panel and the
+     * panels placed in characters (ch) */
+    int print = fig_print(&p);
+    int step = d >= 32 ? d / (print ? 8 : 16) : 1;
     /* enough decimals for the tick labels of small shares */
     int decimals = top < 0.02 ? 3 : 2;
+    double ch = 15.0 / p.height;
+    double upper_top = print ? top_y - 3.2 * ch : top_y - 0.04;
+    double lower_bottom = print ? 5.5 * ch : 0.08;
+    double panel = (upper_top - lower_bottom - 9.5 * ch) / 2;
+    double upper_bottom = print ? lower_bottom + panel + 9.5 * ch : 0.50;
+    double lower_top = print ? lower_bottom + panel : 0.33;
+    char left[16], right[16];
+    snprintf(left, sizeof left, "%.4g", print ? 8.5 * 15 / p.width : 0.07);
+    snprintf(right, sizeof right, "%.4g", print ? 0.97 : 0.86);
     qk_plot_printf(&p,
-        "set lmargin at screen 0.07\nset rmargin at screen 0.86\n"
-        "set tmargin at screen %.4f\nset bmargin at screen 0.50\n"
+        "set lmargin at screen %s\nset rmargin at screen %s\n"
+        "set tmargin at screen %.4f\nset bmargin at screen %.*f\n"
         "set title \"by head dimension (dashed: the two halves of rotate-half RoPE)\" font \",15\"\n"
         "set xlabel \"component index (head dimension of the query)\"\n"
-        "set ylabel \"share of positional information\"\n"
+        "set ylabel \"%s\"\n"
         "set xrange [-1:%d]\nset yrange [0:%.6g]\nset format y \"%%.%df\"\n"
         "set xtics 0, %d, %d out scale 0.6\nset xtics add (\"%d\" %d)\n"
         "set grid noxtics ytics lc rgb '#e6e6e6'\nunset key\n"
         "set boxwidth 0.8 relative\nset style fill solid 1.0 noborder\n",
-        top_y - 0.04, d, top, decimals, step, d - 2, d - 1, d - 1);
+        left, right, upper_top, print ? 4 : 2, upper_bottom,
+        print ? "mean weight" : "share of positional information", d, top, decimals, step, d - 2,
+        d - 1, d - 1);
     if (d >= 4)
         qk_plot_printf(&p, "set arrow from %.1f, graph 0 to %.1f, graph 1 nohead dt 2 lw 1.2 "
                            "lc rgb '%s' back\n", d / 2 - 0.5, d / 2 - 0.5, PLAST_REF);
@@ -516,14 +540,20 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
     fig_fmt(rtext, sizeof rtext, "%.2f", r);
     qk_plot_printf(&p,
         "unset arrow\nunset label\n"
-        "set tmargin at screen 0.33\nset bmargin at screen 0.08\n"
-        "set title \"the two halves by pair index i: coordinate i and its RoPE partner i + %d "
-        "(Pearson r = %s)\" font \",15\"\n"
+        "set tmargin at screen %.4g\nset bmargin at screen %.4g\n"
+        "set title \"%s by pair index i: coordinate i and %s partner i + %d "
+        "(Pearson r = %s)\" font \",15\"%s\n"
         "set xlabel \"pair index i\"\nset xrange [-1:%d]\nset xtics 0, %d, %d out scale 0.6\n"
         "set yrange [0:%.6g]\nset grid xtics ytics lc rgb '#e6e6e6'\n",
-        d / 2, isnan(r) ? "n/a" : rtext, d / 2, step > 1 ? step / 2 : 1, d / 2 - 1, top);
-    qk_plot_printf(&p, "set key at screen 0.87, graph 1 top left vertical reverse Left samplen 2 "
-                       "font \",13\" nobox\n");
+        lower_top, lower_bottom, print ? "halves" : "the two halves", print ? "its" : "its RoPE",
+        d / 2, isnan(r) ? "n/a" : rtext, print ? " offset 0, 0.6" : "", d / 2,
+        step > 1 ? step / 2 : 1, d / 2 - 1, top);
+    if (print)
+        qk_plot_printf(&p, "set key at screen 0.5, screen %.4f center center horizontal reverse "
+                           "Left samplen 2 width 2 font \",13\" nobox\n", lower_top + 1.1 * ch);
+    else
+        qk_plot_printf(&p, "set key at screen 0.87, graph 1 top left vertical reverse Left "
+                           "samplen 2 font \",13\" nobox\n");
     qk_plot_printf(&p,
         "plot $halves using 1:2 with linespoints lw 2 pt 7 ps 0.8*qk_ps lc rgb '%s' "
         "title \"i (first half)\", \\\n"

@@ -78,10 +78,10 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
     double top = fig_title(&p, "Q vs K position correlation on the drift axis a", sub, 17);
     top = fig_key_top(&p, 13, 2, 2, top);
     /* room for the family names above the plot */
-    qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.045);
+    qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - rotfig_family_room(&p, 13));
     qk_plot_printf(&p,
         "set bmargin 7\n"
-        "set ylabel \"Mean |Pearson r| with position\"\n"
+        "set ylabel \"%s\"\n"
         "set yrange [0:1]\nset ytics 0, 0.2, 1\nset format y \"%%.1f\"\n"
         "set grid noxtics ytics\n"
         "set arrow from graph 0, first 0.3 to graph 1, first 0.3 nohead back dt 2 lw 1.2 lc rgb '%s'\n"
@@ -91,6 +91,8 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
         "lc rgb '%s' title \"|{/:Italic r}_q| on axis a (queries)\", \\\n"
         "     $r using ($1+0.18):3 with boxes fs solid 1.0 border lc rgb 'white' "
         "lc rgb '%s' title \"|{/:Italic r}_k| on axis a (keys)\"\n",
+        /* in print, where the plot is lower in font units, on two lines */
+        fig_print(&p) ? "Mean |Pearson r|\\n{/*0.85 with position}" : "Mean |Pearson r| with position",
         ROTFIG_REF, ROTFIG_REF, ROTFIG_Q, ROTFIG_K);
     double q_models, q_heads, k_models, k_heads;
     model_and_head_means(&t, "mean_abs_r_q_a", &q_models, &q_heads);
@@ -133,21 +135,29 @@ int rotfig_draw_variance(fig_ctx *ctx, qk_err *err)
              "(%s); number above a bar = a + b", heads);
     double top = fig_title(&p, "Variance decomposition: the 2-D \\{a, b\\} plane against its "
                            "complement", sub, 17);
-    qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.045); /* the family names */
+    /* the key: right of the plot on screen; in print, where the canvas is
+     * narrower in font units, across the figure above it */
+    int print = fig_print(&p);
+    if (print)
+        top = fig_key_top(&p, 12, 3, 3, top);
+    qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - rotfig_family_room(&p, 13));
     qk_plot_printf(&p,
-        "set bmargin 7\nset rmargin at screen 0.83\n"
+        "set bmargin 7\n%s"
         "set ylabel \"Fraction of total variance\"\n"
         "set yrange [0:1.05]\nset ytics 0.2\nset format y \"%%.1f\"\nset grid noxtics ytics\n"
-        "set key at screen 0.995, graph 1 top right reverse Left samplen 1.5 font \",12\" "
-        "spacing 1.3 width -2\n"
+        "%s"
         "plot $v using 1:($2/2):(0.4):($2/2) with boxxyerror fs solid 1.0 border lc rgb 'white' "
         "lc rgb '%s' title \"axis a (drift)\", \\\n"
         "     $v using 1:(($2+$3)/2):(0.4):(($3-$2)/2) with boxxyerror fs solid 1.0 border "
         "lc rgb 'white' lc rgb '%s' title \"axis b (separation)\", \\\n"
         "     $v using 1:((1+$3)/2):(0.4):((1-$3)/2) with boxxyerror fs solid 1.0 border "
         "lc rgb 'white' lc rgb '%s' title \"complement (d - 2)\", \\\n"
-        "     $v using 1:($3+0.025):5 with labels font \",11\" notitle\n",
-        ROTFIG_AXIS_A, ROTFIG_AXIS_B, ROTFIG_COMPLEMENT);
+        "     $v using 1:%s:5 with labels%s font \",11\" notitle\n",
+        print ? "" : "set rmargin at screen 0.83\n",
+        print ? "" : "set key at screen 0.995, graph 1 top right reverse Left samplen 1.5 "
+                     "font \",12\" spacing 1.3 width -2\n",
+        ROTFIG_AXIS_A, ROTFIG_AXIS_B, ROTFIG_COMPLEMENT, print ? "3" : "($3+0.025)",
+        print ? " offset 0, 0.6" : "");
     double over_models, over_heads;
     model_and_head_means(&t, "mean_plane_var_fraction", &over_models, &over_heads);
     fig_key(ctx, "models", "%d", t.n_models);
@@ -278,14 +288,14 @@ const fig_def rotation_figures[] = {
      "named at the top.",
      "the cross-model rotation summary results/rotation/model_summary.csv: at least one of "
      "the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_drift_bars, 0},
+     rotfig_draw_drift_bars, 1},
     {"qk-rotation/03", "Variance decomposition: the {a, b} plane against its complement",
      "Stacked bars per model: the mean share of the pooled query + key variance of a head on "
      "the drift axis a (vermillion), on the separation axis b (blue) and in the d - 2 "
      "complement dimensions (grey). The number above each bar is the plane's share, a + b.",
      "the cross-model rotation summary results/rotation/model_summary.csv: at least one of "
      "the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_variance, 0},
+     rotfig_draw_variance, 1},
     {"qk-rotation/04", "Distribution of the bias strength by family",
      "Histograms (density, one per model, translucent, bins over each model's own range) of "
      "bias_strength = mu_q_a * alpha_k in units of 10^-3, one panel per family, shared y axis. "
@@ -309,7 +319,7 @@ const fig_def rotation_figures[] = {
      "largest cell. Values are printed in the cells; grey cells with a dash hold no head.",
      "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
      "of the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_heatmaps, 0},
+     rotfig_draw_heatmaps, 1},
     {"qk-rotation/07", "Bias strength against separation strength (Simpson's paradox)",
      "One panel per family, one point per head: x is separation_strength, y is bias_strength "
      "x 10^3; the marker gives the model. The title gives the Pearson r over the family's "
@@ -318,7 +328,7 @@ const fig_def rotation_figures[] = {
      "in both quantities at once.",
      "the cross-model per-head rotation table results/rotation/rotated.csv: at least one "
      "of the eleven cross-model datasets analysed in the run.",
-     rotfig_draw_bias_vs_sep, 0},
+     rotfig_draw_bias_vs_sep, 1},
     {"qk-rotation/08", "The complement of the {a, b} plane of one head, pair by pair",
      "For the first head drawn for figure 01, its queries (blue scale, drawn first) and keys "
      "(red scale, on top) on the first principal pairs of the complement of its {a, b} plane "
@@ -341,7 +351,7 @@ const fig_def rotation_figures[] = {
      "the rotation summary of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/model_summary.csv: at least one SmolLM3-3B "
      "checkpoint analysed in the run.",
-     rotfig_draw_trajectory, 0},
+     rotfig_draw_trajectory, 1},
     {"qk-rotation/10", "SmolLM3-3B: bias strength decomposition",
      "Three bar panels, one bar per checkpoint: the mean over the heads of mu_q_a (the query "
      "cluster mean on a), of |alpha_k| x 10^3 (the key drift slope per token) and of "
@@ -352,5 +362,5 @@ const fig_def rotation_figures[] = {
      "the rotation summary of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/model_summary.csv: at least one SmolLM3-3B "
      "checkpoint analysed in the run.",
-     rotfig_draw_decomposition, 0},
+     rotfig_draw_decomposition, 1},
     {NULL, NULL, NULL, NULL, NULL, 0}};

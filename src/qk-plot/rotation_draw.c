@@ -62,6 +62,11 @@ void rotfig_begin(qk_plot *p, int width, int height, int font_pt)
 
 /* ---- axes ------------------------------------------------------------------------- */
 
+double rotfig_family_room(const qk_plot *p, int font_pt)
+{
+    return fig_print(p) ? 2.2 * font_pt / p->height : 0.045;
+}
+
 void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font)
 {
     qk_plot_printf(p, "set xtics rotate by 45 right scale 0 (");
@@ -81,8 +86,11 @@ void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font)
         rot_family_name(t, t->family_of[m - 1], name, sizeof name);
         qk_plot_printf(p, "set label ");
         fig_text(p, name);
-        qk_plot_printf(p, " at %.1f, graph 1.035 center tc rgb '#444444' font \"%s\"\n",
-                       (start + m - 1) / 2.0, family_font);
+        /* in print the plot is lower in font units: the name's height
+         * above the frame in characters */
+        qk_plot_printf(p, " at %.1f, graph %s center tc rgb '#444444' font \"%s\"\n",
+                       (start + m - 1) / 2.0, fig_print(p) ? "1 offset 0, 0.8" : "1.035",
+                       family_font);
         start = m;
     }
 }
@@ -126,9 +134,12 @@ void rotfig_phase_legend(qk_plot *p, char names[][48], int n, double y)
                       "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                       "set xrange [0:1]\nset yrange [0:1]\n"
                       "set key center center horizontal maxrows 1 reverse Left samplen 1.5 "
-                      "width 2 font \",13\"\n"
+                      "width %s\"\n"
                       /* a curve outside the range: a plot of key entries alone fails */
-                      "plot 2 with lines notitle", y - 0.015, y + 0.015);
+                      "plot 2 with lines notitle", y - 0.015, y + 0.015,
+                      /* in print, where the canvas is narrower in font units, smaller
+                       * so that the entries stay in one row */
+                      fig_print(p) ? "0 font \",11" : "2 font \",13");
     for (int i = 0; i < n; i++) {
         qk_plot_printf(p, ", keyentry with boxes fs solid 0.85 noborder lc rgb '%s' title ",
                        rotfig_phase_color(i));

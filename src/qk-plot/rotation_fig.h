@@ -39,6 +39,9 @@ void rotfig_begin(qk_plot *p, int width, int height, int font_pt);
 /* x axis of one bar group per model, labels rotated 45 degrees, dotted
  * separators between families and the family names along the top. */
 void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font);
+/* The screen height the family names take above the plot (names of
+ * font_pt points). */
+double rotfig_family_room(const qk_plot *p, int font_pt);
 /* x axis of one bar per checkpoint (two-line labels), dotted separators
  * between training phases; returns the phase index of each checkpoint in
  * phase[] and the number of phases; names[i] gets phase i's label. */

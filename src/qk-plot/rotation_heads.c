@@ -315,6 +315,62 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
                    QK_DEPTH_BINS - 1, t->n_models - 1);
 }
 
+/* The print layout in characters of the base font: the panel titles, two
+ * panels of rows of 1.4 characters, under each its tick labels and x
+ * label. */
+#define HEAT_ROW_CH 1.4
+#define HEAT_TEXT_CH 17.6 /* the titles, tick labels and x labels of both panels */
+/* a panel's height in characters: at least 6, room for its colour box */
+static double heat_panel_ch(int n_models)
+{
+    return fmax(HEAT_ROW_CH * n_models, 6.0);
+}
+
+static double heat_print_height(int n_models)
+{
+    return 13 * (HEAT_TEXT_CH + 2 * heat_panel_ch(n_models));
+}
+
+/* Where the two panels and their colour boxes go, as screen fractions
+ * (the horizontal ones as text, as the screen script has always written
+ * them). */
+typedef struct heat_frame {
+    double h, top1, top2;
+    char left[16], right[16], cb_left[16], cb_width[16];
+} heat_frame;
+
+static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, int font_pt)
+{
+    heat_frame hf;
+    if (!fig_print(p)) {
+        hf.h = (double)row_px * t->n_models / p->height;
+        hf.top1 = 1.0 - 60.0 / p->height;
+        hf.top2 = hf.top1 - hf.h - 140.0 / p->height;
+        snprintf(hf.left, sizeof hf.left, "0.13");
+        snprintf(hf.right, sizeof hf.right, "0.93");
+        snprintf(hf.cb_left, sizeof hf.cb_left, "0.945");
+        snprintf(hf.cb_width, sizeof hf.cb_width, "0.012");
+        return hf;
+    }
+    /* the row labels ("Qwen3-14B (n = 24)") at about 0.68 em a character */
+    double label = 0;
+    for (int m = 0; m < t->n_models; m++) {
+        char text[96];
+        snprintf(text, sizeof text, "%s (n = %d)", t->models[m].label, t->models[m].n_rows);
+        label = fmax(label, (double)strlen(text));
+    }
+    double chx = (double)font_pt / p->width, chy = (double)font_pt / p->height;
+    hf.h = heat_panel_ch(t->n_models) * chy;
+    hf.top1 = 1 - 3.6 * chy;
+    hf.top2 = hf.top1 - hf.h - 9.0 * chy; /* leaves 5.0 below */
+    double right = 1 - 8.5 * chx;
+    snprintf(hf.left, sizeof hf.left, "%.4f", (0.68 * label + 2.0) * chx);
+    snprintf(hf.right, sizeof hf.right, "%.4f", right);
+    snprintf(hf.cb_left, sizeof hf.cb_left, "%.4f", right + 0.8 * chx);
+    snprintf(hf.cb_width, sizeof hf.cb_width, "%.4f", 0.9 * chx);
+    return hf;
+}
+
 int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
@@ -337,29 +393,35 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     int row_px = 38 * t.n_models >= 130 ? 38 : (130 + t.n_models - 1) / t.n_models;
     int ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
     int height = 300 + 2 * row_px * t.n_models;
+    if (fig_printing) /* print: the height from the rows and the text in font units */
+        height = (int)lround(heat_print_height(t.n_models) * 2080 / fig_print_width(2080, 13));
     qk_plot p;
     rotfig_begin(&p, 2080, height, 13);
     heatmap_axes(&p, &t);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    double h = (double)row_px * t.n_models / height;
-    double top1 = 1.0 - 60.0 / height, top2 = top1 - h - 140.0 / height;
-    qk_plot_printf(&p, "set multiplot\nset lmargin at screen 0.13\nset rmargin at screen 0.93\n"
+    heat_frame hf = heat_layout(&p, &t, row_px, 13);
+    double h = hf.h, top1 = hf.top1, top2 = hf.top2;
+    qk_plot_printf(&p, "set multiplot\nset lmargin at screen %s\nset rmargin at screen %s\n"
                        "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
-                       "set colorbox vertical user origin screen 0.945, screen %.4f size "
-                       "screen 0.012, screen %.4f\n",
-                   top1 - h, top1, top1 - h, h);
+                       "set colorbox vertical user origin screen %s, screen %.4f size "
+                       "screen %s, screen %.4f\n",
+                   hf.left, hf.right, top1 - h, top1, hf.cb_left, top1 - h, hf.cb_width, h);
     fig_axis_tics(&p, "cb", 0, 1, ticks);
     heatmap_panel(ctx, &p, &t, rk_cell, "rk", fig_reds, 0.0, 1.0,
                   "mean |{/:Italic r}_k| on axis a (key position signal)", "|{/:Italic r}_k|", "mean |r_k_a|");
     qk_plot_printf(&p, "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
-                       "set colorbox vertical user origin screen 0.945, screen %.4f size "
-                       "screen 0.012, screen %.4f\n",
-                   top2 - h, top2, top2 - h, h);
+                       "set colorbox vertical user origin screen %s, screen %.4f size "
+                       "screen %s, screen %.4f\n",
+                   top2 - h, top2, hf.cb_left, top2 - h, hf.cb_width, h);
     fig_axis_tics(&p, "cb", lo, hi, ticks + 1);
     char title[256];
-    snprintf(title, sizeof title, "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · "
-             "{/:Italic α}_K × 10^3%s", range.above + range.below ? "  (robust colour range; "
-             "▲ ▼: cells beyond it)" : "");
+    if (fig_print(&p)) /* shorter: the panel is narrower in font units */
+        snprintf(title, sizeof title, "bias × 10^3 = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3%s",
+                 range.above + range.below ? " (▲ ▼: beyond the colour range)" : "");
+    else
+        snprintf(title, sizeof title, "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · "
+                 "{/:Italic α}_K × 10^3%s", range.above + range.below ? "  (robust colour range; "
+                 "▲ ▼: cells beyond it)" : "");
     heatmap_panel(ctx, &p, &t, bias_cell, "bias", rotfig_ylorrd, lo, hi, title, "bias × 10^3",
                   "mean bias_strength x1e3");
     qk_plot_printf(&p, "unset multiplot\n");
@@ -448,9 +510,54 @@ static int scatter_blocks(qk_plot *p, const rot_table *t, int m, const double *s
     return off;
 }
 
+/* Where the scatter panels go: on screen fixed shares of the canvas; in
+ * print from the font sizes (see scatter_layout). */
+typedef struct scatter_frame {
+    double left, bottom, top, gap;
+    double key_y;  /* print: the top of the models' key under a panel */
+    int key_rows;  /* print: its rows */
+} scatter_frame;
+
+/* The print layout from the font sizes: the panel titles (15, two lines)
+ * under the title block (title_bottom), under each panel its tick labels
+ * and x label (14) and its models' key (12) in rows. */
+static scatter_frame scatter_layout(const qk_plot *p, const rot_table *t, int nf,
+                                    double title_bottom)
+{
+    scatter_frame sf = {0.055, 0.27, 0.80, 0.045, 0, 1};
+    if (!fig_print(p))
+        return sf;
+    for (int f = 0; f < nf; f++) {
+        int models = 0;
+        for (int m = 0; m < t->n_models; m++)
+            models += t->family_of[m] == f;
+        sf.key_rows = models > sf.key_rows ? models : sf.key_rows;
+    }
+    double px = 1.0 / p->height;
+    sf.left = 7.5 * 14 / p->width; /* the tick labels ("1.00") and the y label */
+    sf.gap = 0.09;
+    sf.top = title_bottom - 4.8 * 15 * px;
+    sf.bottom = (sf.key_rows * 1.6 * 12 + 0.6 * 12) * px + 5.4 * 14 * px;
+    sf.key_y = sf.bottom - 5.4 * 14 * px;
+    return sf;
+}
+
+/* The panel's title: the family's name, r and n; in print on two lines,
+ * the panel being narrower in font units. */
+static void scatter_title(qk_plot *p, const char *name, const char *rtext, int n)
+{
+    char rest[96];
+    snprintf(rest, sizeof rest, "r = %s, n = %d heads", rtext, n);
+    qk_plot_printf(p, "set title \"");
+    fig_text_chars(p, name, strlen(name));
+    qk_plot_printf(p, fig_print(p) ? "\\n{/*0.85 " : "  (");
+    fig_text_chars(p, rest, strlen(rest));
+    qk_plot_printf(p, fig_print(p) ? "}\"" : ")\"");
+}
+
 /* One family panel: its heads, the least-squares line, r and n in the title. */
 static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, int i, int nf,
-                          const double *sep, const double *bias)
+                          const double *sep, const double *bias, const scatter_frame *sf)
 {
     rot_rows rows = rot_rows_family(t, f);
     double *y = row_values(bias, &rows, 1e3);
@@ -461,9 +568,9 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     for (int m = 0; m < t->n_models; m++)
         if (t->family_of[m] == f)
             off[m] = scatter_blocks(p, t, m, sep, bias, &yr);
-    panel_columns(p, i, nf, 0.055, 0.99, 0.27, 0.80, 0.045);
+    panel_columns(p, i, nf, sf->left, 0.99, sf->bottom, sf->top, sf->gap);
     double r = rot_pearson(sep, bias, &rows);
-    char block[16], name[64], title[128], rtext[32];
+    char block[16], name[64], rtext[32];
     snprintf(block, sizeof block, "fit%d", f);
     int line = fit_line(p, block, sep, bias, &rows, 1e3);
     rot_family_name(t, f, name, sizeof name);
@@ -474,7 +581,6 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
         fig_fmt(rtext, sizeof rtext, "%+.2f", r);
     else
         snprintf(rtext, sizeof rtext, "n/a");
-    snprintf(title, sizeof title, "%s  (r = %s, n = %d heads)", name, rtext, rows.n);
     char key[128];
     snprintf(key, sizeof key, "%s: Pearson r (heads)", name);
     fig_key(ctx, key, "%+.3f (%d)", r, rows.n);
@@ -492,13 +598,19 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     free(x);
     fig_axis_tics(p, "x", xlo, xhi, 6);
     qk_plot_printf(p, "set xrange [%.6g:%.6g]\n", xlo, xhi);
-    qk_plot_printf(p, "set title ");
-    fig_text(p, title);
+    scatter_title(p, name, rtext, rows.n);
     qk_plot_printf(p, " font \",15\"\nset yrange [%.6g:%.6g]\nunset label\n%s\n", lo, hi,
-                   i == 0 ? "set ylabel \"bias\\\\_strength × 10^3\"" : "unset ylabel");
+                   i > 0 ? "unset ylabel"
+                   : fig_print(p) ? "set ylabel \"bias × 10^3\"" /* lower panels in print */
+                                  : "set ylabel \"bias\\\\_strength × 10^3\"");
     fig_offscale_labels(p, &yr, "%.3g", 1, 11);
-    qk_plot_printf(p, "set key at graph 0.5, graph -0.19 center top horizontal maxcols 3 reverse "
-                      "Left samplen 1 font \",12\" nobox\nplot ");
+    if (fig_print(p))
+        qk_plot_printf(p, "set key at graph 0.5, screen %.4f center top vertical maxrows %d "
+                          "reverse Left samplen 1 font \",12\" nobox\nplot ", sf->key_y,
+                       sf->key_rows);
+    else
+        qk_plot_printf(p, "set key at graph 0.5, graph -0.19 center top horizontal maxcols 3 "
+                          "reverse Left samplen 1 font \",12\" nobox\nplot ");
     int k = 0;
     for (int m = 0; m < t->n_models; m++) {
         if (t->family_of[m] != f)
@@ -531,7 +643,8 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     double *sep = qk_src_values(&t.src, "separation_strength");
     int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
     qk_plot p;
-    rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, 760, 14);
+    /* taller in print, where the keys under the panels take more of it */
+    rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, fig_printing ? 1050 : 760, 14);
     rot_rows all = rot_rows_all(&t);
     double pooled = rot_pearson(sep, bias, &all);
     char sub[256], rtext[32];
@@ -539,12 +652,14 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     snprintf(sub, sizeof sub, "one point per head; r = Pearson r within the family; pooled over "
              "all %d heads: r = %s; ▲ ▼: heads beyond a panel's y scale", rot_count_defined(bias, &all),
              rtext);
-    fig_multiplot_title(&p, "Bias strength vs separation strength (Simpson's paradox)", sub, 17);
+    double title_bottom = fig_multiplot_title(&p, "Bias strength vs separation strength "
+                                              "(Simpson's paradox)", sub, 17);
+    scatter_frame sf = scatter_layout(&p, &t, nf, title_bottom);
     qk_plot_printf(&p, "set grid\nset xlabel \"separation\\\\_strength\"\n");
     fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d heads)",
             pooled, all.n);
     for (int f = 0; f < nf; f++)
-        scatter_panel(ctx, &p, &t, f, f, nf, sep, bias);
+        scatter_panel(ctx, &p, &t, f, f, nf, sep, bias, &sf);
     qk_plot_printf(&p, "unset multiplot\n");
     rot_rows_free(&all);
     free(bias);

@@ -16,6 +16,8 @@ typedef struct bar_metric {
     double scale;
     const char *title, *ylabel, *key;
     int unit_range; /* y from 0 to 1 */
+    const char *print_ylabel; /* the y label on the print canvas, where a panel is
+                                 lower in font units (the title says the rest) */
 } bar_metric;
 
 /* The drawn range of a metric: robust over the bars and the whisker ends,
@@ -101,7 +103,7 @@ static void metric_panel(qk_plot *p, const bar_metric *b, const char *name, int 
     qk_plot_printf(p, " font \",14\"\n");
     if (b->ylabel) {
         qk_plot_printf(p, "set ylabel ");
-        qk_plot_quoted(p, b->ylabel);
+        qk_plot_quoted(p, fig_print(p) && b->print_ylabel ? b->print_ylabel : b->ylabel);
         qk_plot_printf(p, "\n");
     } else {
         qk_plot_printf(p, "unset ylabel\n");
@@ -148,6 +150,44 @@ static void grid_margins(qk_plot *p, int row, int col, int rows, int cols, doubl
                    l, l + w, t - h, t);
 }
 
+/* The panels of a figure in one column on the print canvas, where a row
+ * of them would leave each checkpoint less room than its label: the
+ * phase legend below the title block (top), then the panels, their
+ * margins in characters of font_pt points. */
+static double print_legend_y(const qk_plot *p, double top, int font_pt)
+{
+    return top - 1.0 * font_pt / p->height;
+}
+
+static void print_column_margins(qk_plot *p, int row, int rows, double legend_y, double left_chars,
+                                 int font_pt)
+{
+    double ch = (double)font_pt / p->height;
+    grid_margins(p, row, 0, rows, 1, left_chars * font_pt / p->width, legend_y - 4.6 * ch,
+                 4.3 * ch, 0, 8.0 * ch);
+}
+
+/* Panel i of the 2 x 2 grid of figure 09 in print: the checkpoint labels
+ * on one line turned 45 degrees (print_checkpoint_tics), the room for
+ * them and the panel titles in characters (ch). */
+static void print_grid_margins(qk_plot *p, int i, double legend_y, int font_pt)
+{
+    double chx = (double)font_pt / p->width, chy = (double)font_pt / p->height;
+    grid_margins(p, i / 2, i % 2, 2, 2, 4.5 * chx, legend_y - 4.6 * chy, 6.0 * chy, 6.0 * chx,
+                 9.0 * chy);
+}
+
+/* The checkpoint labels ("S1-40K") on one line, turned 45 degrees: the
+ * two-line labels of the screen are wider than a bar of a print panel. */
+static void print_checkpoint_tics(qk_plot *p, const rot_table *t)
+{
+    qk_plot_printf(p, "set xtics scale 0 rotate by 45 right (");
+    for (int m = 0; m < t->n_models; m++) {
+        fig_text(p, t->models[m].label);
+        qk_plot_printf(p, " %d%s", m, m + 1 < t->n_models ? ", " : ")\n");
+    }
+}
+
 /* "n = 24 heads per checkpoint" or "n = 20 to 24 heads per checkpoint". */
 static void heads_phrase(const rot_table *t, char *out, size_t cap)
 {
@@ -179,13 +219,13 @@ int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
 {
     static const bar_metric metrics[4] = {
         {"mean_abs_r_k_a", "p25_abs_r_k_a", "p75_abs_r_k_a", 1.0, "|r_k| on axis a", NULL,
-         "mean |r_k_a|", 1},
+         "mean |r_k_a|", 1, NULL},
         {"mean_separation_strength", "p25_separation_strength", "p75_separation_strength", 1.0,
-         "Separation strength", NULL, "mean separation_strength", 0},
+         "Separation strength", NULL, "mean separation_strength", 0, NULL},
         {"mean_bias_strength", "p25_bias_strength", "p75_bias_strength", 1e3,
-         "Bias strength × 10^3", NULL, "mean bias_strength x1e3", 0},
+         "Bias strength × 10^3", NULL, "mean bias_strength x1e3", 0, NULL},
         {"mean_plane_var_fraction", "p25_plane_var_fraction", "p75_plane_var_fraction", 1.0,
-         "Plane variance fraction", NULL, "mean plane_var_fraction", 0}};
+         "Plane variance fraction", NULL, "mean plane_var_fraction", 0, NULL}};
     rot_table t;
     if (rotfig_load(ctx, "summary", &t) == 0) {
         rot_table_free(&t);
@@ -207,13 +247,21 @@ int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
     heads_phrase(&t, heads, sizeof heads);
     snprintf(sub, sizeof sub, "bars: mean over the heads of each checkpoint (%s); whiskers: 25th "
              "to 75th percentile", heads);
-    fig_multiplot_title(&p, "SmolLM3-3B: 2-D rotation metrics across training", sub, 18);
+    double top = fig_multiplot_title(&p, "SmolLM3-3B: 2-D rotation metrics across training", sub,
+                                     18);
+    int print = fig_print(&p);
+    double legend_y = print ? print_legend_y(&p, top, 13) : 0.905;
     qk_plot_printf(&p, "set boxwidth 0.78 absolute\n");
-    rotfig_phase_legend(&p, names, n_phases, 0.905);
+    rotfig_phase_legend(&p, names, n_phases, legend_y);
     rotfig_checkpoint_axis(&p, &t, phase, names, MAX_PHASES);
+    if (print)
+        print_checkpoint_tics(&p, &t);
     qk_plot_printf(&p, "set grid noxtics ytics\n");
     for (int i = 0; i < 4; i++) {
-        grid_margins(&p, i / 2, i % 2, 2, 2, 0.05, 0.86, 0.07, 0.06, 0.12);
+        if (print)
+            print_grid_margins(&p, i, legend_y, 13);
+        else
+            grid_margins(&p, i / 2, i % 2, 2, 2, 0.05, 0.86, 0.07, 0.06, 0.12);
         metric_panel(&p, &metrics[i], block[i], n_phases, names, &range[i], 0);
     }
     qk_plot_printf(&p, "unset multiplot\n");
@@ -248,12 +296,12 @@ int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
 {
     static const bar_metric metrics[3] = {
         {"mean_mu_q_a", NULL, NULL, 1.0, "{/:Italic μ}_Q^a (Q cluster mean on axis a)",
-         "Mean projection", "mean mu_q_a", 0},
+         "Mean projection", "mean mu_q_a", 0, "Projection"},
         {"mean_abs_alpha_k", NULL, NULL, 1e3, "|{/:Italic α}_K| × 10^3 (K drift slope per token)",
-         "Slope × 10^3", "mean |alpha_k| x1e3", 0},
+         "Slope × 10^3", "mean |alpha_k| x1e3", 0, NULL},
         {"mean_bias_strength", NULL, NULL, 1e3,
          "bias = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3", "bias\\_strength × 10^3",
-         "mean bias_strength x1e3", 0}};
+         "mean bias_strength x1e3", 0, "Bias × 10^3"}};
     rot_table t;
     if (rotfig_load(ctx, "summary", &t) == 0) {
         rot_table_free(&t);
@@ -262,7 +310,7 @@ int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
     int *phase = qk_calloc((size_t)t.n_models, sizeof *phase);
     char names[MAX_PHASES][48];
     qk_plot p;
-    rotfig_begin(&p, 2240, 760, 13);
+    rotfig_begin(&p, 2240, fig_printing ? 2150 : 760, 13); /* print: one column */
     int n_phases = checkpoint_phases(&t, phase, names);
     fig_range range[3];
     char block[3][8];
@@ -275,13 +323,18 @@ int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
     heads_phrase(&t, heads, sizeof heads);
     snprintf(sub, sizeof sub, "means over the heads of each checkpoint (%s); slopes and bias are "
              "per token of key position", heads);
-    fig_multiplot_title(&p, "SmolLM3-3B: bias strength decomposition", sub, 18);
+    double top = fig_multiplot_title(&p, "SmolLM3-3B: bias strength decomposition", sub, 18);
+    int print = fig_print(&p);
+    double legend_y = print ? print_legend_y(&p, top, 13) : 0.85;
     qk_plot_printf(&p, "set boxwidth 0.78 absolute\n");
-    rotfig_phase_legend(&p, names, n_phases, 0.85);
+    rotfig_phase_legend(&p, names, n_phases, legend_y);
     rotfig_checkpoint_axis(&p, &t, phase, names, MAX_PHASES);
     qk_plot_printf(&p, "set grid noxtics ytics\n");
     for (int i = 0; i < 3; i++) {
-        grid_margins(&p, 0, i, 1, 3, 0.055, 0.76, 0.12, 0.06, 0.0);
+        if (print)
+            print_column_margins(&p, i, 3, legend_y, 7.0, 13);
+        else
+            grid_margins(&p, 0, i, 1, 3, 0.055, 0.76, 0.12, 0.06, 0.0);
         metric_panel(&p, &metrics[i], block[i], n_phases, names, &range[i], 0);
     }
     qk_plot_printf(&p, "unset multiplot\n");
