@@ -74,11 +74,22 @@ typedef struct wrecord {
     int first; /* index of its first value */
 } wrecord;
 
-typedef struct wtable {
-    char *name, *prefix, *caption;
-    int n_cols, n_rows;
-    char **fields, **headers, **ids;
-} wtable;
+/* Frees what a table holds (not the table itself). */
+static void ntable_free(qk_ntable *tb)
+{
+    for (int c = 0; c < tb->n_cols; c++) {
+        free(tb->fields[c]);
+        free(tb->headers[c]);
+    }
+    for (int r = 0; r < tb->n_rows; r++)
+        free(tb->ids[r]);
+    free(tb->fields);
+    free(tb->headers);
+    free(tb->ids);
+    free(tb->name);
+    free(tb->prefix);
+    free(tb->caption);
+}
 
 struct qk_numbers {
     char *path;
@@ -87,7 +98,7 @@ struct qk_numbers {
     int n_records;
     wrecord *records;
     int n_tables;
-    wtable *tables;
+    qk_ntable *tables;
 };
 
 static void bug(const qk_numbers *w, const char *fmt, const char *what)
@@ -251,7 +262,7 @@ int qk_numbers_table(qk_numbers *w, const char *name, const char *prefix, const 
         if (strcmp(w->tables[t].name, name) == 0)
             bug(w, "table '%s' made twice", name);
     w->tables = qk_realloc(w->tables, (size_t)(w->n_tables + 1) * sizeof *w->tables);
-    wtable *t = &w->tables[w->n_tables];
+    qk_ntable *t = &w->tables[w->n_tables];
     memset(t, 0, sizeof *t);
     t->name = qk_strdup(name);
     t->prefix = qk_strdup(prefix);
@@ -261,7 +272,7 @@ int qk_numbers_table(qk_numbers *w, const char *name, const char *prefix, const 
 
 void qk_numbers_column(qk_numbers *w, int table, const char *field, const char *header)
 {
-    wtable *t = &w->tables[table];
+    qk_ntable *t = &w->tables[table];
     t->fields = qk_realloc(t->fields, (size_t)(t->n_cols + 1) * sizeof(char *));
     t->headers = qk_realloc(t->headers, (size_t)(t->n_cols + 1) * sizeof(char *));
     t->fields[t->n_cols] = qk_strdup(field);
@@ -270,7 +281,7 @@ void qk_numbers_column(qk_numbers *w, int table, const char *field, const char *
 
 void qk_numbers_row(qk_numbers *w, int table, const char *id)
 {
-    wtable *t = &w->tables[table];
+    qk_ntable *t = &w->tables[table];
     t->ids = qk_realloc(t->ids, (size_t)(t->n_rows + 1) * sizeof(char *));
     t->ids[t->n_rows++] = clean_text(id);
 }
@@ -279,7 +290,7 @@ void qk_numbers_row(qk_numbers *w, int table, const char *id)
 static void check_tables(const qk_numbers *w)
 {
     for (int t = 0; t < w->n_tables; t++) {
-        const wtable *tb = &w->tables[t];
+        const qk_ntable *tb = &w->tables[t];
         for (int r = 0; r < tb->n_rows; r++) {
             char name[512];
             snprintf(name, sizeof name, "%s.%s", tb->prefix, tb->ids[r]);
@@ -308,7 +319,7 @@ void qk_numbers_close(qk_numbers *w)
                 v->meaning);
     }
     for (int t = 0; t < w->n_tables; t++) {
-        const wtable *tb = &w->tables[t];
+        const qk_ntable *tb = &w->tables[t];
         fprintf(out.fp, "table\t%s\t%s\t%s\n", tb->name, tb->prefix, tb->caption);
         for (int c = 0; c < tb->n_cols; c++)
             fprintf(out.fp, "column\t%s\t%s\t%s\n", tb->name, tb->fields[c], tb->headers[c]);
@@ -323,21 +334,8 @@ void qk_numbers_close(qk_numbers *w)
     }
     for (int r = 0; r < w->n_records; r++)
         free(w->records[r].name);
-    for (int t = 0; t < w->n_tables; t++) {
-        wtable *tb = &w->tables[t];
-        for (int c = 0; c < tb->n_cols; c++) {
-            free(tb->fields[c]);
-            free(tb->headers[c]);
-        }
-        for (int r = 0; r < tb->n_rows; r++)
-            free(tb->ids[r]);
-        free(tb->fields);
-        free(tb->headers);
-        free(tb->ids);
-        free(tb->name);
-        free(tb->prefix);
-        free(tb->caption);
-    }
+    for (int t = 0; t < w->n_tables; t++)
+        ntable_free(&w->tables[t]);
     free(w->values);
     free(w->records);
     free(w->tables);
@@ -502,21 +500,8 @@ void qk_nset_free(qk_nset *s)
         free(s->values[i].raw);
         free(s->values[i].meaning);
     }
-    for (int t = 0; t < s->n_tables; t++) {
-        qk_ntable *tb = &s->tables[t];
-        for (int c = 0; c < tb->n_cols; c++) {
-            free(tb->fields[c]);
-            free(tb->headers[c]);
-        }
-        for (int r = 0; r < tb->n_rows; r++)
-            free(tb->ids[r]);
-        free(tb->fields);
-        free(tb->headers);
-        free(tb->ids);
-        free(tb->name);
-        free(tb->prefix);
-        free(tb->caption);
-    }
+    for (int t = 0; t < s->n_tables; t++)
+        ntable_free(&s->tables[t]);
     free(s->values);
     free(s->tables);
     memset(s, 0, sizeof *s);
