@@ -68,112 +68,50 @@ void plast_begin(qk_plot *p, int width, int height, int font_pt)
         "set format x \"%% h\"\nset format y \"%% h\"\n");
 }
 
+/* The heatmaps 01-04 and the profiles 05-07 are one figure each, drawn for
+ * the model their parameter names. */
+#define HEATMAP_FIGURE(id) \
+    {id, "Attention plasticity by key distance: {model}", \
+     "Mean attention plasticity of {model}'s heads for key pairs binned by the distance " \
+     "between the two keys (x) and by the distance from the keys' midpoint to the query " \
+     "(y), in bins of one capture bucket (ticks at bin starts, K = 1024 tokens). Bright " \
+     "cells: the query's content still decides which of the two keys wins; dark cells: " \
+     "their order is fixed by position. The colour range is robust (docs/figure-style.md), " \
+     "decided by the cells from enough heads; cells beyond it " \
+     "take the end colour and carry a triangle, and the key numbers count them. Cells " \
+     "averaged over fewer than the figure's minimum share of the model's heads are faded. " \
+     "White cells hold no pairs (or fewer evaluations than the count filter). A pair can " \
+     "only be as far apart as it is old, hence the diamond. The model is a parameter of " \
+     "the figure.", \
+     "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with " \
+     "the rows of {model}: the dataset of {model} analysed in the run.", \
+     plast_draw_heatmap, 1}
+
+#define PROFILE_FIGURE(id) \
+    {id, "Attention plasticity along the context: {model}", \
+     "Attention plasticity of every head of {model} (grey, one line per head) and their " \
+     "mean (vermillion) against the query position, per query bin (a tenth of a capture " \
+     "bucket), plotted at the bin centre; positions in tokens, K = 1024. A head's bins " \
+     "with too few eligible key pairs are left out, and its line breaks there. The mean is " \
+     "drawn as a thick line only where at least the figure's minimum share of the heads " \
+     "contribute, as a thin dashed line where fewer do; the lower panel gives the number " \
+     "of heads behind each bin of the mean. The key numbers give the spread of the head " \
+     "lines over the first and the last fifth of the bins. The model is a parameter of the " \
+     "figure.", \
+     "the cross-model plasticity tables " \
+     "results/attention_plasticity/head_bucket_plasticity.csv and " \
+     "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} " \
+     "analysed in the run.", \
+     plast_draw_profile, 1}
+
 const fig_def plasticity_figures[] = {
-    {"attention-plasticity/01", "Attention plasticity by key distance: {model}",
-     "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
-     "between the two keys (x) and by the distance from the keys' midpoint to the query "
-     "(y), in bins of one capture bucket (ticks at bin starts, K = 1024 tokens). Bright "
-     "cells: the query's content still decides which of the two keys wins; dark cells: "
-     "their order is fixed by position. The colour range is robust (docs/figure-style.md), "
-     "decided by the cells from enough heads; cells beyond it "
-     "take the end colour and carry a triangle, and the key numbers count them. Cells "
-     "averaged over fewer than the figure's minimum share of the model's heads are faded. "
-     "White cells hold no pairs (or fewer evaluations than the count filter). A pair can "
-     "only be as far apart as it is old, hence the diamond. The model is a parameter of "
-     "the figure.",
-     "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
-     "the rows of {model}: the dataset of {model} analysed in the run.",
-     plast_draw_heatmap, 1},
-    {"attention-plasticity/02", "Attention plasticity by key distance: {model}",
-     "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
-     "between the two keys (x) and by the distance from the keys' midpoint to the query "
-     "(y), in bins of one capture bucket (ticks at bin starts, K = 1024 tokens). Bright "
-     "cells: the query's content still decides which of the two keys wins; dark cells: "
-     "their order is fixed by position. The colour range is robust (docs/figure-style.md), "
-     "decided by the cells from enough heads; cells beyond it "
-     "take the end colour and carry a triangle, and the key numbers count them. Cells "
-     "averaged over fewer than the figure's minimum share of the model's heads are faded. "
-     "White cells hold no pairs (or fewer evaluations than the count filter). A pair can "
-     "only be as far apart as it is old, hence the diamond. The model is a parameter of "
-     "the figure.",
-     "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
-     "the rows of {model}: the dataset of {model} analysed in the run.",
-     plast_draw_heatmap, 1},
-    {"attention-plasticity/03", "Attention plasticity by key distance: {model}",
-     "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
-     "between the two keys (x) and by the distance from the keys' midpoint to the query "
-     "(y), in bins of one capture bucket (ticks at bin starts, K = 1024 tokens). Bright "
-     "cells: the query's content still decides which of the two keys wins; dark cells: "
-     "their order is fixed by position. The colour range is robust (docs/figure-style.md), "
-     "decided by the cells from enough heads; cells beyond it "
-     "take the end colour and carry a triangle, and the key numbers count them. Cells "
-     "averaged over fewer than the figure's minimum share of the model's heads are faded. "
-     "White cells hold no pairs (or fewer evaluations than the count filter). A pair can "
-     "only be as far apart as it is old, hence the diamond. The model is a parameter of "
-     "the figure.",
-     "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
-     "the rows of {model}: the dataset of {model} analysed in the run.",
-     plast_draw_heatmap, 1},
-    {"attention-plasticity/04", "Attention plasticity by key distance: {model}",
-     "Mean attention plasticity of {model}'s heads for key pairs binned by the distance "
-     "between the two keys (x) and by the distance from the keys' midpoint to the query "
-     "(y), in bins of one capture bucket (ticks at bin starts, K = 1024 tokens). Bright "
-     "cells: the query's content still decides which of the two keys wins; dark cells: "
-     "their order is fixed by position. The colour range is robust (docs/figure-style.md), "
-     "decided by the cells from enough heads; cells beyond it "
-     "take the end colour and carry a triangle, and the key numbers count them. Cells "
-     "averaged over fewer than the figure's minimum share of the model's heads are faded. "
-     "White cells hold no pairs (or fewer evaluations than the count filter). A pair can "
-     "only be as far apart as it is old, hence the diamond. The model is a parameter of "
-     "the figure.",
-     "the cross-model plasticity table results/attention_plasticity/model_pair2d.csv with "
-     "the rows of {model}: the dataset of {model} analysed in the run.",
-     plast_draw_heatmap, 1},
-    {"attention-plasticity/05", "Attention plasticity along the context: {model}",
-     "Attention plasticity of every head of {model} (grey, one line per head) and their "
-     "mean (vermillion) against the query position, per query bin (a tenth of a capture "
-     "bucket), plotted at the bin centre; positions in tokens, K = 1024. A head's bins "
-     "with too few eligible key pairs are left out, and its line breaks there. The mean is "
-     "drawn as a thick line only where at least the figure's minimum share of the heads "
-     "contribute, as a thin dashed line where fewer do; the lower panel gives the number "
-     "of heads behind each bin of the mean. The key numbers give the spread of the head "
-     "lines over the first and the last fifth of the bins. The model is a parameter of the "
-     "figure.",
-     "the cross-model plasticity tables "
-     "results/attention_plasticity/head_bucket_plasticity.csv and "
-     "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
-     "analysed in the run.",
-     plast_draw_profile, 1},
-    {"attention-plasticity/06", "Attention plasticity along the context: {model}",
-     "Attention plasticity of every head of {model} (grey, one line per head) and their "
-     "mean (vermillion) against the query position, per query bin (a tenth of a capture "
-     "bucket), plotted at the bin centre; positions in tokens, K = 1024. A head's bins "
-     "with too few eligible key pairs are left out, and its line breaks there. The mean is "
-     "drawn as a thick line only where at least the figure's minimum share of the heads "
-     "contribute, as a thin dashed line where fewer do; the lower panel gives the number "
-     "of heads behind each bin of the mean. The key numbers give the spread of the head "
-     "lines over the first and the last fifth of the bins. The model is a parameter of the "
-     "figure.",
-     "the cross-model plasticity tables "
-     "results/attention_plasticity/head_bucket_plasticity.csv and "
-     "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
-     "analysed in the run.",
-     plast_draw_profile, 1},
-    {"attention-plasticity/07", "Attention plasticity along the context: {model}",
-     "Attention plasticity of every head of {model} (grey, one line per head) and their "
-     "mean (vermillion) against the query position, per query bin (a tenth of a capture "
-     "bucket), plotted at the bin centre; positions in tokens, K = 1024. A head's bins "
-     "with too few eligible key pairs are left out, and its line breaks there. The mean is "
-     "drawn as a thick line only where at least the figure's minimum share of the heads "
-     "contribute, as a thin dashed line where fewer do; the lower panel gives the number "
-     "of heads behind each bin of the mean. The key numbers give the spread of the head "
-     "lines over the first and the last fifth of the bins. The model is a parameter of the "
-     "figure.",
-     "the cross-model plasticity tables "
-     "results/attention_plasticity/head_bucket_plasticity.csv and "
-     "model_bucket_plasticity.csv with the rows of {model}: the dataset of {model} "
-     "analysed in the run.",
-     plast_draw_profile, 1},
+    HEATMAP_FIGURE("attention-plasticity/01"),
+    HEATMAP_FIGURE("attention-plasticity/02"),
+    HEATMAP_FIGURE("attention-plasticity/03"),
+    HEATMAP_FIGURE("attention-plasticity/04"),
+    PROFILE_FIGURE("attention-plasticity/05"),
+    PROFILE_FIGURE("attention-plasticity/06"),
+    PROFILE_FIGURE("attention-plasticity/07"),
     {"attention-plasticity/08", "Where the positional information sits: {model}",
      "Top: mean over {model}'s heads of the component weight of each head dimension, the "
      "share of the linear positional information of the queries (per-dimension R^2 of a "
