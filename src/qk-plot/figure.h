@@ -101,6 +101,10 @@ int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err);
 /* Positions and lengths in tokens, K = 1024 (qk_plot_tokens). */
 #define fig_tokens qk_plot_tokens
 
+/* "n = 24 heads PER" or "n = 20 to 24 heads PER" (per: "per model",
+ * "each", ...) from the head counts of the n models drawn. */
+void fig_heads_phrase(const double *heads, int n, const char *per, char *out, size_t cap);
+
 /* The figure's title and, below it, its subtitle (0.78 of the size; may be
  * NULL) at the top of the canvas, at a fixed place whatever the margins,
  * keys and labels above the plot; text as given (enhanced-text markup

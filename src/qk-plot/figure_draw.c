@@ -446,3 +446,14 @@ void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks
         decimals++;
     qk_plot_printf(p, "set %stics %.10g\nset format %s \"%%.%df\"\n", axis, step, axis, decimals);
 }
+
+void fig_heads_phrase(const double *heads, int n, const char *per, char *out, size_t cap)
+{
+    double lo = n > 0 ? heads[0] : 0, hi = lo;
+    for (int i = 1; i < n; i++)
+        lo = fmin(lo, heads[i]), hi = fmax(hi, heads[i]);
+    if (lo == hi)
+        snprintf(out, cap, "n = %.0f heads %s", lo, per);
+    else
+        snprintf(out, cap, "n = %.0f to %.0f heads %s", lo, hi, per);
+}

@@ -40,17 +40,11 @@ void pca_thresholds(const fig_ctx *ctx, double *high, double *low)
 
 void pca_heads_phrase(const pca_study *s, char *out, size_t cap)
 {
-    int lo = s->models[0].n_heads, hi = lo;
-    for (int m = 1; m < s->n_models; m++) {
-        if (s->models[m].n_heads < lo)
-            lo = s->models[m].n_heads;
-        if (s->models[m].n_heads > hi)
-            hi = s->models[m].n_heads;
-    }
-    if (lo == hi)
-        snprintf(out, cap, "n = %d heads each", lo);
-    else
-        snprintf(out, cap, "n = %d to %d heads each", lo, hi);
+    double *heads = qk_malloc((size_t)(s->n_models > 0 ? s->n_models : 1) * sizeof *heads);
+    for (int m = 0; m < s->n_models; m++)
+        heads[m] = s->models[m].n_heads;
+    fig_heads_phrase(heads, s->n_models, "each", out, cap);
+    free(heads);
 }
 
 void pca_threshold_lines(qk_plot *p, double low, double high, int horizontal_low)

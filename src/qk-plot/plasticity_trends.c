@@ -116,18 +116,6 @@ static void trajectory_bottom(qk_plot *p, const checkpoint *cp, int n, const fig
         FIG_GREEN);
 }
 
-/* "24 heads per checkpoint" or "22 to 24 heads per checkpoint". */
-static void heads_phrase(const checkpoint *cp, int n, char *out, size_t cap)
-{
-    double lo = cp[0].heads, hi = cp[0].heads;
-    for (int i = 1; i < n; i++)
-        lo = fmin(lo, cp[i].heads), hi = fmax(hi, cp[i].heads);
-    if (lo == hi)
-        snprintf(out, cap, "n = %.0f heads per checkpoint", lo);
-    else
-        snprintf(out, cap, "n = %.0f to %.0f heads per checkpoint", lo, hi);
-}
-
 int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
 {
     int n;
@@ -155,7 +143,11 @@ int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
     }
     qk_plot_data_end(&p);
     char sub[160];
-    heads_phrase(cp, n, sub, sizeof sub);
+    double *heads = qk_malloc((size_t)n * sizeof *heads);
+    for (int i = 0; i < n; i++)
+        heads[i] = cp[i].heads;
+    fig_heads_phrase(heads, n, "per checkpoint", sub, sizeof sub);
+    free(heads);
     double top = fig_multiplot_title(&p, "SmolLM3-3B: attention plasticity and positional bias "
                                      "through training", sub, 19);
     trajectory_top(&p, cp, n, &r_ap, top);

@@ -17,20 +17,6 @@ static double total_heads(const rot_table *t)
     return n;
 }
 
-/* "n = 24 heads per model" or "n = 20 to 24 heads per model". */
-static void heads_phrase(const rot_table *t, char *out, size_t cap)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (int m = 0; m < t->n_models; m++) {
-        double n = rotfig_model_value(t, m, "n_heads");
-        lo = fmin(lo, n), hi = fmax(hi, n);
-    }
-    if (lo == hi)
-        snprintf(out, cap, "n = %.0f heads per model", lo);
-    else
-        snprintf(out, cap, "n = %.0f to %.0f heads per model", lo, hi);
-}
-
 /* Mean of a per-model column over the models, and over the heads (each
  * model weighted by its n_heads). */
 static void model_and_head_means(const rot_table *t, const char *column, double *over_models,
@@ -72,7 +58,7 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
     qk_plot_data_end(&p);
     rotfig_model_axis(&p, &t, ",13");
     char sub[256], heads[64];
-    heads_phrase(&t, heads, sizeof heads);
+    rotfig_heads_phrase(&t, "per model", heads, sizeof heads);
     snprintf(sub, sizeof sub, "mean over the heads of each model (%s) of |Pearson r| between the "
              "projection on a and token position, queries and keys separately", heads);
     double top = fig_title(&p, "Q vs K position correlation on the drift axis a", sub, 17);
@@ -130,7 +116,7 @@ int rotfig_draw_variance(fig_ctx *ctx, qk_err *err)
     qk_plot_data_end(&p);
     rotfig_model_axis(&p, &t, ",13");
     char sub[256], heads[64];
-    heads_phrase(&t, heads, sizeof heads);
+    rotfig_heads_phrase(&t, "per model", heads, sizeof heads);
     snprintf(sub, sizeof sub, "mean share of the pooled Q+K variance of the heads of each model "
              "(%s); number above a bar = a + b", heads);
     double top = fig_title(&p, "Variance decomposition: the 2-D \\{a, b\\} plane against its "
@@ -210,7 +196,7 @@ int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
     }
     rotfig_model_axis(&p, &t, ",13");
     char sub[256], heads[64];
-    heads_phrase(&t, heads, sizeof heads);
+    rotfig_heads_phrase(&t, "per model", heads, sizeof heads);
     snprintf(sub, sizeof sub, "median over the heads of each model (%s) of |α_k| / |α_q|, the "
              "per-token slopes of the key and query projections on a", heads);
     fig_title(&p, "K-to-Q drift slope ratio (> 1: the keys drift faster along a)", sub, 17);

@@ -148,3 +148,12 @@ void rotfig_phase_legend(qk_plot *p, char names[][48], int n, double y)
     qk_plot_printf(p, "\nunset key\nset border 31 lw 1.0 lc rgb '#444444'\n"
                       "set ytics auto format \"%% h\" scale 0.6\n");
 }
+
+void rotfig_heads_phrase(const rot_table *t, const char *per, char *out, size_t cap)
+{
+    double *heads = qk_malloc((size_t)(t->n_models > 0 ? t->n_models : 1) * sizeof *heads);
+    for (int m = 0; m < t->n_models; m++)
+        heads[m] = rotfig_model_value(t, m, "n_heads");
+    fig_heads_phrase(heads, t->n_models, per, out, cap);
+    free(heads);
+}

@@ -55,6 +55,8 @@ void rotfig_phase_legend(qk_plot *p, char names[][48], int n, double y);
 
 /* A numeric column of a per-model table (model_summary.csv) at model m. */
 double rotfig_model_value(const rot_table *t, int m, const char *column);
+/* fig_heads_phrase over the n_heads column of the models. */
+void rotfig_heads_phrase(const rot_table *t, const char *per, char *out, size_t cap);
 
 /* The figures. */
 int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err);

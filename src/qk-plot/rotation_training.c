@@ -188,20 +188,6 @@ static void print_checkpoint_tics(qk_plot *p, const rot_table *t)
     }
 }
 
-/* "n = 24 heads per checkpoint" or "n = 20 to 24 heads per checkpoint". */
-static void heads_phrase(const rot_table *t, char *out, size_t cap)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (int m = 0; m < t->n_models; m++) {
-        double n = rotfig_model_value(t, m, "n_heads");
-        lo = fmin(lo, n), hi = fmax(hi, n);
-    }
-    if (lo == hi)
-        snprintf(out, cap, "n = %.0f heads per checkpoint", lo);
-    else
-        snprintf(out, cap, "n = %.0f to %.0f heads per checkpoint", lo, hi);
-}
-
 /* The phases of the checkpoints as key numbers. */
 static void phase_keys(fig_ctx *ctx, const rot_table *t, const int *phase, char names[][48])
 {
@@ -244,7 +230,7 @@ int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
         metric_blocks(&p, &t, &metrics[i], block[i], phase, n_phases, &range[i]);
     }
     char sub[200], heads[64];
-    heads_phrase(&t, heads, sizeof heads);
+    rotfig_heads_phrase(&t, "per checkpoint", heads, sizeof heads);
     snprintf(sub, sizeof sub, "bars: mean over the heads of each checkpoint (%s); whiskers: 25th "
              "to 75th percentile", heads);
     double top = fig_multiplot_title(&p, "SmolLM3-3B: 2-D rotation metrics across training", sub,
@@ -320,7 +306,7 @@ int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
         metric_blocks(&p, &t, &metrics[i], block[i], phase, n_phases, &range[i]);
     }
     char sub[200], heads[64];
-    heads_phrase(&t, heads, sizeof heads);
+    rotfig_heads_phrase(&t, "per checkpoint", heads, sizeof heads);
     snprintf(sub, sizeof sub, "means over the heads of each checkpoint (%s); slopes and bias are "
              "per token of key position", heads);
     double top = fig_multiplot_title(&p, "SmolLM3-3B: bias strength decomposition", sub, 18);
