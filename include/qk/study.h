@@ -28,6 +28,14 @@ long qk_family_rank(const qk_src *reg, const char *family);
 /* The display order of n models: their indices sorted by family rank,
  * then rank within the family (registry row), then index (malloc'd). */
 int *qk_display_order(const long *family_rank, const long *within, int n);
+/* Puts n items of size bytes into that display order, in place; returns
+ * the order (order[i]: the former index of the item now at i; malloc'd). */
+int *qk_sort_for_display(void *items, size_t size, int n, const long *family_rank,
+                         const long *within);
+/* Numbers the families of n models in order of first appearance
+ * (family_of[i]; models that share a family name share a number); returns
+ * the number of families. */
+int qk_number_families(const char *const *family, int n, int *family_of);
 /* The display name of a family from its models' labels: their longest
  * common prefix cut back to a word boundary ("Qwen3-0.6B", "Qwen3-4B" ->
  * "Qwen3"); a family of one model is named by its label; fallback when no

@@ -89,17 +89,12 @@ static void order_models(pca_study *s, const qk_src *reg)
         family[i] = m->registry_row >= 0 ? qk_family_rank(reg, m->family) : QK_UNRANKED;
         within[i] = m->registry_row >= 0 ? m->registry_row : QK_UNRANKED + i;
     }
-    int *order = qk_display_order(family, within, n);
-    pca_model *sorted = qk_calloc((size_t)(n ? n : 1), sizeof *sorted);
+    int *order = qk_sort_for_display(s->models, sizeof *s->models, n, family, within);
     int *new_index = qk_calloc((size_t)(n ? n : 1), sizeof *new_index);
-    for (int i = 0; i < n; i++) {
-        sorted[i] = s->models[order[i]];
+    for (int i = 0; i < n; i++)
         new_index[order[i]] = i;
-    }
     for (int h = 0; h < s->n_heads; h++)
         s->heads[h].model = new_index[s->heads[h].model];
-    free(s->models);
-    s->models = sorted;
     free(family);
     free(within);
     free(order);

@@ -69,26 +69,17 @@ static void order_models(rot_table *t, const qk_src *reg)
         family[i] = qk_family_rank(reg, t->models[i].family);
         within[i] = t->models[i].registry_row >= 0 ? t->models[i].registry_row : QK_UNRANKED + i;
     }
-    int *order = qk_display_order(family, within, n);
-    rot_model *sorted = qk_calloc((size_t)(n ? n : 1), sizeof *sorted);
-    for (int i = 0; i < n; i++)
-        sorted[i] = t->models[order[i]];
-    free(t->models);
-    t->models = sorted;
+    free(qk_sort_for_display(t->models, sizeof *t->models, n, family, within));
     free(family);
     free(within);
-    free(order);
     /* families in order of first appearance (models of unranked families
      * that share a name still share a family) */
+    const char **names = qk_calloc((size_t)(n ? n : 1), sizeof *names);
+    for (int i = 0; i < n; i++)
+        names[i] = t->models[i].family;
     t->family_of = qk_calloc((size_t)(n ? n : 1), sizeof *t->family_of);
-    t->n_families = 0;
-    for (int i = 0; i < n; i++) {
-        int f = -1;
-        for (int j = 0; j < i && f < 0; j++)
-            if (strcmp(t->models[j].family, t->models[i].family) == 0)
-                f = t->family_of[j];
-        t->family_of[i] = f >= 0 ? f : t->n_families++;
-    }
+    t->n_families = qk_number_families(names, n, t->family_of);
+    free(names);
 }
 
 void rot_table_load(rot_table *t, const qk_src *src, const qk_src *registry)

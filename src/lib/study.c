@@ -76,6 +76,31 @@ int *qk_display_order(const long *family_rank, const long *within, int n)
     return order;
 }
 
+int *qk_sort_for_display(void *items, size_t size, int n, const long *family_rank,
+                         const long *within)
+{
+    int *order = qk_display_order(family_rank, within, n);
+    char *sorted = qk_malloc((n ? (size_t)n : 1) * size);
+    for (int i = 0; i < n; i++)
+        memcpy(sorted + (size_t)i * size, (char *)items + (size_t)order[i] * size, size);
+    memcpy(items, sorted, (size_t)n * size);
+    free(sorted);
+    return order;
+}
+
+int qk_number_families(const char *const *family, int n, int *family_of)
+{
+    int n_families = 0;
+    for (int i = 0; i < n; i++) {
+        int f = -1;
+        for (int j = 0; j < i && f < 0; j++)
+            if (strcmp(family[j], family[i]) == 0)
+                f = family_of[j];
+        family_of[i] = f >= 0 ? f : n_families++;
+    }
+    return n_families;
+}
+
 static int is_separator(char c) { return c == '-' || c == '_' || c == ' '; }
 
 void qk_family_label(const char *const *labels, int n, const char *fallback, char *out,
