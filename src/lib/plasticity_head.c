@@ -14,6 +14,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "qk/moments.h"
 #include "qk/plasticity.h"
@@ -36,7 +39,7 @@ typedef struct key_pair {
 } key_pair;
 
 typedef struct head_work {
-    int d, n_bins, n_cells, bucket_size, bin_factor;
+    int d, n_bins, n_cells, bucket_size;
     double inv_two_b; /* 1 / 2B when 2B is a power of two, else 0 */
     int64_t nq, nk;
     double *q;          /* [nq * d] oriented, rotated */
@@ -785,26 +788,36 @@ static inline double run_sum(const double *pp, int n)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* Whether bin b of a pair (pos_sum) lies beyond the heatmap row whose
- * upper edge is edge (2 tau_b - pos_sum >= edge, up to rounding: near the
- * edge the exact row decides). */
-static inline int past_row(const head_work *w, const double *tau2, int b, double pos_sum,
-                           int row, double edge, double sure)
+/* The heatmap rows of a pair's bins from..last (all kept), into row[0..]:
+ * cell_row of 2 tau_b - pos_sum, with tau2[b] = 2 tau_b. With 2B a power
+ * of two, two bins at a time: the clamps as maxima and minima (a NaN
+ * gives row 0, as in cell_row), then truncation. */
+static void pair_rows(const head_work *w, const double *tau2, int from, int last,
+                      double pos_sum, int32_t *row)
 {
-    double y = tau2[b] - pos_sum;
-    if (y < sure)
-        return 0;
-    return y >= edge || cell_row(w, y) != row;
+    int n = last - from + 1, i = 0;
+    const double *y = tau2 + from;
+#ifdef __SSE2__
+    if (w->inv_two_b > 0.0) {
+        __m128d ps = _mm_set1_pd(pos_sum), inv = _mm_set1_pd(w->inv_two_b);
+        __m128d zero = _mm_setzero_pd(), top = _mm_set1_pd((double)(w->n_cells - 1));
+        for (; i + 2 <= n; i += 2) {
+            __m128d mid = _mm_mul_pd(_mm_sub_pd(_mm_loadu_pd(y + i), ps), inv);
+            mid = _mm_min_pd(_mm_max_pd(mid, zero), top); /* max(NaN, 0) = 0 */
+            _mm_storel_epi64((__m128i *)(void *)(row + i), _mm_cvttpd_epi32(mid));
+        }
+    }
+#endif
+    for (; i < n; i++)
+        row[i] = cell_row(w, y[i] - pos_sum);
 }
 
 /* Adds the PP values pp[0..] of pair p for its bins from..last (all kept)
- * to the bins and to the heatmap cells. tau2[b] = 2 tau_b. The row of a
- * bin only grows with b (tau_b does), so the bins of one cell form a run;
- * a run adds its sum to its cell. A run of row r ends near the bin that
- * holds position ((r + 1) 2B + pos_sum) / 2 (tau_b lies inside bin b): the
- * end is looked for from there. */
+ * to the bins and to the heatmap cells. The row of a bin only grows with b
+ * (tau_b does), so the bins of one cell form a run of equal rows; a run
+ * adds its sum to its cell. row: room for the pair's bins. */
 static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, int from,
-                            int last, const double *pp, const double *tau2)
+                            int last, const double *pp, const double *tau2, int32_t *row)
 {
     double *bin_sum = w->bin_sum + from;
     int n = last - from + 1, i = 0;
@@ -812,25 +825,15 @@ static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, i
         store2(bin_sum + i, load2(bin_sum + i) + load2(pp + i));
     for (; i < n; i++)
         bin_sum[i] += pp[i];
-    double pos_sum = (double)p->pos_sum, two_b = 2.0 * w->bucket_size;
-    double bins_per_position = (double)w->bin_factor / w->bucket_size;
+    pair_rows(w, tau2, from, last, (double)p->pos_sum, row);
     int col = p->dist_cell < w->n_cells ? p->dist_cell : w->n_cells - 1;
-    for (int b = from; b <= last;) {
-        int row = cell_row(w, tau2[b] - pos_sum);
-        int e = last + 1;
-        if (row < w->n_cells - 1) {
-            double edge = (double)(row + 1) * two_b;
-            double sure = edge - edge * 0x1p-50; /* below it the row is certainly the same */
-            double guess = 0.5 * (edge + pos_sum) * bins_per_position; /* >= 0 */
-            e = guess < b + 1 ? b + 1 : guess >= last + 1 ? last + 1 : (int)guess;
-            while (e > b + 1 && past_row(w, tau2, e - 1, pos_sum, row, edge, sure))
-                e--;
-            while (e <= last && !past_row(w, tau2, e, pos_sum, row, edge, sure))
-                e++;
-        }
-        size_t cell = (size_t)col * w->n_cells + row;
-        w->cell_sum[cell] += run_sum(pp + (b - from), e - b);
-        h->cell_evals[cell] += e - b;
+    size_t first_cell = (size_t)col * w->n_cells;
+    for (int b = 0; b < n;) {
+        int e = b + 1;
+        while (e < n && row[e] == row[b])
+            e++;
+        w->cell_sum[first_cell + row[b]] += run_sum(pp + b, e - b);
+        h->cell_evals[first_cell + row[b]] += e - b;
         b = e;
     }
 }
@@ -892,6 +895,7 @@ static void exact_diag(head_work *w, qk_plast_head *h)
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     double *m = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     int32_t *from = qk_malloc((size_t)PAIR_BLOCK * sizeof *from);
+    int32_t *rows = qk_malloc((size_t)w->n_bins * sizeof *rows);
     pair_blocks pb;
     make_blocks(w, &pb);
     for (int64_t k = 0; k < pb.n; k++) {
@@ -933,7 +937,7 @@ static void exact_diag(head_work *w, qk_plast_head *h)
         const double *pp = m;
         for (int64_t i = 0; i < nb; i++) {
             if (contiguous) {
-                accumulate_pair(w, h, &blk[i], from[i], last, pp, tau2);
+                accumulate_pair(w, h, &blk[i], from[i], last, pp, tau2, rows);
             } else {
                 for (int b = from[i]; b <= last; b++)
                     if (w->kept[b])
@@ -943,6 +947,7 @@ static void exact_diag(head_work *w, qk_plast_head *h)
         }
     }
     free_blocks(&pb);
+    free(rows);
     free(from);
     free(m);
     free(v);
@@ -1297,7 +1302,6 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     w.n_bins = g->n_bins;
     w.n_cells = g->n_cells;
     w.bucket_size = g->bucket_size;
-    w.bin_factor = g->bin_factor;
     if ((g->bucket_size & (g->bucket_size - 1)) == 0)
         w.inv_two_b = 0.5 / g->bucket_size;
     uint64_t keys[3] = {p->seed, (uint64_t)layer, (uint64_t)q_head};
