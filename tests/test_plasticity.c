@@ -282,6 +282,17 @@ START_TEST(test_skew_kurt_and_ks)
     ck_assert_double_eq_tol(qk_plast_kolmogorov_sf(8000, 0.01), 0.39788001231863, 1e-10);
     ck_assert_double_eq(qk_plast_kolmogorov_sf(100, 0.001), 1.0);
     ck_assert_double_eq_tol(qk_plast_kolmogorov_sf(5, 0.9), 2.0 * pow(0.1, 5), 1e-18);
+    /* the Smirnov regime of large n (n x^2 >= 2.2): twice the exact sum
+     * x sum_j C(n,j) (1-x-j/n)^(n-j) (x+j/n)^(j-1), evaluated with 60-digit
+     * decimals at the same doubles x. The log factorials are kept per
+     * thread in a table: it grows from the n = 5 above to 8000, serves 300
+     * and 1000, and 8000 again gives the same bits */
+    double sf8000 = qk_plast_kolmogorov_sf(8000, 0.02);
+    ck_assert_double_eq_tol(sf8000 / 0.003277812972787873, 1.0, 2e-11);
+    ck_assert_double_eq_tol(qk_plast_kolmogorov_sf(300, 0.1) / 0.004595673656972621, 1.0, 2e-11);
+    ck_assert_double_eq_tol(qk_plast_kolmogorov_sf(1000, 0.05) / 0.013012074781090332, 1.0,
+                            2e-11);
+    ck_assert_double_eq(qk_plast_kolmogorov_sf(8000, 0.02), sf8000);
     /* a sample at the normal quantiles of (i + 0.5) / n fits N(0,1): D = 0.5 / n */
     double q[9];
     for (int i = 0; i < 9; i++) {

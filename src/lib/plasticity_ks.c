@@ -109,6 +109,26 @@ double qk_plast_ks_norm(const double *x, int64_t n)
     return qk_plast_kolmogorov_sf(n, stat);
 }
 
+/* lgamma(j + 1) = log j! for j = 0..n. Every KS test of a head has the
+ * same n, and a table holds for every smaller n too, so the thread keeps
+ * its largest one: each value is still one lgamma call, made once. */
+static const double *log_factorials(int64_t n)
+{
+    static _Thread_local double *table;
+    static _Thread_local int64_t table_n = -1;
+    if (table_n < n) {
+        double *grown = qk_malloc((size_t)(n + 1) * sizeof *grown);
+        if (table_n >= 0)
+            memcpy(grown, table, (size_t)(table_n + 1) * sizeof *grown);
+        for (int64_t j = table_n + 1; j <= n; j++)
+            grown[j] = lgamma((double)j + 1.0);
+        free(table);
+        table = grown;
+        table_n = n;
+    }
+    return table;
+}
+
 /* P(D+_n >= x), exactly: x sum_j C(n,j) (1-x-j/n)^(n-j) (x+j/n)^(j-1) over
  * j = 0 .. floor(n (1 - x)); every term is positive, summed in log scale. */
 static double smirnov_sf(int64_t n, double x)
@@ -117,7 +137,8 @@ static double smirnov_sf(int64_t n, double x)
     int64_t last = (int64_t)floor(nn * (1.0 - x));
     double *logs = qk_malloc((size_t)(last + 1) * sizeof *logs);
     double top = -INFINITY;
-    double lfact_n = lgamma(nn + 1.0);
+    const double *lfact = log_factorials(n);
+    double lfact_n = lfact[n];
     for (int64_t j = 0; j <= last; j++) {
         double jj = (double)j;
         double base = 1.0 - x - jj / nn;
@@ -126,7 +147,7 @@ static double smirnov_sf(int64_t n, double x)
             l = j == n ? 0.0 : -INFINITY; /* 0^0 = 1 */
         else
             l = (nn - jj) * log(base);
-        l += lfact_n - lgamma(jj + 1.0) - lgamma(nn - jj + 1.0) + (jj - 1.0) * log(x + jj / nn);
+        l += lfact_n - lfact[j] - lfact[n - j] + (jj - 1.0) * log(x + jj / nn);
         logs[j] = l;
         if (l > top)
             top = l;
