@@ -407,8 +407,7 @@ static int run_load(const options *o)
     free(pairs);
 
     qk_store s;
-    if (qk_store_open(o->output, &s, 0, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    qk_open_store(o->output, &s, 0);
     if (o->inventory)
         write_inventory(o, &ds, &tot, &s);
     qk_progress("%s: %d query + %d key configs, %" PRId64 " + %" PRId64
@@ -426,14 +425,11 @@ static int run_load(const options *o)
 static int run_verify(const char *path)
 {
     qk_store s;
-    qk_err err;
-    if (qk_store_open(path, &s, 1, &err) != 0)
-        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    qk_open_store(path, &s, 1);
     qk_store_buf buf = {0};
     int bf16 = 0;
     for (int i = 0; i < s.n_configs; i++) {
-        if (!qk_store_vectors(&s, i, &buf, &err))
-            qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+        qk_store_vectors_or_die(&s, path, i, &buf);
         bf16 += s.configs[i].encoding == QK_STORE_BF16;
     }
     qk_store_buf_free(&buf);
