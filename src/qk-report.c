@@ -168,15 +168,16 @@ static void render_table_markdown(FILE *fp, const qk_table *t)
     }
 }
 
-/* A typed value as plain text (Markdown) into fp, '|' escaped. */
-static void put_plain_cell(FILE *fp, const qk_nvalue *v, int in_table)
+/* A typed value as plain text into fp, escaped as put_escaped does for
+ * Markdown or (html) for an HTML attribute. */
+static void put_plain_value(FILE *fp, const qk_nvalue *v, int in_table, int html)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     qk_number_put(mem, v, QK_AS_PLAIN, in_table);
     fclose(mem);
-    put_escaped(fp, buf, 0);
+    put_escaped(fp, buf, html);
     free(buf);
 }
 
@@ -195,7 +196,7 @@ static void render_ntable(FILE *fp, const renderer *r, const qk_ntable *t)
         for (int row = 0; row < t->n_rows; row++) {
             for (int c = 0; c < t->n_cols; c++) {
                 fputs("| ", fp);
-                put_plain_cell(fp, qk_nset_cell(&r->numbers, t, row, c), 1);
+                put_plain_value(fp, qk_nset_cell(&r->numbers, t, row, c), 1, 0);
                 fputc(' ', fp);
             }
             fputs("|\n", fp);
@@ -500,13 +501,7 @@ static void render_value(const renderer *r, state *st, int line, char *inner)
             return;
         if (r->markdown || st->in_tag) {
             /* Markdown, or an HTML attribute: plain text, escaped */
-            char *buf = NULL;
-            size_t len = 0;
-            FILE *mem = open_memstream(&buf, &len);
-            qk_number_put(mem, v, QK_AS_PLAIN, 0);
-            fclose(mem);
-            put_escaped(st->fp, buf, !r->markdown);
-            free(buf);
+            put_plain_value(st->fp, v, 0, !r->markdown);
             return;
         }
         fputs("<span data-qk=\"", st->fp);
