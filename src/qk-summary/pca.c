@@ -311,7 +311,8 @@ static void write_models(qk_numbers *w, int table, const pca_study *s, const qk_
         char family[64];
         pca_family_name(s, md->family, family, sizeof family);
         int cat[PCA_N_CAT];
-        int n = count_categories(s, in_model, &m, cat);
+        pca_model_categories(s, m, cat);
+        int n = md->n_heads;
         int rec = qk_numbers_record(w, "pca", id, model_fields, md->label);
         qk_numbers_field_text(w, rec, "label", "%s", md->label);
         qk_numbers_field_text(w, rec, "family", "%s", family);
