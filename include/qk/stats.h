@@ -13,6 +13,8 @@ double qk_mean(const double *x, int n);
  * when none is left. */
 double qk_quantile(const double *x, int n, double q);
 double qk_median(const double *x, int n);
+/* The same on k values already sorted ascending (none NaN). */
+double qk_sorted_quantile(const double *sorted, int k, double q);
 
 /* The least-squares line y = intercept + slope x and Pearson's r, over the
  * pairs where both x and y are finite (n of them). r is NAN with fewer

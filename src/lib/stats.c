@@ -24,6 +24,19 @@ static int cmp_double(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
+double qk_sorted_quantile(const double *v, int k, double q)
+{
+    if (k <= 0)
+        return NAN;
+    double h = (k - 1) * q;
+    int lo = (int)floor(h);
+    if (lo >= k - 1)
+        return v[k - 1];
+    if (lo < 0)
+        return v[0];
+    return h == lo ? v[lo] : v[lo] + (h - lo) * (v[lo + 1] - v[lo]);
+}
+
 double qk_quantile(const double *x, int n, double q)
 {
     double *v = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
@@ -31,18 +44,8 @@ double qk_quantile(const double *x, int n, double q)
     for (int i = 0; i < n; i++)
         if (!isnan(x[i]))
             v[k++] = x[i];
-    double out = NAN;
-    if (k > 0) {
-        qsort(v, (size_t)k, sizeof *v, cmp_double);
-        double h = (k - 1) * q;
-        int lo = (int)floor(h);
-        if (lo >= k - 1)
-            out = v[k - 1];
-        else if (lo < 0)
-            out = v[0];
-        else
-            out = h == lo ? v[lo] : v[lo] + (h - lo) * (v[lo + 1] - v[lo]);
-    }
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    double out = qk_sorted_quantile(v, k, q);
     free(v);
     return out;
 }

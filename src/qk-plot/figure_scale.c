@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "figure.h"
+#include "qk/stats.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -23,17 +24,6 @@ static double *sorted_finite(const double *v, int n, int *k)
             s[(*k)++] = v[i];
     qsort(s, (size_t)*k, sizeof *s, cmp_double);
     return s;
-}
-
-static double sorted_quantile(const double *s, int k, double q)
-{
-    if (k == 0)
-        return NAN;
-    double at = q * (k - 1);
-    int i = (int)floor(at);
-    if (i >= k - 1)
-        return s[k - 1];
-    return s[i] + (at - i) * (s[i + 1] - s[i]);
 }
 
 static void count_outside(fig_range *r, const double *v, int n)
@@ -54,7 +44,7 @@ fig_range fig_robust_range(const double *v, int n)
     if (k > 0) {
         r.min = s[0], r.max = s[k - 1];
         r.lo = r.min, r.hi = r.max;
-        double q1 = sorted_quantile(s, k, 0.25), q3 = sorted_quantile(s, k, 0.75);
+        double q1 = qk_sorted_quantile(s, k, 0.25), q3 = qk_sorted_quantile(s, k, 0.75);
         if (k >= FIG_ROBUST_MIN && q3 > q1) {
             /* the fences, never inside the central 96 % of the values: not
              * above the order statistic at 98 % (rounded down, so that with

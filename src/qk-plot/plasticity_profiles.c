@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plasticity_fig.h"
+#include "qk/stats.h"
 
 /* ---- 05-07: profiles ------------------------------------------------------------- */
 
@@ -391,18 +392,12 @@ static int cmp_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* Pearson r of the two halves of w, coordinate i against i + d/2. */
+/* Pearson r of the two halves of w, coordinate i against i + d/2 (the
+ * summary's qk_pearson, so that the text quotes the r drawn). */
 static double halves_r(const double *w, int d)
 {
     int h = d / 2;
-    double mx = 0, my = 0, sxx = 0, syy = 0, sxy = 0;
-    for (int i = 0; i < h; i++)
-        mx += w[i] / h, my += w[i + h] / h;
-    for (int i = 0; i < h; i++) {
-        double a = w[i] - mx, b = w[i + h] - my;
-        sxx += a * a, syy += b * b, sxy += a * b;
-    }
-    return h >= 3 && sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
+    return h >= 3 ? qk_pearson(w, w + h, h) : NAN;
 }
 
 /* Components holding 90 % of the weight. */
