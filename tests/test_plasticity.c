@@ -307,6 +307,65 @@ START_TEST(test_skew_kurt_and_ks)
 }
 END_TEST
 
+/* The KS statistic the plain way: sort, Phi of every value, the largest gap
+ * of either side of each step. */
+static int cmp_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double ks_statistic_by_sort(const double *x, int64_t n)
+{
+    double *s = malloc((size_t)n * sizeof *s), stat = 0.0;
+    memcpy(s, x, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_doubles);
+    for (int64_t i = 0; i < n; i++) {
+        double f = qk_plast_phi(s[i]);
+        double above = (double)(i + 1) / (double)n - f, below = f - (double)i / (double)n;
+        double worst = above > below ? above : below;
+        stat = worst > stat ? worst : stat;
+    }
+    free(s);
+    return stat;
+}
+
+/* The statistic sorts only the cells that may hold the maximum: it must be
+ * the number a full sort gives, bit for bit, on normal samples, on samples
+ * far from normal (skewed, heavy-tailed, shifted, on a coarse lattice with
+ * ties, beyond the cells' +-8), and on tiny ones. */
+START_TEST(test_ks_statistic_matches_full_sort)
+{
+    qk_rng rng;
+    uint64_t key = 42;
+    qk_rng_seed(&rng, &key, 1);
+    int64_t sizes[] = {1, 2, 7, 50, 1000, 8000, 20000};
+    int checked = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int64_t n = sizes[s];
+        double *x = malloc((size_t)n * sizeof *x);
+        for (int kind = 0; kind < 7; kind++) {
+            for (int64_t i = 0; i < n; i++) {
+                double z = qk_rng_normal(&rng);
+                x[i] = kind == 0   ? z
+                       : kind == 1 ? z * z - 1.0                        /* skewed */
+                       : kind == 2 ? z / (0.05 + qk_rng_uniform(&rng)) /* heavy tails */
+                       : kind == 3 ? z + 0.3                            /* shifted */
+                       : kind == 4 ? round(z * 8.0) / 8.0               /* ties */
+                       : kind == 5 ? 12.0 * z                           /* past +-8 */
+                                   : 0.001 * z;                         /* one cell */
+            }
+            ck_assert_double_eq(qk_plast_ks_statistic(x, n), ks_statistic_by_sort(x, n));
+            checked++;
+        }
+        free(x);
+    }
+    ck_assert_int_eq(checked, 49);
+    double inf[3] = {-INFINITY, 0.0, INFINITY};
+    ck_assert_double_eq(qk_plast_ks_statistic(inf, 3), ks_statistic_by_sort(inf, 3));
+}
+END_TEST
+
 /* ---- profile scalars ------------------------------------------------------------- */
 
 START_TEST(test_profile_scalars_known_profile)
@@ -1205,6 +1264,7 @@ static Suite *plasticity_suite(void)
     tcase_add_test(tc, test_orientation_signs);
     tcase_add_test(tc, test_component_weights);
     tcase_add_test(tc, test_skew_kurt_and_ks);
+    tcase_add_test(tc, test_ks_statistic_matches_full_sort);
     suite_add_tcase(s, tc);
     TCase *agg = tcase_create("aggregation");
     tcase_add_test(agg, test_profile_scalars_known_profile);

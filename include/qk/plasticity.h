@@ -225,6 +225,9 @@ void qk_plast_skew_kurt_columns(const double *x, int64_t n, int64_t stride, int 
 /* Two-sided one-sample Kolmogorov-Smirnov test of x[n] against N(0,1): the
  * p-value of the exact distribution of D_n. */
 double qk_plast_ks_norm(const double *x, int64_t n);
+/* Its statistic sup |F_n - Phi| over x[n] (no NaN): the number a full sort
+ * of x gives. */
+double qk_plast_ks_statistic(const double *x, int64_t n);
 /* P(D_n >= x) for the two-sided statistic of n samples. */
 double qk_plast_kolmogorov_sf(int64_t n, double x);
 

@@ -35,34 +35,156 @@ static const double *cdf_steps(int64_t n)
     return table;
 }
 
-/* Puts x[n] (no NaN) in ascending order into xs and carries c[n] along into
- * cs: a counting sort by bucket[i] (values 0..n-1, ascending with x up to
- * rounding), then an insertion sort on xs, which has almost nothing left to
- * move. */
-static void sort_by_bucket(const double *x, const double *c, const uint32_t *bucket, int64_t n,
-                           double *xs, double *cs)
+/* The statistic without sorting the sample. The x axis is cut into cells
+ * of width 1/256 on [-8, 8) (the end cells reach to -inf and +inf), and a
+ * pass counts the values per cell. Cells are runs of the sorted sample, so
+ * the counts give each cell's ranks r + 1 .. r + m, and Phi at the cell's
+ * edges bounds its terms: i/n - Phi(x_i) <= (r + m)/n - Phi(lo) and
+ * Phi(x_i) - (i - 1)/n <= Phi(hi) - r/n, while the cell's last value alone
+ * makes D >= (r + m)/n - Phi(hi) and its first D >= Phi(lo) - r/n. Only the cells whose bound reaches the
+ * largest such lower bound can hold the maximum: their values are sorted
+ * and their terms computed exactly as a full sort would, so D is the same
+ * number; in a normal sample they are a few dozen of about 2000 cells. */
+#define KS_EDGE 8.0
+#define KS_CELLS_PER_UNIT 256.0
+#define KS_CELLS 4096 /* 2 KS_EDGE KS_CELLS_PER_UNIT */
+/* slack for the bounds: Phi is monotone only up to its rounding */
+#define KS_SLACK 1e-12
+
+static int ks_cell(double x)
 {
-    uint32_t *start = qk_calloc((size_t)n + 1, sizeof *start);
-    for (int64_t i = 0; i < n; i++)
-        start[bucket[i] + 1]++;
-    for (int64_t b = 0; b < n; b++)
-        start[b + 1] += start[b];
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t to = start[bucket[i]]++;
-        xs[to] = x[i];
-        cs[to] = c[i];
+    double y = (x + KS_EDGE) * KS_CELLS_PER_UNIT;
+    return !(y >= 0.0) ? 0 : y >= KS_CELLS ? KS_CELLS - 1 : (int)y;
+}
+
+/* Phi(x[i]) for n values, as qk_plast_phi computes it: erfc(-x / sqrt 2) / 2
+ * in one batch. */
+static void phi_n(const double *x, double *out, int64_t n)
+{
+    int64_t i = 0;
+    v2d scale = {-M_SQRT1_2, -M_SQRT1_2}, half = {0.5, 0.5};
+    for (; i + 2 <= n; i += 2)
+        store2(out + i, load2(x + i) * scale); /* -x sqrt(1/2), as (-x) * sqrt(1/2) */
+    for (; i < n; i++)
+        out[i] = -x[i] * M_SQRT1_2;
+    qk_plast_erfc_n(out, out, n);
+    for (i = 0; i + 2 <= n; i += 2)
+        store2(out + i, load2(out + i) * half);
+    for (; i < n; i++)
+        out[i] *= 0.5;
+}
+
+/* Phi at the cell edges, edge[c] = Phi(lower edge of cell c), edge[0] = 0
+ * and edge[KS_CELLS] = 1; once per thread. */
+static const double *cell_edges(void)
+{
+    static _Thread_local double *edge;
+    if (!edge) {
+        edge = qk_malloc((KS_CELLS + 1) * sizeof *edge);
+        for (int c = 1; c < KS_CELLS; c++)
+            edge[c] = (double)c / KS_CELLS_PER_UNIT - KS_EDGE;
+        phi_n(edge + 1, edge + 1, KS_CELLS - 1);
+        edge[0] = 0.0;
+        edge[KS_CELLS] = 1.0;
+    }
+    return edge;
+}
+
+static int cmp_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts x[n] ascending: insertion for the short runs of one cell. */
+static void sort_values(double *x, int64_t n)
+{
+    if (n > 32) {
+        qsort(x, (size_t)n, sizeof *x, cmp_value);
+        return;
     }
     for (int64_t i = 1; i < n; i++) {
-        double v = xs[i], w = cs[i];
+        double v = x[i];
         int64_t j = i;
-        for (; j > 0 && xs[j - 1] > v; j--) {
-            xs[j] = xs[j - 1];
-            cs[j] = cs[j - 1];
-        }
-        xs[j] = v;
-        cs[j] = w;
+        for (; j > 0 && x[j - 1] > v; j--)
+            x[j] = x[j - 1];
+        x[j] = v;
     }
-    free(start);
+}
+
+/* Which cells may hold the largest term, from the counts: into candidate[],
+ * with the rank before each cell in before[]. Returns how many values they
+ * hold. */
+static int64_t candidate_cells(const int64_t *count, int64_t n, int64_t *before,
+                               unsigned char *candidate)
+{
+    const double *edge = cell_edges();
+    const double *step = cdf_steps(n);
+    double floor_d = 0.0; /* D is at least this */
+    int64_t rank = 0;
+    for (int c = 0; c < KS_CELLS; c++) {
+        before[c] = rank;
+        rank += count[c];
+        if (count[c] == 0)
+            continue;
+        double last_above = step[rank] - edge[c + 1], first_below = edge[c] - step[before[c]];
+        floor_d = last_above > floor_d ? last_above : floor_d;
+        floor_d = first_below > floor_d ? first_below : floor_d;
+    }
+    int64_t held = 0;
+    for (int c = 0; c < KS_CELLS; c++) {
+        double above = step[before[c] + count[c]] - edge[c];
+        double below = edge[c + 1] - step[before[c]];
+        candidate[c] = count[c] > 0 && (above > below ? above : below) + KS_SLACK >= floor_d;
+        held += candidate[c] ? count[c] : 0;
+    }
+    return held;
+}
+
+double qk_plast_ks_statistic(const double *x, int64_t n)
+{
+    int64_t *count = qk_calloc(2 * KS_CELLS, sizeof *count), *before = count + KS_CELLS;
+    int32_t *cell = qk_malloc((size_t)n * sizeof *cell);
+    unsigned char candidate[KS_CELLS];
+    for (int64_t i = 0; i < n; i++) {
+        cell[i] = ks_cell(x[i]);
+        count[cell[i]]++;
+    }
+    int64_t held = candidate_cells(count, n, before, candidate);
+    /* the candidates' values, cell by cell (slot[c]: the next free place of
+     * cell c), sorted within each cell, then their Phi */
+    double *vals = qk_malloc((size_t)(held > 0 ? held : 1) * 2 * sizeof *vals);
+    double *cdf = vals + held;
+    int64_t *slot = qk_malloc(KS_CELLS * sizeof *slot);
+    for (int64_t c = 0, at = 0; c < KS_CELLS; c++) {
+        slot[c] = at;
+        at += candidate[c] ? count[c] : 0;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (candidate[cell[i]])
+            vals[slot[cell[i]]++] = x[i];
+    const double *step = cdf_steps(n);
+    double stat = 0.0;
+    for (int64_t c = 0, at = 0; c < KS_CELLS; c++) {
+        if (!candidate[c])
+            continue;
+        sort_values(vals + at, count[c]);
+        phi_n(vals + at, cdf + at, count[c]);
+        for (int64_t k = 0; k < count[c]; k++) {
+            int64_t i = before[c] + k; /* the value's place in the sorted sample */
+            double above = step[i + 1] - cdf[at + k];
+            double below = cdf[at + k] - step[i];
+            double worst = above > below ? above : below;
+            if (worst > stat)
+                stat = worst;
+        }
+        at += count[c];
+    }
+    free(slot);
+    free(vals);
+    free(cell);
+    free(count);
+    return stat;
 }
 
 double qk_plast_ks_norm(const double *x, int64_t n)
@@ -72,41 +194,7 @@ double qk_plast_ks_norm(const double *x, int64_t n)
     for (int64_t i = 0; i < n; i++)
         if (isnan(x[i]))
             return NAN;
-    /* Phi(x) = erfc(-x / sqrt 2) / 2 for all values in one batch (the bits
-     * of qk_plast_phi), then the values sorted by Phi, which spreads a
-     * roughly normal sample evenly over n buckets */
-    double *cdf = qk_malloc((size_t)n * sizeof *cdf);
-    uint32_t *bucket = qk_malloc((size_t)n * sizeof *bucket);
-    int64_t i = 0;
-    v2d scale = {-M_SQRT1_2, -M_SQRT1_2}, half = {0.5, 0.5};
-    for (; i + 2 <= n; i += 2)
-        store2(cdf + i, load2(x + i) * scale); /* -x sqrt(1/2), as (-x) * sqrt(1/2) */
-    for (; i < n; i++)
-        cdf[i] = -x[i] * M_SQRT1_2;
-    qk_plast_erfc_n(cdf, cdf, n);
-    for (i = 0; i + 2 <= n; i += 2)
-        store2(cdf + i, load2(cdf + i) * half);
-    for (; i < n; i++)
-        cdf[i] *= 0.5;
-    for (i = 0; i < n; i++) {
-        double slot = cdf[i] * (double)n;
-        bucket[i] = slot < 0.0 ? 0 : slot >= (double)n ? (uint32_t)(n - 1) : (uint32_t)slot;
-    }
-    double *sorted = qk_malloc((size_t)n * 2 * sizeof *sorted), *cs = sorted + n;
-    sort_by_bucket(x, cdf, bucket, n, sorted, cs);
-    const double *step = cdf_steps(n);
-    double stat = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        double above = step[i + 1] - cs[i];
-        double below = cs[i] - step[i];
-        double worst = above > below ? above : below;
-        if (worst > stat)
-            stat = worst;
-    }
-    free(sorted);
-    free(bucket);
-    free(cdf);
-    return qk_plast_kolmogorov_sf(n, stat);
+    return qk_plast_kolmogorov_sf(n, qk_plast_ks_statistic(x, n));
 }
 
 /* lgamma(j + 1) = log j! for j = 0..n. Every KS test of a head has the
