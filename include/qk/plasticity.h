@@ -179,6 +179,11 @@ void qk_plast_erfc_n(const double *x, double *y, int64_t n);
 /* qk_plast_pp of n (m, v) pairs, the same bits as one by one. pp may be m
  * or v. */
 void qk_plast_pp_n(const double *m, const double *v, double *pp, int64_t n);
+/* The same in two steps, as the stage runs them: x[i] = the erfc argument
+ * of PP for m = a[i] - b[i] and v[i] (|m| / sqrt(2 v), 0 or +inf for v <= 0),
+ * then PP of those arguments in place. */
+void qk_plast_pp_arg_n(const double *a, const double *b, const double *v, double *x, int64_t n);
+void qk_plast_pp_of_arg_n(double *x, int64_t n);
 /* Chooses the AVX kernel of the batches (if the machine has AVX) or the
  * SSE2 baseline; returns whether AVX was in use. For the tests, which
  * check that both give the same bits. */

@@ -118,15 +118,18 @@ static double erfc_scalar(double x)
     return x < 0.0 ? 2.0 - erfc_pos_scalar(0.0 - x) : erfc_pos_scalar(x);
 }
 
-static double pp_scalar(double m, double v)
+/* the erfc argument of PP: |m / sqrt(v)| / sqrt 2, or 0 / +inf for v <= 0 */
+static double pp_arg_scalar(double m, double v)
 {
-    double x;
     if (v > 0.0) {
         double z = m / sqrt(v);
-        x = (z < 0.0 ? 0.0 - z : z) * ERFC_SQRT1_2;
-    } else {
-        x = m == 0.0 ? 0.0 : ERFC_INF;
+        return (z < 0.0 ? 0.0 - z : z) * ERFC_SQRT1_2;
     }
+    return m == 0.0 ? 0.0 : ERFC_INF;
+}
+
+static double pp_of_arg_scalar(double x)
+{
     double s = 0.5 * erfc_pos_scalar(x);
     return 4.0 * s * (1.0 - s);
 }
@@ -266,16 +269,29 @@ static void erfc_run(const double *x, double *y, int64_t n)
 #endif
 }
 
-static void pp_run(const double *m, const double *v, double *pp, int64_t n)
+static void pp_arg_run(const double *a, const double *b, const double *v, double *x, int64_t n)
 {
 #ifdef QK_X86
     if (use_avx())
-        pp_run_avx(m, v, pp, n);
+        pp_arg_run_avx(a, b, v, x, n);
     else
-        pp_run_sse2(m, v, pp, n);
+        pp_arg_run_sse2(a, b, v, x, n);
 #else
     for (int64_t i = 0; i < n; i++)
-        pp[i] = pp_scalar(m[i], v[i]);
+        x[i] = pp_arg_scalar(a[i] - b[i], v[i]);
+#endif
+}
+
+static void pp_of_arg_run(double *x, int64_t n)
+{
+#ifdef QK_X86
+    if (use_avx())
+        pp_of_arg_run_avx(x, n);
+    else
+        pp_of_arg_run_sse2(x, n);
+#else
+    for (int64_t i = 0; i < n; i++)
+        x[i] = pp_of_arg_scalar(x[i]);
 #endif
 }
 
@@ -288,13 +304,30 @@ void qk_plast_erfc_n(const double *x, double *y, int64_t n)
         y[i] = erfc_scalar(x[i]);
 }
 
-void qk_plast_pp_n(const double *m, const double *v, double *pp, int64_t n)
+void qk_plast_pp_arg_n(const double *a, const double *b, const double *v, double *x, int64_t n)
+{
+    pp_arg_run(a, b, v, x, n);
+}
+
+void qk_plast_pp_of_arg_n(double *x, int64_t n)
 {
     int64_t whole = n / CHUNK * CHUNK;
     if (whole > 0)
-        pp_run(m, v, pp, whole);
+        pp_of_arg_run(x, whole);
     for (int64_t i = whole; i < n; i++)
-        pp[i] = pp_scalar(m[i], v[i]);
+        x[i] = pp_of_arg_scalar(x[i]);
+}
+
+void qk_plast_pp_n(const double *m, const double *v, double *pp, int64_t n)
+{
+    static const double zeros[CHUNK];
+    for (int64_t i = 0; i < n; i += CHUNK) {
+        int64_t len = n - i < CHUNK ? n - i : CHUNK;
+        double x[CHUNK];
+        qk_plast_pp_arg_n(m + i, zeros, v + i, x, len);
+        qk_plast_pp_of_arg_n(x, len);
+        memcpy(pp + i, x, (size_t)len * sizeof *x);
+    }
 }
 
 double qk_plast_erfc(double x)
@@ -306,5 +339,5 @@ double qk_plast_pp(double m, double v)
 {
     /* v <= 0: D is the constant m, p is 1 or 0 (PP 0), or 1/2 when m = 0
      * (PP 1) */
-    return pp_scalar(m, v);
+    return pp_of_arg_scalar(pp_arg_scalar(m, v));
 }

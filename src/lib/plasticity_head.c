@@ -838,9 +838,6 @@ static void accumulate_pair(head_work *w, qk_plast_head *h, const key_pair *p, i
     }
 }
 
-/* Every eligible (pair, kept bin), blocks of pairs at a time: per block
- * one GEMM for v, the mean terms from S, then PP of the whole block in one
- * vectorised batch and the sums. */
 /* The pairs in evaluation order, by range of examples and then by first
  * bin (stable: generation order within), and the blocks: at most
  * PAIR_BLOCK pairs of one range, block_start[0..n_blocks]. */
@@ -878,6 +875,50 @@ static void free_blocks(pair_blocks *pb)
     free(pb->start);
 }
 
+/* PP values evaluated together: the erfc arguments of a few pairs, then
+ * their PP in place and the sums, while they are in the first-level cache */
+#define PP_BATCH 2048
+
+/* The (pair, bin) evaluations of pairs blk[0..nb) whose variances v
+ * (ncol = last - b0 + 1 per pair) the GEMM has made: the erfc arguments
+ * of a batch of pairs from S and v, PP, and the sums. */
+static void evaluate_block(head_work *w, qk_plast_head *h, const key_pair *blk, int64_t nb,
+                           const double *v, int b0, int last, int contiguous,
+                           const double *tau2, double *pp, int32_t *rows)
+{
+    int ncol = last - b0 + 1;
+    for (int64_t i0 = 0, i1; i0 < nb; i0 = i1) {
+        int64_t n = 0;
+        for (i1 = i0; i1 < nb && (n == 0 || n + ncol <= PP_BATCH); i1++) {
+            if (i1 + PREFETCH_AHEAD < nb) {
+                const key_pair *ahead = &blk[i1 + PREFETCH_AHEAD];
+                int fa = ahead->first > b0 ? ahead->first : b0;
+                prefetch_row(w->score + (size_t)ahead->a * w->n_bins + fa, last - fa + 1);
+            }
+            int f = blk[i1].first > b0 ? blk[i1].first : b0;
+            qk_plast_pp_arg_n(w->score + (size_t)blk[i1].a * w->n_bins + f,
+                              w->score + (size_t)blk[i1].b * w->n_bins + f,
+                              v + i1 * ncol + (f - b0), pp + n, last - f + 1);
+            n += last - f + 1;
+        }
+        qk_plast_pp_of_arg_n(pp, n);
+        const double *at = pp;
+        for (int64_t i = i0; i < i1; i++) {
+            int f = blk[i].first > b0 ? blk[i].first : b0;
+            if (contiguous) {
+                accumulate_pair(w, h, &blk[i], f, last, at, tau2, rows);
+            } else {
+                for (int b = f; b <= last; b++)
+                    if (w->kept[b])
+                        add_pp(w, h, &blk[i], b, at[b - f]);
+            }
+            at += last - f + 1;
+        }
+    }
+}
+
+/* Every eligible (pair, kept bin), blocks of pairs at a time: per block
+ * one GEMM for v, then the mean terms from S, PP and the sums. */
 static void exact_diag(head_work *w, qk_plast_head *h)
 {
     int d = w->d;
@@ -893,8 +934,7 @@ static void exact_diag(head_work *w, qk_plast_head *h)
         contiguous &= w->kept[b];
     double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
-    double *m = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
-    int32_t *from = qk_malloc((size_t)PAIR_BLOCK * sizeof *from);
+    double *pp = raw_doubles((size_t)(PP_BATCH > w->n_bins ? PP_BATCH : w->n_bins));
     int32_t *rows = qk_malloc((size_t)w->n_bins * sizeof *rows);
     pair_blocks pb;
     make_blocks(w, &pb);
@@ -909,47 +949,11 @@ static void exact_diag(head_work *w, qk_plast_head *h)
         /* V[i, b] = sum_c delta_ic^2 C_b,cc for the block's bins b0..last */
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
                     w->var + (size_t)b0 * d, d, 0.0, v, ncol);
-        /* (m, v) of every (pair, bin from its first on), packed pair after pair */
-        int64_t n = 0;
-        for (int64_t i = 0; i < nb; i++) {
-            if (i + PREFETCH_AHEAD < nb) {
-                const key_pair *ahead = &blk[i + PREFETCH_AHEAD];
-                int fa = ahead->first > b0 ? ahead->first : b0;
-                prefetch_row(w->score + (size_t)ahead->a * w->n_bins + fa, last - fa + 1);
-            }
-            int f = blk[i].first > b0 ? blk[i].first : b0;
-            const double *sa = w->score + (size_t)blk[i].a * w->n_bins;
-            const double *sb = w->score + (size_t)blk[i].b * w->n_bins;
-            const double *vrow = v + i * ncol - b0;
-            from[i] = f;
-            /* n <= i ncol + b - b0: v is never written ahead of the row read */
-            int b = f;
-            for (; b + 2 <= last + 1; b += 2, n += 2) {
-                store2(m + n, load2(sa + b) - load2(sb + b));
-                store2(v + n, load2(vrow + b));
-            }
-            for (; b <= last; b++, n++) {
-                m[n] = sa[b] - sb[b];
-                v[n] = vrow[b];
-            }
-        }
-        qk_plast_pp_n(m, v, m, n);
-        const double *pp = m;
-        for (int64_t i = 0; i < nb; i++) {
-            if (contiguous) {
-                accumulate_pair(w, h, &blk[i], from[i], last, pp, tau2, rows);
-            } else {
-                for (int b = from[i]; b <= last; b++)
-                    if (w->kept[b])
-                        add_pp(w, h, &blk[i], b, pp[b - from[i]]);
-            }
-            pp += last - from[i] + 1;
-        }
+        evaluate_block(w, h, blk, nb, v, b0, last, contiguous, tau2, pp, rows);
     }
     free_blocks(&pb);
     free(rows);
-    free(from);
-    free(m);
+    free(pp);
     free(v);
     free(sq);
     free(tau2);
