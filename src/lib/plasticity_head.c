@@ -686,35 +686,45 @@ static void kept_range(const head_work *w, int *first, int *last)
 
 #define KEY_BLOCK 256
 
-/* S = K M^T into out (nk x n_bins), where pairs read it: a key is in no
- * pair eligible before the bin after its own, so a block of keys (in
- * position order within a range) gets the kept bins from its first key's
- * next bin on. Other entries are left unset. */
-static void score_gemm(const head_work *w, const qk_plast_grid *g, double *out)
+/* The rows of S = K M^T of range r's keys into out (row i: key
+ * range_start[r] + i, n_bins columns), where pairs read them: a key is in
+ * no pair eligible before the bin after its own, so a block of keys (in
+ * position order within the range) gets the kept bins from its first
+ * key's next bin on. Other entries are left unset. */
+static void score_rows(const head_work *w, const qk_plast_grid *g, int r, double *out)
 {
     int first, last;
     kept_range(w, &first, &last);
-    for (int r = 0; r < w->n_ranges && first <= last; r++) {
-        int64_t end = w->range_start[r + 1];
-        for (int64_t r0 = w->range_start[r]; r0 < end; r0 += KEY_BLOCK) {
-            int64_t nr = end - r0 < KEY_BLOCK ? end - r0 : KEY_BLOCK;
-            int64_t start = qk_plast_bin_of(g, w->t_k[r0]) + 1;
-            if (start < first)
-                start = first;
-            if (start > last)
-                break; /* and so for every later block of the range */
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr,
-                        (int)(last - start + 1), w->d, 1.0, w->k + r0 * w->d, w->d,
-                        w->mean + start * w->d, w->d, 0.0, out + r0 * w->n_bins + start,
-                        w->n_bins);
-        }
+    int64_t begin = w->range_start[r], end = w->range_start[r + 1];
+    for (int64_t r0 = begin; r0 < end && first <= last; r0 += KEY_BLOCK) {
+        int64_t nr = end - r0 < KEY_BLOCK ? end - r0 : KEY_BLOCK;
+        int64_t start = qk_plast_bin_of(g, w->t_k[r0]) + 1;
+        if (start < first)
+            start = first;
+        if (start > last)
+            break; /* and so for every later block of the range */
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr, (int)(last - start + 1),
+                    w->d, 1.0, w->k + r0 * w->d, w->d, w->mean + start * w->d, w->d, 0.0,
+                    out + (r0 - begin) * w->n_bins + start, w->n_bins);
     }
 }
 
+/* The whole of S, for the modes that read it in no particular order. */
 static void score_table(head_work *w, const qk_plast_grid *g)
 {
     w->score = raw_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
-    score_gemm(w, g, w->score);
+    for (int r = 0; r < w->n_ranges; r++)
+        score_rows(w, g, r, w->score + w->range_start[r] * w->n_bins);
+}
+
+/* The most keys in one range. */
+static int64_t max_range_keys(const head_work *w)
+{
+    int64_t most = 1;
+    for (int r = 0; r < w->n_ranges; r++)
+        if (w->range_start[r + 1] - w->range_start[r] > most)
+            most = w->range_start[r + 1] - w->range_start[r];
+    return most;
 }
 
 /* pairs ahead whose rows are prefetched */
@@ -881,10 +891,12 @@ static void free_blocks(pair_blocks *pb)
 
 /* The (pair, bin) evaluations of pairs blk[0..nb) whose variances v
  * (ncol = last - b0 + 1 per pair) the GEMM has made: the erfc arguments
- * of a batch of pairs from S and v, PP, and the sums. */
+ * of a batch of pairs from S (the rows of their range, key row0 first)
+ * and v, PP, and the sums. */
 static void evaluate_block(head_work *w, qk_plast_head *h, const key_pair *blk, int64_t nb,
-                           const double *v, int b0, int last, int contiguous,
-                           const double *tau2, double *pp, int32_t *rows)
+                           const double *score, int64_t row0, const double *v, int b0,
+                           int last, int contiguous, const double *tau2, double *pp,
+                           int32_t *rows)
 {
     int ncol = last - b0 + 1;
     for (int64_t i0 = 0, i1; i0 < nb; i0 = i1) {
@@ -893,11 +905,11 @@ static void evaluate_block(head_work *w, qk_plast_head *h, const key_pair *blk, 
             if (i1 + PREFETCH_AHEAD < nb) {
                 const key_pair *ahead = &blk[i1 + PREFETCH_AHEAD];
                 int fa = ahead->first > b0 ? ahead->first : b0;
-                prefetch_row(w->score + (size_t)ahead->a * w->n_bins + fa, last - fa + 1);
+                prefetch_row(score + (ahead->a - row0) * w->n_bins + fa, last - fa + 1);
             }
             int f = blk[i1].first > b0 ? blk[i1].first : b0;
-            qk_plast_pp_arg_n(w->score + (size_t)blk[i1].a * w->n_bins + f,
-                              w->score + (size_t)blk[i1].b * w->n_bins + f,
+            qk_plast_pp_arg_n(score + (blk[i1].a - row0) * w->n_bins + f,
+                              score + (blk[i1].b - row0) * w->n_bins + f,
                               v + i1 * ncol + (f - b0), pp + n, last - f + 1);
             n += last - f + 1;
         }
@@ -917,9 +929,10 @@ static void evaluate_block(head_work *w, qk_plast_head *h, const key_pair *blk, 
     }
 }
 
-/* Every eligible (pair, kept bin), blocks of pairs at a time: per block
- * one GEMM for v, then the mean terms from S, PP and the sums. */
-static void exact_diag(head_work *w, qk_plast_head *h)
+/* Every eligible (pair, kept bin), range of examples by range: the rows of
+ * S of the range's keys, then blocks of its pairs, per block one GEMM for
+ * v, then the mean terms from S, PP and the sums. */
+static void exact_diag(head_work *w, qk_plast_head *h, const qk_plast_grid *g)
 {
     int d = w->d;
     int first_kept, last;
@@ -936,6 +949,8 @@ static void exact_diag(head_work *w, qk_plast_head *h)
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     double *pp = raw_doubles((size_t)(PP_BATCH > w->n_bins ? PP_BATCH : w->n_bins));
     int32_t *rows = qk_malloc((size_t)w->n_bins * sizeof *rows);
+    double *score = raw_doubles((size_t)max_range_keys(w) * w->n_bins);
+    int range = -1;
     pair_blocks pb;
     make_blocks(w, &pb);
     for (int64_t k = 0; k < pb.n; k++) {
@@ -944,14 +959,20 @@ static void exact_diag(head_work *w, qk_plast_head *h)
         int b0 = blk[0].first > first_kept ? blk[0].first : first_kept; /* sorted by first */
         if (b0 > last)
             continue;
+        if (w->range_of[blk[0].a] != range) { /* the blocks come range by range */
+            range = w->range_of[blk[0].a];
+            score_rows(w, g, range, score);
+        }
         int ncol = last - b0 + 1;
         pair_squares(w, blk, nb, sq);
         /* V[i, b] = sum_c delta_ic^2 C_b,cc for the block's bins b0..last */
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
                     w->var + (size_t)b0 * d, d, 0.0, v, ncol);
-        evaluate_block(w, h, blk, nb, v, b0, last, contiguous, tau2, pp, rows);
+        evaluate_block(w, h, blk, nb, score, w->range_start[range], v, b0, last, contiguous,
+                       tau2, pp, rows);
     }
     free_blocks(&pb);
+    free(score);
     free(rows);
     free(pp);
     free(v);
@@ -961,8 +982,8 @@ static void exact_diag(head_work *w, qk_plast_head *h)
 
 /* ---- the floor (qk_plast_timing) --------------------------------------------------------- */
 
-/* Times, after the analysis, what exact_diag cannot avoid: the GEMM of S
- * and of every block of pairs at the same shapes and with the same
+/* Times, after the analysis, what exact_diag cannot avoid: the GEMMs of S
+ * (range by range) and of every block of pairs at the same shapes and with the same
  * operands, and one erfc per evaluated (pair, kept bin) on the same
  * arguments |m| / sqrt(2 v), through the same batched erfc. The operands
  * are rebuilt outside the clock. */
@@ -970,16 +991,13 @@ static void measure_floor(head_work *w, qk_plast_head *h, const qk_plast_grid *g
 {
     int d = w->d;
     qk_plast_timing *t = &h->timing;
-    double *scratch = raw_doubles((size_t)(w->nk > 0 ? w->nk : 1) * (size_t)w->n_bins);
-    double c0 = qk_thread_cpu();
-    score_gemm(w, g, scratch);
-    t->floor_gemm += qk_thread_cpu() - c0;
-    free(scratch);
     int first_kept, last;
     kept_range(w, &first_kept, &last);
+    double *score = raw_doubles((size_t)max_range_keys(w) * w->n_bins);
     double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     double *x = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
+    int range = -1;
     pair_blocks pb;
     make_blocks(w, &pb);
     for (int64_t k = 0; first_kept <= last && k < pb.n; k++) {
@@ -988,18 +1006,26 @@ static void measure_floor(head_work *w, qk_plast_head *h, const qk_plast_grid *g
         int b0 = blk[0].first > first_kept ? blk[0].first : first_kept;
         if (b0 > last)
             continue;
+        if (w->range_of[blk[0].a] != range) {
+            range = w->range_of[blk[0].a];
+            double c0 = qk_thread_cpu();
+            score_rows(w, g, range, score);
+            t->floor_gemm += qk_thread_cpu() - c0;
+        }
         int ncol = last - b0 + 1;
         pair_squares(w, blk, nb, sq);
         double c1 = qk_thread_cpu();
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
                     w->var + (size_t)b0 * d, d, 0.0, v, ncol);
         t->floor_gemm += qk_thread_cpu() - c1;
-        int64_t n = 0;
+        int64_t n = 0, row0 = w->range_start[range];
         for (int64_t i = 0; i < nb; i++)
             for (int b = blk[i].first > b0 ? blk[i].first : b0; b <= last; b++) {
                 if (!w->kept[b])
                     continue;
-                double m = mean_term(w, &blk[i], b), vb = v[i * ncol + b - b0];
+                double m = score[(blk[i].a - row0) * w->n_bins + b] -
+                           score[(blk[i].b - row0) * w->n_bins + b];
+                double vb = v[i * ncol + b - b0];
                 x[n++] = vb > 0.0 ? fabs(m / sqrt(vb)) * M_SQRT1_2 : (m == 0.0 ? 0.0 : INFINITY);
             }
         double c2 = qk_thread_cpu();
@@ -1011,6 +1037,7 @@ static void measure_floor(head_work *w, qk_plast_head *h, const qk_plast_grid *g
     free(x);
     free(v);
     free(sq);
+    free(score);
 }
 
 /* The centred content coordinates of bin b's queries (column 0 zeroed):
@@ -1321,18 +1348,19 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     for (int b = 0; b < w.n_bins; b++)
         w.kept[b] = h->bin_queries[b] >= QK_PLAST_MIN_BIN_QUERIES &&
                     h->bin_pairs[b] >= p->min_pairs_per_bin;
-    score_table(&w, g);
     w.bin_sum = qk_calloc((size_t)w.n_bins, sizeof *w.bin_sum);
     w.cell_sum = qk_calloc((size_t)w.n_cells * w.n_cells, sizeof *w.cell_sum);
     if (p->pair_mode == QK_PLAST_PAIRS_SAMPLE) {
         qk_rng rng;
         uint64_t kk[4] = {keys[0], keys[1], keys[2], STREAM_PAIRS};
         qk_rng_seed(&rng, kk, 4);
+        score_table(&w, g);
         sampled(&w, h, p, &rng);
     } else if (p->cov == QK_PLAST_COV_FULL) {
+        score_table(&w, g);
         exact_full(&w, h, g);
     } else {
-        exact_diag(&w, h);
+        exact_diag(&w, h, g);
     }
     finish_head(&w, h, g, p);
     h->timing.total = qk_thread_cpu() - cpu0;
