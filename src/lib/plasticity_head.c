@@ -888,6 +888,8 @@ static void free_blocks(pair_blocks *pb)
 /* PP values evaluated together: the erfc arguments of a few pairs, then
  * their PP in place and the sums, while they are in the first-level cache */
 #define PP_BATCH 2048
+/* a multiple of the erfc kernels' step */
+#define PP_PAD 16
 
 /* The (pair, bin) evaluations of pairs blk[0..nb) whose variances v
  * (ncol = last - b0 + 1 per pair) the GEMM has made: the erfc arguments
@@ -913,7 +915,11 @@ static void evaluate_block(head_work *w, qk_plast_head *h, const key_pair *blk, 
                               v + i1 * ncol + (f - b0), pp + n, last - f + 1);
             n += last - f + 1;
         }
-        qk_plast_pp_of_arg_n(pp, n);
+        /* whole vectors: the kernel's remainder would go value by value */
+        int64_t padded = (n + PP_PAD - 1) / PP_PAD * PP_PAD;
+        for (int64_t i = n; i < padded; i++)
+            pp[i] = 0.0;
+        qk_plast_pp_of_arg_n(pp, padded);
         const double *at = pp;
         for (int64_t i = i0; i < i1; i++) {
             int f = blk[i].first > b0 ? blk[i].first : b0;
@@ -947,7 +953,7 @@ static void exact_diag(head_work *w, qk_plast_head *h, const qk_plast_grid *g)
         contiguous &= w->kept[b];
     double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
-    double *pp = raw_doubles((size_t)(PP_BATCH > w->n_bins ? PP_BATCH : w->n_bins));
+    double *pp = raw_doubles((size_t)(PP_BATCH > w->n_bins ? PP_BATCH : w->n_bins) + PP_PAD);
     int32_t *rows = qk_malloc((size_t)w->n_bins * sizeof *rows);
     double *score = raw_doubles((size_t)max_range_keys(w) * w->n_bins);
     int range = -1;
