@@ -2,12 +2,12 @@
 """Benchmark of the attention plasticity stage: qk-plasticity against its floor and numpy.
 
 Usage: bench_plasticity.py --store STORE [--qk-plasticity bin/qk-plasticity]
-                           [--c-heads 8] [--numpy-heads 2] [--model-heads 0]
+                           [--heads 8] [--model-heads 0]
                            [--threads 2] [--workdir DIR]
 
 Times, on the heads of one store (thesis size: about 8000 queries and 8000
 keys of d = 128 per head, B = 8192, 128K context):
-  1. qk-plasticity --floor on the first --c-heads heads with one thread: the
+  1. qk-plasticity --floor on the first --heads heads with one thread: the
      CPU time per head and its floor, the GEMMs and erfc evaluations the
      computation cannot avoid timed alone in the same run (docs/plasticity.md,
      "Speed"), and the wall time per head (--timing; the store is opened and
@@ -16,7 +16,10 @@ keys of d = 128 per head, B = 8192, 128K context):
      positional regression, Householder rotation, diagnostics with
      scipy.stats, per-bin diagonal Gaussian model, exact enumeration of the
      same-example key pairs, PP per (pair, bin), profile and heatmap) on the
-     first --numpy-heads heads, with one BLAS thread: wall and CPU time;
+     same heads, with one BLAS thread: wall and CPU time. One head is run
+     first, untimed: the Python process's one-time costs (scipy's lazy
+     imports, the first BLAS call, the allocator's growth) would otherwise
+     add some 0.4 s to the first head;
   3. one whole model with --threads threads: every head, or the first
      --model-heads heads with the time scaled to all heads (said so).
 Prints the per-head times, the floor and the ratios (CPU time against CPU
@@ -264,8 +267,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--store", required=True)
     ap.add_argument("--qk-plasticity", default="bin/qk-plasticity")
-    ap.add_argument("--c-heads", type=int, default=8)
-    ap.add_argument("--numpy-heads", type=int, default=2)
+    ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--model-heads", type=int, default=0,
                     help="time only this many heads for the model and scale (0: all)")
     ap.add_argument("--threads", type=int, default=2)
@@ -282,17 +284,18 @@ def main():
     work = args.workdir or tempfile.mkdtemp(prefix="bench-plasticity-")
     os.makedirs(work, exist_ok=True)
 
-    n_c, c_wall, fig = run_c(args, args.c_heads, 1, os.path.join(work, "c1"), floor=True)
+    n_c, c_wall, fig = run_c(args, args.heads, 1, os.path.join(work, "c1"), floor=True)
     c_cpu = float(fig["s_per_head"])
     floor = float(fig["floor_s_per_head"])
     print(f"qk-plasticity, 1 thread, {n_c} heads: {c_cpu:.4f} s per head "
-          f"(CPU; wall {c_wall / n_c:.4f})")
+          f"(CPU; wall {c_wall / n_c:.4f} with the floor timed after each head)")
     print(f"floor per head: {floor:.4f} s (GEMMs {float(fig['floor_gemm_s_per_head']):.4f}, "
           f"{float(fig['erfc_per_head']):.0f} erfc {float(fig['floor_erfc_s_per_head']):.4f}); "
           f"qk-plasticity / floor: {c_cpu / floor:.2f}")
 
     profiles = c_profiles(os.path.join(work, "c1"))
-    n_np = min(args.numpy_heads, n_c)
+    n_np = n_c
+    numpy_head(store, heads[0][2], heads[0][3])  # the untimed warm-up
     worst = 0.0
     cpu0 = time.process_time()
     seconds, results = best_seconds(lambda: [numpy_head(store, h[2], h[3]) for h in heads[:n_np]],
@@ -307,10 +310,11 @@ def main():
             elif not np.isnan(v):
                 worst = max(worst, abs(v - ap_np[b]))
     what = "numpy + scipy" if HAVE_SCIPY else "numpy (no scipy: math.erfc, no KS diagnostics)"
-    print(f"{what}, 1 BLAS thread, {n_np} heads: {np_cpu:.4f} s per head "
-          f"(CPU; wall {np_wall:.4f})")
-    print(f"numpy / qk-plasticity per head: {np_cpu / c_cpu:.1f} (CPU), "
-          f"{np_wall / (c_wall / n_c):.1f} (wall)")
+    print(f"{what}, 1 BLAS thread, the same {n_np} heads after a warm-up head: "
+          f"{np_cpu:.4f} s per head (CPU; wall {np_wall:.4f})")
+    print(f"numpy / qk-plasticity per head: {np_cpu / c_cpu:.1f} (CPU); numpy / floor: "
+          f"{np_cpu / floor:.1f}, the most any implementation doing these GEMMs and erfc "
+          f"evaluations could reach")
     print(f"largest |ap_numpy - ap_C| over the profile bins of those heads: {worst:.3g}")
 
     n_m, m_s, _ = run_c(args, args.model_heads, args.threads, os.path.join(work, "model"))
