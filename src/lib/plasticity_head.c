@@ -46,7 +46,7 @@ typedef struct head_work {
     int64_t *q_row;     /* the rows of q by bin (stable) */
     double *t_q;        /* positions of those rows */
     int64_t *bin_row;   /* [n_bins + 1] first sorted query row of each bin */
-    double *k;          /* [nk * d] oriented, rotated, sorted by (example, position) */
+    double *k;          /* [nk * d] oriented, rotated, sorted by range, position */
     int32_t *t_k, *ex_k;  /* keys by range of examples, then position */
     int32_t *by_example;  /* the keys in (example, position) order */
     int32_t *range_of;    /* the range of examples of each key */
@@ -172,24 +172,29 @@ static int check_rows(const qk_plast_rows *r, const int64_t *rows, int64_t n, in
     return 0;
 }
 
+/* Row `row` of r as doubles, multiplied by sign (if given), into dst[d]. */
+static void gather_row(const qk_plast_rows *r, int64_t row, int d, const double *sign,
+                       double *dst)
+{
+    const float *src = r->vector + row * d;
+    int c = 0;
+    if (sign)
+        for (; c + 2 <= d; c += 2)
+            store2(dst + c, load2(sign + c) * load2f(src + c));
+    else
+        for (; c + 2 <= d; c += 2)
+            store2(dst + c, load2f(src + c));
+    for (; c < d; c++)
+        dst[c] = sign ? sign[c] * (double)src[c] : (double)src[c];
+}
+
 /* rows[] of r as doubles, each multiplied by sign (if given). */
 static double *gather(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d,
                       const double *sign)
 {
     double *x = raw_doubles((size_t)(n > 0 ? n : 1) * (size_t)d);
-    for (int64_t i = 0; i < n; i++) {
-        const float *src = r->vector + rows[i] * d;
-        double *dst = x + i * d;
-        int c = 0;
-        if (sign)
-            for (; c + 2 <= d; c += 2)
-                store2(dst + c, load2(sign + c) * load2f(src + c));
-        else
-            for (; c + 2 <= d; c += 2)
-                store2(dst + c, load2f(src + c));
-        for (; c < d; c++)
-            dst[c] = sign ? sign[c] * (double)src[c] : (double)src[c];
-    }
+    for (int64_t i = 0; i < n; i++)
+        gather_row(r, rows[i], d, sign, x + i * d);
     return x;
 }
 
@@ -529,10 +534,12 @@ static inline uint64_t ordered32(int32_t v)
  * stay in cache; inside a range the keys before a bin start are a prefix,
  * so the score table is only computed where pairs read it. w->by_example
  * lists the keys by (example, position, row): the order in which pairs are
- * generated. The rows are reflected by H = I - 2 hv hv^T on the way (hv:
- * the Householder vector, or NULL for H = I). */
-static void sort_keys(head_work *w, const double *k, const int32_t *t, const int32_t *ex,
-                      const double *hv)
+ * generated. Key i is row krows[i] of k: it is read from there straight
+ * into its sorted place, multiplied by the orientation sign and reflected
+ * by H = I - 2 hv hv^T on the way (hv: the Householder vector, or NULL for
+ * H = I). */
+static void sort_keys(head_work *w, const qk_plast_rows *k, const int64_t *krows,
+                      const double *sign, const int32_t *t, const int32_t *ex, const double *hv)
 {
     int64_t nk = w->nk;
     size_t n = (size_t)(nk > 0 ? nk : 1);
@@ -567,12 +574,15 @@ static void sort_keys(head_work *w, const double *k, const int32_t *t, const int
     w->range_start = qk_calloc((size_t)w->n_ranges + 1, sizeof *w->range_start);
     w->by_example = qk_malloc(n * sizeof *w->by_example);
     int64_t *place = qk_malloc(n * sizeof *place); /* of each row in the sorted keys */
+    double *oriented = qk_doubles((size_t)w->d);
     for (int64_t i = 0; i < nk; i++) {
         int64_t row = by_pos[i];
-        if (hv)
-            reflect_row(k + row * w->d, hv, w->d, w->k + i * w->d);
-        else
-            memcpy(w->k + i * w->d, k + row * w->d, (size_t)w->d * sizeof *k);
+        if (hv) {
+            gather_row(k, krows[row], w->d, sign, oriented);
+            reflect_row(oriented, hv, w->d, w->k + i * w->d);
+        } else {
+            gather_row(k, krows[row], w->d, sign, w->k + i * w->d);
+        }
         w->t_k[i] = t[row];
         w->ex_k[i] = ex[row];
         w->range_of[i] = range[row];
@@ -581,6 +591,7 @@ static void sort_keys(head_work *w, const double *k, const int32_t *t, const int
     }
     for (int64_t j = 0; j < nk; j++)
         w->by_example[j] = (int32_t)place[by_ex[j]];
+    free(oriented);
     free(place);
     free(range);
     free(by_pos);
@@ -1280,7 +1291,6 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     }
     double *sign = qk_doubles((size_t)d);
     qk_plast_orientation_rows(k->vector, krows, w->nk, d, kb, sign);
-    double *kx = gather(k, krows, w->nk, d, sign);
     double *qx = gather(q, qrows, w->nq, d, sign);
     double *t = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *t);
     int64_t *bin = qk_malloc((size_t)(w->nq > 0 ? w->nq : 1) * sizeof *bin);
@@ -1307,7 +1317,7 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     noise_normality(qx, w->nq, d, p, &rng, h);
 
     sort_queries(w, qx, t, bin); /* keeps qx */
-    sort_keys(w, kx, kt, ke, reflect ? hv : NULL);
+    sort_keys(w, k, krows, sign, kt, ke, reflect ? hv : NULL);
     free(tmp);
     free(hv);
     free(beta);
@@ -1318,7 +1328,6 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     free(ke);
     free(kt);
     free(kb);
-    free(kx);
     free(krows);
     free(qrows);
     return 0;
