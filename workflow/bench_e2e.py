@@ -198,7 +198,7 @@ def report(rows, stages, a, parquet_bytes, total_heads):
               f"(thesis set: ~{store_bytes / parquet_bytes * THESIS_PARQUET_GB:.1f} GB under build/)")
     for name, path in split_pairs(a.ratio):
         if os.path.exists(path):
-            lines = [l for l in open(path) if re.search(r"[0-9.]+x|speed-?up|×", l)]
+            lines = [l for l in open(path) if re.search(r"[0-9.]+x|speed-?up|×|numpy / ", l)]
             for line in lines[-2:]:
                 print(f"{name}: {line.strip()}")
         else:
