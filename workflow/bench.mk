@@ -24,7 +24,8 @@ bench-load: bin/qk-bench-load bin/qk-load $(BENCH_DIR)/data/$(BENCH_DATASET)/syn
 # RSS and each stage's floor measured in the same run, the saved ratios of
 # bench-pca, bench-rotate and bench-plasticity, and the extrapolation to
 # the 23-dataset thesis set (workflow/bench_e2e.py). The stages run with the
-# pipeline's own flags, on one dataset at a time.
+# pipeline's own flags, on one dataset at a time. The load floor is the best
+# of three decodes: one decode alone varies by a third between runs.
 BENCH_E2E_DATASETS ?= qwen3-8b llama3.2-1b smollm3-3b-lc-32k-to-64k-step-20000
 BENCH_E2E_WORK     := $(BENCH_DIR)/e2e
 
@@ -42,7 +43,7 @@ BENCH_E2E_STAGES = \
     --axes {out}/rotation_axes.bin --rotation {out}/rotation.tsv --pairs-output {out}/complement_pairs.tsv \
     --heads-output {out}/complement_heads.tsv --rotated-output {out}/rotated.tsv {store}' \
   --stage 'plasticity=bin/qk-plasticity $(PLAST_FLAGS) --out-dir {out} {store}'
-BENCH_E2E_FLOORS = --floor 'load=bin/qk-bench-load --repeat 1 {data}' \
+BENCH_E2E_FLOORS = --floor 'load=bin/qk-bench-load --repeat 3 {data}' \
   --floor 'plasticity=bin/qk-plasticity --floor --threads 1 --max-heads 8 --out-dir {out}/floor {store}' \
   $(BENCH_E2E_STAGE_FLOORS)
 
