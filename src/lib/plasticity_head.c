@@ -728,13 +728,14 @@ static void score_table(head_work *w, const qk_plast_grid *g)
         score_rows(w, g, r, w->score + w->range_start[r] * w->n_bins);
 }
 
-/* The most keys in one range. */
-static int64_t max_range_keys(const head_work *w)
+/* The longest of the n spans start[i] .. start[i + 1], at least 1: the
+ * most keys in one range, the most queries in one bin. */
+static int64_t longest_span(const int64_t *start, int n)
 {
     int64_t most = 1;
-    for (int r = 0; r < w->n_ranges; r++)
-        if (w->range_start[r + 1] - w->range_start[r] > most)
-            most = w->range_start[r + 1] - w->range_start[r];
+    for (int i = 0; i < n; i++)
+        if (start[i + 1] - start[i] > most)
+            most = start[i + 1] - start[i];
     return most;
 }
 
@@ -966,7 +967,7 @@ static void exact_diag(head_work *w, qk_plast_head *h, const qk_plast_grid *g)
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     double *pp = raw_doubles((size_t)(PP_BATCH > w->n_bins ? PP_BATCH : w->n_bins) + PP_PAD);
     int32_t *rows = qk_malloc((size_t)w->n_bins * sizeof *rows);
-    double *score = raw_doubles((size_t)max_range_keys(w) * w->n_bins);
+    double *score = raw_doubles((size_t)longest_span(w->range_start, w->n_ranges) * w->n_bins);
     int range = -1;
     pair_blocks pb;
     make_blocks(w, &pb);
@@ -1010,7 +1011,7 @@ static void measure_floor(head_work *w, qk_plast_head *h, const qk_plast_grid *g
     qk_plast_timing *t = &h->timing;
     int first_kept, last;
     kept_range(w, &first_kept, &last);
-    double *score = raw_doubles((size_t)max_range_keys(w) * w->n_bins);
+    double *score = raw_doubles((size_t)longest_span(w->range_start, w->n_ranges) * w->n_bins);
     double *sq = raw_doubles((size_t)PAIR_BLOCK * d);
     double *v = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
     double *x = raw_doubles((size_t)PAIR_BLOCK * w->n_bins);
@@ -1085,15 +1086,6 @@ static double full_variance(const head_work *w, int b, const double *delta, cons
            QK_PLAST_FULL_RIDGE * perp;
 }
 
-static int64_t max_bin_queries(const head_work *w)
-{
-    int64_t most = 1;
-    for (int b = 0; b < w->n_bins; b++)
-        if (w->bin_row[b + 1] - w->bin_row[b] > most)
-            most = w->bin_row[b + 1] - w->bin_row[b];
-    return most;
-}
-
 /* The keys in position order (ties in key order): the keys before a bin
  * start are a prefix. rank[i] is the place of key i in that order. */
 typedef struct key_ranks {
@@ -1134,7 +1126,7 @@ static double *keys_by_position(const head_work *w, int64_t *rank, int32_t *tpos
 static void exact_full(head_work *w, qk_plast_head *h, const qk_plast_grid *g)
 {
     int d = w->d;
-    int64_t most = max_bin_queries(w);
+    int64_t most = longest_span(w->bin_row, w->n_bins);
     int64_t *rank = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *rank);
     int32_t *tpos = qk_malloc((size_t)(w->nk > 0 ? w->nk : 1) * sizeof *tpos);
     double *kpos = keys_by_position(w, rank, tpos);
@@ -1186,7 +1178,7 @@ static void exact_full(head_work *w, qk_plast_head *h, const qk_plast_grid *g)
 static void sampled(head_work *w, qk_plast_head *h, const qk_plast_params *p, qk_rng *rng)
 {
     int d = w->d;
-    int64_t most = max_bin_queries(w);
+    int64_t most = longest_span(w->bin_row, w->n_bins);
     double *qc = qk_doubles((size_t)most * d);
     double *delta = qk_doubles((size_t)d);
     double *z = qk_doubles((size_t)most);
