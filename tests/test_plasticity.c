@@ -366,6 +366,71 @@ START_TEST(test_ks_statistic_matches_full_sort)
 }
 END_TEST
 
+/* The median and the count below alpha from every p-value, the plain way. */
+static void ks_summary_by_every_p(int64_t n, const double *stat, int k, double alpha,
+                                  double *median_p, int *below)
+{
+    double *p = malloc((size_t)k * sizeof *p);
+    *below = 0;
+    for (int i = 0; i < k; i++) {
+        p[i] = qk_plast_kolmogorov_sf(n, stat[i]);
+        *below += p[i] < alpha;
+    }
+    *median_p = qk_plast_median(p, k);
+    free(p);
+}
+
+/* The summary computes few of the costly Smirnov p-values: its median and
+ * count must be those of all of them, bit for bit, over sets of statistics
+ * that mix every regime of the KS distribution, some with ties, near-ties
+ * (1e-9 apart) or NaN, and alpha inside and outside the Smirnov range. */
+START_TEST(test_ks_summary_matches_every_p)
+{
+    qk_rng rng;
+    uint64_t key = 7;
+    qk_rng_seed(&rng, &key, 1);
+    int64_t sizes[] = {8000, 1000, 141, 60};
+    int counts[] = {64, 63, 9, 2, 1};
+    double alphas[] = {0.01, 0.05, 0.3, 1e-300, 0.0};
+    int sets = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+            for (int rep = 0; rep < 6; rep++) {
+                int64_t n = sizes[s];
+                int k = counts[c];
+                double stat[64];
+                for (int i = 0; i < k; i++) {
+                    /* n D^2 from 0.05 to 600 on a log scale, now and then past
+                     * 1/2, a tie, a near-tie or NaN */
+                    double u = qk_rng_uniform(&rng), v = qk_rng_uniform(&rng);
+                    stat[i] = sqrt(0.05 * pow(12000.0, u) / (double)n);
+                    if (v < 0.04)
+                        stat[i] = 0.5 + 0.4 * u;
+                    else if (v < 0.10 && i > 0 && rep >= 3)
+                        stat[i] = stat[i - 1];
+                    else if (v < 0.16 && i > 0 && rep >= 4)
+                        stat[i] = stat[i - 1] * (1.0 + 1e-9);
+                    else if (v < 0.17 && rep == 5)
+                        stat[i] = NAN;
+                    if (stat[i] >= 1.0)
+                        stat[i] = 0.999;
+                }
+                double alpha = alphas[rep % 5];
+                double med, med_every;
+                int below, below_every;
+                qk_plast_ks_summary(n, stat, k, alpha, &med, &below);
+                ks_summary_by_every_p(n, stat, k, alpha, &med_every, &below_every);
+                ck_assert_int_eq(below, below_every);
+                if (isnan(med_every))
+                    ck_assert(isnan(med));
+                else
+                    ck_assert_double_eq(med, med_every);
+                sets++;
+            }
+    ck_assert_int_eq(sets, 120);
+}
+END_TEST
+
 /* ---- profile scalars ------------------------------------------------------------- */
 
 START_TEST(test_profile_scalars_known_profile)
@@ -1265,6 +1330,7 @@ static Suite *plasticity_suite(void)
     tcase_add_test(tc, test_component_weights);
     tcase_add_test(tc, test_skew_kurt_and_ks);
     tcase_add_test(tc, test_ks_statistic_matches_full_sort);
+    tcase_add_test(tc, test_ks_summary_matches_every_p);
     suite_add_tcase(s, tc);
     TCase *agg = tcase_create("aggregation");
     tcase_add_test(agg, test_profile_scalars_known_profile);

@@ -235,5 +235,17 @@ double qk_plast_ks_norm(const double *x, int64_t n);
 double qk_plast_ks_statistic(const double *x, int64_t n);
 /* P(D_n >= x) for the two-sided statistic of n samples. */
 double qk_plast_kolmogorov_sf(int64_t n, double x);
+/* The statistic of qk_plast_ks_norm: NaN for n <= 0 or a NaN in x. */
+double qk_plast_ks_norm_statistic(const double *x, int64_t n);
+/* k tests of n values each, from their statistics stat[k]: the median of
+ * their p-values (as qk_plast_median gives it) and how many are below
+ * alpha, the same numbers as from every p-value. p falls as D grows, so
+ * where the p-values are costly exact Smirnov sums only those at the
+ * middle places and at the crossing of alpha are computed. */
+void qk_plast_ks_summary(int64_t n, const double *stat, int k, double alpha, double *median_p,
+                         int *below);
+/* Median of x[n] (mean of the middle two for an even count; NaN if any is
+ * NaN, or n <= 0); sorts x. */
+double qk_plast_median(double *x, int n);
 
 #endif

@@ -283,24 +283,6 @@ static double sd_of(const double *x, int64_t n, double mean)
     return n > 1 ? sqrt(ss / (double)(n - 1)) : NAN;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median (mean of the middle two for an even count); NaN if any is NaN. */
-static double median(double *x, int n)
-{
-    if (n <= 0)
-        return NAN;
-    for (int i = 0; i < n; i++)
-        if (isnan(x[i]))
-            return NAN;
-    qsort(x, (size_t)n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 /* Coordinate 1 of the rotated queries against position: alpha_pos,
  * beta_pos, sigma2_pos (ddof 1) and the residual's shape. */
 static void position_coordinate(const double *q, const double *t, int64_t n, int d,
@@ -352,8 +334,8 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
         kurts[c] = fabs(kurts[c]);
         dims[c] = c;
     }
-    h->noise_med_abs_skew = median(skews, nd);
-    h->noise_med_abs_kurt = median(kurts, nd);
+    h->noise_med_abs_skew = qk_plast_median(skews, nd);
+    h->noise_med_abs_kurt = qk_plast_median(kurts, nd);
     int n_test = p->normality_max_dims < nd ? p->normality_max_dims : nd;
     for (int i = 0; i < n_test; i++) { /* partial Fisher-Yates */
         int j = i + (int)qk_rng_below(rng, (uint64_t)(nd - i));
@@ -386,14 +368,12 @@ static void noise_normality(const double *q, int64_t n, int d, const qk_plast_pa
                 col[r] = (src[r * d] - m) / sd;
         }
     }
-    int below = 0;
-    for (int i = 0; i < n_test; i++) {
-        skews[i] = qk_plast_ks_norm(cols + (size_t)i * n, n); /* reuse as the p-values */
-        below += skews[i] < p->p_alpha;
-    }
+    for (int i = 0; i < n_test; i++) /* reuse skews for the statistics */
+        skews[i] = qk_plast_ks_norm_statistic(cols + (size_t)i * n, n);
     if (n_test > 0) {
+        int below;
+        qk_plast_ks_summary(n, skews, n_test, p->p_alpha, &h->noise_med_ks_p, &below);
         h->noise_frac_ks_lt_alpha = (double)below / n_test;
-        h->noise_med_ks_p = median(skews, n_test);
     }
     free(sds);
     free(cols);

@@ -187,14 +187,19 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
     return stat;
 }
 
-double qk_plast_ks_norm(const double *x, int64_t n)
+double qk_plast_ks_norm_statistic(const double *x, int64_t n)
 {
     if (n <= 0)
         return NAN;
     for (int64_t i = 0; i < n; i++)
         if (isnan(x[i]))
             return NAN;
-    return qk_plast_kolmogorov_sf(n, qk_plast_ks_statistic(x, n));
+    return qk_plast_ks_statistic(x, n);
+}
+
+double qk_plast_ks_norm(const double *x, int64_t n)
+{
+    return qk_plast_kolmogorov_sf(n, qk_plast_ks_norm_statistic(x, n));
 }
 
 /* lgamma(j + 1) = log j! for j = 0..n. Every KS test of a head has the
@@ -375,36 +380,205 @@ static double clip01(double p)
     return p < 0.0 ? 0.0 : p > 1.0 ? 1.0 : p;
 }
 
-double qk_plast_kolmogorov_sf(int64_t n, double x)
+/* How P(D_n >= x) is evaluated (the regimes of the file comment). */
+typedef enum ks_method {
+    KS_NAN,
+    KS_ONE,
+    KS_ZERO,
+    KS_RUBEN_LOW,  /* n x <= 1 */
+    KS_RUBEN_HIGH, /* n x >= n - 1 */
+    KS_SMIRNOV,    /* twice the one-sided tail, the costly exact sum */
+    KS_DURBIN,
+    KS_PELZ_GOOD
+} ks_method;
+
+static ks_method ks_method_of(int64_t n, double x)
 {
     if (n <= 0 || isnan(x))
-        return NAN;
+        return KS_NAN;
     if (x <= 0.0)
-        return 1.0;
+        return KS_ONE;
     if (x >= 1.0)
-        return 0.0;
+        return KS_ZERO;
     double nn = (double)n, t = nn * x;
-    if (t <= 1.0) { /* Ruben-Gambino: P(D_n < x) = n!/n^n (2t - 1)^n */
-        if (t <= 0.5)
-            return 1.0;
-        double cdf = exp(lgamma(nn + 1.0) - nn * log(nn) + nn * log(2.0 * t - 1.0));
-        return clip01(1.0 - cdf);
-    }
-    if (t >= nn - 1.0) /* Ruben-Gambino */
-        return clip01(2.0 * pow(1.0 - x, nn));
+    if (t <= 1.0)
+        return t <= 0.5 ? KS_ONE : KS_RUBEN_LOW;
+    if (t >= nn - 1.0)
+        return KS_RUBEN_HIGH;
     if (x >= 0.5)
-        return clip01(2.0 * smirnov_sf(n, x));
+        return KS_SMIRNOV;
     double nx2 = t * x;
-    if (n <= 140) {
-        if (nx2 <= 4.0)
-            return clip01(1.0 - durbin_cdf(n, x));
-        return clip01(2.0 * smirnov_sf(n, x));
-    }
+    if (n <= 140)
+        return nx2 <= 4.0 ? KS_DURBIN : KS_SMIRNOV;
     if (nx2 >= 370.0)
-        return 0.0;
+        return KS_ZERO;
     if (nx2 >= 2.2)
+        return KS_SMIRNOV;
+    return n <= 100000 && nn * pow(x, 1.5) <= 1.4 ? KS_DURBIN : KS_PELZ_GOOD;
+}
+
+double qk_plast_kolmogorov_sf(int64_t n, double x)
+{
+    double nn = (double)n;
+    switch (ks_method_of(n, x)) {
+    case KS_NAN:
+        return NAN;
+    case KS_ONE:
+        return 1.0;
+    case KS_ZERO:
+        return 0.0;
+    case KS_RUBEN_LOW: /* Ruben-Gambino: P(D_n < x) = n!/n^n (2 n x - 1)^n */
+        return clip01(1.0 - exp(lgamma(nn + 1.0) - nn * log(nn) + nn * log(2.0 * (nn * x) - 1.0)));
+    case KS_RUBEN_HIGH: /* Ruben-Gambino */
+        return clip01(2.0 * pow(1.0 - x, nn));
+    case KS_SMIRNOV:
         return clip01(2.0 * smirnov_sf(n, x));
-    double cdf = n <= 100000 && nn * pow(x, 1.5) <= 1.4 ? durbin_cdf(n, x)
-                                                          : pelz_good_cdf(n, x);
-    return clip01(1.0 - cdf);
+    case KS_DURBIN:
+        return clip01(1.0 - durbin_cdf(n, x));
+    case KS_PELZ_GOOD:
+        return clip01(1.0 - pelz_good_cdf(n, x));
+    }
+    return NAN;
+}
+
+static int cmp_p(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double qk_plast_median(double *x, int n)
+{
+    if (n <= 0)
+        return NAN;
+    for (int i = 0; i < n; i++)
+        if (isnan(x[i]))
+            return NAN;
+    qsort(x, (size_t)n, sizeof *x, cmp_p);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* ---- the summary of many tests -------------------------------------------------------- */
+
+/* Tests in order of falling statistic, their p-values computed when first
+ * asked for. */
+typedef struct ks_tests {
+    int64_t n;
+    const double *stat;
+    int *order;
+    double *p; /* by place in order; NaN until computed */
+} ks_tests;
+
+static double p_at(ks_tests *t, int place)
+{
+    if (isnan(t->p[place]))
+        t->p[place] = qk_plast_kolmogorov_sf(t->n, t->stat[t->order[place]]);
+    return t->p[place];
+}
+
+static _Thread_local const double *sort_stat; /* what cmp_falling compares */
+
+/* Indices by falling statistic, NaN last, ties by index. */
+static int cmp_falling(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    double x = sort_stat[i], y = sort_stat[j];
+    if (isnan(x) || isnan(y))
+        return isnan(x) != isnan(y) ? isnan(x) - isnan(y) : (i > j) - (i < j);
+    if (x != y)
+        return x < y ? 1 : -1;
+    return (i > j) - (i < j);
+}
+
+/* The places [*first, *last) of the costly Smirnov sums with D < 1/2, if
+ * they are one run of at least 4, every two D more than a millionth apart:
+ * there p falls, relative to its size, at least 8 times as fast as D
+ * grows, and the sum is good to about 1e-11, so their p are in the order
+ * of their D. Else 0. */
+static int smirnov_run(ks_tests *t, int k, int *first, int *last)
+{
+    *first = *last = -1;
+    for (int i = 0; i < k; i++) {
+        double d = t->stat[t->order[i]];
+        if (ks_method_of(t->n, d) != KS_SMIRNOV || d >= 0.5)
+            continue;
+        if (*first < 0)
+            *first = i;
+        else if (*last != i)
+            return 0; /* not one run */
+        *last = i + 1;
+    }
+    if (*first < 0 || *last - *first < 4)
+        return 0;
+    for (int i = *first; i + 1 < *last; i++) {
+        double d = t->stat[t->order[i]], e = t->stat[t->order[i + 1]];
+        if (d - e < 1e-6 * d)
+            return 0;
+    }
+    return 1;
+}
+
+/* With such a run, every p outside it is computed and checked against the
+ * run's ends: those of larger D (before the run) must be at most its first
+ * p, those of smaller D (after it) at least its last. Then the run holds
+ * the middle of the sorted p-values as a block, and of the run only the
+ * places that the median and the crossing of alpha look at are computed.
+ * Otherwise every p is. */
+void qk_plast_ks_summary(int64_t n, const double *stat, int k, double alpha, double *median_p,
+                         int *below)
+{
+    ks_tests t = {n, stat, qk_malloc((size_t)(k > 0 ? k : 1) * sizeof(int)),
+                  qk_malloc((size_t)(k > 0 ? k : 1) * sizeof(double))};
+    for (int i = 0; i < k; i++) {
+        t.order[i] = i;
+        t.p[i] = NAN;
+    }
+    sort_stat = stat;
+    qsort(t.order, (size_t)k, sizeof *t.order, cmp_falling);
+    double *sorted = qk_malloc((size_t)(k > 0 ? k : 1) * sizeof *sorted);
+    int first, last, lazy = smirnov_run(&t, k, &first, &last);
+    /* every p outside the run, and the run's ends */
+    for (int i = 0; i < k; i++)
+        if (!lazy || i <= first || i >= last - 1)
+            sorted[i] = p_at(&t, i);
+    if (lazy) {
+        /* the run's p lie between its ends, and those between the others */
+        for (int i = 0; i < k && lazy; i++)
+            if (i < first)
+                lazy = !(sorted[i] > sorted[first]);
+            else if (i >= last)
+                lazy = !(sorted[i] < sorted[last - 1]);
+    }
+    *below = 0;
+    if (!lazy) {
+        for (int i = 0; i < k; i++) {
+            sorted[i] = p_at(&t, i);
+            *below += sorted[i] < alpha;
+        }
+    } else {
+        for (int i = 0; i < k; i++)
+            if (i < first || i >= last)
+                *below += sorted[i] < alpha;
+        /* in the run p rises with the place: the first place with p >= alpha */
+        int lo = first, hi = last;
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (p_at(&t, mid) < alpha)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        *below += lo - first;
+        /* the middle places exactly, the rest of the run by its nearer end:
+         * after the median's sort the middle ranks hold the exact values */
+        int mid_lo = (k - 1) / 2, mid_hi = k / 2;
+        for (int i = first + 1; i < last - 1; i++)
+            sorted[i] = i == mid_lo || i == mid_hi ? p_at(&t, i)
+                        : i < mid_lo           ? sorted[first]
+                                               : sorted[last - 1];
+    }
+    *median_p = qk_plast_median(sorted, k);
+    free(sorted);
+    free(t.p);
+    free(t.order);
 }
