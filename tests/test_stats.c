@@ -1,8 +1,37 @@
 /* Unit tests of the descriptive statistics (src/lib/stats.c). */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "qk/stats.h"
 #include "testutil.h"
+
+static int cmp_ascending(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* qk_sort_doubles gives qsort's order: random values with many repeats,
+ * runs already sorted and reversed, every length around the cut to the
+ * insertion sort. */
+START_TEST(test_sort_doubles)
+{
+    double a[300], b[300];
+    unsigned seed = 1;
+    for (int n = 0; n <= 300; n += n < 40 ? 1 : 37)
+        for (int kind = 0; kind < 3; kind++) {
+            for (int i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                a[i] = kind == 0 ? (double)(seed >> 16 & 63) - 20.5 : kind == 1 ? i : n - i;
+            }
+            memcpy(b, a, sizeof a);
+            qk_sort_doubles(a, n);
+            qsort(b, (size_t)n, sizeof *b, cmp_ascending);
+            ck_assert_int_eq(memcmp(a, b, (size_t)n * sizeof *a), 0);
+        }
+}
+END_TEST
 
 START_TEST(test_mean_skips_nan)
 {
@@ -76,6 +105,7 @@ int main(void)
     Suite *s = suite_create("stats");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_mean_skips_nan);
+    tcase_add_test(tc, test_sort_doubles);
     tcase_add_test(tc, test_quantile_numpy_linear);
     tcase_add_test(tc, test_line_fit);
     tcase_add_test(tc, test_line_fit_degenerate);

@@ -5,6 +5,11 @@
 #ifndef QK_STATS_H
 #define QK_STATS_H
 
+#include <stdint.h>
+
+/* Sorts v[n] ascending in place; no NaN. */
+void qk_sort_doubles(double *v, int64_t n);
+
 /* Mean of the values that are not NaN (NAN when none is left). */
 double qk_mean(const double *x, int n);
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/stats.h"
+
 /* Rows per block when projecting rows: the double copy stays in the cache. */
 #define PROJ_BLOCK 256
 
@@ -165,52 +167,12 @@ double qk_lda2_accuracy(const double *a, int64_t n_a, const double *b, int64_t n
     return (double)right / n;
 }
 
-/* Sorts doubles ascending: quicksort with a median-of-three pivot and
- * insertion sort for short runs, recursing into the smaller side (qsort's
- * comparison callback made it the slowest part of a head). */
-static void sort_doubles(double *v, int64_t n)
-{
-    while (n > 16) {
-        int64_t mid = n / 2;
-        double a = v[0], b = v[mid], c = v[n - 1];
-        double pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
-        int64_t i = 0, j = n - 1;
-        for (;;) { /* Hoare partition */
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i >= j)
-                break;
-            double tmp = v[i];
-            v[i++] = v[j];
-            v[j--] = tmp;
-        }
-        int64_t left = j + 1; /* v[0..j] <= pivot <= v[j+1..n-1] */
-        if (left < n - left) {
-            sort_doubles(v, left);
-            v += left;
-            n -= left;
-        } else {
-            sort_doubles(v + left, n - left);
-            n = left;
-        }
-    }
-    for (int64_t i = 1; i < n; i++) {
-        double x = v[i];
-        int64_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
 double qk_threshold_accuracy(double *a, int64_t n_a, double *b, int64_t n_b)
 {
     if (n_a <= 0 || n_b <= 0)
         return NAN;
-    sort_doubles(a, n_a);
-    sort_doubles(b, n_b);
+    qk_sort_doubles(a, n_a);
+    qk_sort_doubles(b, n_b);
     /* sweep the cut through every distinct value; a_le, b_le count the
      * values at or below it. Start below everything. */
     int64_t i = 0, j = 0;

@@ -17,6 +17,7 @@
 
 #include "qk/moments.h"
 #include "qk/plasticity.h"
+#include "qk/stats.h"
 #include "plasticity_vec.h"
 
 /* The steps i / n (i = 0..n) of an empirical CDF: every KS test of a head
@@ -90,28 +91,6 @@ static const double *cell_edges(void)
     return edge;
 }
 
-static int cmp_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts x[n] ascending: insertion for the short runs of one cell. */
-static void sort_values(double *x, int64_t n)
-{
-    if (n > 32) {
-        qsort(x, (size_t)n, sizeof *x, cmp_value);
-        return;
-    }
-    for (int64_t i = 1; i < n; i++) {
-        double v = x[i];
-        int64_t j = i;
-        for (; j > 0 && x[j - 1] > v; j--)
-            x[j] = x[j - 1];
-        x[j] = v;
-    }
-}
-
 /* Which cells may hold the largest term, from the counts: into candidate[],
  * with the rank before each cell in before[]. Returns how many values they
  * hold. */
@@ -168,7 +147,7 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
     for (int64_t c = 0, at = 0; c < KS_CELLS; c++) {
         if (!candidate[c])
             continue;
-        sort_values(vals + at, count[c]);
+        qk_sort_doubles(vals + at, count[c]);
         phi_n(vals + at, cdf + at, count[c]);
         for (int64_t k = 0; k < count[c]; k++) {
             int64_t i = before[c] + k; /* the value's place in the sorted sample */
@@ -441,12 +420,6 @@ double qk_plast_kolmogorov_sf(int64_t n, double x)
     return NAN;
 }
 
-static int cmp_p(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double qk_plast_median(double *x, int n)
 {
     if (n <= 0)
@@ -454,7 +427,7 @@ double qk_plast_median(double *x, int n)
     for (int i = 0; i < n; i++)
         if (isnan(x[i]))
             return NAN;
-    qsort(x, (size_t)n, sizeof *x, cmp_p);
+    qk_sort_doubles(x, n);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
