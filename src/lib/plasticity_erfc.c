@@ -269,7 +269,7 @@ static void erfc_run(const double *x, double *y, int64_t n)
 #endif
 }
 
-static void pp_arg_run(const double *a, const double *b, const double *v, double *x, int64_t n)
+void qk_plast_pp_arg_n(const double *a, const double *b, const double *v, double *x, int64_t n)
 {
 #ifdef QK_X86
     if (use_avx())
@@ -302,11 +302,6 @@ void qk_plast_erfc_n(const double *x, double *y, int64_t n)
         erfc_run(x, y, whole);
     for (int64_t i = whole; i < n; i++)
         y[i] = erfc_scalar(x[i]);
-}
-
-void qk_plast_pp_arg_n(const double *a, const double *b, const double *v, double *x, int64_t n)
-{
-    pp_arg_run(a, b, v, x, n);
 }
 
 void qk_plast_pp_of_arg_n(double *x, int64_t n)

@@ -4,9 +4,9 @@
  * doubles and the operations on it (V_LOAD, V_STORE, V_SET1, V_ADD, V_SUB,
  * V_MUL, V_DIV, V_SQRT, V_AND, V_ANDNOT, V_OR, V_GE, V_LT, V_EQ, V_GT,
  * V_NAN, V_ANY, V_SHL52). Each lane goes through exactly the operations of
- * erfc_scalar, pp_arg_scalar and pp_of_arg_scalar, in the same order: every instruction set gives
- * their bits. UNROLL vectors are evaluated side by side, so that the long
- * dependency chains of the polynomials overlap. */
+ * erfc_scalar, pp_arg_scalar and pp_of_arg_scalar, in the same order:
+ * every instruction set gives their bits. UNROLL vectors are evaluated side
+ * by side, so that the long dependency chains of the polynomials overlap. */
 
 #define KNAME2(a, b) a##_##b
 #define KNAME(a, b) KNAME2(a, b)

@@ -877,6 +877,37 @@ static void free_blocks(pair_blocks *pb)
     free(pb->start);
 }
 
+/* Block k of pb made ready for its evaluations: the rows of S of its range
+ * of examples into score when the range changes (*range: the range they
+ * hold), the squared key differences of its pairs and V[i, b] =
+ * sum_c delta_ic^2 C_b,cc for bins b0..last into v. Returns b0, or -1 when
+ * the block has no kept bin. gemm_cpu, if not NULL, gets the thread CPU
+ * time of the GEMMs added (the floor). */
+static int block_variances(const head_work *w, const qk_plast_grid *g, const pair_blocks *pb,
+                           int64_t k, int first_kept, int last, double *score, int *range,
+                           double *sq, double *v, double *gemm_cpu)
+{
+    int64_t nb = pb->start[k + 1] - pb->start[k];
+    const key_pair *blk = pb->pairs + pb->start[k];
+    int b0 = blk[0].first > first_kept ? blk[0].first : first_kept; /* sorted by first */
+    if (b0 > last)
+        return -1;
+    double c0 = gemm_cpu ? qk_thread_cpu() : 0.0;
+    if (w->range_of[blk[0].a] != *range) { /* the blocks come range by range */
+        *range = w->range_of[blk[0].a];
+        score_rows(w, g, *range, score);
+    }
+    if (gemm_cpu)
+        *gemm_cpu += qk_thread_cpu() - c0;
+    pair_squares(w, blk, nb, sq);
+    c0 = gemm_cpu ? qk_thread_cpu() : 0.0;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, last - b0 + 1, w->d, 1.0, sq,
+                w->d, w->var + (size_t)b0 * w->d, w->d, 0.0, v, last - b0 + 1);
+    if (gemm_cpu)
+        *gemm_cpu += qk_thread_cpu() - c0;
+    return b0;
+}
+
 /* PP values evaluated together: the erfc arguments of a few pairs, then
  * their PP in place and the sums, while they are in the first-level cache */
 #define PP_BATCH 2048
@@ -952,22 +983,10 @@ static void exact_diag(head_work *w, qk_plast_head *h, const qk_plast_grid *g)
     pair_blocks pb;
     make_blocks(w, &pb);
     for (int64_t k = 0; k < pb.n; k++) {
-        int64_t nb = pb.start[k + 1] - pb.start[k];
-        const key_pair *blk = pb.pairs + pb.start[k];
-        int b0 = blk[0].first > first_kept ? blk[0].first : first_kept; /* sorted by first */
-        if (b0 > last)
-            continue;
-        if (w->range_of[blk[0].a] != range) { /* the blocks come range by range */
-            range = w->range_of[blk[0].a];
-            score_rows(w, g, range, score);
-        }
-        int ncol = last - b0 + 1;
-        pair_squares(w, blk, nb, sq);
-        /* V[i, b] = sum_c delta_ic^2 C_b,cc for the block's bins b0..last */
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
-                    w->var + (size_t)b0 * d, d, 0.0, v, ncol);
-        evaluate_block(w, h, blk, nb, score, w->range_start[range], v, b0, last, contiguous,
-                       tau2, pp, rows);
+        int b0 = block_variances(w, g, &pb, k, first_kept, last, score, &range, sq, v, NULL);
+        if (b0 >= 0)
+            evaluate_block(w, h, pb.pairs + pb.start[k], pb.start[k + 1] - pb.start[k], score,
+                           w->range_start[range], v, b0, last, contiguous, tau2, pp, rows);
     }
     free_blocks(&pb);
     free(score);
@@ -999,23 +1018,13 @@ static void measure_floor(head_work *w, qk_plast_head *h, const qk_plast_grid *g
     pair_blocks pb;
     make_blocks(w, &pb);
     for (int64_t k = 0; first_kept <= last && k < pb.n; k++) {
+        int b0 = block_variances(w, g, &pb, k, first_kept, last, score, &range, sq, v,
+                                 &t->floor_gemm);
+        if (b0 < 0)
+            continue;
         int64_t nb = pb.start[k + 1] - pb.start[k];
         const key_pair *blk = pb.pairs + pb.start[k];
-        int b0 = blk[0].first > first_kept ? blk[0].first : first_kept;
-        if (b0 > last)
-            continue;
-        if (w->range_of[blk[0].a] != range) {
-            range = w->range_of[blk[0].a];
-            double c0 = qk_thread_cpu();
-            score_rows(w, g, range, score);
-            t->floor_gemm += qk_thread_cpu() - c0;
-        }
         int ncol = last - b0 + 1;
-        pair_squares(w, blk, nb, sq);
-        double c1 = qk_thread_cpu();
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, ncol, d, 1.0, sq, d,
-                    w->var + (size_t)b0 * d, d, 0.0, v, ncol);
-        t->floor_gemm += qk_thread_cpu() - c1;
         int64_t n = 0, row0 = w->range_start[range];
         for (int64_t i = 0; i < nb; i++)
             for (int b = blk[i].first > b0 ? blk[i].first : b0; b <= last; b++) {

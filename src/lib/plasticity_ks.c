@@ -42,10 +42,11 @@ static const double *cdf_steps(int64_t n)
  * the counts give each cell's ranks r + 1 .. r + m, and Phi at the cell's
  * edges bounds its terms: i/n - Phi(x_i) <= (r + m)/n - Phi(lo) and
  * Phi(x_i) - (i - 1)/n <= Phi(hi) - r/n, while the cell's last value alone
- * makes D >= (r + m)/n - Phi(hi) and its first D >= Phi(lo) - r/n. Only the cells whose bound reaches the
- * largest such lower bound can hold the maximum: their values are sorted
- * and their terms computed exactly as a full sort would, so D is the same
- * number; in a normal sample they are a few dozen of about 2000 cells. */
+ * makes D >= (r + m)/n - Phi(hi) and its first D >= Phi(lo) - r/n. Only
+ * the cells whose bound reaches the largest such lower bound can hold the
+ * maximum: their values are sorted and their terms computed exactly as a
+ * full sort would, so D is the same number; in a normal sample they are a
+ * few dozen of about 2000 cells. */
 #define KS_EDGE 8.0
 #define KS_CELLS_PER_UNIT 256.0
 #define KS_CELLS 4096 /* 2 KS_EDGE KS_CELLS_PER_UNIT */
@@ -131,7 +132,7 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
     }
     int64_t held = candidate_cells(count, n, before, candidate);
     /* the candidates' values, cell by cell (slot[c]: the next free place of
-     * cell c), sorted within each cell, then their Phi */
+     * cell c), sorted within each cell, then their Phi in one batch */
     double *vals = qk_malloc((size_t)(held > 0 ? held : 1) * 2 * sizeof *vals);
     double *cdf = vals + held;
     int64_t *slot = qk_malloc(KS_CELLS * sizeof *slot);
@@ -142,13 +143,17 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
     for (int64_t i = 0; i < n; i++)
         if (candidate[cell[i]])
             vals[slot[cell[i]]++] = x[i];
+    for (int64_t c = 0, at = 0; c < KS_CELLS; c++)
+        if (candidate[c]) {
+            qk_sort_doubles(vals + at, count[c]);
+            at += count[c];
+        }
+    phi_n(vals, cdf, held);
     const double *step = cdf_steps(n);
     double stat = 0.0;
     for (int64_t c = 0, at = 0; c < KS_CELLS; c++) {
         if (!candidate[c])
             continue;
-        qk_sort_doubles(vals + at, count[c]);
-        phi_n(vals + at, cdf + at, count[c]);
         for (int64_t k = 0; k < count[c]; k++) {
             int64_t i = before[c] + k; /* the value's place in the sorted sample */
             double above = step[i + 1] - cdf[at + k];
@@ -525,7 +530,7 @@ void qk_plast_ks_summary(int64_t n, const double *stat, int k, double alpha, dou
     *below = 0;
     if (!lazy) {
         for (int i = 0; i < k; i++) {
-            sorted[i] = p_at(&t, i);
+            sorted[i] = p_at(&t, i); /* the rest of the run, if the check failed */
             *below += sorted[i] < alpha;
         }
     } else {
