@@ -45,6 +45,8 @@ typedef struct pca_study {
     int n_heads;
     pca_head *heads;
     int has_category;
+    int *family_of; /* [n_models] the family index of each model */
+    int n_families;
 } pca_study;
 
 /* Loads a per-head table (columns model, layer, head, r_q0, r_k0, ev0 and,

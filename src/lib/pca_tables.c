@@ -99,6 +99,13 @@ static void order_models(pca_study *s, const qk_src *reg)
     free(within);
     free(order);
     free(new_index);
+    /* families in order of first appearance */
+    const char **names = qk_calloc((size_t)(n ? n : 1), sizeof *names);
+    for (int i = 0; i < n; i++)
+        names[i] = s->models[i].family;
+    s->family_of = qk_calloc((size_t)(n ? n : 1), sizeof *s->family_of);
+    s->n_families = qk_number_families(names, n, s->family_of);
+    free(names);
 }
 
 /* Sorts the heads by (model, layer, head), checks for repeats and fills
@@ -157,6 +164,7 @@ void pca_study_load(pca_study *s, const qk_src *heads, const qk_src *registry)
 
 void pca_study_free(pca_study *s)
 {
+    free(s->family_of);
     free(s->models);
     free(s->heads);
     memset(s, 0, sizeof *s);
@@ -252,32 +260,12 @@ void pca_family_name(const pca_study *s, const char *family, char *out, size_t c
     free(labels);
 }
 
-/* 1 if model i is the first of its family in display order. */
-static int first_of_family(const pca_study *s, int i)
-{
-    for (int j = 0; j < i; j++)
-        if (strcmp(s->models[j].family, s->models[i].family) == 0)
-            return 0;
-    return 1;
-}
-
 int pca_family_index(const pca_study *s, int m)
 {
-    int index = 0;
-    for (int i = 0; i < s->n_models; i++) {
-        if (!first_of_family(s, i))
-            continue;
-        if (strcmp(s->models[i].family, s->models[m].family) == 0)
-            return index;
-        index++;
-    }
-    return -1;
+    return s->family_of[m];
 }
 
 int pca_n_families(const pca_study *s)
 {
-    int n = 0;
-    for (int i = 0; i < s->n_models; i++)
-        n += first_of_family(s, i);
-    return n;
+    return s->n_families;
 }
