@@ -21,8 +21,6 @@ typedef struct qk_plot {
     int width;  /* pixels of the PNG; the SVG gets the same size */
     int height;
     qk_plot_media media; /* QK_PLOT_ALL unless set after qk_plot_begin */
-    double shrink; /* for the caller: the screen canvas's width over this
-                      one's (1 unless the caller lays out a print canvas) */
 } qk_plot;
 
 /* Starts a figure of width x height pixels. For QK_PLOT_PRINT, width and

@@ -16,7 +16,6 @@ void qk_plot_begin(qk_plot *p, int width, int height)
     memset(p, 0, sizeof *p);
     p->width = width;
     p->height = height;
-    p->shrink = 1.0;
     p->mem = open_memstream(&p->script, &p->len);
     if (!p->mem)
         qk_die(QK_EXIT_DATA, NULL, "out of memory");
@@ -82,12 +81,11 @@ static int write_script(const qk_plot *p, const char *path, const char *style_pa
  * canvas. Its script lays out a canvas of p->width pixels as the 16 cm, and
  * a font point (a pixel of pngcairo) prints at 16 cm over p->width; for
  * QK_PLOT_PRINT, qk-plot chooses that canvas so that its base font prints
- * at 7 pt (src/qk-plot/figure_draw.c), so PDF_INK is 1: text prints at the
- * size the layout was made for. Lines and points take PDF_INK too, so
- * they keep their proportion to the text. pdfcairo's line width unit is
- * half a point, hence the factor 2 on lines. */
+ * at 7 pt (src/qk-plot/figure_draw.c): text prints at the size the layout
+ * was made for. Lines and points take the same scale, so they keep their
+ * proportion to the text. pdfcairo's line width unit is half a point,
+ * hence the factor 2 on lines. */
 #define PDF_WIDTH_CM 16.0
-#define PDF_INK 1.0
 #define POINTS_PER_CM (72.0 / 2.54)
 
 /* Runs gnuplot on the saved script for the terminals of p->media, into
@@ -107,7 +105,7 @@ static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const 
                 "set output \"%s\"\nload \"%s\"\nunset output\nreset\n",
                 p->width, p->height, png, gp, p->width, p->height, svg, gp);
     if (pdf) {
-        double ink = PDF_INK * PDF_WIDTH_CM * POINTS_PER_CM / p->width;
+        double ink = PDF_WIDTH_CM * POINTS_PER_CM / p->width;
         fprintf(pipe,
                 "set terminal pdfcairo size %.4fcm,%.4fcm font \"DejaVu Sans,10\" enhanced "
                 "fontscale %.4f linewidth %.4f pointscale %.4f\n"

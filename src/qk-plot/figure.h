@@ -212,8 +212,7 @@ void fig_palette_stops(qk_plot *p, const int stops[9]);
  * but is as wide as makes the base font print at FIG_PRINT_PT points, so
  * that every size given in points (fonts, character margins) and every
  * position computed from them and p->width or p->height (titles, keys)
- * stays legible; p->shrink is the screen width over the print width, and
- * fig_print(p) tells a figure which layout it draws. */
+ * stays legible; fig_print(p) tells a figure which layout it draws. */
 #define FIG_PRINT_PT 7.0
 extern int fig_printing;
 /* Set by main before the screen pass: whether a print pass follows (the
@@ -236,7 +235,8 @@ void fig_begin(qk_plot *p, int width, int height, int font_pt);
 void fig_text(qk_plot *p, const char *text);
 void fig_text_chars(qk_plot *p, const char *text, size_t n);
 /* Text with enhanced-text markup kept ("{/:Italic r}_q"), without quotes:
- * only quotes and backslashes are escaped. */
+ * only quotes and backslashes are escaped; or its first n characters. */
 void fig_text_markup(qk_plot *p, const char *text);
+void fig_text_markup_chars(qk_plot *p, const char *text, size_t n);
 
 #endif

@@ -79,7 +79,6 @@ void fig_begin(qk_plot *p, int width, int height, int font_pt)
         double print_width = fig_print_width(width, font_pt);
         qk_plot_begin(p, (int)lround(print_width), (int)lround(height * print_width / width));
         p->media = QK_PLOT_PRINT;
-        p->shrink = width / print_width;
     } else {
         qk_plot_begin(p, width, height);
         p->media = fig_print_pass ? QK_PLOT_SCREEN : QK_PLOT_ALL;
@@ -109,13 +108,18 @@ void fig_text_chars(qk_plot *p, const char *text, size_t n)
     }
 }
 
+void fig_text_markup_chars(qk_plot *p, const char *text, size_t n)
+{
+    for (size_t i = 0; i < n && text[i]; i++) {
+        if (text[i] == '"' || text[i] == '\\')
+            qk_plot_printf(p, "\\");
+        qk_plot_printf(p, "%c", text[i]);
+    }
+}
+
 void fig_text_markup(qk_plot *p, const char *text)
 {
-    for (; *text; text++) {
-        if (*text == '"' || *text == '\\')
-            qk_plot_printf(p, "\\");
-        qk_plot_printf(p, "%c", *text);
-    }
+    fig_text_markup_chars(p, text, strlen(text));
 }
 
 void fig_text(qk_plot *p, const char *text)
@@ -143,18 +147,6 @@ const char *fig_registry(const fig_ctx *ctx, const char *id, const char *column,
 }
 
 /* ---- titles and legends ---------------------------------------------------------- */
-
-/* The subtitle's text, at 0.78 of the size. */
-static void subtitle_text(qk_plot *p, const char *subtitle, size_t n)
-{
-    qk_plot_printf(p, "{/*0.78 ");
-    for (size_t i = 0; i < n && subtitle[i]; i++) {
-        if (subtitle[i] == '"' || subtitle[i] == '\\')
-            qk_plot_printf(p, "\\");
-        qk_plot_printf(p, "%c", subtitle[i]);
-    }
-    qk_plot_printf(p, "}");
-}
 
 /* The visible characters of text (enhanced-text markup allowed: font
  * specs, braces, escapes, '_' and '^' do not count) and, in *cut, the
@@ -221,6 +213,19 @@ static double subtitle_chars(const qk_plot *p, int font_pt)
     return 0.9 * p->width / (0.7 * 0.78 * font_pt);
 }
 
+/* The subtitle line that starts at *s, at 0.78 of the size; moves *s past
+ * it and the spaces after it. */
+static void put_subtitle_line(qk_plot *p, const char **s, int font_pt)
+{
+    size_t n = first_line(p, *s, subtitle_chars(p, font_pt));
+    qk_plot_printf(p, "{/*0.78 ");
+    fig_text_markup_chars(p, *s, n);
+    qk_plot_printf(p, "}");
+    *s += n;
+    while (**s == ' ')
+        (*s)++;
+}
+
 double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt)
 {
     qk_plot_printf(p, "unset title\nset label 901 \"");
@@ -229,15 +234,11 @@ double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_p
                    1 - TITLE_Y(font_pt) / p->height, font_pt);
     int lines = 0;
     for (const char *s = subtitle; s && *s; lines++) {
-        size_t n = first_line(p, s, subtitle_chars(p, font_pt));
         qk_plot_printf(p, "set label %d \"", 902 + lines);
-        subtitle_text(p, s, n);
+        put_subtitle_line(p, &s, font_pt);
         qk_plot_printf(p, "\" at screen 0.5, screen %.4f center font \",%d\" front\n",
                        1 - (SUBTITLE_Y(font_pt) + lines * SUBTITLE_STEP(font_pt)) / p->height,
                        font_pt);
-        s += n;
-        while (*s == ' ')
-            s++;
     }
     return 1 - TITLE_BOTTOM(font_pt, lines) / p->height;
 }
@@ -248,12 +249,8 @@ double fig_multiplot_title(qk_plot *p, const char *title, const char *subtitle, 
     qk_plot_printf(p, "set multiplot title \"");
     fig_text_markup(p, title);
     for (const char *s = subtitle; s && *s; lines++) {
-        size_t n = first_line(p, s, subtitle_chars(p, font_pt));
         qk_plot_printf(p, "\\n");
-        subtitle_text(p, s, n);
-        s += n;
-        while (*s == ' ')
-            s++;
+        put_subtitle_line(p, &s, font_pt);
     }
     qk_plot_printf(p, "\" font \",%d\"\n", font_pt);
     return 1 - TITLE_BOTTOM(font_pt, lines) / p->height;
@@ -340,7 +337,7 @@ int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
     double box_top = 0.84, shift = 0;
     int chars = 120;
     if (fig_print(&p)) {
-        double title_bottom = 1 - (4.3 * 20 + 6) / p.height;
+        double title_bottom = 1 - (TITLE_BOTTOM(20, 1) + 6) / p.height;
         shift = fmax(0, box_top - title_bottom);
         box_top -= shift;
         chars = (int)(0.86 * p.width / (0.72 * 15));

@@ -307,10 +307,9 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     double lower_bottom = print ? 5.5 * ch : 0.09, lower_top = print ? 11.5 * ch : 0.28;
     double upper_bottom = print ? 15.0 * ch : 0.33;
     top = fig_key_top(&p, 15, print ? 2 : 3, 2 + (n_thin > 0), top);
-    char left[16];
-    snprintf(left, sizeof left, "%.4g", print ? 6.0 * 17 / p.width : 0.07);
+    double left = print ? 6.0 * 17 / p.width : 0.07;
     qk_plot_printf(&p,
-        "set lmargin at screen %s\nset rmargin at screen 0.97\n"
+        "set lmargin at screen %.4g\nset rmargin at screen 0.97\n"
         "set tmargin at screen %.4f\nset bmargin at screen %.4g\n"
         "set ylabel \"Attention plasticity\"\n"
         "set yrange [0:1]\nset ytics 0.2\nset format y \"%%.1f\"\nset format x \"\"\n"
@@ -506,11 +505,9 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
     double panel = (upper_top - lower_bottom - 9.5 * ch) / 2;
     double upper_bottom = print ? lower_bottom + panel + 9.5 * ch : 0.50;
     double lower_top = print ? lower_bottom + panel : 0.33;
-    char left[16], right[16];
-    snprintf(left, sizeof left, "%.4g", print ? 8.5 * 15 / p.width : 0.07);
-    snprintf(right, sizeof right, "%.4g", print ? 0.97 : 0.86);
+    double left = print ? 8.5 * 15 / p.width : 0.07, right = print ? 0.97 : 0.86;
     qk_plot_printf(&p,
-        "set lmargin at screen %s\nset rmargin at screen %s\n"
+        "set lmargin at screen %.4g\nset rmargin at screen %.4g\n"
         "set tmargin at screen %.4f\nset bmargin at screen %.*f\n"
         "set title \"by head dimension (dashed: the two halves of rotate-half RoPE)\" font \",15\"\n"
         "set xlabel \"component index (head dimension of the query)\"\n"

@@ -67,13 +67,18 @@ double rotfig_family_room(const qk_plot *p, int font_pt)
     return fig_print(p) ? 2.2 * font_pt / p->height : 0.045;
 }
 
-void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font)
+void rotfig_label_tics(qk_plot *p, const rot_table *t, const char *options)
 {
-    qk_plot_printf(p, "set xtics rotate by 45 right scale 0 (");
+    qk_plot_printf(p, "set xtics %s (", options);
     for (int m = 0; m < t->n_models; m++) {
         fig_text(p, t->models[m].label);
         qk_plot_printf(p, " %d%s", m, m + 1 < t->n_models ? ", " : ")\n");
     }
+}
+
+void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font)
+{
+    rotfig_label_tics(p, t, "rotate by 45 right scale 0");
     qk_plot_printf(p, "set xrange [-0.6:%d.6]\n", t->n_models - 1);
     int start = 0;
     for (int m = 1; m <= t->n_models; m++) {

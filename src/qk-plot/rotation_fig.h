@@ -36,6 +36,8 @@ int rotfig_empty(fig_ctx *ctx, const char *name, qk_err *err);
  * point-size scale that makes the SVG look like the PNG. */
 void rotfig_begin(qk_plot *p, int width, int height, int font_pt);
 
+/* The models' labels as x tics at 0, 1, ..., with the given xtics options. */
+void rotfig_label_tics(qk_plot *p, const rot_table *t, const char *options);
 /* x axis of one bar group per model, labels rotated 45 degrees, dotted
  * separators between families and the family names along the top. */
 void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font);

@@ -20,6 +20,34 @@ static void panel_columns(qk_plot *p, int i, int n, double x0, double x1, double
                    l, l + w, bottom, top);
 }
 
+/* Under a row of family panels in print (figures 04 and 07): the tick
+ * labels and x label (14) and the panel's models' key (12), one model a
+ * row. Returns the panels' bottom; *key_y: the key's top, *key_rows: the
+ * most models of one of the first nf families. */
+static double print_key_room(const qk_plot *p, const rot_table *t, int nf, double *key_y,
+                             int *key_rows)
+{
+    *key_rows = 1;
+    for (int f = 0; f < nf; f++) {
+        int models = 0;
+        for (int m = 0; m < t->n_models; m++)
+            models += t->family_of[m] == f;
+        *key_rows = models > *key_rows ? models : *key_rows;
+    }
+    double px = 1.0 / p->height;
+    double bottom = (*key_rows * 1.6 * 12 + 0.6 * 12) * px + 5.4 * 14 * px;
+    *key_y = bottom - 5.4 * 14 * px;
+    return bottom;
+}
+
+/* That key, under the panel, then "plot ". */
+static void print_family_key(qk_plot *p, double key_y, int key_rows, int samplen)
+{
+    qk_plot_printf(p, "set key at graph 0.5, screen %.4f center top vertical maxrows %d "
+                      "reverse Left samplen %d font \",12\" nobox\nplot ", key_y, key_rows,
+                   samplen);
+}
+
 /* ---- 04: histograms of the bias strength ------------------------------------------------ */
 
 /* The bins of a family panel: one set for all its models, over the
@@ -146,17 +174,10 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     /* the print layout from the font sizes: the panel titles (15) under the
      * title block, under each panel its tick labels and x label (14) and
      * its models' key (12) in rows; the screen layout as it always was */
-    int key_rows = 1, print = fig_print(&p);
-    for (int f = 0; f < nf; f++) {
-        int models = 0;
-        for (int m = 0; m < t.n_models; m++)
-            models += t.family_of[m] == f;
-        key_rows = models > key_rows ? models : key_rows;
-    }
-    double px = 1.0 / p.height;
-    double panel_top = print ? title_bottom - 3.0 * 15 * px : 0.77;
-    double bottom = print ? (key_rows * 1.6 * 12 + 0.6 * 12) * px + 5.4 * 14 * px : 0.25;
-    double key_y = bottom - 5.4 * 14 * px;
+    int key_rows, print = fig_print(&p);
+    double key_y, room = print_key_room(&p, &t, nf, &key_y, &key_rows);
+    double panel_top = print ? title_bottom - 3.0 * 15 * (1.0 / p.height) : 0.77;
+    double bottom = print ? room : 0.25;
     qk_plot_printf(&p, "set grid noxtics ytics\nset xlabel \"bias\\\\_strength × 10^3\"\n"
                        "set ylabel \"density\"\n");
     for (int f = 0; f < nf; f++) {
@@ -179,8 +200,7 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
         fig_offscale_labels(&p, &fb[f].range, "%.3g", 1, 11);
         /* the models of the panel, named under it */
         if (print)
-            qk_plot_printf(&p, "set key at graph 0.5, screen %.4f center top vertical maxrows %d "
-                               "reverse Left samplen 2 font \",12\" nobox\nplot ", key_y, key_rows);
+            print_family_key(&p, key_y, key_rows, 2);
         else
             qk_plot_printf(&p, "set key at graph 0.5, graph -0.2 center top horizontal maxcols 3 "
                                "reverse Left samplen 2 font \",12\" nobox\nplot ");
@@ -527,18 +547,10 @@ static scatter_frame scatter_layout(const qk_plot *p, const rot_table *t, int nf
     scatter_frame sf = {0.055, 0.27, 0.80, 0.045, 0, 1};
     if (!fig_print(p))
         return sf;
-    for (int f = 0; f < nf; f++) {
-        int models = 0;
-        for (int m = 0; m < t->n_models; m++)
-            models += t->family_of[m] == f;
-        sf.key_rows = models > sf.key_rows ? models : sf.key_rows;
-    }
-    double px = 1.0 / p->height;
     sf.left = 7.5 * 14 / p->width; /* the tick labels ("1.00") and the y label */
     sf.gap = 0.09;
-    sf.top = title_bottom - 4.8 * 15 * px;
-    sf.bottom = (sf.key_rows * 1.6 * 12 + 0.6 * 12) * px + 5.4 * 14 * px;
-    sf.key_y = sf.bottom - 5.4 * 14 * px;
+    sf.top = title_bottom - 4.8 * 15 * (1.0 / p->height);
+    sf.bottom = print_key_room(p, t, nf, &sf.key_y, &sf.key_rows);
     return sf;
 }
 
@@ -605,9 +617,7 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
                                   : "set ylabel \"bias\\\\_strength × 10^3\"");
     fig_offscale_labels(p, &yr, "%.3g", 1, 11);
     if (fig_print(p))
-        qk_plot_printf(p, "set key at graph 0.5, screen %.4f center top vertical maxrows %d "
-                          "reverse Left samplen 1 font \",12\" nobox\nplot ", sf->key_y,
-                       sf->key_rows);
+        print_family_key(p, sf->key_y, sf->key_rows, 1);
     else
         qk_plot_printf(p, "set key at graph 0.5, graph -0.19 center top horizontal maxcols 3 "
                           "reverse Left samplen 1 font \",12\" nobox\nplot ");

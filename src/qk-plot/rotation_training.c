@@ -181,11 +181,7 @@ static void print_grid_margins(qk_plot *p, int i, double legend_y, int font_pt)
  * two-line labels of the screen are wider than a bar of a print panel. */
 static void print_checkpoint_tics(qk_plot *p, const rot_table *t)
 {
-    qk_plot_printf(p, "set xtics scale 0 rotate by 45 right (");
-    for (int m = 0; m < t->n_models; m++) {
-        fig_text(p, t->models[m].label);
-        qk_plot_printf(p, " %d%s", m, m + 1 < t->n_models ? ", " : ")\n");
-    }
+    rotfig_label_tics(p, t, "scale 0 rotate by 45 right");
 }
 
 /* The phases of the checkpoints as key numbers. */
