@@ -25,7 +25,8 @@ bench-load: bin/qk-bench-load bin/qk-load $(BENCH_DIR)/data/$(BENCH_DATASET)/syn
 # bench-pca, bench-rotate and bench-plasticity, and the extrapolation to
 # the 23-dataset thesis set (workflow/bench_e2e.py). The stages run with the
 # pipeline's own flags, on one dataset at a time. The load floor is the best
-# of three decodes: one decode alone varies by a third between runs.
+# of three runs of ZSTD_decompress over every page: one run alone varies by
+# a third.
 BENCH_E2E_DATASETS ?= qwen3-8b llama3.2-1b smollm3-3b-lc-32k-to-64k-step-20000
 BENCH_E2E_WORK     := $(BENCH_DIR)/e2e
 

@@ -294,15 +294,14 @@ def main():
           f"qk-plasticity / floor: {c_cpu / floor:.2f}")
 
     profiles = c_profiles(os.path.join(work, "c1"))
-    n_np = n_c
     numpy_head(store, heads[0][2], heads[0][3])  # the untimed warm-up
     worst = 0.0
     cpu0 = time.process_time()
-    seconds, results = best_seconds(lambda: [numpy_head(store, h[2], h[3]) for h in heads[:n_np]],
+    seconds, results = best_seconds(lambda: [numpy_head(store, h[2], h[3]) for h in heads[:n_c]],
                                     1)
-    np_cpu = (time.process_time() - cpu0) / n_np
-    np_wall = seconds / n_np
-    for h, (ap_np, _cells, _overall) in zip(heads[:n_np], results):
+    np_cpu = (time.process_time() - cpu0) / n_c
+    np_wall = seconds / n_c
+    for h, (ap_np, _cells, _overall) in zip(heads[:n_c], results):
         cprof = profiles.get((h[0], h[1]), {})
         for b, v in cprof.items():
             if np.isnan(v) != np.isnan(ap_np[b]):
@@ -310,7 +309,7 @@ def main():
             elif not np.isnan(v):
                 worst = max(worst, abs(v - ap_np[b]))
     what = "numpy + scipy" if HAVE_SCIPY else "numpy (no scipy: math.erfc, no KS diagnostics)"
-    print(f"{what}, 1 BLAS thread, the same {n_np} heads after a warm-up head: "
+    print(f"{what}, 1 BLAS thread, the same {n_c} heads after a warm-up head: "
           f"{np_cpu:.4f} s per head (CPU; wall {np_wall:.4f})")
     print(f"numpy / qk-plasticity per head: {np_cpu / c_cpu:.1f} (CPU); numpy / floor: "
           f"{np_cpu / floor:.1f}, the most any implementation doing these GEMMs and erfc "

@@ -97,7 +97,7 @@ ROT_FIG_COMPLEMENT_POINTS ?= 1000
 $(call param_group,rotation-points,dataset=$(ROT_FIG_DATASET) seed=$(ROT_FIG_SEED) \
   panels=$(ROT_FIG_PANELS) points=$(ROT_FIG_POINTS) complement_points=$(ROT_FIG_COMPLEMENT_POINTS))
 
-# ---- the point clouds of 01 and 08 (when the run has their dataset) ----------------------
+# made when the run has the figures' dataset
 ROT_POINTS :=
 ifneq ($(filter $(ROT_FIG_DATASET),$(RUN_DATASETS)),)
 ROT_FIG_BUILD := build/$(ROT_FIG_DATASET)
