@@ -32,10 +32,12 @@ int *qk_display_order(const long *family_rank, const long *within, int n);
  * the order (order[i]: the former index of the item now at i; malloc'd). */
 int *qk_sort_for_display(void *items, size_t size, int n, const long *family_rank,
                          const long *within);
-/* Numbers the families of n models in order of first appearance
- * (family_of[i]; models that share a family name share a number); returns
- * the number of families. */
-int qk_number_families(const char *const *family, int n, int *family_of);
+/* Numbers the families of n models (items of size bytes, the family name a
+ * string at byte name_at of each) in order of first appearance: returns
+ * family_of[n] (malloc'd; models that share a family name share a number)
+ * and the number of families in *n_families. */
+int *qk_number_families(const void *models, size_t size, size_t name_at, int n,
+                        int *n_families);
 /* The display name of a family from its models' labels: their longest
  * common prefix cut back to a word boundary ("Qwen3-0.6B", "Qwen3-4B" ->
  * "Qwen3"); a family of one model is named by its label; fallback when no

@@ -2,6 +2,7 @@
 #include "qk/pca_tables.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,13 +100,8 @@ static void order_models(pca_study *s, const qk_src *reg)
     free(within);
     free(order);
     free(new_index);
-    /* families in order of first appearance */
-    const char **names = qk_calloc((size_t)(n ? n : 1), sizeof *names);
-    for (int i = 0; i < n; i++)
-        names[i] = s->models[i].family;
-    s->family_of = qk_calloc((size_t)(n ? n : 1), sizeof *s->family_of);
-    s->n_families = qk_number_families(names, n, s->family_of);
-    free(names);
+    s->family_of = qk_number_families(s->models, sizeof *s->models,
+                                      offsetof(pca_model, family), n, &s->n_families);
 }
 
 /* Sorts the heads by (model, layer, head), checks for repeats and fills

@@ -3,6 +3,7 @@
 #include "qk/plasticity_tables.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,12 +72,8 @@ static void order_models(plast_table *t, const qk_src *reg)
     free(qk_sort_for_display(t->models, sizeof *t->models, n, family, within));
     free(family);
     free(within);
-    const char **names = qk_calloc((size_t)(n ? n : 1), sizeof *names);
-    for (int i = 0; i < n; i++)
-        names[i] = t->models[i].family;
-    t->family_of = qk_calloc((size_t)(n ? n : 1), sizeof *t->family_of);
-    t->n_families = qk_number_families(names, n, t->family_of);
-    free(names);
+    t->family_of = qk_number_families(t->models, sizeof *t->models,
+                                      offsetof(plast_model, family), n, &t->n_families);
 }
 
 void plast_table_load(plast_table *t, const qk_src *report, const qk_src *registry,

@@ -3,6 +3,7 @@
 #include "qk/rotation_tables.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,12 +75,8 @@ static void order_models(rot_table *t, const qk_src *reg)
     free(within);
     /* families in order of first appearance (models of unranked families
      * that share a name still share a family) */
-    const char **names = qk_calloc((size_t)(n ? n : 1), sizeof *names);
-    for (int i = 0; i < n; i++)
-        names[i] = t->models[i].family;
-    t->family_of = qk_calloc((size_t)(n ? n : 1), sizeof *t->family_of);
-    t->n_families = qk_number_families(names, n, t->family_of);
-    free(names);
+    t->family_of = qk_number_families(t->models, sizeof *t->models,
+                                      offsetof(rot_model, family), n, &t->n_families);
 }
 
 void rot_table_load(rot_table *t, const qk_src *src, const qk_src *registry)

@@ -88,17 +88,20 @@ int *qk_sort_for_display(void *items, size_t size, int n, const long *family_ran
     return order;
 }
 
-int qk_number_families(const char *const *family, int n, int *family_of)
+int *qk_number_families(const void *models, size_t size, size_t name_at, int n,
+                        int *n_families)
 {
-    int n_families = 0;
+    const char *base = (const char *)models + name_at;
+    int *family_of = qk_calloc((size_t)(n > 0 ? n : 1), sizeof *family_of);
+    *n_families = 0;
     for (int i = 0; i < n; i++) {
         int f = -1;
         for (int j = 0; j < i && f < 0; j++)
-            if (strcmp(family[j], family[i]) == 0)
+            if (strcmp(base + (size_t)j * size, base + (size_t)i * size) == 0)
                 f = family_of[j];
-        family_of[i] = f >= 0 ? f : n_families++;
+        family_of[i] = f >= 0 ? f : (*n_families)++;
     }
-    return n_families;
+    return family_of;
 }
 
 static int is_separator(char c) { return c == '-' || c == '_' || c == ' '; }
