@@ -36,6 +36,7 @@ static const qk_option options_table[] = {
      "vector_sum, vector_abs_sum; nothing is written"},
     {OPT_VERIFY, "verify", "STORE", "check a store's structure and checksum and decode every "
                                     "config's vectors"},
+    QK_OPTION_MIN_FREE,
     QK_OPTION_QUIET,
     QK_OPTIONS_END};
 
@@ -353,11 +354,14 @@ static void load_configs(const qk_revision *rev, const qk_dataset *ds,
         const char *path = c->paths[0];
         qk_err err;
         if (read_config(c, &t, &bytes, &path, &err) != 0 ||
-            validate_config(&t, ds, &err) != 0 ||
-            qk_store_writer_add(w, c->layer, c->head, c->kind, t.rows, t.position,
-                                t.example_id, t.bucket, t.vector, bytes, &err) != 0) {
+            validate_config(&t, ds, &err) != 0) {
             qk_store_writer_abort(w);
             qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+        }
+        if (qk_store_writer_add(w, c->layer, c->head, c->kind, t.rows, t.position,
+                                t.example_id, t.bucket, t.vector, bytes, &err) != 0) {
+            qk_store_writer_abort(w);
+            qk_die(QK_EXIT_DATA, NULL, "%s", err.msg); /* it names the store */
         }
         if (c->kind == 'q') {
             tot->q_configs++;
@@ -395,14 +399,14 @@ static int run_load(const options *o)
     fill_header(&meta, &ds);
     qk_store_writer w;
     if (qk_store_writer_open(&w, o->output, &meta, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+        qk_die(QK_EXIT_DATA, NULL, "%s", err.msg);
     load_totals tot = {0};
     load_configs(&rev, &ds, &w, &tot);
     qk_store_pair *sp = qk_malloc((size_t)n_pairs * sizeof *sp);
     for (int i = 0; i < n_pairs; i++)
         sp[i] = (qk_store_pair){(uint32_t)pairs[i].q, (uint32_t)pairs[i].k};
     if (qk_store_writer_finish(&w, sp, n_pairs, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+        qk_die(QK_EXIT_DATA, NULL, "%s", err.msg);
     free(sp);
     free(pairs);
 

@@ -25,6 +25,7 @@ static const qk_option options_table[] = {
     {'m', "mode", "MODE", "population (default: drift, separation, RoPE rings in the "
                           "complement) or planted-linear (linear drift only, closed-form truth)"},
     {'t', "stratified", NULL, "give keys the query positions (identical multisets)"},
+    QK_OPTION_MIN_FREE,
     QK_OPTION_QUIET,
     {'V', NULL, NULL, "the same as --version"},
     QK_OPTIONS_END};

@@ -139,6 +139,29 @@ run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"
 expect_status 2 "unknown dataset"
 expect_out_contains_err "not in workflow/datasets.tsv" "unknown dataset: message"
 
+# a disk without room: qk-load and qk-synth stop before the disk fills
+# (--min-free: more to keep free than the disk has), with one line naming
+# the file and nothing earlier lost
+before=$(sha256sum "$tmp/mini.qks")
+run bin/qk-load --quiet --min-free 1000000000 "$mini" -o "$tmp/mini.qks"
+expect_status 2 "no room for the store: exit status"
+expect_one_line_naming "$tmp/mini.qks" "not enough disk space" "no room for the store: message"
+expect_same "$before" "$(sha256sum "$tmp/mini.qks")" "no room for the store: store untouched"
+expect_no_temporaries "$tmp" "no room for the store: no temporary left"
+run bin/qk-synth --quiet --out "$tmp/synth" --dataset llama3.2-1b --heads 1 --examples 4
+expect_status 0 "a small synthetic dataset"
+synth_before=$(cd "$tmp/synth" && find . -type f | sort | xargs sha256sum)
+run bin/qk-synth --quiet --min-free 1000000000 --out "$tmp/synth" --dataset llama3.2-1b --heads 1 \
+    --examples 4 --seed 5
+expect_status 2 "no room for the synthetic data: exit status"
+expect_one_line_naming "$tmp/synth/llama3.2-1b" "not enough disk space" \
+    "no room for the synthetic data: message"
+expect_same "$synth_before" "$(cd "$tmp/synth" && find . -type f | sort | xargs sha256sum)" \
+    "no room for the synthetic data: the dataset untouched"
+expect_same "llama3.2-1b" "$(ls -A "$tmp/synth")" "no room for the synthetic data: no temporary left"
+run bin/qk-load --min-free -1 "$mini" -o "$tmp/other.qks"
+expect_status 1 "--min-free below 0"
+
 # usage errors exit 1
 run bin/qk-load
 expect_status 1 "no arguments"

@@ -33,7 +33,7 @@ BENCH_E2E_WORK     := $(BENCH_DIR)/e2e
 $(BENCH_DIR)/data/%/synth-truth.tsv: bin/qk-synth
 	@mkdir -p $(BENCH_DIR)/data
 	$(call step,SYNTH,$*) bin/qk-synth --out $(BENCH_DIR)/data --registry $(REGISTRY) --dataset $* \
-	  --scale thesis --seed $(SEED) --quiet
+	  --scale thesis --seed $(SEED) --min-free $(MIN_FREE) --quiet
 
 BENCH_E2E_STAGES = \
   --stage 'load=bin/qk-load --quiet --registry $(REGISTRY) --dataset {dataset} {data} -o {store}' \

@@ -19,6 +19,11 @@ DATA       ?=
 # Restrict the pipeline to some datasets (registry ids); default: all.
 DATASETS   ?=
 
+# Disk space (MB) that qk-synth and qk-load leave free: they stop with an
+# error, removing the partial file, rather than fill the disk. Not a cache
+# key: it never changes an output.
+MIN_FREE   ?= 256
+
 REGISTRY   := workflow/datasets.tsv
 
 # The date every PDF records (the figures' figure.pdf, the thesis example):

@@ -32,7 +32,8 @@ build/%/store.qks build/%/inventory.tsv: build/%/source.txt $$(call dataset_inpu
     $(call prog,qk-load)
 	$(call job,LOAD,$*,1,build/$*/source.txt,build/$*/store.qks build/$*/inventory.tsv) \
 	  bin/qk-load --quiet --registry $(REGISTRY) --dataset $* --source build/$*/source.txt \
-	  $(DATA_DIR)/$* -o build/$*/store.qks --inventory build/$*/inventory.tsv
+	  $(DATA_DIR)/$* -o build/$*/store.qks --inventory build/$*/inventory.tsv \
+	  --min-free $(MIN_FREE)
 
 # records are kept, never removed as intermediate files
 .PRECIOUS: build/%/source.txt build/%/synth-source.txt

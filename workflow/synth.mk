@@ -3,7 +3,7 @@
 # (seed, scale, mode and its registry row; load.mk), so changing SEED for
 # one dataset rewrites only that one, and a run on downloads leaves them be.
 
-SYNTH_FLAGS = --scale $(SCALE) --seed $(SEED) --mode $(SYNTH_MODE) --quiet
+SYNTH_FLAGS = --scale $(SCALE) --seed $(SEED) --mode $(SYNTH_MODE) --min-free $(MIN_FREE) --quiet
 
 data/synth/%/synth-truth.tsv: build/%/synth-source.txt $(call prog,qk-synth)
 	@mkdir -p data/synth

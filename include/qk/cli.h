@@ -26,7 +26,8 @@ typedef struct qk_option {
 
 /* Keys of the long-only options: a program's own count up from
  * QK_KEY_FIRST; the shared ones are far above. */
-enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_HELP = 'h' };
+enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_MIN_FREE,
+       QK_KEY_HELP = 'h' };
 
 /* The shared options, with one meaning in every program: a program lists
  * those it takes in its table, where its help shows them; the parser
@@ -37,6 +38,10 @@ enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_HE
     {'j', "threads", "N", "worker threads (default 2); the output does not depend on N"}
 #define QK_OPTION_QUIET {'q', "quiet", NULL, "no progress lines"}
 #define QK_OPTION_NO_VERIFY {QK_KEY_NO_VERIFY, "no-verify", NULL, "do not check the store's checksum"}
+#define QK_OPTION_MIN_FREE \
+    {QK_KEY_MIN_FREE, "min-free", "MB", "stop with an error, removing the partial file, " \
+     "rather than leave less than MB megabytes free on the disk written to (default " \
+     QK_STR(QK_MIN_FREE_MB) ")"}
 #define QK_OPTIONS_END {0, NULL, NULL, NULL}
 
 /* A numeric macro's value as a string literal, for help texts:

@@ -74,6 +74,14 @@ int qk_atomic_commit(qk_atomic *a, qk_err *err);
 int qk_atomic_commit_if_changed(qk_atomic *a, qk_err *err);
 /* Removes the temporary file; safe to call after a failed commit. */
 void qk_atomic_abort(qk_atomic *a);
+/* 0 if the file system of a's file has room for bytes more and still keeps
+ * the free space set by qk_set_min_free; else -1 and "cannot write PATH:
+ * not enough disk space (...)". A writer of large files calls it before
+ * each large piece, so a full disk stops it before the disk fills. */
+int qk_atomic_reserve(qk_atomic *a, uint64_t bytes, qk_err *err);
+/* The free space writers keep (--min-free); default QK_MIN_FREE_MB. */
+#define QK_MIN_FREE_MB 256
+void qk_set_min_free(uint64_t bytes);
 
 /* Creates DIR and its parents (like mkdir -p). */
 int qk_mkdirs(const char *dir, qk_err *err);

@@ -153,7 +153,9 @@ typedef struct qk_store_writer {
 int qk_store_writer_open(qk_store_writer *w, const char *path,
                          const qk_store_header *meta, qk_err *err);
 /* Appends one config; its vectors are stored as QK_STORE_BF16 when every
- * value is bfloat16-exact, else as QK_STORE_F32. */
+ * value is bfloat16-exact, else as QK_STORE_F32. It first checks the disk
+ * has room for the config (qk_atomic_reserve). The writer's messages name
+ * the store. */
 int qk_store_writer_add(qk_store_writer *w, int layer, int head, char kind,
                         int64_t rows, const int32_t *position,
                         const int32_t *example_id, const int32_t *bucket,

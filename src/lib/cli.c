@@ -229,6 +229,9 @@ int qk_args_next(qk_args *a, const char **value)
         case 'j': a->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
         case 'q': qk_progress_set_quiet(1); break;
         case QK_KEY_NO_VERIFY: a->verify = 0; break;
+        case QK_KEY_MIN_FREE:
+            qk_set_min_free((uint64_t)qk_opt_int("--min-free", optarg, 0, 1000000000) * 1000000);
+            break;
         case QK_KEY_HELP:
             qk_program_help(stdout, a->prog);
             exit(QK_EXIT_OK);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -272,6 +273,35 @@ int qk_atomic_commit_if_changed(qk_atomic *a, qk_err *err)
         return qk_atomic_commit(a, err);
     qk_atomic_abort(a);
     return 0;
+}
+
+/* bytes as "12.3 MB" or "45.6 GB" into buf[32] */
+static const char *size_text(uint64_t bytes, char *buf)
+{
+    if (bytes < 1000000000)
+        snprintf(buf, 32, "%.1f MB", bytes / 1e6);
+    else
+        snprintf(buf, 32, "%.1f GB", bytes / 1e9);
+    return buf;
+}
+
+static uint64_t min_free_bytes = (uint64_t)QK_MIN_FREE_MB * 1000000;
+
+void qk_set_min_free(uint64_t bytes) { min_free_bytes = bytes; }
+
+int qk_atomic_reserve(qk_atomic *a, uint64_t bytes, qk_err *err)
+{
+    struct statvfs fs;
+    if (fstatvfs(fileno(a->fp), &fs) != 0)
+        return 0; /* no figures here: the writes themselves will tell */
+    uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
+    if (avail >= min_free_bytes && avail - min_free_bytes >= bytes)
+        return 0;
+    char free_s[32], more_s[32], keep_s[32];
+    return qk_fail(err, "cannot write %s: not enough disk space (%s free, up to %s more to "
+                        "write, %s to keep free: --min-free)", a->final_path,
+                   size_text(avail, free_s), size_text(bytes, more_s),
+                   size_text(min_free_bytes, keep_s));
 }
 
 void qk_atomic_abort(qk_atomic *a)

@@ -1155,6 +1155,13 @@ int qk_parquet_write_file(const char *path, const qk_pq_write_opts *opts,
         return qk_fail(err, "zstd: cannot create a compression context");
     qk_atomic out;
     int rc = qk_atomic_open(&out, path, err);
+    /* twice the plain encoding: more than any encoding of these rows needs */
+    uint64_t most = 2 * (uint64_t)rows * ((uint64_t)dim * sizeof(float) + 3 * sizeof(int32_t)) +
+                    (1u << 20);
+    if (rc == 0 && qk_atomic_reserve(&out, most, err) != 0) {
+        qk_atomic_abort(&out);
+        rc = -1;
+    }
     if (rc == 0) {
         rc = write_body(&w, out.fp, rows, dim, ints, vector, err);
         if (rc == 0)

@@ -122,13 +122,14 @@ static uint32_t split_planes(const float *restrict v, size_t n, uint8_t *restric
 static int make_cctx(qk_store_writer *w, qk_err *err)
 {
     if (!(w->cctx = ZSTD_createCCtx()))
-        return qk_fail(err, "cannot create a zstd context");
+        return qk_fail(err, "cannot write %s: cannot create a zstd context", w->out.final_path);
     const int params[][2] = {{ZSTD_c_compressionLevel, 1}, {ZSTD_c_strategy, ZSTD_fast},
                              {ZSTD_c_minMatch, 7}, {ZSTD_c_hashLog, 6}};
     for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
         size_t rc = ZSTD_CCtx_setParameter(w->cctx, (ZSTD_cParameter)params[i][0], params[i][1]);
         if (ZSTD_isError(rc))
-            return qk_fail(err, "zstd: %s", ZSTD_getErrorName(rc));
+            return qk_fail(err, "cannot write %s: zstd: %s", w->out.final_path,
+                           ZSTD_getErrorName(rc));
     }
     return 0;
 }
@@ -154,7 +155,8 @@ static int put_vectors(qk_store_writer *w, const float *v, size_t n, qk_store_re
         return -1;
     size_t framed = ZSTD_compress2(w->cctx, frame, bound, high, n);
     if (ZSTD_isError(framed))
-        return qk_fail(err, "zstd: %s", ZSTD_getErrorName(framed));
+        return qk_fail(err, "cannot write %s: zstd: %s", w->out.final_path,
+                       ZSTD_getErrorName(framed));
     r->encoding = QK_STORE_BF16;
     r->vector_bytes = n + framed;
     if (put_section(w, low, n, &r->vector_offset, err) != 0)
@@ -173,7 +175,7 @@ int qk_store_writer_open(qk_store_writer *w, const char *path,
     w->header.version = QK_STORE_VERSION;
     w->header.header_size = QK_STORE_HEADER_SIZE;
     if (!(w->hash = XXH3_createState()) || XXH3_64bits_reset(w->hash) != XXH_OK) {
-        qk_fail(err, "cannot create a hash state");
+        qk_fail(err, "cannot write %s: cannot create a hash state", path);
         qk_store_writer_abort(w);
         return -1;
     }
@@ -200,7 +202,11 @@ int qk_store_writer_add(qk_store_writer *w, int layer, int head, char kind,
     r.rows = (uint64_t)rows;
     r.source_bytes = source_bytes;
     size_t n = (size_t)rows;
-    if (put_int_section(w, position, n, &r.position_offset, err) != 0 ||
+    /* at most: three int32 sections, float32 vectors, the alignment gaps */
+    uint64_t most = (uint64_t)n * (3 * sizeof(int32_t) + w->header.dim * sizeof(float)) +
+                    4 * QK_STORE_ALIGN;
+    if (qk_atomic_reserve(&w->out, most, err) != 0 ||
+        put_int_section(w, position, n, &r.position_offset, err) != 0 ||
         put_int_section(w, example_id, n, &r.example_id_offset, err) != 0 ||
         put_int_section(w, bucket, n, &r.bucket_offset, err) != 0 ||
         put_vectors(w, vector, n * w->header.dim, &r, err) != 0)
