@@ -41,7 +41,7 @@ enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_MI
 #define QK_OPTION_MIN_FREE \
     {QK_KEY_MIN_FREE, "min-free", "MB", "stop with an error, removing the partial file, " \
      "rather than leave less than MB megabytes free on the disk written to (default " \
-     QK_STR(QK_MIN_FREE_MB) ")"}
+     QK_STR(QK_MIN_FREE_MB) "; 0: no check)"}
 #define QK_OPTIONS_END {0, NULL, NULL, NULL}
 
 /* A numeric macro's value as a string literal, for help texts:

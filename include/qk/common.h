@@ -77,7 +77,8 @@ void qk_atomic_abort(qk_atomic *a);
 /* 0 if the file system of a's file has room for bytes more and still keeps
  * the free space set by qk_set_min_free; else -1 and "cannot write PATH:
  * not enough disk space (...)". A writer of large files calls it before
- * each large piece, so a full disk stops it before the disk fills. */
+ * each large piece, so a full disk stops it before the disk fills. A
+ * minimum of 0 turns the check off. */
 int qk_atomic_reserve(qk_atomic *a, uint64_t bytes, qk_err *err);
 /* The free space writers keep (--min-free); default QK_MIN_FREE_MB. */
 #define QK_MIN_FREE_MB 256

@@ -292,8 +292,10 @@ void qk_set_min_free(uint64_t bytes) { min_free_bytes = bytes; }
 int qk_atomic_reserve(qk_atomic *a, uint64_t bytes, qk_err *err)
 {
     struct statvfs fs;
-    if (fstatvfs(fileno(a->fp), &fs) != 0)
-        return 0; /* no figures here: the writes themselves will tell */
+    /* no check asked for, or a file system that gives no figures (some
+     * FUSE ones report size 0): the writes themselves will tell */
+    if (min_free_bytes == 0 || fstatvfs(fileno(a->fp), &fs) != 0 || fs.f_blocks == 0)
+        return 0;
     uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
     if (avail >= min_free_bytes && avail - min_free_bytes >= bytes)
         return 0;
