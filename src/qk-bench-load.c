@@ -1,12 +1,12 @@
 /* qk-bench-load: decoding throughput of the Parquet reader against its
  * floor, the time plain ZSTD_decompress takes on the same compressed pages.
  * Files are read into memory first, so disk speed is not measured. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
 
 #include "lib/parquet_internal.h"
+#include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/parquet.h"
 #include "qk/revision.h"
@@ -105,37 +105,35 @@ static double time_decode(const file_buf *files, int n, size_t *vectors)
     return qk_now() - t0;
 }
 
-static void usage(FILE *fp)
-{
-    fprintf(fp, "Usage: qk-bench-load [--repeat N] DIR\n"
-                "Reads every Parquet file of the revision DIR into memory, then times\n"
-                "(best of N, default 3) ZSTD_decompress of all their pages (the floor) and\n"
-                "the full decode by the suite's reader, and prints both and their ratio.\n");
-}
+enum { OPT_REPEAT = QK_KEY_FIRST };
+
+static const qk_option options_table[] = {
+    {OPT_REPEAT, "repeat", "N", "timings of each; the fastest counts (default 3)"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-bench-load", "qk-bench-load [OPTIONS] DIR",
+    "Reads every Parquet file of the revision DIR into memory, then times\n"
+    "ZSTD_decompress of all their pages (the floor) and the full decode by the\n"
+    "suite's reader, and prints both and their ratio.\n",
+    options_table, NULL, "qk-bench-load build/bench/data/llama3.2-3b", NULL};
 
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-bench-load");
-    static const struct option longopts[] = {{"repeat", required_argument, NULL, 'r'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    int repeat = 3, c;
-    while ((c = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
-        if (c == 'r')
-            repeat = atoi(optarg) > 0 ? atoi(optarg) : 1;
-        else {
-            usage(c == 'h' ? stdout : stderr);
-            return c == 'h' ? QK_EXIT_OK : QK_EXIT_USAGE;
-        }
-    }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        return QK_EXIT_USAGE;
-    }
+    int repeat = 3;
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;)
+        if (key == OPT_REPEAT)
+            repeat = (int)qk_opt_int("--repeat", value, 1, 1000);
+    qk_args_operands(&a, 1, 1);
+    const char *dir = a.operands[0];
     qk_revision rev;
     qk_err err;
-    if (qk_revision_scan(argv[optind], &rev, &err) != 0)
-        qk_die(QK_EXIT_DATA, argv[optind], "%s", err.msg);
+    if (qk_revision_scan(dir, &rev, &err) != 0)
+        qk_die(QK_EXIT_DATA, dir, "%s", err.msg);
     file_buf *files = qk_calloc((size_t)rev.n, sizeof *files);
     size_t compressed = 0;
     for (int i = 0; i < rev.n; i++) {

@@ -4,7 +4,6 @@
  * writes the heads for workflow/bench_pca.py, which times scikit-learn on
  * the same vectors. */
 #include <cblas.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,28 +18,26 @@
 /* Query heads per key head in the shared-keys timing (most models: 4). */
 #define GQA_GROUP 4
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-bench-pca [OPTIONS]\n"
-        "\n"
-        "Times the combined QK PCA of synthetic heads (each query and key row a\n"
-        "drift along one direction, a query/key offset and anisotropic noise, in a\n"
-        "random orientation) on one core, and prints the time per head: the fit\n"
-        "alone (moments, components, EV, r), the fit with every derived metric, and\n"
-        "the latter with the key moments shared by %d query heads, as qk-pca does\n"
-        "for a key head.\n"
-        "\n"
-        "Options:\n"
-        "      --heads N    heads (default 8)\n"
-        "      --rows N     rows per kind (default 8000)\n"
-        "      --dim D      vector dimension (default 128)\n"
-        "      --repeat R   timing repetitions; the fastest counts (default 3)\n"
-        "      --seed S     seed of the synthetic heads (default 1)\n"
-        "      --dump FILE  also write the heads (format of tests/pca_crosscheck.py)\n"
-        "  -h, --help       this text\n"
-        "      --version    print the version\n", GQA_GROUP);
-}
+enum { OPT_HEADS = QK_KEY_FIRST, OPT_ROWS, OPT_DIM, OPT_REPEAT, OPT_SEED, OPT_DUMP };
+
+static const qk_option options_table[] = {
+    {OPT_HEADS, "heads", "N", "heads (default 8)"},
+    {OPT_ROWS, "rows", "N", "rows per kind (default 8000)"},
+    {OPT_DIM, "dim", "D", "vector dimension (default 128)"},
+    {OPT_REPEAT, "repeat", "R", "timing repetitions; the fastest counts (default 3)"},
+    {OPT_SEED, "seed", "S", "seed of the synthetic heads (default 1)"},
+    {OPT_DUMP, "dump", "FILE", "also write the heads (format of tests/pca_crosscheck.py)"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-bench-pca", "qk-bench-pca [OPTIONS]",
+    "Times the combined QK PCA of synthetic heads (each query and key row a\n"
+    "drift along one direction, a query/key offset and anisotropic noise, in a\n"
+    "random orientation) on one core, and prints the time per head: the fit\n"
+    "alone (moments, components, EV, r), the fit with every derived metric, and\n"
+    "the latter with the key moments shared by " QK_STR(GQA_GROUP) " query heads, as qk-pca does\n"
+    "for a key head.\n",
+    options_table, NULL, "qk-bench-pca --heads 8 --dump build/bench/pca-heads.bin", NULL};
 
 typedef struct bench_opts {
     int heads, rows, dim, repeat;
@@ -50,36 +47,21 @@ typedef struct bench_opts {
 
 static void parse_args(int argc, char **argv, bench_opts *o)
 {
-    enum { OPT_HEADS = 256, OPT_ROWS, OPT_DIM, OPT_REPEAT, OPT_SEED, OPT_DUMP, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"heads", required_argument, NULL, OPT_HEADS},
-        {"rows", required_argument, NULL, OPT_ROWS},
-        {"dim", required_argument, NULL, OPT_DIM},
-        {"repeat", required_argument, NULL, OPT_REPEAT},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"dump", required_argument, NULL, OPT_DUMP},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     *o = (bench_opts){.heads = 8, .rows = 8000, .dim = 128, .repeat = 3, .seed = 1};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_HEADS: o->heads = (int)qk_opt_int("--heads", optarg, 1, 10000); break;
-        case OPT_ROWS: o->rows = (int)qk_opt_int("--rows", optarg, 6, 10000000); break;
-        case OPT_DIM: o->dim = (int)qk_opt_int("--dim", optarg, 2, 4096); break;
-        case OPT_REPEAT: o->repeat = (int)qk_opt_int("--repeat", optarg, 1, 1000); break;
-        case OPT_SEED: o->seed = (uint64_t)qk_opt_int("--seed", optarg, 0, 1L << 62); break;
-        case OPT_DUMP: o->dump = optarg; break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-bench-pca %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case OPT_HEADS: o->heads = (int)qk_opt_int("--heads", value, 1, 10000); break;
+        case OPT_ROWS: o->rows = (int)qk_opt_int("--rows", value, 6, 10000000); break;
+        case OPT_DIM: o->dim = (int)qk_opt_int("--dim", value, 2, 4096); break;
+        case OPT_REPEAT: o->repeat = (int)qk_opt_int("--repeat", value, 1, 1000); break;
+        case OPT_SEED: o->seed = (uint64_t)qk_opt_int("--seed", value, 0, 1L << 62); break;
+        case OPT_DUMP: o->dump = value; break;
         }
     }
-    if (optind != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
+    qk_args_operands(&a, 0, 0);
 }
 
 typedef struct bench_head {

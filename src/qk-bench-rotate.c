@@ -5,7 +5,6 @@
  * for workflow/bench_rotate.py, which times numpy on the same vectors and
  * compares its numbers with these. */
 #include <cblas.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,29 +17,28 @@
 #include "qk/rotation.h"
 #include "qk/synth.h"
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-bench-rotate [OPTIONS]\n"
-        "\n"
-        "Times the rotation model of synthetic heads on one core: qk-rotate's work\n"
-        "(moments of both kinds, axes, metrics, omega fit) and qk-complement's\n"
-        "(complement basis from the pooled moments, pairs, angles, discriminants),\n"
-        "per head.\n"
-        "The heads are made in memory as qk-synth makes them (population mode).\n"
-        "\n"
-        "Options:\n"
-        "      --registry FILE  dataset registry (default workflow/datasets.tsv)\n"
-        "      --dataset ID     dataset whose geometry is used (default llama3.2-3b)\n"
-        "      --heads N        heads (default 4)\n"
-        "      --examples N     examples: rows per kind are about N * L / B\n"
-        "                       (default 500, about 8000 rows at thesis scale)\n"
-        "      --repeat R       timing repetitions; the fastest counts (default 3)\n"
-        "      --seed S         generator seed (default 1)\n"
-        "      --dump FILE      also write the heads and their results\n"
-        "  -h, --help           this text\n"
-        "      --version        print the version\n");
-}
+enum { OPT_REGISTRY = QK_KEY_FIRST, OPT_DATASET, OPT_HEADS, OPT_EXAMPLES, OPT_REPEAT, OPT_SEED,
+       OPT_DUMP };
+
+static const qk_option options_table[] = {
+    {OPT_REGISTRY, "registry", "FILE", "dataset registry (default workflow/datasets.tsv)"},
+    {OPT_DATASET, "dataset", "ID", "dataset whose geometry is used (default llama3.2-3b)"},
+    {OPT_HEADS, "heads", "N", "heads (default 4)"},
+    {OPT_EXAMPLES, "examples", "N", "examples: rows per kind are about N * L / B (default 500, "
+                                    "about 8000 rows at thesis scale)"},
+    {OPT_REPEAT, "repeat", "R", "timing repetitions; the fastest counts (default 3)"},
+    {OPT_SEED, "seed", "S", "generator seed (default 1)"},
+    {OPT_DUMP, "dump", "FILE", "also write the heads and their results"},
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-bench-rotate", "qk-bench-rotate [OPTIONS]",
+    "Times the rotation model of synthetic heads on one core: qk-rotate's work\n"
+    "(moments of both kinds, axes, metrics, omega fit) and qk-complement's\n"
+    "(complement basis from the pooled moments, pairs, angles, discriminants),\n"
+    "per head.\n"
+    "The heads are made in memory as qk-synth makes them (population mode).\n",
+    options_table, NULL, "qk-bench-rotate --heads 4 --dump build/bench/rotate-heads.bin", NULL};
 
 typedef struct bench_opts {
     const char *registry, *dataset, *dump;
@@ -50,40 +48,23 @@ typedef struct bench_opts {
 
 static void parse_args(int argc, char **argv, bench_opts *o)
 {
-    enum { OPT_REGISTRY = 256, OPT_DATASET, OPT_HEADS, OPT_EXAMPLES, OPT_REPEAT, OPT_SEED,
-           OPT_DUMP, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"registry", required_argument, NULL, OPT_REGISTRY},
-        {"dataset", required_argument, NULL, OPT_DATASET},
-        {"heads", required_argument, NULL, OPT_HEADS},
-        {"examples", required_argument, NULL, OPT_EXAMPLES},
-        {"repeat", required_argument, NULL, OPT_REPEAT},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"dump", required_argument, NULL, OPT_DUMP},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     *o = (bench_opts){.registry = "workflow/datasets.tsv", .dataset = "llama3.2-3b",
                       .heads = 4, .examples = 500, .repeat = 3, .seed = 1};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_REGISTRY: o->registry = optarg; break;
-        case OPT_DATASET: o->dataset = optarg; break;
-        case OPT_HEADS: o->heads = (int)qk_opt_int("--heads", optarg, 1, 300); break;
-        case OPT_EXAMPLES: o->examples = (int)qk_opt_int("--examples", optarg, 1, 100000); break;
-        case OPT_REPEAT: o->repeat = (int)qk_opt_int("--repeat", optarg, 1, 1000); break;
-        case OPT_SEED: o->seed = (uint64_t)qk_opt_int("--seed", optarg, 0, 1L << 62); break;
-        case OPT_DUMP: o->dump = optarg; break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-bench-rotate %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
+    qk_args a;
+    const char *value;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case OPT_REGISTRY: o->registry = value; break;
+        case OPT_DATASET: o->dataset = value; break;
+        case OPT_HEADS: o->heads = (int)qk_opt_int("--heads", value, 1, 300); break;
+        case OPT_EXAMPLES: o->examples = (int)qk_opt_int("--examples", value, 1, 100000); break;
+        case OPT_REPEAT: o->repeat = (int)qk_opt_int("--repeat", value, 1, 1000); break;
+        case OPT_SEED: o->seed = (uint64_t)qk_opt_int("--seed", value, 0, 1L << 62); break;
+        case OPT_DUMP: o->dump = value; break;
         }
     }
-    if (optind != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
+    qk_args_operands(&a, 0, 0);
 }
 
 typedef struct bench_head {

@@ -9,7 +9,6 @@
  * Prints one TSV line per stage. */
 #include <cblas.h>
 #include <errno.h>
-#include <getopt.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -44,39 +43,34 @@ enum { STAGE_PCA, STAGE_ROTATE, STAGE_COMPLEMENT, N_STAGES };
 static const char *const stage_name[N_STAGES] = {"pca", "rotate", "complement"};
 static const char *const stage_prog[N_STAGES] = {"qk-pca", "qk-rotate", "qk-complement"};
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "Usage: qk-bench-stages [OPTIONS] STORE\n"
-        "\n"
-        "Runs the per-head stages qk-pca, qk-rotate and qk-complement on STORE with\n"
-        "their default parameters (those of the workflow) and takes the CPU time\n"
-        "(user + sys) of each, then times each stage's floor alone in this process\n"
-        "on one thread: reading the store's vectors once as doubles, the BLAS and\n"
-        "LAPACK calls the stage cannot avoid, and for the complement one atan2 per\n"
-        "row and pair with the fastest SLEEF vector variant of this CPU\n"
-        "(docs/performance.md). Prints a header and one TSV line per stage:\n"
-        "stage, heads, seconds, floor_seconds, ratio.\n"
-        "\n"
-        "Options:\n"
-        "      --stages LIST    comma-separated stages (default pca,rotate,complement)\n"
-        "      --floor-only     time the floors only (seconds and ratio are nan)\n"
-        "  -j, --threads N      threads of the stage programs (default 1)\n"
-        "      --bindir DIR     where the stage programs are (default: beside this one)\n"
-        "      --tmpdir DIR     where their outputs go, removed afterwards\n"
-        "                       (default $TMPDIR or /tmp)\n"
-        "      --repeat R       repetitions of each timing; the fastest counts\n"
-        "                       (default 1)\n"
-        "      --print WHAT     table (default: the header and one line per stage) or\n"
-        "                       floor (one line \"floor<TAB>SECONDS\", the sum of the\n"
-        "                       floors of the stages, as make bench-e2e reads it)\n"
-        "  -q, --quiet          no notes on stderr\n"
-        "  -h, --help           this text\n"
-        "      --version        print the version\n"
-        "\n"
-        "Exit status: 0 success, 1 usage error, 2 bad data or a failed stage.\n"
-        "Example: qk-bench-stages build/qwen3-8b/store.qks\n");
-}
+enum { OPT_STAGES = QK_KEY_FIRST, OPT_FLOOR_ONLY, OPT_BINDIR, OPT_TMPDIR, OPT_REPEAT, OPT_PRINT };
+
+static const qk_option options_table[] = {
+    {OPT_STAGES, "stages", "LIST", "comma-separated stages (default pca,rotate,complement)"},
+    {OPT_FLOOR_ONLY, "floor-only", NULL, "time the floors only (seconds and ratio are nan)"},
+    QK_OPTION_THREADS,
+    {OPT_BINDIR, "bindir", "DIR", "where the stage programs are (default: beside this one)"},
+    {OPT_TMPDIR, "tmpdir", "DIR", "where their outputs go, removed afterwards (default $TMPDIR "
+                                  "or /tmp)"},
+    {OPT_REPEAT, "repeat", "R", "repetitions of each timing; the fastest counts (default 1)"},
+    {OPT_PRINT, "print", "WHAT", "table (default: the header and one line per stage) or floor "
+     "(one line \"floor<TAB>SECONDS\", the sum of the floors of the stages, as make bench-e2e "
+     "reads it)"},
+    QK_OPTION_QUIET,
+    QK_OPTIONS_END};
+
+static const qk_program program = {
+    "qk-bench-stages", "qk-bench-stages [OPTIONS] STORE",
+    "Runs the per-head stages qk-pca, qk-rotate and qk-complement on STORE with\n"
+    "their default parameters (those of the workflow) and takes the CPU time\n"
+    "(user + sys) of each, then times each stage's floor alone in this process\n"
+    "on one thread: reading the store's vectors once as doubles, the BLAS and\n"
+    "LAPACK calls the stage cannot avoid, and for the complement one atan2 per\n"
+    "row and pair with the fastest SLEEF vector variant of this CPU\n"
+    "(docs/performance.md). Prints a header and one TSV line per stage:\n"
+    "stage, heads, seconds, floor_seconds, ratio.\n",
+    options_table, "or a failed stage", "qk-bench-stages --threads 1 build/qwen3-8b/store.qks",
+    NULL};
 
 typedef struct options {
     const char *store;
@@ -86,7 +80,6 @@ typedef struct options {
     char *bindir;
     const char *tmpdir;
     int repeat;
-    int quiet;
     int print_floor; /* --print floor */
 } options;
 
@@ -119,48 +112,27 @@ static char *own_dir(void)
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    enum { OPT_STAGES = 256, OPT_FLOOR_ONLY, OPT_BINDIR, OPT_TMPDIR, OPT_REPEAT, OPT_PRINT,
-           OPT_VERSION };
-    static const struct option longopts[] = {
-        {"stages", required_argument, NULL, OPT_STAGES},
-        {"floor-only", no_argument, NULL, OPT_FLOOR_ONLY},
-        {"threads", required_argument, NULL, 'j'},
-        {"bindir", required_argument, NULL, OPT_BINDIR},
-        {"tmpdir", required_argument, NULL, OPT_TMPDIR},
-        {"repeat", required_argument, NULL, OPT_REPEAT},
-        {"print", required_argument, NULL, OPT_PRINT},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     for (int i = 0; i < N_STAGES; i++)
         o->stage_on[i] = 1;
-    o->threads = 1;
     o->repeat = 1;
     o->tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    const char *bindir = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_STAGES: parse_stages(optarg, o); break;
+    const char *bindir = NULL, *value;
+    qk_args a;
+    qk_args_init(&a, &program, argc, argv);
+    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
+        switch (key) {
+        case OPT_STAGES: parse_stages(value, o); break;
         case OPT_FLOOR_ONLY: o->floor_only = 1; break;
-        case 'j': o->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
-        case OPT_BINDIR: bindir = optarg; break;
-        case OPT_TMPDIR: o->tmpdir = optarg; break;
-        case OPT_REPEAT: o->repeat = (int)qk_opt_int("--repeat", optarg, 1, 100); break;
-        case OPT_PRINT: o->print_floor = qk_opt_choice("--print", optarg, "table", "floor"); break;
-        case 'q': o->quiet = 1; break;
-        case 'h': usage(stdout); exit(QK_EXIT_OK);
-        case OPT_VERSION: printf("qk-bench-stages %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
-        default: usage(stderr); exit(QK_EXIT_USAGE);
+        case OPT_BINDIR: bindir = value; break;
+        case OPT_TMPDIR: o->tmpdir = value; break;
+        case OPT_REPEAT: o->repeat = (int)qk_opt_int("--repeat", value, 1, 100); break;
+        case OPT_PRINT: o->print_floor = qk_opt_choice("--print", value, "table", "floor"); break;
         }
     }
-    if (optind + 1 != argc) {
-        usage(stderr);
-        exit(QK_EXIT_USAGE);
-    }
-    o->store = argv[optind];
+    qk_args_operands(&a, 1, 1);
+    o->threads = a.threads;
+    o->store = a.operands[0];
     o->bindir = bindir ? qk_strdup(bindir) : own_dir();
 }
 
@@ -553,9 +525,7 @@ int main(int argc, char **argv)
     openblas_set_num_threads(1);
     const char *atan2_name;
     atan2_fn atan2_vec = best_atan2(&atan2_name);
-    if (!o.quiet)
-        fprintf(stderr, "qk-bench-stages: %s, floor atan2 %s, %d repetition(s)\n", o.store,
-                atan2_name, o.repeat);
+    qk_progress("%s, floor atan2 %s, %d repetition(s)", o.store, atan2_name, o.repeat);
 
     double secs[N_STAGES], floor[N_STAGES];
     int heads[N_STAGES] = {0};

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
 
 progs=(qk-synth qk-load qk-pca qk-taxonomy qk-rotate qk-complement qk-plasticity qk-merge
-       qk-joint qk-pca-collage qk-rotation-points qk-plot qk-summary qk-report qk-archive)
+       qk-joint qk-pca-collage qk-rotation-points qk-plot qk-summary qk-report qk-archive
+       qk-bench-load qk-bench-pca qk-bench-rotate qk-bench-stages)
 for p in "${progs[@]}"; do
     [ -x "bin/$p" ] || { bad "bin/$p missing (make programs)"; continue; }
     run "bin/$p" --help

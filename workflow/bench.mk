@@ -65,7 +65,7 @@ bench: bench-stages
 
 bench-stages: bin/qk-bench-stages bin/qk-pca bin/qk-rotate bin/qk-complement $(BENCH_DIR)/store.qks
 	@echo "== qk-pca, qk-rotate, qk-complement at thesis scale on one thread, beside their floors"
-	bin/qk-bench-stages $(BENCH_DIR)/store.qks
+	bin/qk-bench-stages --threads 1 $(BENCH_DIR)/store.qks
 
 # make bench-e2e takes the floors of these stages from qk-bench-stages (one
 # "floor<TAB>SECONDS" line for the stage on the dataset's store).
