@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """Compares two trees of tables (.tsv tab-separated, .csv comma-separated) cell by cell.
 
-Usage: compare_tables.py BEFORE_DIR AFTER_DIR [-v]
+Usage: compare_tables.py [--tol T] [-v] BEFORE_DIR AFTER_DIR
 
-Every file under BEFORE_DIR must exist under AFTER_DIR with the same rows and
-columns and the same non-numeric cells; numbers may differ (NaN matches NaN).
-Prints the number of files, how many are byte-identical, and the largest
-absolute difference of a number (with -v, per file). Exit status 1 when a
-file is missing or its shape or text differs.
+Every file under BEFORE_DIR must exist under AFTER_DIR. Tables must have the
+same rows and columns and the same non-numeric cells, and numbers may differ
+by at most T (absolute, default 1e-12; NaN matches NaN); any other file must
+be byte-identical. Prints the number of files, how many are byte-identical,
+the largest absolute difference of a number and where it is (with -v, per
+file). Exit status 1 when a file is missing or does not match.
 """
+import argparse
+import filecmp
 import math
 import os
 import sys
@@ -27,7 +30,7 @@ def number(text):
         return None
 
 
-def compare(a, b):
+def compare_table(a, b):
     """(largest |difference| or None when the tables do not match, what)."""
     ra, rb = cells(a), cells(b)
     if len(ra) != len(rb):
@@ -51,31 +54,48 @@ def compare(a, b):
     return worst, "identical" if identical else "differs"
 
 
+def compare(a, b, tol):
+    if filecmp.cmp(a, b, shallow=False):
+        return 0.0, "identical"
+    if not a.endswith((".tsv", ".csv")):
+        return None, "bytes differ"
+    worst, what = compare_table(a, b)
+    if worst is not None and worst > tol:
+        return None, f"a number differs by {worst:.3g} (> {tol:g})"
+    return worst, what
+
+
 def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__.strip().split("\n\n")[1])
-    before, after, verbose = sys.argv[1], sys.argv[2], "-v" in sys.argv[3:]
-    overall, n, bad, same = 0.0, 0, 0, 0
-    for root, _, files in os.walk(before):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("before")
+    p.add_argument("after")
+    p.add_argument("--tol", type=float, default=1e-12,
+                   help="largest absolute difference of a number (default 1e-12)")
+    p.add_argument("-v", "--verbose", action="store_true", help="a line per file")
+    a = p.parse_args()
+    overall, where, n, bad, same = 0.0, "", 0, 0, 0
+    for root, _, files in os.walk(a.before):
         for name in sorted(files):
             pa = os.path.join(root, name)
-            pb = os.path.join(after, os.path.relpath(pa, before))
+            rel = os.path.relpath(pa, a.before)
+            pb = os.path.join(a.after, rel)
             if not os.path.exists(pb):
                 print(f"MISSING {pb}")
                 bad += 1
                 continue
-            worst, what = compare(pa, pb)
+            worst, what = compare(pa, pb, a.tol)
             n += 1
             if worst is None:
                 print(f"MISMATCH {pb}: {what}")
                 bad += 1
                 continue
             same += what == "identical"
-            overall = max(overall, worst)
-            if verbose:
-                print(f"{worst:.3g}\t{what}\t{os.path.relpath(pa, before)}")
+            if worst > overall:
+                overall, where = worst, rel
+            if a.verbose:
+                print(f"{worst:.3g}\t{what}\t{rel}")
     print(f"{n} files, {same} byte-identical, {bad} mismatched; "
-          f"largest |difference| {overall:.3g}")
+          f"largest |difference| {overall:.3g}" + (f" ({where})" if where else ""))
     sys.exit(1 if bad else 0)
 
 
