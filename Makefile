@@ -79,7 +79,11 @@ distclean: clean
 
 help:
 	@echo "make report          build everything and write report/index.html (default)"
+	@echo "make all             build the programs only"
 	@echo "make check           build and run the unit and end-to-end tests"
+	@echo "make check-determinism  two clean runs give byte-identical results, figures, report and archive"
+	@echo "make bench           bench-load, bench-pca, bench-rotate, bench-plasticity, bench-stages"
+	@echo "make bench-e2e       every stage at thesis scale beside its floor, and the thesis-set time"
 	@echo "make bench-load      qk-load throughput on a thesis-scale synthetic model"
 	@echo "make synth | load    only write the synthetic data | the stores"
 	@echo "make pca             combined QK PCA: build/<ds>/pca*.tsv, taxonomy.tsv, results/<study>/qk*.csv"
@@ -102,3 +106,4 @@ help:
 	@echo "make clean           remove build outputs (keeps data/synth)"
 	@echo "variables: DATA=<dir of downloads>  DATASETS=\"id id ...\"  SCALE=demo|thesis  SEED=<n>"
 	@echo "           V=1 (every command)  CLUSTER=slurm SLURM_FLAGS=\"...\"  BLAS_CORE=<kernel>|native"
+	@echo "           MIN_FREE=<MB left free on the disk by qk-synth and qk-load, 0: no check>"

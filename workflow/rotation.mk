@@ -1,10 +1,10 @@
 # Stages qk-rotate and qk-complement: the planar rotation model of every head
 # (docs/rotation.md), and the study tables results/<study>/rotated.csv (one row
 # a head), complement_pairs.csv (one row a complement pair) and
-# model_summary.csv (one row a model). The cross-model table
-# results/rotation/ holds every dataset outside the SmolLM3 trajectory (the
-# attention_plasticity models and the extra ones);
-# results/smollm3_training_progress/ holds the checkpoints.
+# model_summary.csv (one row a model). The cross-model tables
+# results/rotation/ hold the attention_plasticity models,
+# results/smollm3_training_progress/ the checkpoints and results/<study>/
+# any other study's models (results/extra/).
 
 ROT_B_MODE       ?= eigen
 ROT_B_SIGN       ?= canonical
