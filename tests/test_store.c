@@ -410,26 +410,6 @@ START_TEST(an_aborted_write_leaves_the_old_store)
 }
 END_TEST
 
-START_TEST(hash_is_incremental)
-{
-    uint8_t data[100];
-    for (int i = 0; i < 100; i++)
-        data[i] = (uint8_t)(i * 37 + 1);
-    qk_hash h;
-    qk_hash_init(&h, 0);
-    qk_hash_update(&h, data, 13);
-    qk_hash_update(&h, data + 13, 3);
-    qk_hash_update(&h, data + 16, 51);
-    qk_hash_update(&h, data + 67, 33);
-    ck_assert_uint_eq(qk_hash_final(&h), qk_hash64(data, 100, 0));
-    ck_assert_uint_ne(qk_hash64(data, 100, 0), qk_hash64(data, 99, 0));
-    data[50] ^= 1;
-    qk_hash_init(&h, 0);
-    qk_hash_update(&h, data, 100);
-    ck_assert_uint_ne(qk_hash_final(&h), qk_hash64(data + 0, 64, 0));
-}
-END_TEST
-
 int main(void)
 {
     qk_mkdirs("build/tests/tmp", NULL);
@@ -444,7 +424,6 @@ int main(void)
     tcase_add_test(tc, a_damaged_vector_section_is_detected);
     tcase_add_test(tc, open_from_memory);
     tcase_add_test(tc, an_aborted_write_leaves_the_old_store);
-    tcase_add_test(tc, hash_is_incremental);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

@@ -90,21 +90,6 @@ int qk_mkdirs(const char *dir, qk_err *err);
 /* Reads a whole file into memory (a trailing NUL is added, not counted). */
 int qk_read_file(const char *path, uint8_t **data, size_t *len, qk_err *err);
 
-/* 64-bit content hash used for store checksums: FNV-1a over little-endian
- * 64-bit words (a partial last word is zero-padded), then the byte length
- * and a final avalanche. Not cryptographic; it detects corruption and
- * identifies contents. Updates may split the data anywhere. */
-typedef struct qk_hash {
-    uint64_t h;
-    uint64_t len;
-    uint8_t pending[8]; /* bytes of a word not yet complete */
-} qk_hash;
-
-void qk_hash_init(qk_hash *st, uint64_t seed);
-void qk_hash_update(qk_hash *st, const void *data, size_t len);
-uint64_t qk_hash_final(const qk_hash *st);
-uint64_t qk_hash64(const void *data, size_t len, uint64_t seed);
-
 /* Joins two path components with one '/'; the result is malloc'ed. */
 char *qk_path_join(const char *a, const char *b);
 /* The directory of path ("." when it has no '/'); malloc'ed. */

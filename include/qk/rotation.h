@@ -235,19 +235,19 @@ double qk_comp_lda_balanced(const double *x_a, const double *y_a, int64_t n_a,
 /* rotation_axes.bin (docs/rotation.md): what qk-complement needs of each
  * head that qk-rotate analysed, so that it does not recompute the moments.
  * Little-endian. A 32-byte header: magic "QKROTAX" NUL, u32 version, u32
- * dim, u32 heads, u32 0, u64 checksum (qk_hash64, seed 0, of every byte
+ * dim, u32 heads, u32 0, u64 checksum (XXH3-64, seed 0, of every byte
  * after the header). Then per head: i32 layer, head, kv_head, 0; i64 rows;
  * f64 pos_mean, pos_var; f64 a[dim], b[dim], mean[dim], cov_pos[dim]; the
  * upper triangle of the pooled covariance, row by row (dim(dim+1)/2 f64). */
 #define QK_ROT_AXES_MAGIC "QKROTAX"
-#define QK_ROT_AXES_VERSION 1u
+#define QK_ROT_AXES_VERSION 2u
 #define QK_ROT_AXES_HEADER 32u
 
 typedef struct qk_rot_axes_writer {
     FILE *fp;
     int dim;
     uint32_t n_heads;
-    qk_hash hash;
+    void *hash; /* XXH3 state of the bytes after the header */
     double *buffer; /* one record */
 } qk_rot_axes_writer;
 

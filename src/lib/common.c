@@ -371,66 +371,6 @@ int qk_read_file(const char *path, uint8_t **data, size_t *len, qk_err *err)
     return 0;
 }
 
-#define FNV_PRIME 0x100000001b3ULL
-
-void qk_hash_init(qk_hash *st, uint64_t seed)
-{
-    memset(st, 0, sizeof *st);
-    st->h = 0xcbf29ce484222325ULL ^ seed;
-}
-
-static uint64_t mix_word(uint64_t h, const uint8_t *p)
-{
-    uint64_t w;
-    memcpy(&w, p, 8); /* the suite runs on little-endian hosts */
-    return (h ^ w) * FNV_PRIME;
-}
-
-void qk_hash_update(qk_hash *st, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    size_t fill = st->len % 8;
-    st->len += len;
-    if (fill) { /* complete the pending word first */
-        size_t take = 8 - fill < len ? 8 - fill : len;
-        memcpy(st->pending + fill, p, take);
-        p += take;
-        len -= take;
-        if (fill + take < 8)
-            return;
-        st->h = mix_word(st->h, st->pending);
-    }
-    uint64_t h = st->h;
-    for (; len >= 8; p += 8, len -= 8)
-        h = mix_word(h, p);
-    st->h = h;
-    memcpy(st->pending, p, len);
-}
-
-uint64_t qk_hash_final(const qk_hash *st)
-{
-    uint64_t h = st->h;
-    if (st->len % 8) {
-        uint8_t last[8] = {0};
-        memcpy(last, st->pending, st->len % 8);
-        h = mix_word(h, last);
-    }
-    h = (h ^ st->len) * FNV_PRIME;
-    /* avalanche so that nearby inputs give distant hashes */
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h;
-}
-
-uint64_t qk_hash64(const void *data, size_t len, uint64_t seed)
-{
-    qk_hash st;
-    qk_hash_init(&st, seed);
-    qk_hash_update(&st, data, len);
-    return qk_hash_final(&st);
-}
-
 char *qk_path_join(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);

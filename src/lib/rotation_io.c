@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #define ID_BYTES 16     /* layer, head, kv_head, 0 */
 #define SCALAR_COUNT 3  /* rows (as i64), pos_mean, pos_var */
@@ -62,7 +63,7 @@ static int write_bytes(qk_rot_axes_writer *w, const void *p, size_t n, qk_err *e
 {
     if (fwrite(p, 1, n, w->fp) != n)
         return qk_fail(err, "write failed: %s", strerror(errno));
-    qk_hash_update(&w->hash, p, n);
+    XXH3_64bits_update(w->hash, p, n);
     return 0;
 }
 
@@ -71,11 +72,14 @@ int qk_rot_axes_begin(qk_rot_axes_writer *w, FILE *fp, int dim, qk_err *err)
     memset(w, 0, sizeof *w);
     w->fp = fp;
     w->dim = dim;
-    qk_hash_init(&w->hash, 0);
+    if (!(w->hash = XXH3_createState()) || XXH3_64bits_reset(w->hash) != XXH_OK)
+        return qk_fail(err, "cannot create a hash state");
     w->buffer = qk_doubles(record_doubles(dim));
     uint8_t h[QK_ROT_AXES_HEADER];
     header_bytes(h, dim, 0, 0);
     if (fwrite(h, 1, sizeof h, fp) != sizeof h) {
+        XXH3_freeState(w->hash);
+        w->hash = NULL;
         free(w->buffer);
         w->buffer = NULL;
         return qk_fail(err, "write failed: %s", strerror(errno));
@@ -119,7 +123,9 @@ int qk_rot_axes_add(qk_rot_axes_writer *w, int layer, int head, int kv_head, con
 int qk_rot_axes_finish(qk_rot_axes_writer *w, qk_err *err)
 {
     uint8_t h[QK_ROT_AXES_HEADER];
-    header_bytes(h, w->dim, w->n_heads, qk_hash_final(&w->hash));
+    header_bytes(h, w->dim, w->n_heads, XXH3_64bits_digest(w->hash));
+    XXH3_freeState(w->hash);
+    w->hash = NULL;
     free(w->buffer);
     w->buffer = NULL;
     if (fseek(w->fp, 0, SEEK_SET) != 0 || fwrite(h, 1, sizeof h, w->fp) != sizeof h ||
@@ -144,7 +150,7 @@ static int check_header(const uint8_t *data, size_t len, int *dim, int *n_heads,
     if (len != want)
         return qk_fail(err, "%s: %zu bytes, the header announces %zu",
                        len < want ? "truncated" : "trailing bytes", len, want);
-    if (qk_hash64(data + QK_ROT_AXES_HEADER, len - QK_ROT_AXES_HEADER, 0) != get_u64(data + 24))
+    if (XXH3_64bits(data + QK_ROT_AXES_HEADER, len - QK_ROT_AXES_HEADER) != get_u64(data + 24))
         return qk_fail(err, "checksum mismatch (the file is corrupt)");
     *dim = (int)d;
     *n_heads = (int)n;

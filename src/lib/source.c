@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "qk/revision.h"
 
@@ -23,7 +24,7 @@ static uint64_t read_at_hash(int fd, off_t offset, size_t len, int *ok)
     uint8_t *buf = qk_malloc(len ? len : 1);
     ssize_t got = pread(fd, buf, len, offset);
     *ok = got == (ssize_t)len;
-    uint64_t h = qk_hash64(buf, *ok ? len : 0, 0x5157534f55524345ull);
+    uint64_t h = XXH3_64bits_withSeed(buf, *ok ? len : 0, 0x5157534f55524345ull);
     free(buf);
     return h;
 }
@@ -90,7 +91,7 @@ static void write_conf_hash(FILE *fp, const char *dir)
     size_t len;
     qk_err err;
     if (qk_read_file(conf, &data, &len, &err) == 0) {
-        fprintf(fp, "conf\t%016" PRIx64 "\n", qk_hash64(data, len, 0));
+        fprintf(fp, "conf\t%016" PRIx64 "\n", XXH3_64bits(data, len));
         free(data);
     } else {
         fputs("conf\t-\n", fp);

@@ -66,7 +66,25 @@ void qk_synth_options_default(qk_synth_options *o)
     o->scale = QK_SYNTH_DEMO;
 }
 
-static uint64_t string_key(const char *s) { return qk_hash64(s, strlen(s), 0x5157); }
+/* The key of a name (dataset id, stream purpose) in the seeds of the
+ * synthetic data: FNV-1a over little-endian 64-bit words (the last one
+ * zero-padded), then the length and a final avalanche. It is part of what
+ * the data are, so it must never change. */
+static uint64_t string_key(const char *s)
+{
+    const uint64_t prime = 0x100000001b3ULL;
+    size_t len = strlen(s);
+    uint64_t h = 0xcbf29ce484222325ULL ^ 0x5157, w;
+    for (size_t i = 0; i < len; i += 8) {
+        w = 0;
+        memcpy(&w, s + i, len - i < 8 ? len - i : 8); /* little-endian hosts only */
+        h = (h ^ w) * prime;
+    }
+    h = (h ^ len) * prime;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+}
 
 /* ---- heads --------------------------------------------------------------- */
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "figure.h"
 #include "qk/cli.h"
@@ -239,7 +240,7 @@ static void write_inputs_table(const fig_ctx *ctx)
         if (qk_read_file(ctx->input_paths[i], &data, &n, &err) != 0)
             qk_die(QK_EXIT_DATA, ctx->input_paths[i], "%s", err.msg);
         fprintf(out.fp, "%s\t%s\t%zu\t%016" PRIx64 "\n", ctx->input_names[i],
-                ctx->input_paths[i], n, qk_hash64(data, n, 0));
+                ctx->input_paths[i], n, XXH3_64bits(data, n));
         free(data);
     }
     qk_text_close(&out);
