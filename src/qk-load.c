@@ -342,9 +342,10 @@ static void fill_header(qk_store_header *h, const qk_dataset *ds)
     snprintf(h->dataset_id, sizeof h->dataset_id, "%s", ds->id);
 }
 
-/* Decodes, validates and appends every config; on error the partial store
- * is removed and the message names the file. */
-static void load_configs(const qk_revision *rev, const qk_dataset *ds,
+/* Decodes, validates and appends every config to the store being written
+ * to output; on error the partial store is removed and the message names
+ * the file. */
+static void load_configs(const qk_revision *rev, const qk_dataset *ds, const char *output,
                          qk_store_writer *w, load_totals *tot)
 {
     for (int i = 0; i < rev->n; i++) {
@@ -361,7 +362,7 @@ static void load_configs(const qk_revision *rev, const qk_dataset *ds,
         if (qk_store_writer_add(w, c->layer, c->head, c->kind, t.rows, t.position,
                                 t.example_id, t.bucket, t.vector, bytes, &err) != 0) {
             qk_store_writer_abort(w);
-            qk_die(QK_EXIT_DATA, NULL, "%s", err.msg); /* it names the store */
+            qk_die(QK_EXIT_DATA, output, "%s", err.msg);
         }
         if (c->kind == 'q') {
             tot->q_configs++;
@@ -399,14 +400,14 @@ static int run_load(const options *o)
     fill_header(&meta, &ds);
     qk_store_writer w;
     if (qk_store_writer_open(&w, o->output, &meta, &err) != 0)
-        qk_die(QK_EXIT_DATA, NULL, "%s", err.msg);
+        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
     load_totals tot = {0};
-    load_configs(&rev, &ds, &w, &tot);
+    load_configs(&rev, &ds, o->output, &w, &tot);
     qk_store_pair *sp = qk_malloc((size_t)n_pairs * sizeof *sp);
     for (int i = 0; i < n_pairs; i++)
         sp[i] = (qk_store_pair){(uint32_t)pairs[i].q, (uint32_t)pairs[i].k};
     if (qk_store_writer_finish(&w, sp, n_pairs, &err) != 0)
-        qk_die(QK_EXIT_DATA, NULL, "%s", err.msg);
+        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
     free(sp);
     free(pairs);
 

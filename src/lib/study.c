@@ -83,7 +83,8 @@ int *qk_sort_for_display(void *items, size_t size, int n, const long *family_ran
     char *sorted = qk_malloc((n ? (size_t)n : 1) * size);
     for (int i = 0; i < n; i++)
         memcpy(sorted + (size_t)i * size, (char *)items + (size_t)order[i] * size, size);
-    memcpy(items, sorted, (size_t)n * size);
+    if (n > 0) /* items may be NULL then */
+        memcpy(items, sorted, (size_t)n * size);
     free(sorted);
     return order;
 }

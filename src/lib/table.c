@@ -83,11 +83,11 @@ int qk_table_load(const char *path, qk_table *t, qk_err *err)
     split_fields(lines[0], t->header, sep);
     for (int r = 0; r < t->n_rows; r++) {
         if (count_fields(lines[r + 1], sep) != t->n_cols) {
-            int fields = count_fields(lines[r + 1], sep);
+            int fields = count_fields(lines[r + 1], sep), header = t->n_cols;
             free(lines);
             qk_table_free(t);
             return qk_fail(err, "line %d has %d fields, the header has %d", r + 2, fields,
-                           t->n_cols);
+                           header);
         }
         split_fields(lines[r + 1], t->cells + (size_t)r * t->n_cols, sep);
     }
