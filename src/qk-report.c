@@ -610,44 +610,25 @@ static void render(const renderer *r, const char *tpl, FILE *fp, int depth, int 
 
 /* ---- LaTeX and the key list ------------------------------------------------------------------ */
 
-static void write_numbers_tex(const renderer *r, const char *path)
-{
-    qk_text out;
-    qk_text_open(&out, path);
-    qk_nset_write_tex(&r->numbers, out.fp);
-    qk_text_close(&out);
-}
 
 /* --latex-table NAME=FILE options. */
 typedef struct latex_table {
     char *name, *path;
 } latex_table;
 
-static void write_numbers_md(const renderer *r, const char *path, int n_latex,
-                             const latex_table *latex)
+static void write_numbers_md(const renderer *r, FILE *fp, int n_latex, const latex_table *latex)
 {
-    qk_text out;
-    qk_text_open(&out, path);
-    qk_nset_write_md(&r->numbers, out.fp);
+    qk_nset_write_md(&r->numbers, fp);
     if (n_latex > 0) {
         fputs("\n## Tables\n\nbooktabs `tabular` fragments, for `\\input` inside a `table` "
-              "environment (`\\usepackage{booktabs}`):\n\n| file | table |\n|---|---|\n", out.fp);
+              "environment (`\\usepackage{booktabs}`):\n\n| file | table |\n|---|---|\n", fp);
         for (int i = 0; i < n_latex; i++) {
             const qk_ntable *t = qk_nset_table(&r->numbers, latex[i].name);
-            fprintf(out.fp, "| `%s` | ", latex[i].path);
-            put_escaped(out.fp, t->caption, 0);
-            fputs(" |\n", out.fp);
+            fprintf(fp, "| `%s` | ", latex[i].path);
+            put_escaped(fp, t->caption, 0);
+            fputs(" |\n", fp);
         }
     }
-    qk_text_close(&out);
-}
-
-static void write_latex_table(const renderer *r, const qk_ntable *t, const char *path)
-{
-    qk_text out;
-    qk_text_open(&out, path);
-    qk_ntable_write_latex(&r->numbers, t, out.fp);
-    qk_text_close(&out);
 }
 
 /* ---- main ----------------------------------------------------------------------------------- */
@@ -732,17 +713,27 @@ int main(int argc, char **argv)
     qk_err err;
     if (qk_read_file(r.template_path, &tpl, &len, &err) != 0)
         qk_die(QK_EXIT_DATA, r.template_path, "%s", err.msg);
-    /* render in memory first: an error exits before any output is touched */
-    qk_text out;
-    qk_text_open(&out, output);
-    render(&r, (const char *)tpl, out.fp, 0, 1);
-    qk_text_close(&out);
+    /* every output made in memory, then written all or none: an error
+     * exits before any output is touched */
+    qk_text *out = qk_calloc((size_t)(3 + n_latex), sizeof *out);
+    int n_out = 0;
+    qk_text_open(&out[n_out], output);
+    render(&r, (const char *)tpl, out[n_out++].fp, 0, 1);
     free(tpl);
-    if (numbers_tex)
-        write_numbers_tex(&r, numbers_tex);
-    if (numbers_md)
-        write_numbers_md(&r, numbers_md, n_latex, latex);
-    for (int i = 0; i < n_latex; i++)
-        write_latex_table(&r, qk_nset_table(&r.numbers, latex[i].name), latex[i].path);
+    if (numbers_tex) {
+        qk_text_open(&out[n_out], numbers_tex);
+        qk_nset_write_tex(&r.numbers, out[n_out++].fp);
+    }
+    if (numbers_md) {
+        qk_text_open(&out[n_out], numbers_md);
+        write_numbers_md(&r, out[n_out++].fp, n_latex, latex);
+    }
+    for (int i = 0; i < n_latex; i++) {
+        qk_text_open(&out[n_out], latex[i].path);
+        qk_ntable_write_latex(&r.numbers, qk_nset_table(&r.numbers, latex[i].name),
+                              out[n_out++].fp);
+    }
+    qk_texts_close(out, n_out);
+    free(out);
     return QK_EXIT_OK;
 }

@@ -74,6 +74,22 @@ if cmp -s "$T/figure/figure.png" "$T/figure/figure.png.before" &&
    cmp -s "$T/figure/figure.pdf" "$T/figure/figure.pdf.before"; then ok; else bad "qk-plot figure: previous figure intact"; fi
 if ls -a "$T/figure" | grep -q tmp; then bad "qk-plot figure: no temporary left"; else ok; fi
 
+# a program with several outputs whose last one cannot be put in place (a
+# directory is there): none of them changes
+cp "$T/pca.tsv" "$T/pca.tsv.before"
+mkdir -p "$T/heads-dir"
+run bin/qk-pca --quiet --output "$T/pca.tsv" --heads-output "$T/heads-dir" "$T/mini.qks"
+expect_status 2 "qk-pca, second output a directory: exit status 2"
+expect_one_line_naming "$T/heads-dir" "is a directory" "qk-pca, second output a directory: message"
+if cmp -s "$T/pca.tsv" "$T/pca.tsv.before"; then ok; else bad "qk-pca: first output replaced"; fi
+expect_no_temporaries "$T" "qk-pca, second output a directory: no temporary left"
+printf 'hello {{x}}\n' > "$T/tiny.in" && printf 'x\t1\n' > "$T/tiny.tsv"
+printf 'earlier\n' > "$T/tiny.html" && cp "$T/tiny.html" "$T/tiny.html.before"
+run bin/qk-report --template "$T/tiny.in" --values "$T/tiny.tsv" --output "$T/tiny.html" \
+    --numbers-tex "$T/heads-dir"
+expect_status 2 "qk-report, numbers-tex a directory: exit status 2"
+if cmp -s "$T/tiny.html" "$T/tiny.html.before"; then ok; else bad "qk-report: page replaced"; fi
+
 # an archive
 mkdir -p "$T/arch/results" && cp "$T/pca.tsv.before" "$T/arch/results/pca.tsv"
 head -c 300000 /dev/urandom > "$T/arch/results/noise.bin"

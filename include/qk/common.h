@@ -67,7 +67,11 @@ typedef struct qk_atomic {
 } qk_atomic;
 
 int qk_atomic_open(qk_atomic *a, const char *path, qk_err *err);
-/* Flushes, fsyncs and renames; returns 0 or -1 (the temporary is removed). */
+/* Flushes, fsyncs and closes the temporary (a no-op the second time);
+ * returns 0 or -1 (the temporary is removed). */
+int qk_atomic_sync(qk_atomic *a, qk_err *err);
+/* qk_atomic_sync, then renames into place; returns 0 or -1 (the temporary
+ * is removed). */
 int qk_atomic_commit(qk_atomic *a, qk_err *err);
 /* Like qk_atomic_commit, but keeps the existing file (and its mtime) when
  * the new content is the same: for records that Make compares by mtime. */

@@ -20,5 +20,7 @@ typedef struct qk_text {
 void qk_text_open(qk_text *o, const char *path);
 /* Writes the text to path atomically (exit 2 naming it on failure). */
 void qk_text_close(qk_text *o);
+/* Writes n texts, each to its path, all or none (qk_write_texts). */
+void qk_texts_close(qk_text *o, int n);
 
 #endif

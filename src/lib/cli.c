@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "qk/heads.h"
 
@@ -329,12 +330,37 @@ static void abort_outputs(qk_atomic *files, int from, int to)
         qk_atomic_abort(&files[i]);
 }
 
+/* Renames n written files into place: first every file whole on disk and
+ * every place free for it, so that a failure replaces none of the earlier
+ * outputs; exit 2 naming the file that failed. */
+static void commit_outputs(qk_atomic *files, const char *const *paths, int n)
+{
+    qk_err err;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (qk_atomic_sync(&files[i], &err) != 0 ||
+            (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+             qk_fail(&err, "is a directory") != 0)) {
+            abort_outputs(files, 0, n);
+            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (qk_atomic_commit(&files[i], &err) != 0) {
+            abort_outputs(files, i + 1, n);
+            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
+        }
+    free(files);
+}
+
 void qk_write_outputs(const qk_output *outputs, int n, const void *arg)
 {
     qk_atomic *files = qk_calloc((size_t)(n ? n : 1), sizeof *files);
+    const char **paths = qk_calloc((size_t)(n ? n : 1), sizeof *paths);
     qk_err err;
     for (int i = 0; i < n; i++) {
         const qk_output *o = &outputs[i];
+        paths[i] = o->path;
         if (qk_atomic_open(&files[i], o->path, &err) == 0) {
             if (o->fill) {
                 o->fill(files[i].fp, arg);
@@ -346,12 +372,23 @@ void qk_write_outputs(const qk_output *outputs, int n, const void *arg)
         abort_outputs(files, 0, i + 1);
         qk_die(QK_EXIT_DATA, o->path, "%s", err.msg);
     }
-    for (int i = 0; i < n; i++)
-        if (qk_atomic_commit(&files[i], &err) != 0) {
-            abort_outputs(files, i + 1, n);
-            qk_die(QK_EXIT_DATA, outputs[i].path, "%s", err.msg);
+    commit_outputs(files, paths, n);
+    free(paths);
+}
+
+void qk_write_texts(const char *const *paths, const char *const *texts, const size_t *lens,
+                    int n)
+{
+    qk_atomic *files = qk_calloc((size_t)(n ? n : 1), sizeof *files);
+    qk_err err;
+    for (int i = 0; i < n; i++) {
+        if (qk_atomic_open(&files[i], paths[i], &err) != 0) {
+            abort_outputs(files, 0, i);
+            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
         }
-    free(files);
+        fwrite(texts[i], 1, lens[i], files[i].fp);
+    }
+    commit_outputs(files, paths, n);
 }
 
 void qk_write_text(const char *path, const char *text, size_t len)

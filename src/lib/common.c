@@ -214,8 +214,10 @@ int qk_atomic_open(qk_atomic *a, const char *path, qk_err *err)
     return 0;
 }
 
-int qk_atomic_commit(qk_atomic *a, qk_err *err)
+int qk_atomic_sync(qk_atomic *a, qk_err *err)
 {
+    if (!a->fp)
+        return 0;
     int bad = ferror(a->fp) || fflush(a->fp) != 0;
     int e = errno;
     if (!bad && fsync(fileno(a->fp)) != 0 && errno != EINVAL) {
@@ -227,12 +229,20 @@ int qk_atomic_commit(qk_atomic *a, qk_err *err)
         e = errno;
     }
     a->fp = NULL;
-    if (!bad && rename(a->tmp_path, a->final_path) != 0) {
-        bad = 1;
-        e = errno;
-    }
     if (bad) {
         qk_fail(err, "cannot write %s: %s", a->final_path, strerror(e));
+        qk_atomic_abort(a);
+        return -1;
+    }
+    return 0;
+}
+
+int qk_atomic_commit(qk_atomic *a, qk_err *err)
+{
+    if (qk_atomic_sync(a, err) != 0)
+        return -1;
+    if (rename(a->tmp_path, a->final_path) != 0) {
+        qk_fail(err, "cannot write %s: %s", a->final_path, strerror(errno));
         qk_atomic_abort(a);
         return -1;
     }
