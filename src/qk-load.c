@@ -85,6 +85,9 @@ static void parse_args(int argc, char **argv, options *o)
             qk_die(QK_EXIT_USAGE, NULL, "--stats and --verify take no other arguments");
         return;
     }
+    if (o->synthetic && !qk_source_synthetic_ok(o->synthetic))
+        qk_die(QK_EXIT_USAGE, NULL, "--synthetic takes \"seed=S scale=C mode=M\", got '%s'",
+               o->synthetic);
     if (o->source_record && o->synthetic && a.n_operands == 0)
         return;
     qk_args_operands(&a, 1, 1);

@@ -49,7 +49,7 @@ static void parse_args(int argc, char **argv, options *o)
     for (int key; (key = qk_args_next(&a, &value)) != -1;) {
         switch (key) {
         case OPT_MODEL_DIR: o->model_from_dir = 1; break;
-        case OPT_MODEL_COLUMN: o->model_column = value; break;
+        case OPT_MODEL_COLUMN: o->model_column = qk_opt_label("--model-column", value); break;
         case OPT_STRIP: o->strip_prefix = value; break;
         case OPT_CSV: o->sep = ','; break;
         case OPT_TSV: o->sep = '\t'; break;

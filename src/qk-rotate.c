@@ -70,19 +70,12 @@ typedef struct options {
 } options;
 
 /* A label written into table cells: no separators, not empty. */
-static const char *parse_label(const char *opt, const char *s)
-{
-    if (!*s || strpbrk(s, "\t\n\r,\""))
-        qk_die(QK_EXIT_USAGE, NULL, "%s: '%s' is empty or holds a tab, comma or quote", opt, s);
-    return s;
-}
-
 static void parse_option(options *o, int key, const char *value, const char **axes)
 {
     switch (key) {
     case OPT_AXES: *axes = value; break;
-    case OPT_FAMILY: o->family = parse_label("--family", value); break;
-    case OPT_CHECKPOINT: o->checkpoint = parse_label("--checkpoint", value); break;
+    case OPT_FAMILY: o->family = qk_opt_label("--family", value); break;
+    case OPT_CHECKPOINT: o->checkpoint = qk_opt_label("--checkpoint", value); break;
     case OPT_B_MODE: o->rot.b_mode = qk_opt_choice("--b-mode", value, "eigen", "centroid"); break;
     case OPT_B_SIGN: o->rot.b_sign = qk_opt_choice("--b-sign", value, "canonical", "raw"); break;
     case OPT_GRID: o->rot.omega_grid = (int)qk_opt_int("--omega-grid", value, 3, 100000); break;

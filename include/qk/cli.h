@@ -100,6 +100,10 @@ long long qk_opt_int(const char *opt, const char *s, long long lo, long long hi)
 /* A number option value in [0, 1]; else "OPT: expected a number in [0, 1],
  * got 'S'" and exit 1. */
 double qk_opt_fraction(const char *opt, const char *s);
+/* A name written into table cells or headers (a family, a column): s
+ * itself; else "OPT: 'S' is empty or holds a tab, comma or quote" and exit
+ * 1. */
+const char *qk_opt_label(const char *opt, const char *s);
 /* 0 for first, 1 for second; else "OPT: expected FIRST or SECOND, got 'S'"
  * and exit 1. */
 int qk_opt_choice(const char *opt, const char *s, const char *first, const char *second);

@@ -41,6 +41,9 @@ void qk_source_capture_revision(const char *root, char *out, size_t cap);
 /* Whether the capture's _saver_state.json names a synthetic source (data
  * written by qk-synth and copied like a download). */
 int qk_source_is_synthetic_capture(const char *root);
+/* Whether a --synthetic description names its seed, scale and mode
+ * ("seed=S scale=C mode=M"). */
+int qk_source_synthetic_ok(const char *spec);
 
 /* Reads the value of key from a record (first occurrence); -1 if absent. */
 int qk_source_record_value(const char *path, const char *key, char *out, size_t cap,

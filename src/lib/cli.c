@@ -274,6 +274,13 @@ double qk_opt_fraction(const char *opt, const char *s)
     return v;
 }
 
+const char *qk_opt_label(const char *opt, const char *s)
+{
+    if (!*s || strpbrk(s, "\t\n\r,\""))
+        qk_die(QK_EXIT_USAGE, NULL, "%s: '%s' is empty or holds a tab, comma or quote", opt, s);
+    return s;
+}
+
 int qk_opt_choice(const char *opt, const char *s, const char *first, const char *second)
 {
     if (strcmp(s, first) == 0)

@@ -40,7 +40,7 @@ static void describe(plast_model *m, const qk_src *reg)
 static void read_model(plast_model *m, const qk_src *rep, int r)
 {
     int c_h = qk_src_col(rep, "n_heads");
-    m->n_heads = (int)qk_src_num(rep, r, c_h);
+    m->n_heads = qk_src_int(rep, r, c_h);
     m->ap = qk_src_num(rep, r, qk_src_col(rep, "ap_overall"));
     m->first = qk_src_num(rep, r, qk_src_col(rep, "ap_first_20pct"));
     m->last = qk_src_num(rep, r, qk_src_col(rep, "ap_last_20pct"));
@@ -248,7 +248,7 @@ void plast_heatmap_cells(const qk_src *pair2d, const char *model, plast_cells *c
             if (strcmp(qk_table_cell(pair2d->t, r, c_m), model) != 0)
                 continue;
             double ap = qk_src_num(pair2d, r, c_ap);
-            int d = (int)qk_src_num(pair2d, r, c_d);
+            int d = qk_src_int(pair2d, r, c_d);
             if (!isfinite(ap))
                 continue;
             if (pass == 0) {
@@ -384,7 +384,7 @@ int plast_joint_load(const qk_src *j, plast_checkpoint **out)
             x[i] = qk_src_num(j, r, c[i]);
         copy_id(cp[r].id, sizeof cp[r].id, qk_table_cell(j->t, r, c_model), j);
         copy_id(cp[r].label, sizeof cp[r].label, qk_table_cell(j->t, r, c_label), j);
-        cp[r].n_heads = (int)qk_src_num(j, r, c_heads);
+        cp[r].n_heads = qk_src_int(j, r, c_heads);
         cp[r].context = x[0], cp[r].bias = x[1], cp[r].alpha_k = x[2], cp[r].r_k = x[3];
         cp[r].sep = x[4], cp[r].plane = x[5], cp[r].ap = x[6], cp[r].first = x[7];
         cp[r].last = x[8], cp[r].drop = x[9];

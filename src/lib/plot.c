@@ -88,13 +88,28 @@ static int write_script(const qk_plot *p, const char *path, const char *style_pa
 #define PDF_WIDTH_CM 16.0
 #define POINTS_PER_CM (72.0 / 2.54)
 
+/* What gnuplot said when it failed, as one line: its first error line
+ * ('"DIR/.figure.gp.tmp" line 58: Can't plot ...') without the script's
+ * temporary name, else its first non-blank line. */
+static void gnuplot_error(const char *said, char *out, size_t cap)
+{
+    const char *at = strstr(said, ".gp.tmp\" line ");
+    const char *line = at ? at + strlen(".gp.tmp\"") : said + strspn(said, " \t\n");
+    size_t n = strcspn(line, "\n");
+    snprintf(out, cap, "%s%.*s", at ? "figure.gp" : "", (int)n, line);
+}
+
 /* Runs gnuplot on the saved script for the terminals of p->media, into
  * temporaries (NULL for a terminal not wanted). TZ=UTC0 makes cairo write
- * the PDF date as D:...Z, the one form stamp_pdf_dates rewrites. */
+ * the PDF date as D:...Z, the one form stamp_pdf_dates rewrites. gnuplot's
+ * messages go to a file: its warnings are passed on, a failure becomes
+ * one line. */
 static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const char *svg,
-                       const char *pdf, qk_err *err)
+                       const char *pdf, const char *said_path, qk_err *err)
 {
-    FILE *pipe = popen("TZ=UTC0 gnuplot", "w");
+    /* the path reaches the shell as a variable, so no quoting can break it */
+    setenv("QK_GNUPLOT_SAID", said_path, 1);
+    FILE *pipe = popen("TZ=UTC0 gnuplot 2>\"$QK_GNUPLOT_SAID\"", "w");
     if (!pipe)
         return qk_fail(err, "cannot start gnuplot: %s", strerror(errno));
     if (png)
@@ -113,9 +128,22 @@ static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const 
                 PDF_WIDTH_CM, PDF_WIDTH_CM * p->height / p->width, ink, 2 * ink, ink, pdf, gp);
     }
     int status = pclose(pipe);
-    if (status != 0)
-        return qk_fail(err, "gnuplot failed on %s (status %d)", gp, status);
-    return 0;
+    uint8_t *said = NULL;
+    size_t len = 0;
+    qk_err read_err;
+    if (qk_read_file(said_path, &said, &len, &read_err) != 0)
+        said = NULL;
+    unlink(said_path);
+    int rc = 0;
+    if (status != 0) {
+        char line[512];
+        gnuplot_error(said ? (const char *)said : "", line, sizeof line);
+        rc = qk_fail(err, "gnuplot failed (status %d): %s", status, line);
+    } else if (said && len > 0) {
+        fwrite(said, 1, len, stderr); /* warnings stay visible */
+    }
+    free(said);
+    return rc;
 }
 
 int qk_plot_pdf_date(char digits[15], qk_err *err)
@@ -229,15 +257,17 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
         final[i] = want[i] ? qk_path_join(dir, names[i]) : NULL;
         tmp[i] = want[i] ? qk_path_join(dir, hidden) : NULL;
     }
-    /* figure.gp is the screen media's script; the print script is a
-     * temporary of its own */
+    /* figure.gp is the screen media's script, put in place with the
+     * pictures; the print script is a temporary of its own */
     int keep_gp = p->media != QK_PLOT_PRINT;
-    char *gp = qk_path_join(dir, keep_gp ? "figure.gp" : ".figure.print.gp.tmp");
+    char *gp = qk_path_join(dir, keep_gp ? ".figure.gp.tmp" : ".figure.print.gp.tmp");
+    char *gp_final = qk_path_join(dir, "figure.gp");
+    char *said = qk_path_join(dir, ".gnuplot.said.tmp");
     int rc = qk_mkdirs(dir, err);
     if (rc == 0)
         rc = write_script(p, gp, style_path, err);
     if (rc == 0)
-        rc = run_gnuplot(p, gp, tmp[0], tmp[1], tmp[2], err);
+        rc = run_gnuplot(p, gp, tmp[0], tmp[1], tmp[2], said, err);
     if (rc == 0)
         rc = check_complete(tmp[0], tmp[1], tmp[2], dir, err);
     if (rc == 0 && want[2])
@@ -245,15 +275,19 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
     for (int i = 0; i < 3 && rc == 0; i++)
         if (want[i] && rename(tmp[i], final[i]) != 0)
             rc = qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
+    if (rc == 0 && keep_gp && rename(gp, gp_final) != 0)
+        rc = qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
     for (int i = 0; i < 3; i++) {
         if (rc != 0 && tmp[i])
             unlink(tmp[i]);
         free(final[i]);
         free(tmp[i]);
     }
-    if (!keep_gp)
+    if (rc != 0 || !keep_gp)
         unlink(gp);
     free(gp);
+    free(gp_final);
+    free(said);
     free(p->script);
     memset(p, 0, sizeof *p);
     return rc;

@@ -44,7 +44,7 @@ static void describe_model(rot_model *m, const rot_table *t, const qk_src *reg, 
                  qk_table_cell(reg->t, r, qk_src_col(reg, "label")));
         snprintf(m->family, sizeof m->family, "%s",
                  qk_table_cell(reg->t, r, qk_src_col(reg, "family")));
-        m->n_layers = (int)qk_src_num(reg, r, qk_src_col(reg, "n_layers"));
+        m->n_layers = qk_src_int(reg, r, qk_src_col(reg, "n_layers"));
         int c_ctx = qk_table_column(reg->t, "context_length");
         if (c_ctx >= 0)
             m->context_length = qk_src_num(reg, r, c_ctx);
@@ -54,7 +54,7 @@ static void describe_model(rot_model *m, const rot_table *t, const qk_src *reg, 
                  qk_table_cell(t->src.t, m->rows[0], c_family));
     if (r < 0 && c_layer >= 0)
         for (int i = 0; i < m->n_rows; i++) {
-            int layer = (int)qk_src_num(&t->src, m->rows[i], c_layer);
+            int layer = qk_src_int(&t->src, m->rows[i], c_layer);
             if (layer + 1 > m->n_layers)
                 m->n_layers = layer + 1;
         }

@@ -114,6 +114,18 @@ static void synth_value(const char *spec, const char *key, char *out, size_t cap
     snprintf(out, cap, "?");
 }
 
+int qk_source_synthetic_ok(const char *spec)
+{
+    static const char *const keys[] = {"seed", "scale", "mode"};
+    for (int i = 0; i < 3; i++) {
+        char value[64];
+        synth_value(spec, keys[i], value, sizeof value);
+        if (strcmp(value, "?") == 0 || !*value)
+            return 0;
+    }
+    return 1;
+}
+
 static int write_synthetic(FILE *fp, const qk_source_spec *spec)
 {
     char seed[64], scale[64], mode[64];

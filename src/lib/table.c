@@ -1,6 +1,8 @@
 /* TSV tables and key/value files (include/qk/table.h). */
 #include "qk/table.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +137,15 @@ double qk_src_num(const qk_src *s, int row, int col)
         qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not a number", row + 2,
                s->t->header[col], cell);
     return v;
+}
+
+int qk_src_int(const qk_src *s, int row, int col)
+{
+    double v = qk_src_num(s, row, col);
+    if (!(v >= INT_MIN && v <= INT_MAX) || v != floor(v))
+        qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not an integer", row + 2,
+               s->t->header[col], qk_table_cell(s->t, row, col));
+    return (int)v;
 }
 
 double *qk_src_values(const qk_src *s, const char *name)

@@ -39,17 +39,17 @@ static int read_panels(const qk_src *t, collage_panel *out)
         qk_die(QK_EXIT_DATA, t->path, "%d panels (expected at most %d)", n, MAX_PANELS);
     for (int r = 0; r < n; r++) {
         collage_panel *p = &out[r];
-        if ((int)qk_src_num(t, r, c_panel) != r)
+        if (qk_src_int(t, r, c_panel) != r)
             qk_die(QK_EXIT_DATA, t->path, "line %d: panels must be numbered 0, 1, ...", r + 2);
         snprintf(p->model, sizeof p->model, "%s", qk_table_cell(t->t, r, c_model));
-        p->layer = (int)qk_src_num(t, r, c[0]);
-        p->head = (int)qk_src_num(t, r, c[1]);
-        p->k_head = (int)qk_src_num(t, r, c[2]);
+        p->layer = qk_src_int(t, r, c[0]);
+        p->head = qk_src_int(t, r, c[1]);
+        p->k_head = qk_src_int(t, r, c[2]);
         p->ev[0] = qk_src_num(t, r, c[3]), p->ev[1] = qk_src_num(t, r, c[4]);
         p->r_q[0] = qk_src_num(t, r, c[5]), p->r_k[0] = qk_src_num(t, r, c[6]);
         p->r_q[1] = qk_src_num(t, r, c[7]), p->r_k[1] = qk_src_num(t, r, c[8]);
-        p->plotted_q = (int)qk_src_num(t, r, c[9]), p->plotted_k = (int)qk_src_num(t, r, c[10]);
-        p->available = (int)qk_src_num(t, r, c[11]);
+        p->plotted_q = qk_src_int(t, r, c[9]), p->plotted_k = qk_src_int(t, r, c[10]);
+        p->available = qk_src_int(t, r, c[11]);
         p->seed = (long)qk_src_num(t, r, c[12]);
         p->category = NULL;
     }
@@ -102,7 +102,7 @@ static void panel_data(qk_plot *p, const qk_src *t, int panel, double scale)
     qk_plot_data_begin(p, name);
     for (int kind = 1; kind >= 0; kind--)
         for (int r = 0; r < t->t->n_rows; r++) {
-            if ((int)qk_src_num(t, r, c_panel) != panel || fig_kind_index(t, r, c_kind) != kind)
+            if (qk_src_int(t, r, c_panel) != panel || fig_kind_index(t, r, c_kind) != kind)
                 continue;
             double x = qk_src_num(t, r, c_pos) / scale;
             int rgb = fig_map_color(kind ? fig_reds : fig_blues, x, LIGHT_CUT);

@@ -29,7 +29,7 @@ static int head_row(const qk_src *t, int layer, int head)
 {
     int c_layer = qk_src_col(t, "layer"), c_head = qk_src_col(t, "head");
     for (int r = 0; r < t->t->n_rows; r++)
-        if ((int)qk_src_num(t, r, c_layer) == layer && (int)qk_src_num(t, r, c_head) == head)
+        if (qk_src_int(t, r, c_layer) == layer && qk_src_int(t, r, c_head) == head)
             return r;
     qk_die(QK_EXIT_DATA, t->path, "no row for layer %d head %d", layer, head);
 }
@@ -50,7 +50,7 @@ static int read_panels(const qk_src *t, const qk_src *heads, drawn_head *out)
         drawn_head *h = &out[r];
         int v[13];
         for (int i = 0; i < 13; i++)
-            v[i] = (int)qk_src_num(t, r, c[i]);
+            v[i] = qk_src_int(t, r, c[i]);
         if (v[0] != r)
             qk_die(QK_EXIT_DATA, t->path, "line %d: panels must be numbered 0, 1, ...", r + 2);
         *h = (drawn_head){v[0], v[1], "", v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10],
@@ -139,7 +139,7 @@ static void ab_data(qk_plot *p, const qk_src *t, int panel, double scale)
     qk_plot_data_begin(p, name);
     for (int kind = 1; kind >= 0; kind--)
         for (int r = 0; r < t->t->n_rows; r++) {
-            if ((int)qk_src_num(t, r, c_panel) != panel || fig_kind_index(t, r, c_kind) != kind)
+            if (qk_src_int(t, r, c_panel) != panel || fig_kind_index(t, r, c_kind) != kind)
                 continue;
             qk_plot_printf(p, "%.5g %.5g %u\n", qk_src_num(t, r, c_a), qk_src_num(t, r, c_b),
                            point_color(kind, qk_src_num(t, r, c_pos), scale));
@@ -284,14 +284,14 @@ static int read_pairs(const qk_src *t, const drawn_head *h, pair_info *out, int 
     int c_cv = qk_src_col(t, "radial_cv"), c_active = qk_src_col(t, "active");
     int n = 0;
     for (int r = 0; r < t->t->n_rows; r++) {
-        if ((int)qk_src_num(t, r, c_layer) != h->layer ||
-            (int)qk_src_num(t, r, c_head) != h->head)
+        if (qk_src_int(t, r, c_layer) != h->layer ||
+            qk_src_int(t, r, c_head) != h->head)
             continue;
-        int i = (int)qk_src_num(t, r, c_pair);
+        int i = qk_src_int(t, r, c_pair);
         if (i < 0 || i >= max)
             qk_die(QK_EXIT_DATA, t->path, "line %d: pair %d out of range", r + 2, i);
         out[i] = (pair_info){qk_src_num(t, r, c_var), qk_src_num(t, r, c_r),
-                             qk_src_num(t, r, c_cv), (int)qk_src_num(t, r, c_active)};
+                             qk_src_num(t, r, c_cv), qk_src_int(t, r, c_active)};
         n = i + 1 > n ? i + 1 : n;
     }
     return n;
@@ -313,7 +313,7 @@ static void complement_data(qk_plot *p, const qk_src *t, int n_pairs, double sca
         qk_plot_data_begin(p, name);
         for (int kind = 0; kind <= 1; kind++)
             for (int r = 0; r < t->t->n_rows; r++) {
-                if ((int)qk_src_num(t, r, c_pair) != i || fig_kind_index(t, r, c_kind) != kind)
+                if (qk_src_int(t, r, c_pair) != i || fig_kind_index(t, r, c_kind) != kind)
                     continue;
                 double u = qk_src_num(t, r, c_u), w = qk_src_num(t, r, c_w);
                 lim[i][0] = fmin(lim[i][0], u), lim[i][1] = fmax(lim[i][1], u);
