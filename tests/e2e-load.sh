@@ -161,6 +161,9 @@ expect_same "$synth_before" "$(cd "$tmp/synth" && find . -type f | sort | xargs 
 expect_same "llama3.2-1b" "$(ls -A "$tmp/synth")" "no room for the synthetic data: no temporary left"
 run bin/qk-load --min-free -1 "$mini" -o "$tmp/other.qks"
 expect_status 1 "--min-free below 0"
+run bin/qk-load --source-record "$tmp/record.txt" --synthetic "seed=1 scale=demo" "$mini"
+expect_status 1 "--synthetic without its mode"
+expect_missing "$tmp/record.txt" "--synthetic without its mode: no record"
 
 # usage errors exit 1
 run bin/qk-load

@@ -90,6 +90,32 @@ run bin/qk-report --template "$T/tiny.in" --values "$T/tiny.tsv" --output "$T/ti
 expect_status 2 "qk-report, numbers-tex a directory: exit status 2"
 if cmp -s "$T/tiny.html" "$T/tiny.html.before"; then ok; else bad "qk-report: page replaced"; fi
 
+# gnuplot failing on the script (here a style file with an error): one
+# line with gnuplot's error, the earlier figure and its script intact; a
+# style file that does not exist is named
+cp "$T/figure/figure.gp" "$T/figure/figure.gp.before"
+printf 'plot undefined_variable\n' > "$T/bad-style.gp"
+run bin/qk-plot --figure inventory/01 --out "$T/figure" --input inventory="$T/inventory.tsv" \
+    --style "$T/bad-style.gp"
+expect_status 2 "qk-plot, gnuplot fails: exit status 2"
+expect_one_line_naming "$T/figure" "undefined variable: undefined_variable" \
+    "qk-plot, gnuplot fails: gnuplot's error in one line"
+if cmp -s "$T/figure/figure.gp" "$T/figure/figure.gp.before" &&
+   cmp -s "$T/figure/figure.png" "$T/figure/figure.png.before"; then ok; else
+    bad "qk-plot, gnuplot fails: previous figure intact"; fi
+if ls -a "$T/figure" | grep -q tmp; then bad "qk-plot, gnuplot fails: no temporary left"; else ok; fi
+run bin/qk-plot --figure inventory/01 --out "$T/figure" --input inventory="$T/inventory.tsv" \
+    --style "$T/no-such-style.gp"
+expect_status 2 "qk-plot, missing style: exit status 2"
+expect_one_line_naming "$T/no-such-style.gp" "No such file" "qk-plot, missing style: named"
+
+# a count that is not an integer is refused, naming the table
+awk -F'\t' 'BEGIN { OFS = "\t" } NR == 1 { for (i = 1; i <= NF; i++) if ($i == "q_heads") c = i }
+     NR > 1 { $c = "nan" } { print }' "$T/inventory.tsv" > "$T/inventory-nan.tsv"
+run bin/qk-summary --section inventory --input inventory="$T/inventory-nan.tsv" --output "$T/inv.numbers"
+expect_status 2 "qk-summary, NaN count: exit status 2"
+expect_one_line_naming "$T/inventory-nan.tsv" "is not a count" "qk-summary, NaN count: message"
+
 # an archive
 mkdir -p "$T/arch/results" && cp "$T/pca.tsv.before" "$T/arch/results/pca.tsv"
 head -c 300000 /dev/urandom > "$T/arch/results/noise.bin"

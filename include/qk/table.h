@@ -42,6 +42,9 @@ double qk_src_num(const qk_src *s, int row, int col);
 /* Integer cell (a count, a layer, an index); else "PATH: line N, column
  * C: 'X' is not an integer" and exit 2. */
 int qk_src_int(const qk_src *s, int row, int col);
+/* A count that may pass INT_MAX (bytes, vectors): a whole number >= 0 below
+ * 2^53; else "PATH: line N, column C: 'X' is not a count" and exit 2. */
+double qk_src_count(const qk_src *s, int row, int col);
 /* The numeric column NAME for every row of the table (malloc'd). */
 double *qk_src_values(const qk_src *s, const char *name);
 /* The first row whose column col holds key, or -1. */

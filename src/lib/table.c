@@ -148,6 +148,15 @@ int qk_src_int(const qk_src *s, int row, int col)
     return (int)v;
 }
 
+double qk_src_count(const qk_src *s, int row, int col)
+{
+    double v = qk_src_num(s, row, col);
+    if (!(v >= 0 && v < 9007199254740992.0) || v != floor(v))
+        qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not a count", row + 2,
+               s->t->header[col], qk_table_cell(s->t, row, col));
+    return v;
+}
+
 double *qk_src_values(const qk_src *s, const char *name)
 {
     int c = qk_src_col(s, name), n = s->t->n_rows;

@@ -59,15 +59,15 @@ void sum_inventory(sum_ctx *ctx)
             if (strcmp(dataset_fields[f].format, "text") == 0)
                 qk_numbers_field_text(ctx->out, rec, dataset_fields[f].name, "%s",
                                       qk_table_cell(in->t, r, col[f]));
-            else
+            else /* every number of a dataset row is a count */
                 qk_numbers_field(ctx->out, rec, dataset_fields[f].name,
-                                 qk_src_num(in, r, col[f]));
+                                 qk_src_count(in, r, col[f]));
         }
         qk_numbers_row(ctx->out, table, id);
-        heads += qk_src_num(in, r, c_heads);
-        vq += qk_src_num(in, r, c_vq);
-        vk += qk_src_num(in, r, c_vk);
-        bytes += qk_src_num(in, r, c_bytes);
+        heads += qk_src_count(in, r, c_heads);
+        vq += qk_src_count(in, r, c_vq);
+        vk += qk_src_count(in, r, c_vk);
+        bytes += qk_src_count(in, r, c_bytes);
     }
     qk_numbers_set(ctx->out, "inventory.datasets", in->t->n_rows);
     qk_numbers_set(ctx->out, "inventory.heads_total", heads);
