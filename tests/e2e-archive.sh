@@ -202,6 +202,13 @@ expect_status 2 "extract refuses a tampered archive"
 expect_error_lines "extract names the altered member" \
     "$e: results/study/qk.csv: content differs from MANIFEST"
 expect_missing "$tmp/t-out" "nothing extracted from a tampered archive"
+# a folder on disk where a member goes: refused before anything is written
+mkdir -p "$tmp/busy/results/study/qk.csv"
+run "$qa" extract "$tmp/a.tar.gz" "$tmp/busy"
+expect_status 2 "extract over a folder where a member goes"
+expect_error_lines "extract names the member in the way" \
+    "qk-archive: error: $tmp/a.tar.gz: results/study/qk.csv: refusing to extract: $tmp/busy/results/study/qk.csv is a directory"
+expect_same "" "$(find "$tmp/busy" -type f)" "nothing extracted over a folder in the way"
 
 # --- damaged archives: exit 2, one line naming the member where the damage is
 # (the random figure.png fills most of the .tar.gz: half of it cuts that member)

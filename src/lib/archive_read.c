@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -611,13 +612,42 @@ int qk_archive_verify(const void *data, size_t len, qk_archive_report_fn report_
 
 /* Headers only: names every entry that extraction must never write.
  * Damage is left to the verifying pass, which names it. */
+/* What on disk would stop a member from being written to dir/path: a file
+ * where one of its folders goes, or a folder where it goes. Found before
+ * anything is written, so that extraction never stops half-way. */
+static const char *disk_conflict(const char *dir, const char *path, char *why, size_t cap)
+{
+    char *full = qk_path_join(dir, path);
+    size_t skip = strlen(full) - strlen(path);
+    struct stat st;
+    const char *found = NULL;
+    for (char *slash = strchr(full + skip, '/'); slash && !found; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (lstat(full, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            snprintf(why, cap, "%s is not a directory", full);
+            found = why;
+        }
+        *slash = '/';
+    }
+    if (!found && lstat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(why, cap, "%s is a directory", full);
+        found = why;
+    }
+    free(full);
+    return found;
+}
+
 static void safety_pass(check *c)
 {
     c->quiet = 1;
     if (open_pass(c) == 0) {
         struct archive_entry *e;
         while (next_entry(c, &e) == 1) {
+            char conflict[512];
             const char *why = entry_problem(e);
+            if (!why && c->disk_dir)
+                why = disk_conflict(c->disk_dir, archive_entry_pathname(e), conflict,
+                                    sizeof conflict);
             if (why)
                 report(c, archive_entry_pathname(e), "refusing to extract: %s", why);
             if (skip_data(c, archive_entry_pathname(e)) != 0)
