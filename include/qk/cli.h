@@ -133,8 +133,6 @@ typedef struct qk_output {
  * before all are written: a writer that fails, or a file that cannot be
  * created, leaves no new output and exits 2 naming that file. */
 void qk_write_outputs(const qk_output *outputs, int n, const void *arg);
-/* Writes len bytes of text to path atomically. */
-void qk_write_text(const char *path, const char *text, size_t len);
 /* Writes n texts to their paths like qk_write_outputs: all or none. */
 void qk_write_texts(const char *const *paths, const char *const *texts, const size_t *lens,
                     int n);

@@ -398,10 +398,3 @@ void qk_write_texts(const char *const *paths, const char *const *texts, const si
     commit_outputs(files, paths, n);
 }
 
-void qk_write_text(const char *path, const char *text, size_t len)
-{
-    qk_atomic out;
-    qk_output_open(&out, path);
-    fwrite(text, 1, len, out.fp);
-    qk_output_commit(&out);
-}

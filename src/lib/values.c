@@ -41,13 +41,13 @@ void qk_texts_close(qk_text *o, int n)
 
 void qk_text_close(qk_text *o)
 {
+    if (o->path) {
+        qk_texts_close(o, 1);
+        return;
+    }
     fclose(o->fp);
     o->fp = NULL;
-    if (o->path)
-        qk_write_text(o->path, o->buf, o->len);
     free(o->buf);
-    free(o->path);
     o->buf = NULL;
-    o->path = NULL;
 }
 
