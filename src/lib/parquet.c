@@ -11,6 +11,12 @@
 /* Limits that keep corrupt row counts from asking for absurd memory. */
 #define PQ_MAX_ROWS (INT64_C(1) << 28)
 #define PQ_MAX_VECTOR_VALUES (INT64_C(1) << 30)
+/* Values a file may claim beyond PQ_FREE_VALUES: at most this many per
+ * byte of its data, far more than any compression of real captures gives
+ * (about one value a byte), so that a damaged footer cannot size
+ * gigabytes of output before its pages prove it wrong. */
+#define PQ_MAX_VALUES_PER_BYTE 4096
+#define PQ_FREE_VALUES (INT64_C(1) << 22)
 
 /* State shared by every column chunk of one file. */
 typedef struct pq_reader {
@@ -752,6 +758,13 @@ static int check_row_groups(pq_reader *r, const pq_file_meta *meta,
         return qk_fail(r->err,
                        "row groups hold %lld rows, file metadata says %lld",
                        (long long)rows, (long long)meta->num_rows);
+    int64_t most = PQ_FREE_VALUES + PQ_MAX_VALUES_PER_BYTE * (int64_t)r->data_end;
+    if (*vector_values > most || rows > most)
+        return qk_fail(r->err,
+                       "%lld rows and %lld vector values claimed by %lld bytes of "
+                       "data (damaged metadata?)",
+                       (long long)rows, (long long)*vector_values,
+                       (long long)r->data_end);
     return 0;
 }
 
