@@ -12,6 +12,7 @@
 
 #include "qk/common.h"
 #include "qk/store.h"
+#include "qk/values.h"
 
 /* ---- options ---------------------------------------------------------------------- */
 
@@ -133,8 +134,8 @@ typedef struct qk_output {
  * before all are written: a writer that fails, or a file that cannot be
  * created, leaves no new output and exits 2 naming that file. */
 void qk_write_outputs(const qk_output *outputs, int n, const void *arg);
-/* Writes n texts to their paths like qk_write_outputs: all or none. */
-void qk_write_texts(const char *const *paths, const char *const *texts, const size_t *lens,
-                    int n);
+/* Writes n closed texts (their buffers) to their paths like
+ * qk_write_outputs: all or none. */
+void qk_write_texts(const qk_text *texts, int n);
 
 #endif

@@ -383,18 +383,20 @@ void qk_write_outputs(const qk_output *outputs, int n, const void *arg)
     free(paths);
 }
 
-void qk_write_texts(const char *const *paths, const char *const *texts, const size_t *lens,
-                    int n)
+void qk_write_texts(const qk_text *texts, int n)
 {
     qk_atomic *files = qk_calloc((size_t)(n ? n : 1), sizeof *files);
+    const char **paths = qk_calloc((size_t)(n ? n : 1), sizeof *paths);
     qk_err err;
     for (int i = 0; i < n; i++) {
+        paths[i] = texts[i].path;
         if (qk_atomic_open(&files[i], paths[i], &err) != 0) {
             abort_outputs(files, 0, i);
             qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
         }
-        fwrite(texts[i], 1, lens[i], files[i].fp);
+        fwrite(texts[i].buf, 1, texts[i].len, files[i].fp);
     }
     commit_outputs(files, paths, n);
+    free(paths);
 }
 

@@ -67,8 +67,10 @@ static int write_script(const qk_plot *p, const char *path, const char *style_pa
         uint8_t *style;
         size_t n;
         if (qk_read_file(style_path, &style, &n, err) != 0) {
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
             qk_atomic_abort(&out);
-            return -1;
+            return qk_fail(err, "style file %s: %s", style_path, why);
         }
         fwrite(style, 1, n, out.fp);
         free(style);

@@ -294,11 +294,6 @@ int main(int argc, char **argv)
     char pdf_date[15];
     if (qk_plot_pdf_date(pdf_date, &err) != 0) /* before any drawing */
         qk_die(QK_EXIT_USAGE, NULL, "%s", err.msg);
-    uint8_t *style;
-    size_t style_len;
-    if (qk_read_file(ctx.style, &style, &style_len, &err) != 0) /* named before any drawing */
-        qk_die(QK_EXIT_DATA, ctx.style, "%s", err.msg);
-    free(style);
     if (qk_mkdirs(ctx.out_dir, &err) != 0)
         qk_die(QK_EXIT_DATA, ctx.out_dir, "%s", err.msg);
     qk_text numbers;
