@@ -106,6 +106,24 @@ static void put_row(FILE *fp, const char *model, char **cells, int n, char sep)
     fputc('\n', fp);
 }
 
+/* With --model-from-dir, two inputs of one model would give it its rows
+ * twice: the tables that read the merge take a model's rows as one set. */
+static void check_models_unique(const options *o)
+{
+    for (int i = 1; i < o->n_inputs; i++) {
+        char *model = model_of(o->inputs[i], o->strip_prefix);
+        for (int j = 0; j < i; j++) {
+            char *earlier = model_of(o->inputs[j], o->strip_prefix);
+            int same = strcmp(model, earlier) == 0;
+            free(earlier);
+            if (same)
+                qk_die(QK_EXIT_USAGE, o->inputs[i], "model '%s' is also given by %s", model,
+                       o->inputs[j]);
+        }
+        free(model);
+    }
+}
+
 static int same_header(const qk_table *a, const qk_table *b)
 {
     if (a->n_cols != b->n_cols)
@@ -121,6 +139,8 @@ int main(int argc, char **argv)
     qk_set_progname("qk-merge");
     options o;
     parse_args(argc, argv, &o);
+    if (o.model_from_dir)
+        check_models_unique(&o);
     qk_table *tables = qk_calloc((size_t)o.n_inputs, sizeof *tables);
     qk_err err;
     for (int i = 0; i < o.n_inputs; i++) {

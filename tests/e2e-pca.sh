@@ -173,6 +173,14 @@ run bin/qk-merge --output "$T/bad.csv" "$PCA" "$HEADS"
 expect_status 2 "qk-merge of tables with different headers"
 expect_one_line_naming "$HEADS" "header" "qk-merge names the odd table"
 expect_missing "$T/bad.csv" "no output from a failed merge"
+mkdir -p "$T/other/smollm3-3b-stage1-step-40000"
+cp "$PCA" "$T/other/smollm3-3b-stage1-step-40000/pca.tsv"
+run bin/qk-merge --model-from-dir --output "$T/twice.csv" "$PCA" \
+    "$T/build/smollm3-3b-stage1-step-40000/pca.tsv" "$T/other/smollm3-3b-stage1-step-40000/pca.tsv"
+expect_status 1 "qk-merge of two tables of one model"
+expect_one_line_naming "$T/other/smollm3-3b-stage1-step-40000/pca.tsv" "also given by" \
+    "qk-merge names the second table of the model"
+expect_missing "$T/twice.csv" "no output when a model is given twice"
 run bin/qk-merge "$PCA"
 expect_status 1 "qk-merge without --output"
 
