@@ -791,6 +791,11 @@ static void reference_compute(reference *r, const planted *p, const qk_plast_gri
             }
         r->nq_bin[b] = n;
         r->ap[b] = NAN;
+        /* eligible pairs are counted for every bin, kept or not */
+        double start = (double)b * g->bucket_size / g->bin_factor;
+        for (int64_t i = 0; i < nk; i++)
+            for (int64_t j = i + 1; j < nk; j++)
+                r->pairs[b] += p->ke[i] == p->ke[j] && p->kt[i] < start && p->kt[j] < start;
         if (n < 2)
             continue;
         r->tau[b] /= n;
@@ -811,7 +816,6 @@ static void reference_compute(reference *r, const planted *p, const qk_plast_gri
                     cv[a * d + c] += 1e-12;
         cv[0] = r->sigma2_pos;
         /* every same-example pair with both keys before the bin start */
-        double start = (double)b * g->bucket_size / g->bin_factor;
         double sum = 0.0;
         int64_t count = 0;
         for (int64_t i = 0; i < nk; i++)
@@ -829,7 +833,7 @@ static void reference_compute(reference *r, const planted *p, const qk_plast_gri
                 count++;
                 sum += ref_pp(m, v);
             }
-        r->pairs[b] = count;
+        ck_assert_int_eq(count, r->pairs[b]);
         if (count < min_pairs)
             continue;
         r->ap[b] = sum / count;
@@ -937,6 +941,34 @@ START_TEST(test_exact_diag_equals_brute_force)
     expect_matches_reference(&hs, &r, 5);
     reference_free(&r);
     qk_plast_head_free(&hs);
+    qk_plast_head_free(&h);
+    planted_free(&p);
+}
+END_TEST
+
+/* Queries only in the first half of the context: the bins after it have no
+ * queries and are not kept, so most key pairs become eligible only after
+ * the last kept bin, some of them in blocks that start at a kept bin. */
+START_TEST(test_exact_diag_pairs_after_last_kept_bin)
+{
+    planted p;
+    small_head(&p);
+    for (int64_t i = 0; i < p.nq; i++) {
+        p.qt[i] %= p.L / 2;
+        p.qb[i] = p.qt[i] / p.B;
+    }
+    qk_plast_grid g = planted_grid(&p, 4);
+    qk_plast_params par;
+    qk_plast_params_default(&par);
+    par.min_pairs_per_bin = 8;
+    par.pair2d_min_count = 5;
+    qk_plast_head h;
+    analyse_ok(&p, &g, &par, &h);
+    ck_assert_msg(isnan(h.bin_ap[g.n_bins / 2]), "bin %d has no queries", g.n_bins / 2);
+    reference r;
+    reference_compute(&r, &p, &g, 0, 8);
+    expect_matches_reference(&h, &r, 5);
+    reference_free(&r);
     qk_plast_head_free(&h);
     planted_free(&p);
 }
@@ -1339,6 +1371,7 @@ static Suite *plasticity_suite(void)
     TCase *head = tcase_create("head");
     tcase_set_timeout(head, 120);
     tcase_add_test(head, test_exact_diag_equals_brute_force);
+    tcase_add_test(head, test_exact_diag_pairs_after_last_kept_bin);
     tcase_add_test(head, test_exact_full_equals_brute_force);
     tcase_add_test(head, test_floor_changes_nothing);
     tcase_add_test(head, test_sampled_pairs_seeded);

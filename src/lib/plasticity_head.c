@@ -930,9 +930,14 @@ static void evaluate_block(head_work *w, qk_plast_head *h, const key_pair *blk, 
             if (i1 + PREFETCH_AHEAD < nb) {
                 const key_pair *ahead = &blk[i1 + PREFETCH_AHEAD];
                 int fa = ahead->first > b0 ? ahead->first : b0;
-                prefetch_row(score + (ahead->a - row0) * w->n_bins + fa, last - fa + 1);
+                if (fa <= last)
+                    prefetch_row(score + (ahead->a - row0) * w->n_bins + fa, last - fa + 1);
             }
+            /* a pair of the block may become eligible only after the last
+             * kept bin (the block starts at its first pair's bin) */
             int f = blk[i1].first > b0 ? blk[i1].first : b0;
+            if (f > last)
+                continue;
             qk_plast_pp_arg_n(score + (blk[i1].a - row0) * w->n_bins + f,
                               score + (blk[i1].b - row0) * w->n_bins + f,
                               v + i1 * ncol + (f - b0), pp + n, last - f + 1);
@@ -946,6 +951,8 @@ static void evaluate_block(head_work *w, qk_plast_head *h, const key_pair *blk, 
         const double *at = pp;
         for (int64_t i = i0; i < i1; i++) {
             int f = blk[i].first > b0 ? blk[i].first : b0;
+            if (f > last)
+                continue;
             if (contiguous) {
                 accumulate_pair(w, h, &blk[i], f, last, at, tau2, rows);
             } else {
