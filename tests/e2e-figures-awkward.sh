@@ -188,6 +188,28 @@ check=$(awk -v w="$width" '/^\$(heads|full|thin) << EOD/ { on = 1; prev = ""; ne
         if (prev != "" && ($1 - prev) / w > 1.01) print "line from " prev " to " $1; prev = $1 }' "$E/07/figure.gp")
 expect_same "$check" "" "plasticity 07: the lines break over the 20 empty bins ($check)"
 
+# ---- metrics without a finite value (heads without spread) --------------------------------
+N=$T/nan
+mkdir -p "$N"
+nan_column() { # table, column, output: the column set to nan in every row
+    awk -F"$4" -v OFS="$4" -v col="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; print; next }
+        { $c = "nan"; print }' "$1" > "$3"
+}
+nan_column "$R/smollm3_training_progress/model_summary.csv" mean_bias_strength "$N/summary.csv" ,
+run bin/qk-plot --figure qk-rotation/10 --out "$N/10" --input summary="$N/summary.csv" --input registry=$REG
+expect_status 0 "rotation 10 with no finite mean bias"
+if [ ! -s "$e2e_err" ]; then ok; else bad "rotation 10 without a bias: nothing on stderr"; fi
+expect_same "$(grep -c 'no finite value' "$N/10/figure.gp")" 1 "rotation 10: the bias panel says it has no value"
+# the collage of the one-model run: its heads' centroids not finite
+nan_column "$TREE/build/llama3.2-3b/rotated.tsv" mu_q_a "$N/rotated_q.tsv" "$(printf '\t')"
+nan_column "$N/rotated_q.tsv" mu_k_b "$N/rotated.tsv" "$(printf '\t')"
+run bin/qk-plot --figure qk-rotation/01 --model llama3.2-3b --out "$N/01" \
+    --input points="$TREE/build/rotation/ab_points.tsv" --input panels="$TREE/build/rotation/points_panels.tsv" \
+    --input heads="$N/rotated.tsv" --input registry=$REG
+expect_status 0 "rotation 01 without finite centroids"
+if [ ! -s "$e2e_err" ]; then ok; else bad "rotation 01 without centroids: nothing on stderr"; fi
+expect_same "$(grep -c 'set label [12] "{/:Italic μ}' "$N/01/figure.gp")" 0 "rotation 01: no centroid marked"
+
 # ---- the one-model partial download alone -----------------------------------------------
 run tree_make report DATA="$D" DATASETS=llama3.2-3b
 expect_status 0 "make report on the 4-head partial download of one model"

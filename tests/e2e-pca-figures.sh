@@ -178,6 +178,48 @@ expect_same "$(cut -f1,2 "$T/none.numbers" | grep '^value' | grep -c 'pca\.t\.')
     "$(cut -f1,2 "$V" | grep '^value' | grep -c 'pca\.t\.[a-z]')" "the same training keys with and without the study"
 expect_same "$(typeset_value "$T/none.numbers" pca.heads)" "n/a" "a missing value is typeset n/a"
 
+# ---- heads without spread (values NaN) ------------------------------------------------------
+
+# one head of Qwen3-0.6B without a finite r_q0 (and its r_q on every component): the means
+# are over the other heads, in the figures and in the report numbers alike
+awk -F, -v OFS=, 'NR == 2 { $9 = "nan" } { print }' "$X/qk_heads.csv" > "$T/nan_heads.csv"
+awk -F, -v OFS=, -v l="$(sed -n 2p "$X/qk_heads.csv" | cut -d, -f2)" \
+    -v h="$(sed -n 2p "$X/qk_heads.csv" | cut -d, -f3)" \
+    'NR > 1 && $2 == l && $3 == h && $1 == "qwen3-0.6b" { $7 = "nan" } { print }' "$X/qk.csv" > "$T/nan_qk.csv"
+expect_same "$(grep -c nan "$T/nan_qk.csv")" 10 "one head's r_q is NaN on its ten components"
+run bin/qk-plot --figure qk-pca/03 --out "$T/nan03" --input heads="$T/nan_heads.csv" \
+    --input registry="$T/registry.tsv"
+expect_status 0 "figure 03 with a NaN head"
+want=$(awk -F, 'NR > 1 && $1 == "qwen3-0.6b" && $9 != "nan" { b = int(10 * $2 / 27); if (b > 9) b = 9; s[b] += $9; n[b]++ }
+    END { for (b = 0; b < 10; b++) printf "%s%s", (b ? " " : ""), (n[b] ? sprintf("%.2f", s[b] / n[b]) : "-") }' \
+    "$T/nan_heads.csv")
+expect_same "$(awk -F'\t' '$1 == "mean r_q (PC0) by depth bin 0.0-0.9, Qwen3-0.6B" { print $2 }' \
+    "$T/nan03/numbers.tsv")" "$want" "figure 03 averages the finite heads ($want)"
+run pca_summary "$T/nan.numbers" --input components="$T/nan_qk.csv" --input heads="$T/nan_heads.csv"
+expect_status 0 "qk-summary with a NaN head"
+want=$(awk -F, 'NR > 1 && $5 == 0 && $7 != "nan" { s += $7; n++ } END { printf "%.6f", s / n }' "$T/nan_qk.csv")
+expect_same "$(printf '%.6f' "$(number "$T/nan.numbers" pca.pc0.rq_mean)")" "$want" \
+    "the report's mean r_q of PC0 is over the finite heads ($want)"
+# no head with a finite value: the figure says so on its canvas
+awk -F, -v OFS=, 'NR > 1 { $6 = "nan" } { print }' "$X/qk.csv" > "$T/nan_ev.csv"
+run bin/qk-plot --figure qk-pca/05 --out "$T/nan05" --input qk="$T/nan_ev.csv"
+expect_status 0 "figure 05 without a finite explained variance"
+expect_same "$(awk -F'\t' '$1 == "drawn" { print $2 }' "$T/nan05/numbers.tsv" | cut -c1-3)" "no:" \
+    "figure 05 is the canvas that says it is not drawn"
+awk -F, -v OFS=, 'NR > 1 { $9 = "nan" } { print }' "$X/qk_heads.csv" > "$T/nan_all.csv"
+run bin/qk-plot --figure qk-pca/03 --out "$T/nan03all" --input heads="$T/nan_all.csv" \
+    --input registry="$T/registry.tsv"
+expect_status 0 "figure 03 without a finite r_q0"
+expect_same "$(awk -F'\t' '$1 == "drawn" { print $2 }' "$T/nan03all/numbers.tsv" | cut -c1-3)" "no:" \
+    "figure 03 is the canvas that says it is not drawn"
+expect_same "$(cat "$e2e_err")" "" "nothing on stderr (no gnuplot warning)"
+# a taxonomy threshold that is no number is bad data, named
+printf 'name\tvalue\nhigh\tnan\nlow\t0.3\n' > "$T/nan_thresholds.tsv"
+run bin/qk-plot --figure qk-pca/02 --out "$T/nan02" --input heads="$X/qk_heads.csv" \
+    --input registry="$T/registry.tsv" --input thresholds="$T/nan_thresholds.tsv"
+expect_status 2 "a NaN threshold exits 2"
+expect_one_line_naming "$T/nan_thresholds.tsv" "not a finite number" "the error names the thresholds table"
+
 # ---- errors ------------------------------------------------------------------------------
 
 # a heads table without r_k0: exit 2, one line naming the file

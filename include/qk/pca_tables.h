@@ -64,7 +64,8 @@ void pca_study_free(pca_study *s);
 void pca_study_need_category(const pca_study *s);
 
 /* Mean of r_q0 (which 0), r_k0 (1) or ev0 (2) over the model's heads in
- * each depth bin; cells without heads get NAN. counts may be NULL. */
+ * each depth bin where it is finite; cells without such heads get NAN.
+ * counts (may be NULL): the heads averaged per cell. */
 enum { PCA_R_Q0, PCA_R_K0, PCA_EV0 };
 void pca_depth_means(const pca_study *s, int model, int which, double cell[QK_DEPTH_BINS],
                      int counts[QK_DEPTH_BINS]);
@@ -73,15 +74,18 @@ void pca_depth_means(const pca_study *s, int model, int which, double cell[QK_DE
 double pca_head_value(const pca_head *h, int which);
 
 /* Mean and sample standard deviation (divisor n - 1; 0 when n < 2) of one
- * of the PC0 values over the heads of a model. */
+ * of the PC0 values over the heads of a model where it is finite (n of
+ * them; mean NAN when n = 0). */
 void pca_model_mean_sd(const pca_study *s, int model, int which, double *mean, double *sd);
 
 /* Heads of each category in a model (cat[PCA_N_CAT]). */
 void pca_model_categories(const pca_study *s, int model, int cat[PCA_N_CAT]);
 
-/* Mean over every row of a qk.csv table with pc = i, for i = 0..9: the
+/* Mean over the rows of a qk.csv table with pc = i, for i = 0..9: the
  * grand means over heads of r_q, r_k and explained_variance (each head has
- * one row per component). n[i] is the number of rows with pc = i. */
+ * one row per component), each over the rows where it is finite (a head
+ * without spread has none; NaN if no row has one). n[i] is the number of
+ * rows with pc = i. */
 void pca_component_means(const qk_src *qk, double r_q[PCA_N_PC], double r_k[PCA_N_PC],
                          double ev[PCA_N_PC], int n[PCA_N_PC]);
 

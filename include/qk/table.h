@@ -39,6 +39,9 @@ int qk_src_col(const qk_src *s, const char *name);
 /* Numeric cell ("nan" and "inf" are numbers); else "PATH: line N, column
  * C: 'X' is not a number" and exit 2. */
 double qk_src_num(const qk_src *s, int row, int col);
+/* A finite numeric cell (a parameter, a scale); else "... is not a finite
+ * number" and exit 2. */
+double qk_src_finite(const qk_src *s, int row, int col);
 /* Integer cell (a count, a layer, an index); else "PATH: line N, column
  * C: 'X' is not an integer" and exit 2. */
 int qk_src_int(const qk_src *s, int row, int col);

@@ -174,6 +174,17 @@ void pca_study_need_category(const pca_study *s)
 
 /* ---- aggregation --------------------------------------------------------------- */
 
+/* Means over heads skip the values that are not finite (a head without
+ * spread): one such head must not make its model's mean NaN. */
+
+/* Adds x to *sum and counts it in *n when it is finite. */
+static void add_finite(double x, double *sum, int *n)
+{
+    if (isfinite(x))
+        *sum += x, (*n)++;
+}
+
+
 double pca_head_value(const pca_head *h, int which)
 {
     return which == PCA_R_Q0 ? h->r_q0 : which == PCA_R_K0 ? h->r_k0 : h->ev0;
@@ -187,8 +198,7 @@ void pca_depth_means(const pca_study *s, int model, int which, double cell[QK_DE
     int n[QK_DEPTH_BINS] = {0};
     for (int h = m->first_head; h < m->first_head + m->n_heads; h++) {
         int b = qk_depth_bin(s->heads[h].layer, m->n_layers);
-        sum[b] += pca_head_value(&s->heads[h], which);
-        n[b]++;
+        add_finite(pca_head_value(&s->heads[h], which), &sum[b], &n[b]);
     }
     for (int b = 0; b < QK_DEPTH_BINS; b++) {
         cell[b] = n[b] ? sum[b] / n[b] : NAN;
@@ -201,14 +211,16 @@ void pca_model_mean_sd(const pca_study *s, int model, int which, double *mean, d
 {
     const pca_model *m = &s->models[model];
     double sum = 0, ss = 0;
+    int n = 0;
     for (int h = m->first_head; h < m->first_head + m->n_heads; h++)
-        sum += pca_head_value(&s->heads[h], which);
-    *mean = m->n_heads ? sum / m->n_heads : NAN;
+        add_finite(pca_head_value(&s->heads[h], which), &sum, &n);
+    *mean = n ? sum / n : NAN;
     for (int h = m->first_head; h < m->first_head + m->n_heads; h++) {
         double d = pca_head_value(&s->heads[h], which) - *mean;
-        ss += d * d;
+        if (isfinite(d))
+            ss += d * d;
     }
-    *sd = m->n_heads > 1 ? sqrt(ss / (m->n_heads - 1)) : 0;
+    *sd = n > 1 ? sqrt(ss / (n - 1)) : 0;
 }
 
 void pca_model_categories(const pca_study *s, int model, int cat[PCA_N_CAT])
@@ -225,6 +237,7 @@ void pca_component_means(const qk_src *qk, double r_q[PCA_N_PC], double r_k[PCA_
 {
     int c_pc = qk_src_col(qk, "pc"), c_ev = qk_src_col(qk, "explained_variance");
     int c_rq = qk_src_col(qk, "r_q"), c_rk = qk_src_col(qk, "r_k");
+    int n_rq[PCA_N_PC] = {0}, n_rk[PCA_N_PC] = {0}, n_ev[PCA_N_PC] = {0};
     for (int i = 0; i < PCA_N_PC; i++)
         r_q[i] = r_k[i] = ev[i] = 0, n[i] = 0;
     for (int r = 0; r < qk->t->n_rows; r++) {
@@ -232,14 +245,15 @@ void pca_component_means(const qk_src *qk, double r_q[PCA_N_PC], double r_k[PCA_
         if (pc >= PCA_N_PC)
             qk_die(QK_EXIT_DATA, qk->path, "line %d: component %d (expected 0 to %d)", r + 2,
                    pc, PCA_N_PC - 1);
-        r_q[pc] += qk_src_num(qk, r, c_rq);
-        r_k[pc] += qk_src_num(qk, r, c_rk);
-        ev[pc] += qk_src_num(qk, r, c_ev);
+        add_finite(qk_src_num(qk, r, c_rq), &r_q[pc], &n_rq[pc]);
+        add_finite(qk_src_num(qk, r, c_rk), &r_k[pc], &n_rk[pc]);
+        add_finite(qk_src_num(qk, r, c_ev), &ev[pc], &n_ev[pc]);
         n[pc]++;
     }
     for (int i = 0; i < PCA_N_PC; i++) {
-        double d = n[i] ? n[i] : NAN;
-        r_q[i] /= d, r_k[i] /= d, ev[i] /= d;
+        r_q[i] = n_rq[i] ? r_q[i] / n_rq[i] : NAN;
+        r_k[i] = n_rk[i] ? r_k[i] / n_rk[i] : NAN;
+        ev[i] = n_ev[i] ? ev[i] / n_ev[i] : NAN;
     }
 }
 

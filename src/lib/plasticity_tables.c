@@ -45,9 +45,10 @@ static void read_model(plast_model *m, const qk_src *rep, int r)
     m->first = qk_src_num(rep, r, qk_src_col(rep, "ap_first_20pct"));
     m->last = qk_src_num(rep, r, qk_src_col(rep, "ap_last_20pct"));
     m->drop = qk_src_num(rep, r, qk_src_col(rep, "ap_drop"));
-    m->context = qk_src_num(rep, r, qk_src_col(rep, "context_length"));
-    m->bin_factor = qk_src_num(rep, r, qk_src_col(rep, "bucket_size")) /
-                    qk_src_num(rep, r, qk_src_col(rep, "bin_width"));
+    /* the geometry of the capture is never missing */
+    m->context = qk_src_finite(rep, r, qk_src_col(rep, "context_length"));
+    m->bin_factor = qk_src_finite(rep, r, qk_src_col(rep, "bucket_size")) /
+                    qk_src_finite(rep, r, qk_src_col(rep, "bin_width"));
     for (int i = 0; i < PLAST_N_LEN; i++)
         m->len[i] = qk_src_num(rep, r, qk_src_col(rep, plast_len_columns[i]));
     for (int i = 0; i < PLAST_N_DECILES; i++) {

@@ -139,6 +139,15 @@ double qk_src_num(const qk_src *s, int row, int col)
     return v;
 }
 
+double qk_src_finite(const qk_src *s, int row, int col)
+{
+    double v = qk_src_num(s, row, col);
+    if (!isfinite(v))
+        qk_die(QK_EXIT_DATA, s->path, "line %d, column %s: '%s' is not a finite number",
+               row + 2, s->t->header[col], qk_table_cell(s->t, row, col));
+    return v;
+}
+
 int qk_src_int(const qk_src *s, int row, int col)
 {
     double v = qk_src_num(s, row, col);

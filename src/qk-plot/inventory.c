@@ -8,6 +8,7 @@
 static int draw_vectors(fig_ctx *ctx, qk_err *err)
 {
     const qk_table *t = fig_input(ctx, "inventory");
+    qk_src src = fig_src(ctx, "inventory");
     if (t->n_rows == 0)
         return fig_not_drawn(ctx, err, "The inventory %s lists no dataset.", fig_path(ctx, t));
     int c_label = fig_column(ctx, t, "label");
@@ -15,11 +16,11 @@ static int draw_vectors(fig_ctx *ctx, qk_err *err)
     int c_heads = fig_column(ctx, t, "q_heads");
     double total_q = 0, total_k = 0, heads = 0, most = 0;
     for (int r = 0; r < t->n_rows; r++) {
-        double q = fig_number_at(ctx, t, r, c_q), k = fig_number_at(ctx, t, r, c_k);
+        double q = qk_src_count(&src, r, c_q), k = qk_src_count(&src, r, c_k);
         total_q += q;
         total_k += k;
         most = fmax(most, q + k);
-        heads += fig_number_at(ctx, t, r, c_heads);
+        heads += qk_src_count(&src, r, c_heads);
     }
     /* counts in thousands or millions, so that tick labels stay short */
     double unit = most >= 1e7 ? 1e6 : most >= 1e4 ? 1e3 : 1;

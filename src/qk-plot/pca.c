@@ -57,6 +57,22 @@ static int no_components(fig_ctx *ctx, const qk_src *qk, qk_err *err)
     return fig_not_drawn(ctx, err, "The table %s holds no head.", qk->path);
 }
 
+/* 1 if some of the n values is finite. */
+static int any_finite(const double *x, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (isfinite(x[i]))
+            return 1;
+    return 0;
+}
+
+/* The canvas for a table qk whose heads have no finite what. */
+static int no_component_values(fig_ctx *ctx, const qk_src *qk, const char *what, qk_err *err)
+{
+    return fig_not_drawn(ctx, err, "The table %s holds no head with a finite %s (a head "
+                         "without spread has none).", qk->path, what);
+}
+
 int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
 {
     qk_src qk = fig_src(ctx, "qk");
@@ -66,6 +82,8 @@ int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
     int n[PCA_N_PC];
     pca_component_means(&qk, rq, rk, ev, n);
     int heads = heads_of(&qk, n), models = count_models(&qk);
+    if (!any_finite(rq, PCA_N_PC) && !any_finite(rk, PCA_N_PC))
+        return no_component_values(ctx, &qk, "r_q or r_k", err);
     double lo = -0.1;
     for (int i = 0; i < PCA_N_PC; i++)
         lo = fmin(lo, fmin(rq[i], rk[i]) - 0.06);
@@ -124,6 +142,8 @@ int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
     int n[PCA_N_PC];
     pca_component_means(&qk, rq, rk, ev, n);
     int heads = heads_of(&qk, n), models = count_models(&qk);
+    if (!any_finite(ev, PCA_N_PC))
+        return no_component_values(ctx, &qk, "explained_variance", err);
     double top = 0, total = 0;
     for (int i = 0; i < PCA_N_PC; i++) {
         top = fmax(top, ev[i]);

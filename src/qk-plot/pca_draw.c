@@ -22,6 +22,20 @@ int pca_no_heads(fig_ctx *ctx, const char *name, qk_err *err)
     return fig_not_drawn(ctx, err, "The table %s holds no head.", fig_path(ctx, fig_input(ctx, name)));
 }
 
+int pca_any_value(const pca_study *s, int which)
+{
+    for (int h = 0; h < s->n_heads; h++)
+        if (isfinite(pca_head_value(&s->heads[h], which)))
+            return 1;
+    return 0;
+}
+
+int pca_no_values(fig_ctx *ctx, const char *name, const char *what, qk_err *err)
+{
+    return fig_not_drawn(ctx, err, "The table %s holds no head with a finite %s (a head "
+                         "without spread has none).", fig_path(ctx, fig_input(ctx, name)), what);
+}
+
 void pca_thresholds(const fig_ctx *ctx, double *high, double *low)
 {
     qk_src t = fig_src(ctx, "thresholds");
@@ -30,9 +44,9 @@ void pca_thresholds(const fig_ctx *ctx, double *high, double *low)
     for (int r = 0; r < t.t->n_rows; r++) {
         const char *name = qk_table_cell(t.t, r, c_name);
         if (strcmp(name, "high") == 0)
-            *high = qk_src_num(&t, r, c_value), found |= 1;
+            *high = qk_src_finite(&t, r, c_value), found |= 1;
         else if (strcmp(name, "low") == 0)
-            *low = qk_src_num(&t, r, c_value), found |= 2;
+            *low = qk_src_finite(&t, r, c_value), found |= 2;
     }
     if (found != 3)
         qk_die(QK_EXIT_DATA, t.path, "needs the rows 'high' and 'low'");
@@ -216,6 +230,10 @@ int pca_depth_heatmap_figure(fig_ctx *ctx, int width, int height, int which, con
     if (pca_load_input(ctx, "heads", &s) == 0) {
         pca_study_free(&s);
         return pca_no_heads(ctx, "heads", err);
+    }
+    if (!pca_any_value(&s, which)) {
+        pca_study_free(&s);
+        return pca_no_values(ctx, "heads", which == PCA_R_Q0 ? "r_q0" : "r_k0", err);
     }
     qk_plot p;
     fig_begin(&p, width, 180 + 52 * s.n_models > height ? 180 + 52 * s.n_models : height, 16);

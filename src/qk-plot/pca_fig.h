@@ -19,6 +19,11 @@ extern const char *const pca_category_colors[PCA_N_CAT];
 int pca_load_input(const fig_ctx *ctx, const char *name, pca_study *s);
 /* The canvas of a figure whose table NAME holds no head. */
 int pca_no_heads(fig_ctx *ctx, const char *name, qk_err *err);
+/* 1 if some head of s has a finite r_q0 / r_k0 / ev0 (which). */
+int pca_any_value(const pca_study *s, int which);
+/* The canvas for the table name whose heads have no finite value of what
+ * ("r_q0"): heads without spread have none. */
+int pca_no_values(fig_ctx *ctx, const char *name, const char *what, qk_err *err);
 
 /* The taxonomy thresholds of the run (input "thresholds": name, value rows
  * high and low). */

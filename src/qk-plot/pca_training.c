@@ -52,6 +52,10 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
     int rc;
     if (load_or_canvas(ctx, &s, &rc, err))
         return rc;
+    if (!pca_any_value(&s, PCA_R_Q0) && !pca_any_value(&s, PCA_R_K0)) {
+        pca_study_free(&s);
+        return pca_no_values(ctx, "heads", "r_q0 or r_k0", err);
+    }
     static const int which[] = {PCA_R_Q0, PCA_R_K0};
     double lo = -0.2;
     for (int m = 0; m < s.n_models; m++) {
@@ -99,6 +103,10 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
     int rc;
     if (load_or_canvas(ctx, &s, &rc, err))
         return rc;
+    if (!pca_any_value(&s, PCA_EV0)) {
+        pca_study_free(&s);
+        return pca_no_values(ctx, "heads", "ev0", err);
+    }
     static const int which[] = {PCA_EV0};
     char heads[64];
     pca_heads_phrase(&s, heads, sizeof heads);

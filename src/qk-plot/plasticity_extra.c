@@ -22,7 +22,17 @@ typedef struct ruler_model {
     const plast_model *m;
     int n;
     double length[RULER_MAX_LENGTHS], score[RULER_MAX_LENGTHS], ap[RULER_MAX_LENGTHS];
+    int n_profile; /* profile bins with a value */
 } ruler_model;
+
+/* 1 if the model has an AP at some RULER length. */
+static int has_length_ap(const ruler_model *rm)
+{
+    for (int i = 0; i < rm->n; i++)
+        if (isfinite(rm->ap[i]))
+            return 1;
+    return 0;
+}
 
 /* The profile points of model m as data block "pN": position, AP, and the
  * AP again where at least min_heads heads contribute (else NaN: the bin is
@@ -96,13 +106,17 @@ static void profile_panel(qk_plot *p, const ruler_model *rm, int n, const panel_
                 rm[k].m->context, rm[k].m->context, model_colors[k % N_MODEL_COLORS],
                 rm[k].m->label, end, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
         }
+    /* a model without a profile value has no line (gnuplot would warn) */
     qk_plot_printf(p, "plot ");
+    int drawn = 0;
     for (int k = 0; k < n; k++) {
+        if (rm[k].n_profile == 0)
+            continue;
         qk_plot_printf(p, "%s$p%d using 1:2 with lines lw 1.2 lc rgb '%s' notitle, "
-                       "$p%d using 1:3 with lines lw 3 lc rgb '%s' notitle", k ? ", " : "", k,
-                       model_colors[k % N_MODEL_COLORS], k, model_colors[k % N_MODEL_COLORS]);
+                       "$p%d using 1:3 with lines lw 3 lc rgb '%s' notitle", drawn++ ? ", " : "",
+                       k, model_colors[k % N_MODEL_COLORS], k, model_colors[k % N_MODEL_COLORS]);
     }
-    qk_plot_printf(p, "\nunset arrow\nunset label\n");
+    qk_plot_printf(p, "%s\nunset arrow\nunset label\n", drawn ? "" : "NaN notitle");
 }
 
 /* log2 ticks at the RULER lengths. */
@@ -179,11 +193,13 @@ static void length_panel(qk_plot *p, const ruler_model *rm, int n, const panel_b
     qk_plot_printf(p, "plot ");
     for (int k = 0; k < n; k++) {
         const char *c = model_colors[k % N_MODEL_COLORS];
-        qk_plot_printf(p,
-            "%s$l%d using 1:2 with linespoints lw 3 pt 7 ps 1.6*qk_ps lc rgb '%s' notitle, "
-            "$l%d using 1:3 axes x1y2 with linespoints lw 2 dt 2 pt 6 ps 1.6*qk_ps lc rgb '%s' "
-            "notitle",
-            k ? ", " : "", k, c, k, c);
+        if (has_length_ap(&rm[k]))
+            qk_plot_printf(p, "%s$l%d using 1:2 with linespoints lw 3 pt 7 ps 1.6*qk_ps lc rgb "
+                           "'%s' notitle, ", k ? ", " : "", k, c);
+        else if (k)
+            qk_plot_printf(p, ", ");
+        qk_plot_printf(p, "$l%d using 1:3 axes x1y2 with linespoints lw 2 dt 2 pt 6 ps "
+                       "1.6*qk_ps lc rgb '%s' notitle", k, c);
     }
     qk_plot_printf(p, "\nunset y2tics\nunset y2label\nset ytics mirror\nunset object\nunset label\n");
 }
@@ -227,8 +243,8 @@ int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
     int print = fig_print(&p);
     double x_max = 0;
     for (int k = 0; k < n; k++)
-        profile_block(&p, &mean, rm[k].m->id, k, ctx->min_share * rm[k].m->n_heads, &r_ap,
-                      &x_max);
+        rm[k].n_profile = profile_block(&p, &mean, rm[k].m->id, k,
+                                        ctx->min_share * rm[k].m->n_heads, &r_ap, &x_max);
     char sub[256];
     int heads = 0;
     for (int k = 0; k < n; k++)

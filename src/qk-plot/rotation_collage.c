@@ -190,13 +190,23 @@ static void ab_panel(qk_plot *p, const qk_src *heads, const drawn_head *h, int i
                    h->layer, h->head, h->kv_head, numbers);
     double mqa = head_value(heads, h->row, "mu_q_a"), mqb = head_value(heads, h->row, "mu_q_b");
     double mka = head_value(heads, h->row, "mu_k_a"), mkb = head_value(heads, h->row, "mu_k_b");
-    qk_plot_printf(p, "unset label\n"
-                      "set label 1 \"{/:Italic μ}_Q\" at %.6g, %.6g offset 1.4,1.1 front boxed "
-                      "font \",14\"\n"
-                      "set label 2 \"{/:Italic μ}_K\" at %.6g, %.6g offset 1.4,1.1 front boxed "
-                      "font \",14\"\n",
-                   mqa, mqb, mka, mkb);
-    qk_plot_printf(p, "$c%d << EOD\n%.6g %.6g\n%.6g %.6g\nEOD\n", i, mqa, mqb, mka, mkb);
+    /* a head without spread has no finite centroid on the axes: no marker */
+    int q_ok = isfinite(mqa) && isfinite(mqb), k_ok = isfinite(mka) && isfinite(mkb);
+    qk_plot_printf(p, "unset label\n");
+    if (q_ok)
+        qk_plot_printf(p, "set label 1 \"{/:Italic μ}_Q\" at %.6g, %.6g offset 1.4,1.1 front "
+                          "boxed font \",14\"\n", mqa, mqb);
+    if (k_ok)
+        qk_plot_printf(p, "set label 2 \"{/:Italic μ}_K\" at %.6g, %.6g offset 1.4,1.1 front "
+                          "boxed font \",14\"\n", mka, mkb);
+    qk_plot_printf(p, "$c%d << EOD\n", i);
+    if (q_ok)
+        qk_plot_printf(p, "%.6g %.6g\n", mqa, mqb);
+    if (k_ok)
+        qk_plot_printf(p, "%.6g %.6g\n", mka, mkb);
+    if (!q_ok && !k_ok)
+        qk_plot_printf(p, "NaN NaN\n");
+    qk_plot_printf(p, "EOD\n");
     qk_plot_printf(p, "plot $p%d using 1:2:3 with points pt 7 ps 0.5*qk_ps lc rgb variable notitle, "
                       "\\\n     $c%d using 1:2 with points pt 1 ps 3.2*qk_ps lw 3 lc rgb '#000000' "
                       "notitle", i, i);

@@ -108,9 +108,17 @@ static void metric_panel(qk_plot *p, const bar_metric *b, const char *name, int 
     } else {
         qk_plot_printf(p, "unset ylabel\n");
     }
+    /* bars start at 0; a metric below 0 extends the axis down, and one
+     * without a finite value (heads without spread) gets an empty [0, 1] */
+    double bottom = r->lo < 0 ? 1.1 * r->lo : 0.0;
     double top = b->unit_range ? 1.0 : 1.1 * r->hi;
-    qk_plot_printf(p, "set yrange [0:%.6g]\nunset label\n", top);
-    fig_axis_tics(p, "y", 0, top, 5);
+    if (!(top > bottom))
+        top = bottom + 1.0;
+    qk_plot_printf(p, "set yrange [%.6g:%.6g]\nunset label\n", bottom, top);
+    if (r->n == 0)
+        qk_plot_printf(p, "set label 20 \"no finite value\" at graph 0.5, graph 0.5 center "
+                          "font \",14\" tc rgb '#777777'\n");
+    fig_axis_tics(p, "y", bottom, top, 5);
     fig_offscale_labels(p, r, "%.3g", 1, 11);
     qk_plot_printf(p, "plot ");
     for (int ph = 0; ph < n_phases; ph++) {
