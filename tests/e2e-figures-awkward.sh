@@ -225,6 +225,13 @@ expect_same "$(key qk-pca/07_smollm_position_signal drawn)" "no: this run lacks 
 if key qk-pca/07_smollm_position_signal 'this run' | grep -qF "(llama3.2-3b)" &&
    key qk-pca/07_smollm_position_signal 'this run' | grep -qF "results/smollm3_training_progress/qk_heads.csv"; then
     ok; else bad "one-model run: the canvas names the run's datasets and the table it lacks"; fi
+# the report claims nothing about the profile figures' models the run lacks
+expect_same "$(sed 's/<[^>]*>//g' "$TREE/report/index.html" | grep -o '[^ ]*: no plasticity values in this run' |
+    tr '\n' ';')" \
+    "Ministral-3-3B: no plasticity values in this run;Qwen3-4B: no plasticity values in this run;" \
+    "one-model run: the absent profile models are said to be absent"
+expect_same "$(grep -c 'Ministral-3-3B</span>: <b>' "$TREE/report/index.html")" 0 \
+    "one-model run: no numbers or fan-out claim for an absent model"
 # a canvas is as deterministic as a figure
 for k in 1 2; do
     bin/qk-plot --figure qk-rotation/09 --out "$T/canvas$k" --absent summary=results/smollm3_training_progress/model_summary.csv \

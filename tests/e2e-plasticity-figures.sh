@@ -294,6 +294,17 @@ verb=$(awk -v a="$(number "$V" plasticity.smollm3.lc_first)" -v b="$(number "$V"
     'BEGIN { print (a > b ? "rises" : "falls") }')
 if tr '\n' ' ' < "$T/section.html" | grep -q "AP<sub>first 20%</sub> $verb from"; then ok; else
     bad "near-position verdict follows the numbers ($verb)"; fi
+# a model without a finite ap_overall (its heads had no kept bin) is no extreme
+first=$(awk -F, 'NR == 2 { print $1 }' "$X/model_report.csv")
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ap_overall") c = i }
+    NR == 2 { $c = "nan" } { print }' "$X/model_report.csv" > "$T/nan_report.csv"
+run plast_summary "$T/nan.numbers" --input report="$T/nan_report.csv"
+expect_status 0 "qk-summary with a model without ap_overall"
+want=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ap_overall") c = i; next }
+    $c != "nan" && (lo == "" || $c < lo) { lo = $c; m = $1 } END { print m }' "$T/nan_report.csv")
+got=$(awk -F'\t' -v m="$want" 'FILENAME == ARGV[1] { if ($1 == m) label = $4; next }
+    $2 == "plasticity.ap.low_model" { print ($4 == label ? "ok" : $4) }' "$REG" "$T/nan.numbers")
+expect_same "$got" ok "the lowest ap_overall is that of $want, among the models with one (not $first)"
 run plast_summary "$T/none.numbers"
 expect_status 0 "qk-summary --section plasticity without studies"
 expect_same "$(number "$T/none.numbers" plasticity.lbp.r_drop) $(grep -c '^row' "$T/none.numbers")" "missing 0" \

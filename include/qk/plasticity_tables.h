@@ -77,7 +77,8 @@ int plast_published_lengths(const qk_src *benchmarks, const char *model, const c
 #define PLAST_FIRST_RANGE 8192.0
 double plast_ap_at_length(const qk_src *profile, const char *model, double length, int *n_bins);
 
-/* The scalars of a family: means over its models and the AP_drop range. */
+/* The scalars of a family: means over its models (each over those where it
+ * is finite; NAN if none is) and the AP_drop range. */
 typedef struct plast_family {
     int n_models, n_heads;
     double ap, first, last, drop, drop_min, drop_max;

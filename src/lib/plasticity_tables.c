@@ -185,29 +185,40 @@ double plast_ap_at_length(const qk_src *profile, const char *model, double lengt
     return *n_bins ? sum / *n_bins : NAN;
 }
 
+/* Adds x to *sum and counts it when it is finite. */
+static void add_finite(double x, double *sum, int *n)
+{
+    if (isfinite(x))
+        *sum += x, (*n)++;
+}
+
 void plast_family_stats(const plast_table *t, int f, plast_family *out)
 {
     memset(out, 0, sizeof *out);
     out->drop_min = INFINITY;
     out->drop_max = -INFINITY;
+    int n_ap = 0, n_first = 0, n_last = 0, n_drop = 0;
     for (int i = 0; i < t->n_models; i++) {
         if (t->family_of[i] != f)
             continue;
         const plast_model *m = &t->models[i];
         out->n_models++;
         out->n_heads += m->n_heads;
-        out->ap += m->ap;
-        out->first += m->first;
-        out->last += m->last;
-        out->drop += m->drop;
-        out->drop_min = fmin(out->drop_min, m->drop);
-        out->drop_max = fmax(out->drop_max, m->drop);
+        add_finite(m->ap, &out->ap, &n_ap);
+        add_finite(m->first, &out->first, &n_first);
+        add_finite(m->last, &out->last, &n_last);
+        add_finite(m->drop, &out->drop, &n_drop);
+        if (isfinite(m->drop)) {
+            out->drop_min = fmin(out->drop_min, m->drop);
+            out->drop_max = fmax(out->drop_max, m->drop);
+        }
     }
-    double n = out->n_models ? out->n_models : NAN;
-    out->ap /= n;
-    out->first /= n;
-    out->last /= n;
-    out->drop /= n;
+    out->ap = n_ap ? out->ap / n_ap : NAN;
+    out->first = n_first ? out->first / n_first : NAN;
+    out->last = n_last ? out->last / n_last : NAN;
+    out->drop = n_drop ? out->drop / n_drop : NAN;
+    if (n_drop == 0)
+        out->drop_min = out->drop_max = NAN;
 }
 
 double plast_model_value(const plast_model *m, int which)

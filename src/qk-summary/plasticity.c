@@ -279,6 +279,8 @@ static void write_families(qk_numbers *w, const tables *tb, const plast_table *t
         qk_numbers_field(w, rec, "drop_min", s.drop_min);
         qk_numbers_field(w, rec, "drop_max", s.drop_max);
         qk_numbers_row(w, tb->families, id);
+        if (!isfinite(s.drop)) /* no model of the family with a value */
+            continue;
         if (lo < 0 || s.drop < lo_drop)
             lo = f, lo_drop = s.drop;
         if (hi < 0 || s.drop > hi_drop)
@@ -295,13 +297,14 @@ static void write_families(qk_numbers *w, const tables *tb, const plast_table *t
     qk_numbers_set(w, "plasticity.family_drop.high_value", hi_drop);
 }
 
-/* The model with the lowest (sign -1) or highest (+1) scalar. */
+/* The model with the lowest (sign -1) or highest (+1) scalar among those
+ * with a finite one; NULL if none has. */
 static const plast_model *extreme(const plast_table *t, int which, int sign)
 {
     const plast_model *best = NULL;
     for (int i = 0; i < t->n_models; i++) {
         double v = plast_model_value(&t->models[i], which);
-        if (!best || sign * v > sign * plast_model_value(best, which))
+        if (isfinite(v) && (!best || sign * v > sign * plast_model_value(best, which)))
             best = &t->models[i];
     }
     return best;
@@ -332,6 +335,8 @@ static void cross_values(qk_numbers *w, const plast_table *t)
                 {"plasticity.drop.high", PLAST_DROP, 1}};
     for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
         const plast_model *m = extreme(t, ends[i].which, ends[i].sign);
+        if (!m) /* no model has the value: it stays missing */
+            continue;
         char key[64];
         snprintf(key, sizeof key, "%s_model", ends[i].key);
         qk_numbers_set_text(w, key, "%s", m->label);
