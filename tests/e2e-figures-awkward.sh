@@ -209,6 +209,8 @@ run bin/qk-plot --figure qk-rotation/01 --model llama3.2-3b --out "$N/01" \
 expect_status 0 "rotation 01 without finite centroids"
 if [ ! -s "$e2e_err" ]; then ok; else bad "rotation 01 without centroids: nothing on stderr"; fi
 expect_same "$(grep -c 'set label [12] "{/:Italic μ}' "$N/01/figure.gp")" 0 "rotation 01: no centroid marked"
+expect_same "$(grep -cw nan "$N/01/numbers.tsv")" 0 "rotation 01: the key numbers say n/a, never nan"
+expect_same "$(grep -c 'mu_q (a, b) (n/a, ' "$N/01/numbers.tsv")" 4 "rotation 01: the 4 heads' missing centroids read n/a"
 
 # ---- the one-model partial download alone -----------------------------------------------
 run tree_make report DATA="$D" DATASETS=llama3.2-3b

@@ -227,6 +227,21 @@ want=$(awk -F, -v q="$(col "$X/rotated.csv" r_q_a)" -v k="$(col "$X/rotated.csv"
     'NR > 1 { n++; a = $k < 0 ? -$k : $k; b = $q < 0 ? -$q : $q; m += (a > b) }
     END { printf "%.1f", 100 * m / n }' "$X/rotated.csv")
 expect_same "$(shown rotation.rk_gt_rq_pct)" "$want" "rotation.rk_gt_rq_pct = awk ($want)"
+# heads without spread (NaN metrics) count in no share: the first two heads without var_frac_a
+# and r_q_a
+awk -F, -v OFS=, -v a="$(col "$X/rotated.csv" var_frac_a)" -v q="$(col "$X/rotated.csv" r_q_a)" \
+    'NR == 2 || NR == 3 { $a = "nan"; $q = "nan" } { print }' "$X/rotated.csv" > "$T/nan_rotated.csv"
+run rot_summary "$T/nan.numbers" --input summary="$X/model_summary.csv" --input heads="$T/nan_rotated.csv"
+expect_status 0 "qk-summary --section rotation with two heads without values"
+want=$(awk -F, -v a="$(col "$X/rotated.csv" var_frac_a)" -v b="$(col "$X/rotated.csv" var_frac_b)" \
+    'NR > 1 && $a != "nan" { n++; k += ($b > $a) } END { printf "%.1f", 100 * k / n }' "$T/nan_rotated.csv")
+expect_same "$(typeset_value "$T/nan.numbers" rotation.var_b_gt_a_pct)" "$want" \
+    "rotation.var_b_gt_a_pct over the heads with both values = awk ($want)"
+want=$(awk -F, -v q="$(col "$X/rotated.csv" r_q_a)" -v k="$(col "$X/rotated.csv" r_k_a)" \
+    'NR > 1 && $q != "nan" { n++; a = $k < 0 ? -$k : $k; b = $q < 0 ? -$q : $q; m += (a > b) }
+    END { printf "%.1f", 100 * m / n }' "$T/nan_rotated.csv")
+expect_same "$(typeset_value "$T/nan.numbers" rotation.rk_gt_rq_pct)" "$want" \
+    "rotation.rk_gt_rq_pct over the heads with both values = awk ($want)"
 res=$(number "$V" rotation.residual_max)
 if awk -v r="$res" 'BEGIN { exit !(r + 0 < 1e-12) }'; then ok; else bad "residual_pos_r max $res"; fi
 # the whole-window bias of the last checkpoint: mean bias x registry context length

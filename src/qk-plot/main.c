@@ -1,5 +1,6 @@
 /* qk-plot: renders one figure of the report through gnuplot (PNG and SVG)
  * and writes the tables its README is made from. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -136,13 +137,42 @@ double fig_number_at(const fig_ctx *ctx, const qk_table *t, int row, int col)
     return qk_src_num(&s, row, col);
 }
 
+/* Length of a printf rendering of a non-finite number ("nan", "-nan",
+ * "inf", "-inf") standing as a word at s, else 0. */
+static size_t non_finite_word(const char *start, const char *s)
+{
+    static const char *const words[] = {"-nan", "nan", "-inf", "inf"};
+    if (s > start && (isalnum((unsigned char)s[-1]) || s[-1] == '-'))
+        return 0;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t n = strlen(words[i]);
+        if (strncmp(s, words[i], n) == 0 && !isalnum((unsigned char)s[n]))
+            return n;
+    }
+    return 0;
+}
+
+/* A key number as the README shows it: a value without a number (a mean
+ * over heads that have none) reads "n/a", never "nan". */
 void fig_key(fig_ctx *ctx, const char *name, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(ctx->numbers, "%s\t", name);
+    char *text;
     va_start(ap, fmt);
-    vfprintf(ctx->numbers, fmt, ap);
+    if (vasprintf(&text, fmt, ap) < 0)
+        qk_die(QK_EXIT_DATA, NULL, "out of memory");
     va_end(ap);
+    fprintf(ctx->numbers, "%s\t", name);
+    for (const char *s = text; *s;) {
+        size_t n = non_finite_word(text, s);
+        if (n) {
+            fputs("n/a", ctx->numbers);
+            s += n;
+        } else {
+            fputc(*s++, ctx->numbers);
+        }
+    }
+    free(text);
     fputc('\n', ctx->numbers);
 }
 

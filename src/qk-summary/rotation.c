@@ -375,19 +375,28 @@ static void cross_values(qk_numbers *w, const study *s, const columns *c)
     qk_numbers_set(w, "rotation.families", h->n_families);
     qk_numbers_set(w, "rotation.rq_mean", rot_mean(c->r_q, &all, 1));
     qk_numbers_set(w, "rotation.rk_mean", rot_mean(c->r_k, &all, 1));
+    /* means and shares over the models and heads with a value (a head
+     * without spread has none) */
     double sq = 0, sk = 0;
+    int nq = 0, nk = 0;
     for (int m = 0; m < n_models; m++) {
-        sq += value_at(&s->summary, m, "mean_abs_r_q_a");
-        sk += value_at(&s->summary, m, "mean_abs_r_k_a");
+        double q = value_at(&s->summary, m, "mean_abs_r_q_a");
+        double k = value_at(&s->summary, m, "mean_abs_r_k_a");
+        if (isfinite(q))
+            sq += q, nq++;
+        if (isfinite(k))
+            sk += k, nk++;
     }
-    qk_numbers_set(w, "rotation.rq_model_mean", sq / n_models);
-    qk_numbers_set(w, "rotation.rk_model_mean", sk / n_models);
-    int k_closer = 0, negative = 0;
+    qk_numbers_set(w, "rotation.rq_model_mean", nq ? sq / nq : NAN);
+    qk_numbers_set(w, "rotation.rk_model_mean", nk ? sk / nk : NAN);
+    int k_closer = 0, both = 0, negative = 0;
     for (int i = 0; i < n; i++) {
-        k_closer += fabs(c->r_k[all.index[i]]) > fabs(c->r_q[all.index[i]]);
+        double rk = c->r_k[all.index[i]], rq = c->r_q[all.index[i]];
+        if (isfinite(rk) && isfinite(rq))
+            both++, k_closer += fabs(rk) > fabs(rq);
         negative += c->bias[all.index[i]] < 0.0;
     }
-    qk_numbers_set(w, "rotation.rk_gt_rq_pct", sum_pct(k_closer, n));
+    qk_numbers_set(w, "rotation.rk_gt_rq_pct", sum_pct(k_closer, both));
     q_ahead_models(w, s);
     int positive = rot_count_positive(c->bias, &all);
     qk_numbers_set(w, "rotation.bias.positive_pct", sum_pct(positive, rot_count_defined(c->bias, &all)));
@@ -403,7 +412,11 @@ static void cross_values(qk_numbers *w, const study *s, const columns *c)
     qk_numbers_set(w, "rotation.plane_pct", 100 * rot_mean(c->plane, &all, 0));
     model_range(w, s, column_value, "mean_plane_var_fraction", 100, "rotation.plane_model_min_pct",
                 "rotation.plane_model_max_pct");
-    qk_numbers_set(w, "rotation.var_b_gt_a_pct", sum_pct(rot_count_greater(c->var_b, c->var_a, &all), n));
+    int ab_defined = 0;
+    for (int i = 0; i < n; i++)
+        ab_defined += isfinite(c->var_a[all.index[i]]) && isfinite(c->var_b[all.index[i]]);
+    qk_numbers_set(w, "rotation.var_b_gt_a_pct",
+                   sum_pct(rot_count_greater(c->var_b, c->var_a, &all), ab_defined));
     qk_numbers_set(w, "rotation.slope_ratio.median", rot_quantile(c->ratio, &all, 0.5, 0));
     model_range(w, s, column_value, "median_slope_ratio", 1, "rotation.slope_ratio.model_min",
                 "rotation.slope_ratio.model_max");
