@@ -21,6 +21,8 @@ QK_LOCK := $(shell workflow/lock.sh build $$PPID)
 ifneq ($(QK_LOCK),ok)
 $(error $(QK_LOCK))
 endif
+# the make whose steps these are: a step stops when it is gone (workflow/qk-step)
+export QK_MAKE_PID := $(shell echo $$PPID)
 endif
 export QK_LOCKED := $(CURDIR)
 

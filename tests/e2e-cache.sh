@@ -7,7 +7,7 @@
 #   - a subset of the datasets, then all of them;
 #   - a downloaded file replaced by another with an older mtime;
 #   - SEED changed for one dataset and changed back;
-#   - builds killed with SIGKILL at several moments;
+#   - builds killed with SIGKILL at several moments, and a make killed alone;
 #   - two `make report` started together (one stops at once: the lock).
 set -u
 cd "$(dirname "$0")/.."
@@ -163,6 +163,38 @@ same_as demo "$K" "after SIGKILLs"
 if find "$K/build" "$K/results" "$K/figures" "$K/report" "$K/data" -name '*.tmp*' | grep -q .; then
     bad "temporaries of killed builds are removed"
 else ok; fi
+
+# ---- 5b. make killed alone: its steps stop ------------------------------------------
+# (kill -9 of make's pid, not of its group, leaves the steps running: they stop
+# themselves, and the next make waits for them, so none overwrites its outputs)
+procs_in() { # DIR: pids of the processes working in DIR
+    local p
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/cwd" 2>/dev/null)" = "$1" ] && echo "${p#/proc/}"
+    done
+}
+setsid make -C "$K" --no-print-directory -j2 DATASETS="$sets" ROT_OMEGA_GRID=100000 report \
+    > /dev/null 2>&1 &
+pid=$!
+kdir=$(cd "$K" && pwd)
+for _ in $(seq 1 200); do # until a slow qk-rotate runs (at most 100 s)
+    for p in $(procs_in "$kdir"); do
+        grep -qa 'bin/qk-rotate' "/proc/$p/cmdline" 2>/dev/null && break 2
+    done
+    sleep 0.5
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+# (the step takes some 3 s more; a stopped one ends within a second)
+for _ in $(seq 1 4); do
+    [ -z "$(procs_in "$kdir")" ] && break
+    sleep 0.5
+done
+left=$(procs_in "$kdir" | while read -r p; do tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null; echo; done)
+expect_same "$left" "" "the steps of a make killed alone stop within 2 s"
+mk "$K" DATASETS="$sets" report
+expect_status 0 "make report after a make killed alone"
+same_as demo "$K" "after a make killed alone"
 
 # ---- 6. two make report started together -------------------------------------------
 C=$base/concurrent

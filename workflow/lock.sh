@@ -17,6 +17,15 @@ if ! flock -n 9 && { [ -n "$holder" ] && kill -0 "$holder" 2>/dev/null || ! floc
     exit 0
 fi
 echo "$pid" > "$dir/.lock.pid"
+# The steps of a make killed alone stop within a second (workflow/qk-step);
+# wait for them, so that none writes an output once this make has read the
+# cache.
+exec 7>>"$dir/.steps.lock"
+if ! flock -w 10 -x 7; then
+    echo "a step of a stopped make is still running in this tree (it holds $dir/.steps.lock); wait for it to finish or stop it"
+    exit 0
+fi
+exec 7>&-
 tail --pid="$pid" -s 0.2 -f /dev/null >/dev/null 2>&1 </dev/null &
 # (copies of the tree that tests build under build/ have their own make
 # and lock: any folder holding a Makefile is left alone)
