@@ -149,6 +149,12 @@ void fig_range_recount(fig_range *r, const double *v, int n);
 void fig_range_include(fig_range *r, double x, const double *v, int n);
 /* lo and hi padded by frac of their span (at least pad_min). */
 void fig_range_pad(const fig_range *r, double frac, double *lo, double *hi);
+/* A scale of one value, or whose ends six significant digits do not tell
+ * apart (the scripts write ranges with %.6g; gnuplot refuses an empty
+ * one), widened about its middle by 10 % of the value (0.5 about 0): the
+ * value sits in the middle of a scale that is drawn. Leaves other ranges
+ * and ends that are not finite as they are. */
+void fig_range_widen(double *lo, double *hi);
 /* v clipped to the range; *side = -1 below, 1 above, 0 inside. */
 double fig_clip(const fig_range *r, double v, int *side);
 /* Labels just above the plot's frame, at its right end "▲ 2 above the

@@ -297,7 +297,7 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
                 qk_plot_printf(p, "%d %d\n", b, m);
     qk_plot_data_end(p);
     fig_palette(p, stops, 0.0);
-    qk_plot_printf(p, "set cbrange [%.6g:%.6g]\nset title ", lo, hi > lo ? hi : lo + 1e-9);
+    qk_plot_printf(p, "set cbrange [%.6g:%.6g]\nset title ", lo, hi);
     qk_plot_quoted(p, title);
     qk_plot_printf(p, " font \",15\"\nset cblabel ");
     qk_plot_quoted(p, cb_label);
@@ -409,6 +409,7 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     double lo = range.lo, hi = range.hi;
     if (!(hi >= lo))
         lo = 0, hi = 1;
+    fig_range_widen(&lo, &hi); /* the cells of one depth bin, or all equal */
     /* rows of 38 pixels, at least 130 pixels a panel for its colour bar */
     int row_px = 38 * t.n_models >= 130 ? 38 : (130 + t.n_models - 1) / t.n_models;
     int ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
