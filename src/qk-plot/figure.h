@@ -165,7 +165,11 @@ void fig_offscale_labels(qk_plot *p, const fig_range *r, const char *fmt, int ta
 
 /* Tics of an axis ("x", "y", "cb") from lo to hi at a round step (1, 2,
  * 2.5 or 5 times a power of ten) giving about ticks intervals, every label
- * with the decimals of the step ("0.05", "0.10", "0.15"). */
+ * with the decimals of the step ("0.05", "0.10", "0.15"); with a step below
+ * FIG_FIXED_STEP_MIN or an end at FIG_FIXED_MAX or beyond, labels as powers
+ * of ten in enhanced text ("2.5×10^{−7}"). */
+#define FIG_FIXED_STEP_MIN 1e-4
+#define FIG_FIXED_MAX 1e6
 void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks);
 
 /* Tics of an axis ("x", "y", "cb") of token positions from lo to hi: at

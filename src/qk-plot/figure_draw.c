@@ -424,19 +424,76 @@ void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi)
     qk_plot_printf(p, ")\n");
 }
 
+/* v as gnuplot enhanced text, its mantissa to the given decimals:
+ * "2.5×10^{−7}", 0 as "0". */
+static void power_text(double v, int decimals, char *out, size_t cap)
+{
+    if (v == 0) {
+        snprintf(out, cap, "0");
+        return;
+    }
+    int e = (int)floor(log10(fabs(v)));
+    double mant = v / pow(10, e);
+    if (fabs(mant) >= 10 - 0.5 * pow(10, -decimals)) /* it would round to 10.0 */
+        mant /= 10, e++;
+    fig_fmt(out, cap, "%.*f×10^{%d}", decimals, mant, e);
+}
+
+/* A round step (1, 2, 2.5 or 5 times ten to the *exp) giving about n
+ * intervals from lo to hi; *mult its factor. */
+static double power_step(double lo, double hi, int n, double *mult, int *exp)
+{
+    *exp = (int)floor(log10((hi - lo) / n));
+    double f = (hi - lo) / n / pow(10, *exp);
+    *mult = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+    if (*mult == 10)
+        *mult = 1, ++*exp;
+    return *mult * pow(10, *exp);
+}
+
+/* The tics from lo to hi labelled as powers of ten, about two thirds as
+ * many as ticks (the labels are longer) but at least two where ticks
+ * allow; the mantissas with the decimals that tell the steps apart at the
+ * largest tick. */
+static void power_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks)
+{
+    double mult = 1, step = 0, first = 0, last = -1;
+    int exp = 0;
+    for (int n = (2 * ticks + 2) / 3; n <= ticks && last - first < 1; n++) {
+        step = power_step(lo, hi, n, &mult, &exp);
+        first = ceil(lo / step - 1e-9), last = floor(hi / step + 1e-9);
+    }
+    double top = fmax(fabs(first * step), fabs(last * step));
+    int decimals = top > 0 ? (int)floor(log10(top)) - exp + (mult == 2.5) : 0;
+    decimals = decimals < 0 ? 0 : decimals;
+    qk_plot_printf(p, "set %stics (", axis);
+    for (double k = first; k <= last; k++) {
+        double v = k * step + 0.0; /* + 0.0: no -0 */
+        char label[64];
+        power_text(v, decimals, label, sizeof label);
+        qk_plot_printf(p, "%s\"%s\" %.10g", k > first ? ", " : "", label, v);
+    }
+    qk_plot_printf(p, ")\n");
+}
+
 void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks)
 {
     /* the print canvas is narrower in font units: fewer labels */
     if (fig_print(p) && ticks > 4)
         ticks = (int)lround(fmax(4, 0.7 * ticks));
     double span = hi - lo, raw = span / (ticks > 0 ? ticks : 5);
-    if (!(raw > 0)) {
+    if (!(raw > 0) || !isfinite(raw)) {
         qk_plot_printf(p, "set %stics autofreq\nset format %s \"%% h\"\n", axis, axis);
         return;
     }
     double mag = pow(10, floor(log10(raw))), f = raw / mag;
     double mult = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
     double step = mult * mag;
+    /* steps too fine or values too large for a fixed-point label */
+    if (step < FIG_FIXED_STEP_MIN || fmax(fabs(lo), fabs(hi)) >= FIG_FIXED_MAX) {
+        power_tics(p, axis, lo, hi, ticks > 0 ? ticks : 5);
+        return;
+    }
     /* as many decimals as the step has */
     int decimals = 0;
     while (decimals < 8 && fabs(step * pow(10, decimals) - round(step * pow(10, decimals))) > 1e-6)
