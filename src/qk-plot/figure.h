@@ -170,6 +170,12 @@ void fig_offscale_labels(qk_plot *p, const fig_range *r, const char *fmt, int ta
  * of ten in enhanced text ("2.5×10^{−7}"). */
 #define FIG_FIXED_STEP_MIN 1e-4
 #define FIG_FIXED_MAX 1e6
+/* Whether fig_axis_tics labels that axis as powers of ten (values drawn on
+ * it, such as heatmap cells, are then written the same way). */
+int fig_power_scale(const qk_plot *p, double lo, double hi, int ticks);
+/* v as gnuplot enhanced text, its mantissa to the given decimals:
+ * "2.5×10^{−7}", 0 as "0". */
+void fig_power_text(double v, int decimals, char *out, size_t cap);
 void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks);
 
 /* Tics of an axis ("x", "y", "cb") of token positions from lo to hi: at

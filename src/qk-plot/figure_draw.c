@@ -424,9 +424,7 @@ void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi)
     qk_plot_printf(p, ")\n");
 }
 
-/* v as gnuplot enhanced text, its mantissa to the given decimals:
- * "2.5×10^{−7}", 0 as "0". */
-static void power_text(double v, int decimals, char *out, size_t cap)
+void fig_power_text(double v, int decimals, char *out, size_t cap)
 {
     if (v == 0) {
         snprintf(out, cap, "0");
@@ -470,27 +468,48 @@ static void power_tics(qk_plot *p, const char *axis, double lo, double hi, int t
     for (double k = first; k <= last; k++) {
         double v = k * step + 0.0; /* + 0.0: no -0 */
         char label[64];
-        power_text(v, decimals, label, sizeof label);
+        fig_power_text(v, decimals, label, sizeof label);
         qk_plot_printf(p, "%s\"%s\" %.10g", k > first ? ", " : "", label, v);
     }
     qk_plot_printf(p, ")\n");
 }
 
-void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks)
+/* The round step of fig_axis_tics from lo to hi on p (1, 2, 2.5 or 5 times
+ * a power of ten giving about *ticks intervals, fewer in print), 0 when the
+ * range has none. */
+static double round_step(const qk_plot *p, double lo, double hi, int *ticks)
 {
     /* the print canvas is narrower in font units: fewer labels */
-    if (fig_print(p) && ticks > 4)
-        ticks = (int)lround(fmax(4, 0.7 * ticks));
-    double span = hi - lo, raw = span / (ticks > 0 ? ticks : 5);
-    if (!(raw > 0) || !isfinite(raw)) {
+    if (fig_print(p) && *ticks > 4)
+        *ticks = (int)lround(fmax(4, 0.7 * *ticks));
+    double span = hi - lo, raw = span / (*ticks > 0 ? *ticks : 5);
+    if (!(raw > 0) || !isfinite(raw))
+        return 0;
+    double mag = pow(10, floor(log10(raw))), f = raw / mag;
+    double mult = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+    return mult * mag;
+}
+
+/* steps too fine or values too large for a fixed-point label */
+static int power_step_needed(double step, double lo, double hi)
+{
+    return step < FIG_FIXED_STEP_MIN || fmax(fabs(lo), fabs(hi)) >= FIG_FIXED_MAX;
+}
+
+int fig_power_scale(const qk_plot *p, double lo, double hi, int ticks)
+{
+    double step = round_step(p, lo, hi, &ticks);
+    return step > 0 && power_step_needed(step, lo, hi);
+}
+
+void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks)
+{
+    double step = round_step(p, lo, hi, &ticks);
+    if (!(step > 0)) {
         qk_plot_printf(p, "set %stics autofreq\nset format %s \"%% h\"\n", axis, axis);
         return;
     }
-    double mag = pow(10, floor(log10(raw))), f = raw / mag;
-    double mult = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
-    double step = mult * mag;
-    /* steps too fine or values too large for a fixed-point label */
-    if (step < FIG_FIXED_STEP_MIN || fmax(fabs(lo), fabs(hi)) >= FIG_FIXED_MAX) {
+    if (power_step_needed(step, lo, hi)) {
         power_tics(p, axis, lo, hi, ticks > 0 ? ticks : 5);
         return;
     }
