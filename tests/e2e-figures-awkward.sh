@@ -2,8 +2,9 @@
 # End to end: every figure from deliberately awkward data, through `make
 # report DATA=...` in a copy of the tree: a partial download of one model
 # (8 heads written, 4 of them deleted), a dataset of 3 heads, the SmolLM3-3B
-# study with one checkpoint, a model with 12 heads; then one outlier head and
-# empty profile bins planted in the tables and the figures drawn again. No
+# study with one checkpoint, a model with 12 heads; then one outlier head, the
+# heads of one layer alone and empty profile bins planted in the tables and
+# the figures drawn again. No
 # stage may fail or print anything on stderr, every figure and README is
 # made (a canvas saying what is missing where the run lacks the data), the
 # key numbers are those of the data, and the robust scales count what they
@@ -161,6 +162,26 @@ expect_same "${want#*, }" 1 "the outlier is the one head above the Llama scale"
 expect_same "$(okey 04 'Llama-3.2: heads off the drawn scale (below, above)' | cut -d' ' -f1-2)" "$want" \
     "rotation 04: the same head cut from the Llama histogram"
 grep -q '▲ 1 above the scale' "$O/07/figure.gp" && ok || bad "rotation 07 marks the cut head on the canvas"
+
+# ---- one layer: the bias heatmap of a single cell ---------------------------------------------
+# the heads of one layer of one model (a partial download of one layer): one
+# cell, a colour scale of one value widened to the value +- 10 %
+L=$T/one-layer
+mkdir -p "$L"
+awk -F, -v c="$(col "$R/rotation/rotated.csv" layer)" 'NR == 1 { print; next }
+    $1 == "llama3.2-1b" && (layer == "" || $c == layer) { layer = $c; print }' \
+    "$R/rotation/rotated.csv" > "$L/rotated.csv"
+run bin/qk-plot --figure qk-rotation/06 --out "$L/06" --input heads="$L/rotated.csv" --input registry=$REG
+expect_status 0 "rotation 06 with the heads of one layer"
+if [ ! -s "$e2e_err" ]; then ok; else bad "rotation 06 with one layer: nothing on stderr"; fi
+want=$(awk -F, -v c="$(col "$L/rotated.csv" bias_strength)" 'NR > 1 { s += $c; n++ }
+    END { v = 1000 * s / n; printf "%.2f to %.2f", v - 0.1 * (v < 0 ? -v : v), v + 0.1 * (v < 0 ? -v : v) }' \
+    "$L/rotated.csv")
+expect_same "$(awk -F'\t' '$1 == "bias colour scale (x1e3)" { print $2 }' "$L/06/numbers.tsv")" "$want" \
+    "rotation 06: the one cell's scale is its mean bias +- 10 % ($want)"
+check=$(awk '/^set cbrange/ { split(substr($3, 2, length($3) - 2), e, ":"); if (!(e[1] + 0 < e[2] + 0)) print $0 }' \
+    "$L/06/figure.gp")
+expect_same "$check" "" "rotation 06: every colour range written with two ends apart ($check)"
 
 # ---- empty profile bins -----------------------------------------------------------------
 # bins 40 to 59 of Llama-3.2-3B emptied in the per-head and the mean profile

@@ -4,7 +4,8 @@
 # every study, one SmolLM3 checkpoint before and one after the long-context
 # extension), then tests/numbers-check.py: every value of the page is in
 # numbers.tex with the same value, no number of the page comes from
-# anywhere else, every table fragment is a booktabs tabular. The check is
+# anywhere else, every table fragment is a booktabs tabular; the same with
+# the values times 1e60 and 1e-60, shown as powers of ten. The check is
 # also shown to fail on a changed value, a stray number and a bad line.
 set -u
 cd "$(dirname "$0")/.."
@@ -46,6 +47,39 @@ done
 # the parts of the run: SmolLM3 compared across the extension, figures of every study shown
 if grep -q 'data-qk="plasticity.smollm3.lc_checkpoints">1<' "$R/index.html"; then ok; else
     bad "the SmolLM3 comparison is shown"; fi
+# extreme magnitudes (vectors scaled by 1e30 or 1e-30): the numbers of fixed
+# decimals times 1e60 and 1e-60 are powers of ten with three significant
+# digits, on the page as in numbers.tex and the tables, and the check passes
+for s in 1e60 1e-60; do
+    S=$tree/scaled-$s
+    mkdir -p "$S/tables"
+    for f in pca rotation plasticity extra inventory; do
+        awk -F'\t' -v OFS='\t' -v s=$s '$1 == "value" && $4 != "" && $3 ~ /^(number|ratio|signed|change|percent|fraction)/ {
+            $4 = sprintf("%.17g", s * $4) } { print }' "$tree/build/report/$f.numbers" > "$S/$f.numbers"
+    done
+    run bin/qk-report --template templates/report.html.in --output "$S/index.html" \
+        --numbers-tex "$S/numbers.tex" --numbers-md "$S/numbers.md" \
+        --latex-table rotation.models="$S/tables/rotation-models.tex" \
+        --latex-table pca.models="$S/tables/pca-models.tex" \
+        $(for f in pca rotation plasticity extra inventory; do echo "--values $S/$f.numbers"; done) \
+        --values "$tree/build/report/figures.numbers" --values "$tree/build/report/source.tsv" \
+        --values "$tree/build/report/blas.tsv" --table parameters="$tree/build/report/parameters.tsv" \
+        --set suite_version=test
+    expect_status 0 "the report of the values times $s"
+    run check "$S"
+    expect_status 0 "times $s: the page and numbers.tex agree"
+    # pca.pc0.mu_q_abs (number.1) and rotation.bias.mean_x1e3 (number.3) as awk writes them
+    for key in pca.pc0.mu_q_abs rotation.bias.mean_x1e3; do
+        power=$(awk -v x="$(number "$S/${key%%.*}.numbers" "$key")" \
+            'BEGIN { split(sprintf("%.2e", x), p, "e"); print p[1], p[2] + 0 }')
+        want="${power% *}×10<sup>${power#* }</sup>"
+        want=${want//-/−}
+        got=$(grep -o "data-qk=\"$key\">[^/]*/sup>" "$S/index.html" | head -1)
+        expect_same "${got#*>}" "$want" "times $s: $key on the page is $want (${got#*>})"
+        want="\\qkdef{$key}{\\ensuremath{${power% *}\\times10^{${power#* }}}}"
+        expect_same "$(grep -F "\\qkdef{$key}{" "$S/numbers.tex")" "$want" "times $s: $key in numbers.tex ($want)"
+    done
+done
 # the check fails on a value that differs, a number from elsewhere and a line that is no \qkdef
 B=$tree/broken
 mkdir -p "$B/tables"

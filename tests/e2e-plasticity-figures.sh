@@ -237,6 +237,31 @@ run bin/qk-plot --figure attention-plasticity/06 --model llama3.2-11b --out "$T/
 expect_status 0 "figure 06 for another model"
 expect_same "$(canvas_key "$T/other" model)" "Llama-3.2-11B (llama3.2-11b)" "figure 06 draws the chosen model"
 
+# ---- constant data: a heatmap whose cells are all one value ----------------------------------
+# the colour range is 0.05 of AP about the value, inside [0, 1]: all 1 at
+# the top of the bar, all 0 at its bottom; the bar's tick labels (the
+# two-decimal labels of the SVG) are distinct
+constant_map() { # value
+    awk -F, -v OFS=, -v ap="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+        { $c["ap"] = ap; print }' "$X/model_pair2d.csv" > "$T/pair2d-$1.csv"
+    run bin/qk-plot --figure attention-plasticity/03 --model llama3.2-3b --out "$T/const$1" \
+        --input pair2d="$T/pair2d-$1.csv" --input registry=$REG
+    expect_status 0 "a heatmap of cells all $1"
+}
+bar_labels() { grep -oE '>[0-9]\.[0-9]{2}<' "$T/const$1/figure.svg" | tr -d '<>' | tr '\n' ' '; }
+constant_map 1
+expect_same "$(canvas_key "$T/const1" 'colour range (robust)')" "0.9500 to 1.0000" \
+    "cells all 1: the colour range ends at 1"
+expect_same "$(grep '^set cbrange' "$T/const1/figure.gp")" "set cbrange [0.950000:1.000000]" \
+    "cells all 1: the script's colour range"
+expect_same "$(awk '/^\$cells << EOD/ { on = 1; next } /^EOD/ { on = 0 } on { print $3 }' "$T/const1/figure.gp" |
+    sort -u)" "1.000000" "cells all 1: every cell drawn at 1, the top of the bar"
+expect_same "$(bar_labels 1)" "0.95 0.96 0.97 0.98 0.99 1.00 " "cells all 1: distinct bar labels ($(bar_labels 1))"
+constant_map 0
+expect_same "$(canvas_key "$T/const0" 'colour range (robust)')" "0.0000 to 0.0500" \
+    "cells all 0: the colour range starts at 0"
+expect_same "$(bar_labels 0)" "0.00 0.01 0.02 0.03 0.04 0.05 " "cells all 0: distinct bar labels ($(bar_labels 0))"
+
 # ---- the report numbers -----------------------------------------------------------------------
 
 V=$T/plasticity.numbers

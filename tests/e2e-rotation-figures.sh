@@ -142,6 +142,87 @@ for n in $FIGS; do
     ok
 done
 
+# ---- extreme magnitudes: vectors scaled by 1e30 and 1e-30 -----------------------------------
+# bias_strength and separation_strength scale with the square: times 1e60 and
+# 1e-60. Every numeric axis of figures 04 and 07 is then labelled as powers
+# of ten: at least two ticks inside the drawn range, distinct labels, each
+# label ("2.5×10^{−61}") the value of its position. The bias cells of figure
+# 06 read as powers of ten the values of the unscaled figure's cells times
+# the factor.
+for s in 1e60 1e-60; do
+    awk -F, -v OFS=, -v s=$s 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+        { $c["bias_strength"] = sprintf("%.17g", s * $c["bias_strength"])
+          $c["separation_strength"] = sprintf("%.17g", s * $c["separation_strength"]); print }' \
+        "$X/rotated.csv" > "$T/rotated-$s.csv"
+    for n in 04 07; do
+        run bin/qk-plot --figure qk-rotation/$n --out "$T/scaled-$s/$n" --input heads="$T/rotated-$s.csv" \
+            --input registry=$REG
+        expect_status 0 "qk-rotation/$n with values times $s"
+        check=$(python3 - "$T/scaled-$s/$n/figure.gp" <<'PY'
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+problems, lists = [], 0
+for i, line in enumerate(lines):
+    if re.match(r"set [xy]tics [0-9]", line):
+        problems.append("fixed-point tics: " + line)
+    m = re.match(r"set ([xy])tics \((.*)\)$", line)
+    if not m:
+        continue
+    lists += 1
+    axis, ticks = m.group(1), re.findall(r'"([^"]*)" (\S+?)(?:,|$)', m.group(2))
+    rng = next(l for l in lines[i:] if l.startswith(f"set {axis}range"))
+    lo, hi = (float(x) for x in re.match(r"set .range \[(.*):(.*)\]", rng).groups())
+    labels = [t[0] for t in ticks]
+    if len(ticks) < 2 or len(set(labels)) != len(labels):
+        problems.append("ticks " + line)
+    for label, at in ticks:
+        at = float(at)
+        if not lo <= at <= hi:
+            problems.append(f"{label} at {at} outside [{lo}, {hi}]")
+        t = label.replace("\u2212", "-")
+        p = re.fullmatch(r"(-?\d+(?:\.(\d+))?)×10\^\{(-?\d+)\}", t)
+        if t == "0" and at == 0:
+            continue
+        if not p:
+            problems.append("not a power of ten: " + label)
+            continue
+        value, half = float(p.group(1)) * 10.0 ** int(p.group(3)), 0.5 * 10.0 ** (int(p.group(3)) - len(p.group(2) or ""))
+        if abs(value - at) > half:
+            problems.append(f"{label} at {at}")
+if lists != 6:
+    problems.append(f"{lists} tick lists")
+print("; ".join(problems))
+PY
+)
+        expect_same "$check" "" "qk-rotation/$n times $s: ticks as powers of ten of their positions ($check)"
+    done
+    run bin/qk-plot --figure qk-rotation/06 --out "$T/scaled-$s/06" --input heads="$T/rotated-$s.csv" \
+        --input registry=$REG
+    expect_status 0 "qk-rotation/06 with values times $s"
+    check=$(python3 - "$T/a/06/figure.gp" "$T/scaled-$s/06/figure.gp" "$s" <<'PY'
+import re, sys
+def cells(path):
+    text = open(path, encoding="utf-8").read()
+    block = text.split("$bias << EOD\n", 1)[1].split("EOD\n", 1)[0]
+    return [re.match(r'(\d+ \d+) \S+ \d+ "(?:[▲▼] )?(.*)"$', l).groups() for l in block.splitlines()]
+scale, problems = float(sys.argv[3]), []
+plain, scaled = cells(sys.argv[1]), cells(sys.argv[2])
+if len(plain) != len(scaled) or not plain:
+    problems.append(f"{len(plain)} and {len(scaled)} cells")
+for (at, fixed), (at2, label) in zip(plain, scaled):
+    m = re.fullmatch(r"(-?\d\.\d)×10\^\{(-?\d+)\}", label.replace("\u2212", "-"))
+    want = float(fixed.replace("\u2212", "-")) * scale
+    if at != at2 or not m:
+        problems.append(f"cell {at2}: {label}")
+    elif abs(float(m.group(1)) * 10.0 ** int(m.group(2)) - want) > 0.006 * scale + 0.051 * abs(want):
+        problems.append(f"cell {at}: {label} for {fixed}")
+print("; ".join(problems))
+PY
+)
+    expect_same "$check" "" "qk-rotation/06 times $s: the cells are the unscaled cells times $s ($check)"
+    expect_same "$(grep -c '^set cbtics (' "$T/scaled-$s/06/figure.gp")" 1 "qk-rotation/06 times $s: the bias colour bar in powers of ten"
+done
+
 # ---- a missing input column exits 2 naming the file ---------------------------------------
 
 cut -d, -f1-4,6- "$X/model_summary.csv" > "$T/no_rk.csv" # drops mean_abs_r_k_a

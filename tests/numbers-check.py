@@ -40,7 +40,7 @@ LATEX_TEXT = [
 
 
 def canon_tex(value):
-    m = re.fullmatch(r"\\ensuremath\{(-?)([0-9.]+)\\times10\^\{(-?\d+)\}\}", value)
+    m = re.fullmatch(r"\\ensuremath\{([-+]?)([0-9.]+)\\times10\^\{(-?\d+)\}\}", value)
     if m:
         return "%s%sx10^%s" % (m.group(1), m.group(2), m.group(3))
     for tex, text in LATEX_TEXT:

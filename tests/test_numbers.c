@@ -64,6 +64,33 @@ START_TEST(test_typeset_numbers)
 }
 END_TEST
 
+/* Values beyond what fixed decimals show (vectors scaled by 1e30 or 1e-30)
+ * as powers of ten with three significant digits, in every output; values
+ * of the usual sizes, and the rounding noise about 0, as before. */
+START_TEST(test_typeset_extreme)
+{
+    ck_assert_str_eq(typeset("number.3", "4.8673584801e+56", QK_AS_HTML, 0), "4.87\xc3\x97" "10<sup>56</sup>");
+    ck_assert_str_eq(typeset("number.3", "4.8673584801e+56", QK_AS_LATEX, 0), "\\ensuremath{4.87\\times10^{56}}");
+    ck_assert_str_eq(typeset("number.1", "1.2790445236e-29", QK_AS_HTML, 0), "1.28\xc3\x97" "10<sup>" MINUS "29</sup>");
+    ck_assert_str_eq(typeset("number.1", "1.2790445236e-29", QK_AS_PLAIN, 0), "1.28\xc3\x97" "10^" MINUS "29");
+    ck_assert_str_eq(typeset("number.1", "-1.2790445236e-29", QK_AS_LATEX, 1), "\\ensuremath{-1.28\\times10^{-29}}");
+    ck_assert_str_eq(typeset("number.4", "-3.2e-63", QK_AS_HTML, 0), MINUS "3.20\xc3\x97" "10<sup>" MINUS "63</sup>");
+    ck_assert_str_eq(typeset("signed.2", "3.5e-25", QK_AS_HTML, 0), "+3.50\xc3\x97" "10<sup>" MINUS "25</sup>");
+    ck_assert_str_eq(typeset("signed.2", "3.5e-25", QK_AS_LATEX, 0), "\\ensuremath{+3.50\\times10^{-25}}");
+    ck_assert_str_eq(typeset("change.0", "-7.25e40", QK_AS_PLAIN, 0), MINUS "7.25\xc3\x97" "10^40");
+    ck_assert_str_eq(typeset("count", "1.5e15", QK_AS_HTML, 0), "1.50\xc3\x97" "10<sup>15</sup>");
+    ck_assert_str_eq(typeset("number.3", "1e12", QK_AS_HTML, 0), "1.00\xc3\x97" "10<sup>12</sup>");
+    ck_assert_str_eq(typeset("number.3", "1e-21", QK_AS_HTML, 0), "1.00\xc3\x97" "10<sup>" MINUS "21</sup>");
+    /* the usual sizes keep their fixed decimals */
+    ck_assert_str_eq(typeset("count", "999999999999999", QK_AS_PLAIN, 0), "999,999,999,999,999");
+    ck_assert_str_eq(typeset("number.3", "123456789012.345", QK_AS_PLAIN, 0), "123,456,789,012.345");
+    ck_assert_str_eq(typeset("number.3", "4.2626709301705901e-08", QK_AS_HTML, 0), "0.000");
+    ck_assert_str_eq(typeset("number.3", "1.1102230246251565e-16", QK_AS_LATEX, 0), "0.000");
+    ck_assert_str_eq(typeset("signed.2", "-2.7e-17", QK_AS_HTML, 0), "0.00");
+    ck_assert_str_eq(typeset("number.1", "0", QK_AS_HTML, 0), "0.0");
+}
+END_TEST
+
 START_TEST(test_typeset_missing_and_text)
 {
     ck_assert_str_eq(typeset("number.3", "", QK_AS_HTML, 0), "n/a");
@@ -155,6 +182,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_formats);
     tcase_add_test(tc, test_typeset_numbers);
+    tcase_add_test(tc, test_typeset_extreme);
     tcase_add_test(tc, test_typeset_missing_and_text);
     tcase_add_test(tc, test_markup);
     tcase_add_test(tc, test_round_trip);

@@ -34,7 +34,9 @@
  *   change.N     a change in percent, N decimals, explicit +
  *   sig.N        N significant digits (an exponent below 1e-4 or from 1e6 on)
  *   sci.N        mantissa with N decimals times a power of ten
- *   text         text as is;  flag  1 or 0 (for {{if}}, not typeset) */
+ *   text         text as is;  flag  1 or 0 (for {{if}}, not typeset)
+ * A value of a kind with fixed decimals beyond them (more than 15 digits in
+ * all, or not 0 but below 1e-20) is typeset as sci.2. */
 typedef enum {
     QK_KIND_TEXT, QK_KIND_FLAG, QK_KIND_COUNT, QK_KIND_NUMBER, QK_KIND_FRACTION,
     QK_KIND_RATIO, QK_KIND_PERCENT, QK_KIND_SIGNED, QK_KIND_CHANGE, QK_KIND_SIG, QK_KIND_SCI

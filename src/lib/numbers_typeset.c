@@ -33,15 +33,18 @@ static int all_zero(const char *digits)
     return 1;
 }
 
-/* mantissa times ten to the exponent */
-static void put_power(FILE *fp, int negative, const char *mantissa, int exponent, qk_typeset as)
+/* mantissa times ten to the exponent, after the sign ('-', '+' or 0) */
+static void put_power(FILE *fp, char sign, const char *mantissa, int exponent, qk_typeset as)
 {
     if (as == QK_AS_LATEX) {
-        fprintf(fp, "\\ensuremath{%s%s\\times10^{%d}}", negative ? "-" : "", mantissa, exponent);
+        fprintf(fp, "\\ensuremath{%s%s\\times10^{%d}}", sign == '-' ? "-" : sign == '+' ? "+" : "",
+                mantissa, exponent);
         return;
     }
-    if (negative)
+    if (sign == '-')
         fputs(minus_sign(as), fp);
+    else if (sign == '+')
+        fputc('+', fp);
     fprintf(fp, "%s\xc3\x97" "10", mantissa); /* U+00D7 */
     if (as == QK_AS_HTML)
         fputs("<sup>", fp);
@@ -54,15 +57,37 @@ static void put_power(FILE *fp, int negative, const char *mantissa, int exponent
         fputs("</sup>", fp);
 }
 
+/* A value of a kind with fixed decimals is written as a power of ten, with
+ * POWER_DECIMALS decimals of the mantissa, when its fixed form would hold
+ * more digits than a double carries (FIXED_DIGITS_MAX) or when it is below
+ * FIXED_TINY but not 0: its decimals would all be zeros. (The floor is far
+ * below the rounding noise of the report's sums, whose near-zero results
+ * still read 0.000.) */
+#define FIXED_DIGITS_MAX 15
+#define FIXED_TINY 1e-20
+#define POWER_DECIMALS 2
+
+static int beyond_fixed(const qk_format *f, double x)
+{
+    if (f->kind == QK_KIND_SIG || f->kind == QK_KIND_SCI)
+        return 0;
+    double size = fabs(x);
+    return (size > 0 && size < FIXED_TINY && size < 0.5 * pow(10, -f->digits)) ||
+           size >= pow(10, FIXED_DIGITS_MAX - f->digits);
+}
+
 static void put_number(FILE *fp, const qk_format *f, double x, qk_typeset as)
 {
     char buf[400]; /* room for %.12f of 1e300 */
-    switch (f->kind) {
-    case QK_KIND_COUNT: snprintf(buf, sizeof buf, "%.0f", x); break;
-    case QK_KIND_SIG: snprintf(buf, sizeof buf, "%.*g", f->digits, x); break;
-    case QK_KIND_SCI: snprintf(buf, sizeof buf, "%.*e", f->digits, x); break;
-    default: snprintf(buf, sizeof buf, "%.*f", f->digits, x); break;
-    }
+    if (beyond_fixed(f, x))
+        snprintf(buf, sizeof buf, "%.*e", POWER_DECIMALS, x);
+    else
+        switch (f->kind) {
+        case QK_KIND_COUNT: snprintf(buf, sizeof buf, "%.0f", x); break;
+        case QK_KIND_SIG: snprintf(buf, sizeof buf, "%.*g", f->digits, x); break;
+        case QK_KIND_SCI: snprintf(buf, sizeof buf, "%.*e", f->digits, x); break;
+        default: snprintf(buf, sizeof buf, "%.*f", f->digits, x); break;
+        }
     int negative = buf[0] == '-';
     char *digits = buf + negative;
     char *e = strchr(digits, 'e');
@@ -73,13 +98,15 @@ static void put_number(FILE *fp, const qk_format *f, double x, qk_typeset as)
     }
     if (all_zero(digits))
         negative = 0; /* a value that rounds to zero has no sign */
+    int plus = !negative && (f->kind == QK_KIND_SIGNED || f->kind == QK_KIND_CHANGE) &&
+               !all_zero(digits);
     if (e) {
-        put_power(fp, negative, digits, exponent, as);
+        put_power(fp, negative ? '-' : plus ? '+' : 0, digits, exponent, as);
         return;
     }
     if (negative)
         fputs(minus_sign(as), fp);
-    else if ((f->kind == QK_KIND_SIGNED || f->kind == QK_KIND_CHANGE) && !all_zero(digits))
+    else if (plus)
         fputc('+', fp);
     put_grouped(fp, digits, as);
 }

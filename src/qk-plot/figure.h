@@ -149,6 +149,12 @@ void fig_range_recount(fig_range *r, const double *v, int n);
 void fig_range_include(fig_range *r, double x, const double *v, int n);
 /* lo and hi padded by frac of their span (at least pad_min). */
 void fig_range_pad(const fig_range *r, double frac, double *lo, double *hi);
+/* A scale of one value, or whose ends six significant digits do not tell
+ * apart (the scripts write ranges with %.6g; gnuplot refuses an empty
+ * one), widened about its middle by 10 % of the value (0.5 about 0): the
+ * value sits in the middle of a scale that is drawn. Leaves other ranges
+ * and ends that are not finite as they are. */
+void fig_range_widen(double *lo, double *hi);
 /* v clipped to the range; *side = -1 below, 1 above, 0 inside. */
 double fig_clip(const fig_range *r, double v, int *side);
 /* Labels just above the plot's frame, at its right end "▲ 2 above the
@@ -159,7 +165,17 @@ void fig_offscale_labels(qk_plot *p, const fig_range *r, const char *fmt, int ta
 
 /* Tics of an axis ("x", "y", "cb") from lo to hi at a round step (1, 2,
  * 2.5 or 5 times a power of ten) giving about ticks intervals, every label
- * with the decimals of the step ("0.05", "0.10", "0.15"). */
+ * with the decimals of the step ("0.05", "0.10", "0.15"); with a step below
+ * FIG_FIXED_STEP_MIN or an end at FIG_FIXED_MAX or beyond, labels as powers
+ * of ten in enhanced text ("2.5×10^{−7}"). */
+#define FIG_FIXED_STEP_MIN 1e-4
+#define FIG_FIXED_MAX 1e6
+/* Whether fig_axis_tics labels that axis as powers of ten (values drawn on
+ * it, such as heatmap cells, are then written the same way). */
+int fig_power_scale(const qk_plot *p, double lo, double hi, int ticks);
+/* v as gnuplot enhanced text, its mantissa to the given decimals:
+ * "2.5×10^{−7}", 0 as "0". */
+void fig_power_text(double v, int decimals, char *out, size_t cap);
 void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks);
 
 /* Tics of an axis ("x", "y", "cb") of token positions from lo to hi: at

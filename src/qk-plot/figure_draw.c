@@ -424,19 +424,95 @@ void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi)
     qk_plot_printf(p, ")\n");
 }
 
-void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks)
+void fig_power_text(double v, int decimals, char *out, size_t cap)
+{
+    if (v == 0) {
+        snprintf(out, cap, "0");
+        return;
+    }
+    int e = (int)floor(log10(fabs(v)));
+    double mant = v / pow(10, e);
+    if (fabs(mant) >= 10 - 0.5 * pow(10, -decimals)) /* it would round to 10.0 */
+        mant /= 10, e++;
+    fig_fmt(out, cap, "%.*f×10^{%d}", decimals, mant, e);
+}
+
+/* A round step (1, 2, 2.5 or 5 times ten to the *exp) giving about n
+ * intervals from lo to hi; *mult its factor. */
+static double power_step(double lo, double hi, int n, double *mult, int *exp)
+{
+    *exp = (int)floor(log10((hi - lo) / n));
+    double f = (hi - lo) / n / pow(10, *exp);
+    *mult = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+    if (*mult == 10)
+        *mult = 1, ++*exp;
+    return *mult * pow(10, *exp);
+}
+
+/* The tics from lo to hi labelled as powers of ten, about two thirds as
+ * many as ticks (the labels are longer) but at least two where ticks
+ * allow; the mantissas with the decimals that tell the steps apart at the
+ * largest tick. */
+static void power_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks)
+{
+    double mult = 1, step = 0, first = 0, last = -1;
+    int exp = 0;
+    for (int n = (2 * ticks + 2) / 3; n <= ticks && last - first < 1; n++) {
+        step = power_step(lo, hi, n, &mult, &exp);
+        first = ceil(lo / step - 1e-9), last = floor(hi / step + 1e-9);
+    }
+    double top = fmax(fabs(first * step), fabs(last * step));
+    int decimals = top > 0 ? (int)floor(log10(top)) - exp + (mult == 2.5) : 0;
+    decimals = decimals < 0 ? 0 : decimals;
+    qk_plot_printf(p, "set %stics (", axis);
+    for (double k = first; k <= last; k++) {
+        double v = k * step + 0.0; /* + 0.0: no -0 */
+        char label[64];
+        fig_power_text(v, decimals, label, sizeof label);
+        qk_plot_printf(p, "%s\"%s\" %.10g", k > first ? ", " : "", label, v);
+    }
+    qk_plot_printf(p, ")\n");
+}
+
+/* The round step of fig_axis_tics from lo to hi on p (1, 2, 2.5 or 5 times
+ * a power of ten giving about *ticks intervals, fewer in print), 0 when the
+ * range has none. */
+static double round_step(const qk_plot *p, double lo, double hi, int *ticks)
 {
     /* the print canvas is narrower in font units: fewer labels */
-    if (fig_print(p) && ticks > 4)
-        ticks = (int)lround(fmax(4, 0.7 * ticks));
-    double span = hi - lo, raw = span / (ticks > 0 ? ticks : 5);
-    if (!(raw > 0)) {
+    if (fig_print(p) && *ticks > 4)
+        *ticks = (int)lround(fmax(4, 0.7 * *ticks));
+    double span = hi - lo, raw = span / (*ticks > 0 ? *ticks : 5);
+    if (!(raw > 0) || !isfinite(raw))
+        return 0;
+    double mag = pow(10, floor(log10(raw))), f = raw / mag;
+    double mult = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+    return mult * mag;
+}
+
+/* steps too fine or values too large for a fixed-point label */
+static int power_step_needed(double step, double lo, double hi)
+{
+    return step < FIG_FIXED_STEP_MIN || fmax(fabs(lo), fabs(hi)) >= FIG_FIXED_MAX;
+}
+
+int fig_power_scale(const qk_plot *p, double lo, double hi, int ticks)
+{
+    double step = round_step(p, lo, hi, &ticks);
+    return step > 0 && power_step_needed(step, lo, hi);
+}
+
+void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks)
+{
+    double step = round_step(p, lo, hi, &ticks);
+    if (!(step > 0)) {
         qk_plot_printf(p, "set %stics autofreq\nset format %s \"%% h\"\n", axis, axis);
         return;
     }
-    double mag = pow(10, floor(log10(raw))), f = raw / mag;
-    double mult = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
-    double step = mult * mag;
+    if (power_step_needed(step, lo, hi)) {
+        power_tics(p, axis, lo, hi, ticks > 0 ? ticks : 5);
+        return;
+    }
     /* as many decimals as the step has */
     int decimals = 0;
     while (decimals < 8 && fabs(step * pow(10, decimals) - round(step * pow(10, decimals))) > 1e-6)

@@ -99,6 +99,18 @@ void fig_range_pad(const fig_range *r, double frac, double *lo, double *hi)
     *hi = b + frac * span;
 }
 
+void fig_range_widen(double *lo, double *hi)
+{
+    if (!isfinite(*lo) || !isfinite(*hi))
+        return;
+    double mid = 0.5 * *lo + 0.5 * *hi, size = fmax(fabs(*lo), fabs(*hi));
+    if (*hi - *lo > 1e-4 * size)
+        return;
+    double half = mid != 0 ? 0.1 * fabs(mid) : 0.5;
+    *lo = mid - half;
+    *hi = mid + half;
+}
+
 double fig_clip(const fig_range *r, double v, int *side)
 {
     *side = v < r->lo ? -1 : v > r->hi ? 1 : 0;

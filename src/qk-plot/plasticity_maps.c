@@ -162,6 +162,23 @@ static int heatmap_blocks(qk_plot *p, const heatmap *h, const fig_range *r, int 
     return thin;
 }
 
+/* The narrowest colour range, in AP: gnuplot's ticks on it are distinct
+ * with two decimals (a step of 0.01 or more). */
+#define MIN_COLOUR_SPAN 0.05
+
+/* A colour range narrower than MIN_COLOUR_SPAN (every cell the same, or
+ * nearly) widened to it about its middle but kept inside AP's range [0, 1]:
+ * the cells keep their place on the bar (all 1: at its top) and its ticks
+ * read apart. */
+static void widen_colour_range(fig_range *r)
+{
+    if (!(r->hi - r->lo < MIN_COLOUR_SPAN))
+        return;
+    double lo = 0.5 * (r->lo + r->hi) - 0.5 * MIN_COLOUR_SPAN;
+    r->lo = fmin(fmax(lo, 0.0), 1.0 - MIN_COLOUR_SPAN);
+    r->hi = r->lo + MIN_COLOUR_SPAN;
+}
+
 int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
 {
     const char *model = fig_model(ctx);
@@ -188,8 +205,7 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
         for (int i = 0; i < h.n_cells; i++)
             v[n_full++] = h.cells[i].ap;
     fig_range r = fig_robust_range(v, n_full);
-    if (!(r.hi > r.lo)) /* a colour range of zero width would hide the bar's scale */
-        r.hi = r.lo + 1e-3;
+    widen_colour_range(&r);
     for (int i = 0; i < h.n_cells; i++)
         v[i] = h.cells[i].ap;
     fig_range_recount(&r, v, h.n_cells);

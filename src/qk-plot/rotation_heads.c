@@ -254,14 +254,25 @@ static void depth_means(const rot_table *t, const double *x, const double *layer
     }
 }
 
+/* A cell's value as drawn: two decimals, or a power of ten where the
+ * colour bar is labelled so (values beyond fixed-point labels). */
+static void cell_text(double v, int power, char *out, size_t cap)
+{
+    if (power)
+        fig_power_text(v, 1, out, cap);
+    else
+        fig_fmt(out, cap, "%.2f", v);
+}
+
 /* One heatmap panel: cells coloured on [lo, hi] with the value printed
- * (white on the darker half), empty cells grey with a dash. (gnuplot's svg
- * terminal crashes on a labels plot without a defined point, so the
- * label plots are left out when they would be empty.) */
+ * (white on the darker half; as powers of ten if power), empty cells grey
+ * with a dash. (gnuplot's svg terminal crashes on a labels plot without a
+ * defined point, so the label plots are left out when they would be
+ * empty.) */
 static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
                           double (*cell)[QK_DEPTH_BINS], const char *block, const int stops[9],
-                          double lo, double hi, const char *title, const char *cb_label,
-                          const char *key_name)
+                          double lo, double hi, int power, const char *title,
+                          const char *cb_label, const char *key_name)
 {
     int filled = 0, empty = 0;
     qk_plot_data_begin(p, block);
@@ -270,7 +281,8 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
         for (int b = 0; b < QK_DEPTH_BINS; b++) {
             double v = cell[m][b];
             size_t used = strlen(row);
-            snprintf(row + used, sizeof row - used, isnan(v) ? "%s-" : "%s%.2f", b ? " " : "", v);
+            snprintf(row + used, sizeof row - used, isnan(v) ? "%s-" : power ? "%s%.3g" : "%s%.2f",
+                     b ? " " : "", v);
             if (isnan(v)) {
                 empty++;
                 continue;
@@ -278,9 +290,11 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
             /* a cell beyond the colour range takes the end colour and a triangle */
             double c = fmin(hi, fmax(lo, v));
             double x = hi > lo ? (c - lo) / (hi - lo) : 1.0;
-            char text[40];
-            fig_fmt(text, sizeof text, "%s%.2f", v > hi ? "▲ " : v < lo ? "▼ " : "", v);
-            qk_plot_printf(p, "%d %d %.6f %d \"%s\"\n", b, m, c, x > 0.5 ? 0xffffff : 0, text);
+            char value[40], text[48];
+            cell_text(v, power, value, sizeof value);
+            snprintf(text, sizeof text, "%s%s", v > hi ? "▲ " : v < lo ? "▼ " : "", value);
+            qk_plot_printf(p, power ? "%d %d %.6g %d \"%s\"\n" : "%d %d %.6f %d \"%s\"\n", b, m, c,
+                           x > 0.5 ? 0xffffff : 0, text);
             filled++;
         }
         char key[160];
@@ -297,7 +311,7 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
                 qk_plot_printf(p, "%d %d\n", b, m);
     qk_plot_data_end(p);
     fig_palette(p, stops, 0.0);
-    qk_plot_printf(p, "set cbrange [%.6g:%.6g]\nset title ", lo, hi > lo ? hi : lo + 1e-9);
+    qk_plot_printf(p, "set cbrange [%.6g:%.6g]\nset title ", lo, hi);
     qk_plot_quoted(p, title);
     qk_plot_printf(p, " font \",15\"\nset cblabel ");
     qk_plot_quoted(p, cb_label);
@@ -409,6 +423,7 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     double lo = range.lo, hi = range.hi;
     if (!(hi >= lo))
         lo = 0, hi = 1;
+    fig_range_widen(&lo, &hi); /* the cells of one depth bin, or all equal */
     /* rows of 38 pixels, at least 130 pixels a panel for its colour bar */
     int row_px = 38 * t.n_models >= 130 ? 38 : (130 + t.n_models - 1) / t.n_models;
     int ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
@@ -427,13 +442,14 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
                        "screen %s, screen %.4f\n",
                    hf.left, hf.right, top1 - h, top1, hf.cb_left, top1 - h, hf.cb_width, h);
     fig_axis_tics(&p, "cb", 0, 1, ticks);
-    heatmap_panel(ctx, &p, &t, rk_cell, "rk", fig_reds, 0.0, 1.0,
+    heatmap_panel(ctx, &p, &t, rk_cell, "rk", fig_reds, 0.0, 1.0, 0,
                   "mean |{/:Italic r}_k| on axis a (key position signal)", "|{/:Italic r}_k|", "mean |r_k_a|");
     qk_plot_printf(&p, "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen %s, screen %.4f size "
                        "screen %s, screen %.4f\n",
                    top2 - h, top2, hf.cb_left, top2 - h, hf.cb_width, h);
     fig_axis_tics(&p, "cb", lo, hi, ticks + 1);
+    int power = fig_power_scale(&p, lo, hi, ticks + 1);
     char title[256];
     if (fig_print(&p)) /* shorter: the panel is narrower in font units */
         snprintf(title, sizeof title, "bias × 10^3 = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3%s",
@@ -442,10 +458,10 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
         snprintf(title, sizeof title, "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · "
                  "{/:Italic α}_K × 10^3%s", range.above + range.below ? "  (robust colour range; "
                  "▲ ▼: cells beyond it)" : "");
-    heatmap_panel(ctx, &p, &t, bias_cell, "bias", rotfig_ylorrd, lo, hi, title, "bias × 10^3",
+    heatmap_panel(ctx, &p, &t, bias_cell, "bias", rotfig_ylorrd, lo, hi, power, title, "bias × 10^3",
                   "mean bias_strength x1e3");
     qk_plot_printf(&p, "unset multiplot\n");
-    fig_key(ctx, "bias colour scale (x1e3)", "%.2f to %.2f", lo, hi);
+    fig_key(ctx, "bias colour scale (x1e3)", power ? "%.3g to %.3g" : "%.2f to %.2f", lo, hi);
     fig_key(ctx, "bias cells below, above the colour scale", "%d, %d", range.below, range.above);
     free(rk_cell);
     free(bias_cell);
