@@ -5,6 +5,7 @@
 # only the stages it must (printed for each case):
 #   - a DATA= run on downloads older than the store, then the demo again;
 #   - a subset of the datasets, then all of them;
+#   - a figure's datasets left out of a run, then back (drawn again, not the canvas);
 #   - a downloaded file replaced by another with an older mtime;
 #   - SEED changed for one dataset and changed back;
 #   - builds killed with SIGKILL at several moments;
@@ -100,6 +101,31 @@ for d in $sets; do expect_not_ran qk-load "$d" "all after a subset"; done
 same_as demo "$W" "all after a subset"
 mk "$W" DATASETS="$sets" report
 if stages_ran | grep -q .; then bad "a second make report runs nothing ($(stages_ran | head -2 | tr '\n' ' '))"; else ok; fi
+
+# ---- 2b. a figure's data gone, then back ------------------------------------------
+# The rotation collages (qk-rotation/01, 08) of one dataset: their inputs are
+# build/ files, which are older than the canvas a run without that dataset
+# draws; when the dataset comes back the figures are drawn again.
+collages=ROT_FIG_DATASET=$one
+mk "$W" DATASETS="$sets" "$collages" report
+expect_status 0 "the rotation collages of $one"
+outputs_digest "$W" > "$base/collages.digest"
+mk "$W" DATASETS=mistral-v0.2-7b "$collages" report
+expect_status 0 "a run without $one"
+for n in 01 08; do
+    if grep -q '^drawn	no' "$W"/figures/qk-rotation/${n}_*/numbers.tsv; then ok; else
+        bad "a run without $one draws the canvas of qk-rotation/$n"; fi
+done
+mk "$W" DATASETS="$sets" "$collages" report
+expect_status 0 "$one back"
+if diff <(outputs_digest "$W") "$base/collages.digest" > "$base/diff.txt"; then ok; else
+    bad "$one back: outputs differ from before the run without it ($(grep -c '^[<>]' "$base/diff.txt") lines: $(grep -m2 '^[<>]' "$base/diff.txt" | tr '\n' ' '))"
+fi
+# a run that changes the datasets but not what the collages lack leaves them
+mk "$W" DATASETS="$one" "$collages" report
+expect_status 0 "a subset with $one"
+if commands_run | grep -qE '^bin/qk-plot --figure qk-rotation/0[18] '; then
+    bad "a subset that keeps $one does not redraw the rotation collages"; else ok; fi
 
 # ---- 3. a downloaded file replaced by another with an older mtime ----------------
 mk "$W" DATA="$dl" DATASETS="$one" report
