@@ -8,6 +8,7 @@
 #   - a figure's datasets left out of a run, then back (drawn again, not the canvas);
 #   - a downloaded file replaced by another with an older mtime;
 #   - SEED changed for one dataset and changed back;
+#   - a comment added to a program's and a library's source (nothing reruns);
 #   - builds killed with SIGKILL at several moments;
 #   - two `make report` started together (one stops at once: the lock).
 set -u
@@ -171,6 +172,17 @@ for d in smollm3-3b-stage1-step-40000 mistral-v0.2-7b; do
     expect_not_ran qk-load "$d" "SEED changed back"
 done
 same_as demo "$W" "SEED changed back"
+
+# ---- 4b. a comment added at the top of a stage's source and a library file ----------
+# The programs are compiled and linked again, but their code is the same:
+# no stage reruns (the debug line tables moved, and the build ID with them).
+for f in src/qk-rotate.c src/lib/rotation.c; do
+    sed -i '1i /* a comment that moves every line of the file down */' "$W/$f"
+done
+mk "$W" DATASETS="$sets" report
+expect_status 0 "a comment edit"
+if commands_run | grep -q -- '-o bin/qk-rotate\.tmp$'; then ok; else bad "a comment edit relinks qk-rotate"; fi
+if stages_ran | grep -q .; then bad "a comment edit reruns nothing ($(stages_ran | head -3 | tr '\n' ' '))"; else ok; fi
 
 # ---- 5. SIGKILL at several moments -----------------------------------------------
 K=$base/killed
