@@ -9,6 +9,7 @@
 #   - a downloaded file replaced by another with an older mtime;
 #   - SEED changed for one dataset and changed back;
 #   - a comment added to a program's and a library's source (nothing reruns);
+#   - make -n, make -q and make help with other parameters (no record written);
 #   - builds killed with SIGKILL at several moments;
 #   - two `make report` started together (one stops at once: the lock).
 set -u
@@ -183,6 +184,35 @@ mk "$W" DATASETS="$sets" report
 expect_status 0 "a comment edit"
 if commands_run | grep -q -- '-o bin/qk-rotate\.tmp$'; then ok; else bad "a comment edit relinks qk-rotate"; fi
 if stages_ran | grep -q .; then bad "a comment edit reruns nothing ($(stages_ran | head -3 | tr '\n' ' '))"; else ok; fi
+
+# ---- 4c. a dry run, a question and help with other parameters --------------------
+# A make that builds nothing leaves the records as they are (content and
+# mtime): the next make report runs nothing. The dry run still lists the
+# stages the parameter feeds.
+records() { (cd "$1" && find build/params build/sets -type f -printf '%p %T@ ' -exec md5sum {} \; | sort); }
+records "$W" > "$base/records.before"
+mk "$W" DATASETS="$sets" -n report PLAST_MIN_PAIRS=40
+expect_status 0 "make -n with another parameter"
+if stages_ran | grep -q "^qk-plasticity $one "; then ok; else bad "make -n lists the stages a new parameter reruns"; fi
+mk "$W" DATASETS="$sets" -q report PLAST_MIN_PAIRS=40
+expect_status 1 "make -q with another parameter: not up to date"
+mk "$W" DATASETS="$one" -n report
+expect_status 0 "make -n with other datasets"
+mk "$W" DATASETS="$sets" help PLAST_MIN_PAIRS=40
+expect_status 0 "make help with another parameter"
+if diff <(records "$W") "$base/records.before" > "$base/diff.txt"; then ok; else
+    bad "a make that builds nothing writes no record ($(grep -m2 '^[<>]' "$base/diff.txt" | tr '\n' ' '))"
+fi
+mk "$W" DATASETS="$sets" report
+expect_status 0 "make report after the dry runs"
+if stages_ran | grep -q .; then bad "after make -n, -q and help, make report runs nothing ($(stages_ran | head -3 | tr '\n' ' '))"; else ok; fi
+# a dry run in a fresh tree (no record yet) works and writes none
+copy_tree "$base/dry"
+rm -rf "$base/dry/build/progs"
+mk "$base/dry" DATASETS="$sets" -n report
+expect_status 0 "make -n in a fresh tree"
+if find "$base/dry/build/params" "$base/dry/build/sets" -type f | grep -q .; then
+    bad "make -n in a fresh tree writes no record"; else ok; fi
 
 # ---- 5. SIGKILL at several moments -----------------------------------------------
 K=$base/killed
