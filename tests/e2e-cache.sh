@@ -9,7 +9,8 @@
 #   - a downloaded file replaced by another with an older mtime;
 #   - SEED changed for one dataset and changed back;
 #   - a comment added to a program's and a library's source (nothing reruns);
-#   - make -n, make -q and make help with other parameters (no record written);
+#   - make -n, make -q and make help with other parameters (no record written;
+#     after a complete build make -q exits 0 and make -n lists nothing);
 #   - builds killed with SIGKILL at several moments;
 #   - two `make report` started together (one stops at once: the lock).
 set -u
@@ -132,11 +133,19 @@ if commands_run | grep -qE '^bin/qk-plot --figure qk-rotation/0[18] '; then
 # ---- 3. a downloaded file replaced by another with an older mtime ----------------
 mk "$W" DATA="$dl" DATASETS="$one" report
 expect_status 0 "DATA= build again"
+# make -q and -n check the downloads' records without writing them: up to date
+mk "$W" DATA="$dl" DATASETS="$one" -q report
+expect_status 0 "make -q after a complete DATA= build"
 # another head's file copied over it, dated older than everything built
 f=$(cd "$dl/$one" && ls -d l*q | head -1)/data.parquet
 other=$(cd "$dl/$one" && ls -d l*q | sed -n 2p)/data.parquet
 cp "$dl/$one/$other" "$dl/$one/$f"
 touch -d 2019-06-01 "$dl/$one/$f"
+mk "$W" DATA="$dl" DATASETS="$one" -q report
+expect_status 1 "make -q after a file replaced with an older mtime"
+mk "$W" DATA="$dl" DATASETS="$one" -n report
+if commands_run | grep -q "^bin/qk-load --quiet .*--dataset $one "; then ok; else
+    bad "make -n lists the load of a dataset whose file was replaced"; fi
 clean_digest replaced DATA="$dl" DATASETS="$one" report
 mk "$W" DATA="$dl" DATASETS="$one" report
 expect_status 0 "DATA= after a replaced file"
@@ -191,6 +200,11 @@ if stages_ran | grep -q .; then bad "a comment edit reruns nothing ($(stages_ran
 # stages the parameter feeds.
 records() { (cd "$1" && find build/params build/sets -type f -printf '%p %T@ ' -exec md5sum {} \; | sort); }
 records "$W" > "$base/records.before"
+mk "$W" DATASETS="$sets" -q report
+expect_status 0 "make -q after a complete build"
+mk "$W" DATASETS="$sets" -n report
+if commands_run | grep -v '^make' | grep -q .; then
+    bad "make -n after a complete build lists nothing ($(commands_run | grep -v '^make' | head -1))"; else ok; fi
 mk "$W" DATASETS="$sets" -n report PLAST_MIN_PAIRS=40
 expect_status 0 "make -n with another parameter"
 if stages_ran | grep -q "^qk-plasticity $one "; then ok; else bad "make -n lists the stages a new parameter reruns"; fi
