@@ -26,6 +26,14 @@ export QK_MAKE_PID := $(shell echo $$PPID)
 endif
 export QK_LOCKED := $(CURDIR)
 
+# A make that builds nothing: a dry run (-n), a question (-q), or one
+# whose goals are all help or clean goals. It writes no record
+# (config.mk, load.mk) and does not prune results/.
+QK_NO_BUILD_GOALS := help clean distclean
+QK_BUILDS_NOTHING := $(or $(findstring n,$(firstword -$(MAKEFLAGS))),$(findstring \
+  q,$(firstword -$(MAKEFLAGS))),$(if $(MAKECMDGOALS),$(if $(filter-out \
+  $(QK_NO_BUILD_GOALS),$(MAKECMDGOALS)),,yes)))
+
 # Rules may name prerequisites computed from the target ($$*).
 .SECONDEXPANSION:
 
@@ -62,7 +70,7 @@ $(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
 RESULT_FILES = $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) $(REPORT_OUTPUTS) \
   $(dir $(ALL_FIGURES)) $(if $(filter archive thesis-example check-latex $(THESIS_EXAMPLE),$(MAKECMDGOALS)),$(THESIS_EXAMPLE))
 ifneq ($(filter report archive,$(or $(MAKECMDGOALS),report)),)
-ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+ifeq ($(QK_BUILDS_NOTHING),)
 $(file >build/sets/result-files.txt,$(call record_text,$(sort $(RESULT_FILES))))
 QK_PRUNE := $(shell workflow/prune.sh build/sets/result-files.txt)
 endif

@@ -5,8 +5,12 @@
 # only the stages it must (printed for each case):
 #   - a DATA= run on downloads older than the store, then the demo again;
 #   - a subset of the datasets, then all of them;
+#   - a figure's datasets left out of a run, then back (drawn again, not the canvas);
 #   - a downloaded file replaced by another with an older mtime;
 #   - SEED changed for one dataset and changed back;
+#   - a comment added to a program's and a library's source (nothing reruns);
+#   - make -n, make -q and make help with other parameters (no record written;
+#     after a complete build make -q exits 0 and make -n lists nothing);
 #   - builds killed with SIGKILL at several moments, and a make killed alone;
 #   - two `make report` started together (one stops at once: the lock).
 set -u
@@ -101,14 +105,47 @@ same_as demo "$W" "all after a subset"
 mk "$W" DATASETS="$sets" report
 if stages_ran | grep -q .; then bad "a second make report runs nothing ($(stages_ran | head -2 | tr '\n' ' '))"; else ok; fi
 
+# ---- 2b. a figure's data gone, then back ------------------------------------------
+# The rotation collages (qk-rotation/01, 08) of one dataset: their inputs are
+# build/ files, which are older than the canvas a run without that dataset
+# draws; when the dataset comes back the figures are drawn again.
+collages=ROT_FIG_DATASET=$one
+mk "$W" DATASETS="$sets" "$collages" report
+expect_status 0 "the rotation collages of $one"
+outputs_digest "$W" > "$base/collages.digest"
+mk "$W" DATASETS=mistral-v0.2-7b "$collages" report
+expect_status 0 "a run without $one"
+for n in 01 08; do
+    if grep -q '^drawn	no' "$W"/figures/qk-rotation/${n}_*/numbers.tsv; then ok; else
+        bad "a run without $one draws the canvas of qk-rotation/$n"; fi
+done
+mk "$W" DATASETS="$sets" "$collages" report
+expect_status 0 "$one back"
+if diff <(outputs_digest "$W") "$base/collages.digest" > "$base/diff.txt"; then ok; else
+    bad "$one back: outputs differ from before the run without it ($(grep -c '^[<>]' "$base/diff.txt") lines: $(grep -m2 '^[<>]' "$base/diff.txt" | tr '\n' ' '))"
+fi
+# a run that changes the datasets but not what the collages lack leaves them
+mk "$W" DATASETS="$one" "$collages" report
+expect_status 0 "a subset with $one"
+if commands_run | grep -qE '^bin/qk-plot --figure qk-rotation/0[18] '; then
+    bad "a subset that keeps $one does not redraw the rotation collages"; else ok; fi
+
 # ---- 3. a downloaded file replaced by another with an older mtime ----------------
 mk "$W" DATA="$dl" DATASETS="$one" report
 expect_status 0 "DATA= build again"
+# make -q and -n check the downloads' records without writing them: up to date
+mk "$W" DATA="$dl" DATASETS="$one" -q report
+expect_status 0 "make -q after a complete DATA= build"
 # another head's file copied over it, dated older than everything built
 f=$(cd "$dl/$one" && ls -d l*q | head -1)/data.parquet
 other=$(cd "$dl/$one" && ls -d l*q | sed -n 2p)/data.parquet
 cp "$dl/$one/$other" "$dl/$one/$f"
 touch -d 2019-06-01 "$dl/$one/$f"
+mk "$W" DATA="$dl" DATASETS="$one" -q report
+expect_status 1 "make -q after a file replaced with an older mtime"
+mk "$W" DATA="$dl" DATASETS="$one" -n report
+if commands_run | grep -q "^bin/qk-load --quiet .*--dataset $one "; then ok; else
+    bad "make -n lists the load of a dataset whose file was replaced"; fi
 clean_digest replaced DATA="$dl" DATASETS="$one" report
 mk "$W" DATA="$dl" DATASETS="$one" report
 expect_status 0 "DATA= after a replaced file"
@@ -145,6 +182,51 @@ for d in smollm3-3b-stage1-step-40000 mistral-v0.2-7b; do
     expect_not_ran qk-load "$d" "SEED changed back"
 done
 same_as demo "$W" "SEED changed back"
+
+# ---- 4b. a comment added at the top of a stage's source and a library file ----------
+# The programs are compiled and linked again, but their code is the same:
+# no stage reruns (the debug line tables moved, and the build ID with them).
+for f in src/qk-rotate.c src/lib/rotation.c; do
+    sed -i '1i /* a comment that moves every line of the file down */' "$W/$f"
+done
+mk "$W" DATASETS="$sets" report
+expect_status 0 "a comment edit"
+if commands_run | grep -q -- '-o bin/qk-rotate\.tmp$'; then ok; else bad "a comment edit relinks qk-rotate"; fi
+if stages_ran | grep -q .; then bad "a comment edit reruns nothing ($(stages_ran | head -3 | tr '\n' ' '))"; else ok; fi
+
+# ---- 4c. a dry run, a question and help with other parameters --------------------
+# A make that builds nothing leaves the records as they are (content and
+# mtime): the next make report runs nothing. The dry run still lists the
+# stages the parameter feeds.
+records() { (cd "$1" && find build/params build/sets -type f -printf '%p %T@ ' -exec md5sum {} \; | sort); }
+records "$W" > "$base/records.before"
+mk "$W" DATASETS="$sets" -q report
+expect_status 0 "make -q after a complete build"
+mk "$W" DATASETS="$sets" -n report
+if commands_run | grep -v '^make' | grep -q .; then
+    bad "make -n after a complete build lists nothing ($(commands_run | grep -v '^make' | head -1))"; else ok; fi
+mk "$W" DATASETS="$sets" -n report PLAST_MIN_PAIRS=40
+expect_status 0 "make -n with another parameter"
+if stages_ran | grep -q "^qk-plasticity $one "; then ok; else bad "make -n lists the stages a new parameter reruns"; fi
+mk "$W" DATASETS="$sets" -q report PLAST_MIN_PAIRS=40
+expect_status 1 "make -q with another parameter: not up to date"
+mk "$W" DATASETS="$one" -n report
+expect_status 0 "make -n with other datasets"
+mk "$W" DATASETS="$sets" help PLAST_MIN_PAIRS=40
+expect_status 0 "make help with another parameter"
+if diff <(records "$W") "$base/records.before" > "$base/diff.txt"; then ok; else
+    bad "a make that builds nothing writes no record ($(grep -m2 '^[<>]' "$base/diff.txt" | tr '\n' ' '))"
+fi
+mk "$W" DATASETS="$sets" report
+expect_status 0 "make report after the dry runs"
+if stages_ran | grep -q .; then bad "after make -n, -q and help, make report runs nothing ($(stages_ran | head -3 | tr '\n' ' '))"; else ok; fi
+# a dry run in a fresh tree (no record yet) works and writes none
+copy_tree "$base/dry"
+rm -rf "$base/dry/build/progs"
+mk "$base/dry" DATASETS="$sets" -n report
+expect_status 0 "make -n in a fresh tree"
+if find "$base/dry/build/params" "$base/dry/build/sets" -type f | grep -q .; then
+    bad "make -n in a fresh tree writes no record"; else ok; fi
 
 # ---- 5. SIGKILL at several moments -----------------------------------------------
 K=$base/killed

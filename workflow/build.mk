@@ -59,23 +59,30 @@ $(foreach p,$(PROG_DIRS),$(eval $(call program_folder_rule,$(p))))
 programs: $(PROGS)
 
 # A program's identity (build/progs/NAME.id): the SHA-256 of its stripped
-# binary. Stage rules depend on it rather than on bin/NAME, so relinking a
-# program whose code did not change (an edit to a comment, or to a library
-# function it does not use) reruns nothing. build/progs/NAME.checked marks
-# when the binary was last hashed; the .id keeps its mtime while the hash
-# is the same.
+# binary without its build ID. Stage rules depend on it rather than on
+# bin/NAME, so relinking a program whose code did not change (an edit to a
+# comment, or to a library function it does not use) reruns nothing. The
+# build ID is left out because the linker computes it over the unstripped
+# file, whose debug line tables change when a comment moves lines.
+# build/progs/NAME.checked marks when the binary was last hashed (with the
+# rule of this file: a new rule hashes every program again); the .id keeps
+# its mtime while the hash is the same.
 prog = build/progs/$(1).id
 
-write_prog_id = strip -o build/progs/$(1).strip bin/$(1) && \
+write_prog_id = strip --remove-section=.note.gnu.build-id -o build/progs/$(1).strip bin/$(1) && \
   sha256sum < build/progs/$(1).strip | cut -c1-64 > build/progs/$(1).id.new && \
   rm -f build/progs/$(1).strip && \
   { cmp -s build/progs/$(1).id.new build/progs/$(1).id && rm -f build/progs/$(1).id.new || \
     mv -f build/progs/$(1).id.new build/progs/$(1).id; }
 
 .PRECIOUS: build/progs/%.checked build/progs/%.id
-build/progs/%.checked: bin/%
+build/progs/%.checked: bin/% workflow/build.mk
 	@mkdir -p $(@D)
 	@$(call write_prog_id,$*) && touch $@
 
-build/progs/%.id: build/progs/%.checked
+# (A make that builds nothing cannot know whether a program it would relink
+# gets another identity: there the .id is made only when missing, so that
+# `make -q report` after a complete build exits 0, and `make -n` lists the
+# relink but not the stages of the relinked program.)
+build/progs/%.id: $(if $(QK_BUILDS_NOTHING),|) build/progs/%.checked
 	@test -f $@ || { $(call write_prog_id,$*); }

@@ -64,8 +64,13 @@ $(shell mkdir -p build/params build/sets)
 # write_record PATH, WORDS: PATH holds WORDS, one a line, and is rewritten
 # only when they differ from what it holds. Make writes it itself, without
 # a shell; a record cut short by a kill differs and is rewritten next time.
-write_record = $(if $(and $(wildcard $(1)),$(call same_words,$(file <$(1)),$(2))),,$(file \
-  >$(1),$(call record_text,$(2))))
+# A make that builds nothing (QK_BUILDS_NOTHING, Makefile) writes no record:
+# else `make -n report PLAST_MIN_PAIRS=40` would leave the new value in the
+# record and the next `make report` would rerun what it feeds. There a
+# record that would change is declared phony instead, so `make -n` lists
+# (and `make -q` reports) what depends on it, as the real run remakes it.
+write_record = $(if $(and $(wildcard $(1)),$(call same_words,$(file <$(1)),$(2))),,$(if \
+  $(QK_BUILDS_NOTHING),$(eval .PHONY: $(1)),$(file >$(1),$(call record_text,$(2)))))
 record_text = $(subst $(space),$(newline),$(strip $(1)))
 same_words = $(if $(strip $(1))$(strip $(2)),$(and $(strip $(1)),$(strip $(2)),$(findstring \
   <$(strip $(1))>,<$(strip $(2))>),$(findstring <$(strip $(2))>,<$(strip $(1))>)),same)

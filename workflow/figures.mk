@@ -51,7 +51,7 @@ figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figure.svg figures/$(1)/$(2)/figu
 figures/$(1)/$(2)/figure.gp figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/readme.tsv &: \
     $(foreach i,$(call fig_present,$(5)),$(call fig_input_file,$(i))) $(call prog,qk-plot) \
     templates/gnuplot/style.gp build/params/figures.txt \
-    $(if $(filter-out -,$(3)),build/params/figure-models.txt) $(if $(call fig_absent,$(5)),$(RUN_SET))
+    $(if $(filter-out -,$(3)),build/params/figure-models.txt) $(call fig_absent_record,$(1),$(2),$(5))
 	$$(call step,PLOT,$(1)/$(2)) bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out figures/$(1)/$(2) \
 	  $(foreach i,$(call fig_present,$(5)),--input $(i)) $(foreach a,$(call fig_absent,$(5)),--absent $(a)) \
 	  $(if $(filter-out -,$(3)),--model $(3)) --min-share $(FIG_MIN_SHARE) \
@@ -93,6 +93,14 @@ FIGURE_PDFS += figures/$(1)/$(2)/figure.pdf
 FIGURES_$(1) += figures/$(1)/$(2)/README.md
 FIGURE_MODELS += $(if $(filter-out -,$(3)),$(1)/$(firstword $(subst _, ,$(2)))=$(3))
 endef
+
+# What a figure lacks, as a record (build/sets/figure-absent-<study>-<NN>.txt):
+# its absent inputs and, when there are any, the datasets of the run, which
+# the canvas names; "-" when it has all its inputs. The figure depends on
+# it, so it is redrawn when an input goes missing or comes back (its present
+# inputs may be older than the canvas), and a canvas when the run changes.
+fig_absent_record = $(call set_record,figure-absent-$(1)-$(firstword $(subst _, ,$(2))),$(if \
+  $(call fig_absent,$(3)),$(call fig_absent,$(3)) $(ORDERED_DATASETS)))
 
 # The stores of a figure: its model's (a one-model figure), else those of
 # its present inputs.

@@ -9,24 +9,44 @@
 # another DATA directory or a completed download reloads exactly that
 # dataset.
 
+# qk-load's arguments for the record of dataset $(1), besides --source-record
+data_record_args = --registry $(REGISTRY) --dataset $(1) $(DATA_DIR)/$(1)
+synth_record_args = --registry $(REGISTRY) --dataset $(1) \
+  --synthetic "seed=$(SEED) scale=$(SCALE) mode=$(SYNTH_MODE)"
+
+# A make that builds nothing (-n, -q: QK_BUILDS_NOTHING, Makefile) writes
+# no record: qk-load writes it to a temporary file instead, and the record
+# is remade (FORCE) only if that differs from it, so `make -q report` after
+# a complete build exits 0. (Without bin/qk-load it is remade.)
+#   record_check RECORD, ARGS   FORCE, or nothing in such a make if
+#                               qk-load ARGS gives RECORD as it is
+#   copy_check COPY, RECORD     FORCE, or nothing there if COPY equals RECORD
+ifeq ($(QK_BUILDS_NOTHING),)
+record_check = FORCE
+copy_check = FORCE
+else
+record_check = $(if $(shell t=$$(mktemp) && bin/qk-load --source-record "$$t" $(2) > /dev/null 2>&1 && \
+  cmp -s "$$t" $(1) && echo same; rm -f "$$t"),,FORCE)
+copy_check = $(if $(shell cmp -s $(1) $(2) && echo same),,FORCE)
+endif
+
 ifeq ($(strip $(DATA)),)
 # Synthetic data: the record of what qk-synth makes of the dataset
 # (build/<ds>/synth-source.txt, the key of data/synth/<ds>, synth.mk) is also the
 # store's source record.
 dataset_input = data/synth/$(1)/synth-truth.tsv
-build/%/source.txt: build/%/synth-source.txt FORCE
+build/%/source.txt: build/%/synth-source.txt $$(call copy_check,$$@,build/$$*/synth-source.txt)
 	@cmp -s $< $@ || { cp $< $@.tmp && mv -f $@.tmp $@; }
 else
 dataset_input =
-build/%/source.txt: FORCE | bin/qk-load
+build/%/source.txt: $$(call record_check,$$@,$$(call data_record_args,$$*)) | bin/qk-load
 	@mkdir -p $(@D)
-	@bin/qk-load --source-record $@ --registry $(REGISTRY) --dataset $* $(DATA_DIR)/$*
+	@bin/qk-load --source-record $@ $(call data_record_args,$*)
 endif
 
-build/%/synth-source.txt: FORCE | bin/qk-load
+build/%/synth-source.txt: $$(call record_check,$$@,$$(call synth_record_args,$$*)) | bin/qk-load
 	@mkdir -p $(@D)
-	@bin/qk-load --source-record $@ --registry $(REGISTRY) --dataset $* \
-	  --synthetic "seed=$(SEED) scale=$(SCALE) mode=$(SYNTH_MODE)"
+	@bin/qk-load --source-record $@ $(call synth_record_args,$*)
 
 build/%/store.qks build/%/inventory.tsv: build/%/source.txt $$(call dataset_input,$$*) \
     $(call prog,qk-load)
