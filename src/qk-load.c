@@ -348,11 +348,44 @@ static void fill_header(qk_store_header *h, const qk_dataset *ds)
 /* Decodes, validates and appends every config to the store being written
  * to output; on error the partial store is removed and the message names
  * the file. */
-static void load_configs(const qk_revision *rev, const qk_dataset *ds, const char *output,
-                         qk_store_writer *w, load_totals *tot)
+/* Which configs the store holds (1 per config of rev): every key config,
+ * and the query configs with their key file. The others (a partial
+ * download) are named in one warning; none paired is an error. */
+static int *mark_paired(const qk_revision *rev, const qk_dataset *ds, const qk_head_pair *pairs,
+                        int n_pairs, const char *root)
+{
+    int *paired = qk_calloc((size_t)rev->n + 1, sizeof *paired);
+    for (int i = 0; i < rev->n; i++)
+        paired[i] = rev->configs[i].kind != 'q';
+    for (int i = 0; i < n_pairs; i++)
+        paired[pairs[i].q] = 1;
+    int left_out = 0, first = -1;
+    for (int i = 0; i < rev->n; i++)
+        if (!paired[i] && left_out++ == 0)
+            first = i;
+    char example[96] = "";
+    if (first >= 0) {
+        const qk_config_file *c = &rev->configs[first];
+        snprintf(example, sizeof example, "%s needs l%02dh%02dk", c->name, c->layer,
+                 qk_dataset_kv_head(ds, c->head));
+    }
+    if (n_pairs == 0)
+        qk_die(QK_EXIT_DATA, root, left_out ? "no query config has its key file (%s)"
+                                            : "no query configs (lLLhHHq) found%s", example);
+    if (left_out)
+        qk_warn("%s: %d query head%s without %s key file left out (%s%s)", root, left_out,
+                left_out == 1 ? "" : "s", left_out == 1 ? "its" : "their", example,
+                left_out > 1 ? ", ..." : "");
+    return paired;
+}
+
+static void load_configs(const qk_revision *rev, const int *paired, const char *output,
+                         const qk_dataset *ds, qk_store_writer *w, load_totals *tot)
 {
     for (int i = 0; i < rev->n; i++) {
         const qk_config_file *c = &rev->configs[i];
+        if (!paired[i])
+            continue;
         qk_pq_table t;
         uint64_t bytes;
         const char *path = c->paths[0];
@@ -396,8 +429,7 @@ static int run_load(const options *o)
     int n_pairs;
     if (qk_revision_pair(&rev, &ds, &pairs, &n_pairs, &err) != 0)
         qk_die(QK_EXIT_DATA, root, "%s", err.msg);
-    if (n_pairs == 0)
-        qk_die(QK_EXIT_DATA, root, "no query configs (lLLhHHq) found");
+    int *paired = mark_paired(&rev, &ds, pairs, n_pairs, root);
 
     qk_store_header meta;
     fill_header(&meta, &ds);
@@ -405,10 +437,17 @@ static int run_load(const options *o)
     if (qk_store_writer_open(&w, o->output, &meta, &err) != 0)
         qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
     load_totals tot = {0};
-    load_configs(&rev, &ds, o->output, &w, &tot);
+    load_configs(&rev, paired, o->output, &ds, &w, &tot);
+    /* the store's config index of each config of rev (the left-out ones
+     * are not in the store) */
+    int *at = qk_calloc((size_t)rev.n + 1, sizeof *at);
+    for (int i = 0, n = 0; i < rev.n; i++)
+        at[i] = paired[i] ? n++ : -1;
     qk_store_pair *sp = qk_malloc((size_t)n_pairs * sizeof *sp);
     for (int i = 0; i < n_pairs; i++)
-        sp[i] = (qk_store_pair){(uint32_t)pairs[i].q, (uint32_t)pairs[i].k};
+        sp[i] = (qk_store_pair){(uint32_t)at[pairs[i].q], (uint32_t)at[pairs[i].k]};
+    free(at);
+    free(paired);
     if (qk_store_writer_finish(&w, sp, n_pairs, &err) != 0)
         qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
     free(sp);

@@ -107,12 +107,21 @@ printf '\xff\xff\xff\xff\xff\xff\xff\xff' | dd of="$bad/l01h01q/data.parquet" bs
 run bin/qk-load --quiet "$bad" -o "$tmp/corrupt.qks"
 expect_status_in "0 2" "corrupt page bytes: no crash"
 
-# a query head whose key file is missing
+# a partial download: query heads whose key file is missing are left out, in one warning
 new_bad; rm -rf "$bad/l01h00k"
+run bin/qk-load --quiet "$bad" -o "$tmp/partial.qks"
+expect_status 0 "missing key file: the other heads are loaded"
+expect_one_line_naming "$bad" "1 query head without its key file left out (l01h01q needs l01h00k)" \
+    "missing key file: one warning naming the first head left out"
+want=$(ls "$bad" | grep -E '^l[0-9]+h[0-9]+q$' | grep -vc '^l01')
+expect_same "$(bin/qk-load --verify "$tmp/partial.qks" | grep -o '[0-9]* pairs.*ok$' | cut -d' ' -f1)" "$want" \
+    "the partial store verifies and pairs the $want query heads that have their key file"
+# no query head with its key file: an error, the store untouched
+new_bad; rm -rf "$bad"/l*k
 run bin/qk-load --quiet "$bad" -o "$tmp/mini.qks"
-expect_status 2 "missing key file: exit status"
-expect_out_contains_err "query head l01h01q has no key file l01h00k" "missing key file: message"
-expect_same "$before" "$(sha256sum "$tmp/mini.qks")" "missing key file: store untouched"
+expect_status 2 "no key file at all: exit status"
+expect_out_contains_err "no query config has its key file" "no key file at all: message"
+expect_same "$before" "$(sha256sum "$tmp/mini.qks")" "no key file at all: store untouched"
 
 # a value outside the model: head_dim mismatch from the conf
 new_bad; sed -i 's/head_dim = 16/head_dim = 32/' "$bad/qkreport.conf"

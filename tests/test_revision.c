@@ -108,10 +108,11 @@ START_TEST(gqa_groups_1_2_3_4_5)
 }
 END_TEST
 
-START_TEST(missing_key_head_is_an_error)
+START_TEST(missing_key_head_is_left_out)
 {
     fresh_dir("missing-key");
-    touch_config(root, "l00h05q");
+    touch_config(root, "l00h05q"); /* key head 1: missing */
+    touch_config(root, "l00h02q"); /* key head 0 */
     touch_config(root, "l00h00k");
     qk_dataset d = shape(2, 24, 8);
     qk_revision rev;
@@ -119,8 +120,11 @@ START_TEST(missing_key_head_is_an_error)
     ck_assert_int_eq(qk_revision_scan(root, &rev, &err), 0);
     qk_head_pair *pairs;
     int n;
-    ck_assert_int_eq(qk_revision_pair(&rev, &d, &pairs, &n, &err), -1);
-    ck_assert_str_eq(err.msg, "query head l00h05q has no key file l00h01k (GQA group 3)");
+    ck_assert_int_eq(qk_revision_pair(&rev, &d, &pairs, &n, &err), 0);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(rev.configs[pairs[0].q].name, "l00h02q");
+    ck_assert_str_eq(rev.configs[pairs[0].k].name, "l00h00k");
+    free(pairs);
     qk_revision_free(&rev);
 }
 END_TEST
@@ -241,7 +245,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, config_names);
     tcase_add_test(tc, gqa_groups_1_2_3_4_5);
-    tcase_add_test(tc, missing_key_head_is_an_error);
+    tcase_add_test(tc, missing_key_head_is_left_out);
     tcase_add_test(tc, heads_outside_the_shape_are_errors);
     tcase_add_test(tc, scan_skips_dot_dirs_and_other_files);
     tcase_add_test(tc, hugging_face_cache_and_legacy_layouts);

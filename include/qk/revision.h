@@ -42,8 +42,9 @@ typedef struct qk_head_pair {
 } qk_head_pair;
 
 /* Pairs every query config with key head q_head / (n_q / n_kv) of the same
- * layer. Fails on a query head without its key file or heads outside the
- * model's shape. Unused key configs are allowed (partial downloads). */
+ * layer. A query config without its key file (a partial download) is in
+ * no pair; unused key configs are allowed too. Fails on heads outside the
+ * model's shape. */
 int qk_revision_pair(const qk_revision *rev, const qk_dataset *ds,
                      qk_head_pair **pairs, int *n_pairs, qk_err *err);
 

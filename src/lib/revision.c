@@ -285,11 +285,8 @@ int qk_revision_pair(const qk_revision *rev, const qk_dataset *ds,
             continue;
         int kv = qk_dataset_kv_head(ds, c->head);
         int k = find_config(rev, c->layer, kv, 'k');
-        if (k < 0) {
-            qk_fail(err, "query head %s has no key file l%02dh%02dk (GQA group %d)",
-                    c->name, c->layer, kv, qk_dataset_group(ds));
-            goto fail;
-        }
+        if (k < 0) /* a partial download without the key file: left out */
+            continue;
         *pairs = qk_realloc(*pairs, (size_t)(*n_pairs + 1) * sizeof **pairs);
         (*pairs)[(*n_pairs)++] = (qk_head_pair){i, k};
     }
