@@ -13,6 +13,16 @@ void qk_sort_doubles(double *v, int64_t n);
 /* Mean of the values that are not NaN (NAN when none is left). */
 double qk_mean(const double *x, int n);
 
+/* A running mean of the finite values added, for values that come one by
+ * one (a head without spread, NaN, counts in no mean). */
+typedef struct qk_sum {
+    double sum;
+    int n;
+} qk_sum;
+void qk_sum_add(qk_sum *s, double x);
+/* sum / n, NAN when no finite value was added */
+double qk_sum_mean(const qk_sum *s);
+
 /* Quantile q (0 to 1) of the values that are not NaN, with linear
  * interpolation between order statistics (numpy's default method); NAN
  * when none is left. */

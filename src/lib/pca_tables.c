@@ -1,5 +1,6 @@
 /* Reading and aggregating the PCA study tables (include/qk/pca_tables.h). */
 #include "qk/pca_tables.h"
+#include "qk/stats.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -175,15 +176,7 @@ void pca_study_need_category(const pca_study *s)
 /* ---- aggregation --------------------------------------------------------------- */
 
 /* Means over heads skip the values that are not finite (a head without
- * spread): one such head must not make its model's mean NaN. */
-
-/* Adds x to *sum and counts it in *n when it is finite. */
-static void add_finite(double x, double *sum, int *n)
-{
-    if (isfinite(x))
-        *sum += x, (*n)++;
-}
-
+ * spread, qk_sum): one such head must not make its model's mean NaN. */
 
 double pca_head_value(const pca_head *h, int which)
 {
@@ -194,33 +187,32 @@ void pca_depth_means(const pca_study *s, int model, int which, double cell[QK_DE
                      int counts[QK_DEPTH_BINS])
 {
     const pca_model *m = &s->models[model];
-    double sum[QK_DEPTH_BINS] = {0};
-    int n[QK_DEPTH_BINS] = {0};
+    qk_sum bin[QK_DEPTH_BINS] = {{0}};
     for (int h = m->first_head; h < m->first_head + m->n_heads; h++) {
         int b = qk_depth_bin(s->heads[h].layer, m->n_layers);
-        add_finite(pca_head_value(&s->heads[h], which), &sum[b], &n[b]);
+        qk_sum_add(&bin[b], pca_head_value(&s->heads[h], which));
     }
     for (int b = 0; b < QK_DEPTH_BINS; b++) {
-        cell[b] = n[b] ? sum[b] / n[b] : NAN;
+        cell[b] = qk_sum_mean(&bin[b]);
         if (counts)
-            counts[b] = n[b];
+            counts[b] = bin[b].n;
     }
 }
 
 void pca_model_mean_sd(const pca_study *s, int model, int which, double *mean, double *sd)
 {
     const pca_model *m = &s->models[model];
-    double sum = 0, ss = 0;
-    int n = 0;
+    qk_sum all = {0};
     for (int h = m->first_head; h < m->first_head + m->n_heads; h++)
-        add_finite(pca_head_value(&s->heads[h], which), &sum, &n);
-    *mean = n ? sum / n : NAN;
+        qk_sum_add(&all, pca_head_value(&s->heads[h], which));
+    *mean = qk_sum_mean(&all);
+    double ss = 0;
     for (int h = m->first_head; h < m->first_head + m->n_heads; h++) {
         double d = pca_head_value(&s->heads[h], which) - *mean;
         if (isfinite(d))
             ss += d * d;
     }
-    *sd = n > 1 ? sqrt(ss / (n - 1)) : 0;
+    *sd = all.n > 1 ? sqrt(ss / (all.n - 1)) : 0;
 }
 
 void pca_model_categories(const pca_study *s, int model, int cat[PCA_N_CAT])
@@ -237,23 +229,23 @@ void pca_component_means(const qk_src *qk, double r_q[PCA_N_PC], double r_k[PCA_
 {
     int c_pc = qk_src_col(qk, "pc"), c_ev = qk_src_col(qk, "explained_variance");
     int c_rq = qk_src_col(qk, "r_q"), c_rk = qk_src_col(qk, "r_k");
-    int n_rq[PCA_N_PC] = {0}, n_rk[PCA_N_PC] = {0}, n_ev[PCA_N_PC] = {0};
+    qk_sum sq[PCA_N_PC] = {{0}}, sk[PCA_N_PC] = {{0}}, sev[PCA_N_PC] = {{0}};
     for (int i = 0; i < PCA_N_PC; i++)
-        r_q[i] = r_k[i] = ev[i] = 0, n[i] = 0;
+        n[i] = 0;
     for (int r = 0; r < qk->t->n_rows; r++) {
         int pc = parse_int_cell(qk, r, c_pc);
         if (pc >= PCA_N_PC)
             qk_die(QK_EXIT_DATA, qk->path, "line %d: component %d (expected 0 to %d)", r + 2,
                    pc, PCA_N_PC - 1);
-        add_finite(qk_src_num(qk, r, c_rq), &r_q[pc], &n_rq[pc]);
-        add_finite(qk_src_num(qk, r, c_rk), &r_k[pc], &n_rk[pc]);
-        add_finite(qk_src_num(qk, r, c_ev), &ev[pc], &n_ev[pc]);
+        qk_sum_add(&sq[pc], qk_src_num(qk, r, c_rq));
+        qk_sum_add(&sk[pc], qk_src_num(qk, r, c_rk));
+        qk_sum_add(&sev[pc], qk_src_num(qk, r, c_ev));
         n[pc]++;
     }
     for (int i = 0; i < PCA_N_PC; i++) {
-        r_q[i] = n_rq[i] ? r_q[i] / n_rq[i] : NAN;
-        r_k[i] = n_rk[i] ? r_k[i] / n_rk[i] : NAN;
-        ev[i] = n_ev[i] ? ev[i] / n_ev[i] : NAN;
+        r_q[i] = qk_sum_mean(&sq[i]);
+        r_k[i] = qk_sum_mean(&sk[i]);
+        ev[i] = qk_sum_mean(&sev[i]);
     }
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "qk/common.h"
+#include "qk/stats.h"
 #include "qk/study.h"
 
 const char *const plast_len_columns[PLAST_N_LEN] = {"len_1_16", "len_1_8", "len_1_4", "len_1_2",
@@ -185,39 +186,32 @@ double plast_ap_at_length(const qk_src *profile, const char *model, double lengt
     return *n_bins ? sum / *n_bins : NAN;
 }
 
-/* Adds x to *sum and counts it when it is finite. */
-static void add_finite(double x, double *sum, int *n)
-{
-    if (isfinite(x))
-        *sum += x, (*n)++;
-}
-
 void plast_family_stats(const plast_table *t, int f, plast_family *out)
 {
     memset(out, 0, sizeof *out);
     out->drop_min = INFINITY;
     out->drop_max = -INFINITY;
-    int n_ap = 0, n_first = 0, n_last = 0, n_drop = 0;
+    qk_sum ap = {0}, first = {0}, last = {0}, drop = {0};
     for (int i = 0; i < t->n_models; i++) {
         if (t->family_of[i] != f)
             continue;
         const plast_model *m = &t->models[i];
         out->n_models++;
         out->n_heads += m->n_heads;
-        add_finite(m->ap, &out->ap, &n_ap);
-        add_finite(m->first, &out->first, &n_first);
-        add_finite(m->last, &out->last, &n_last);
-        add_finite(m->drop, &out->drop, &n_drop);
+        qk_sum_add(&ap, m->ap);
+        qk_sum_add(&first, m->first);
+        qk_sum_add(&last, m->last);
+        qk_sum_add(&drop, m->drop);
         if (isfinite(m->drop)) {
             out->drop_min = fmin(out->drop_min, m->drop);
             out->drop_max = fmax(out->drop_max, m->drop);
         }
     }
-    out->ap = n_ap ? out->ap / n_ap : NAN;
-    out->first = n_first ? out->first / n_first : NAN;
-    out->last = n_last ? out->last / n_last : NAN;
-    out->drop = n_drop ? out->drop / n_drop : NAN;
-    if (n_drop == 0)
+    out->ap = qk_sum_mean(&ap);
+    out->first = qk_sum_mean(&first);
+    out->last = qk_sum_mean(&last);
+    out->drop = qk_sum_mean(&drop);
+    if (drop.n == 0)
         out->drop_min = out->drop_max = NAN;
 }
 

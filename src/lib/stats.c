@@ -58,6 +58,17 @@ double qk_mean(const double *x, int n)
     return k ? sum / k : NAN;
 }
 
+void qk_sum_add(qk_sum *s, double x)
+{
+    if (isfinite(x))
+        s->sum += x, s->n++;
+}
+
+double qk_sum_mean(const qk_sum *s)
+{
+    return s->n ? s->sum / s->n : NAN;
+}
+
 static int cmp_double(const void *pa, const void *pb)
 {
     double a = *(const double *)pa, b = *(const double *)pb;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pca_fig.h"
+#include "qk/stats.h"
 
 /* Distinct values of the model column of a table. */
 static int count_models(const qk_src *t)
@@ -57,15 +58,6 @@ static int no_components(fig_ctx *ctx, const qk_src *qk, qk_err *err)
     return fig_not_drawn(ctx, err, "The table %s holds no head.", qk->path);
 }
 
-/* 1 if some of the n values is finite. */
-static int any_finite(const double *x, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (isfinite(x[i]))
-            return 1;
-    return 0;
-}
-
 /* The canvas for a table qk whose heads have no finite what. */
 static int no_component_values(fig_ctx *ctx, const qk_src *qk, const char *what, qk_err *err)
 {
@@ -82,7 +74,7 @@ int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
     int n[PCA_N_PC];
     pca_component_means(&qk, rq, rk, ev, n);
     int heads = heads_of(&qk, n), models = count_models(&qk);
-    if (!any_finite(rq, PCA_N_PC) && !any_finite(rk, PCA_N_PC))
+    if (isnan(qk_mean(rq, PCA_N_PC)) && isnan(qk_mean(rk, PCA_N_PC)))
         return no_component_values(ctx, &qk, "r_q or r_k", err);
     double lo = -0.1;
     for (int i = 0; i < PCA_N_PC; i++)
@@ -142,7 +134,7 @@ int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
     int n[PCA_N_PC];
     pca_component_means(&qk, rq, rk, ev, n);
     int heads = heads_of(&qk, n), models = count_models(&qk);
-    if (!any_finite(ev, PCA_N_PC))
+    if (isnan(qk_mean(ev, PCA_N_PC)))
         return no_component_values(ctx, &qk, "explained_variance", err);
     double top = 0, total = 0;
     for (int i = 0; i < PCA_N_PC; i++) {

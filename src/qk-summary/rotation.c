@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "qk/rotation_tables.h"
+#include "qk/stats.h"
 #include "qk/study.h"
 #include "summary.h"
 
@@ -377,18 +378,13 @@ static void cross_values(qk_numbers *w, const study *s, const columns *c)
     qk_numbers_set(w, "rotation.rk_mean", rot_mean(c->r_k, &all, 1));
     /* means and shares over the models and heads with a value (a head
      * without spread has none) */
-    double sq = 0, sk = 0;
-    int nq = 0, nk = 0;
+    qk_sum sq = {0}, sk = {0};
     for (int m = 0; m < n_models; m++) {
-        double q = value_at(&s->summary, m, "mean_abs_r_q_a");
-        double k = value_at(&s->summary, m, "mean_abs_r_k_a");
-        if (isfinite(q))
-            sq += q, nq++;
-        if (isfinite(k))
-            sk += k, nk++;
+        qk_sum_add(&sq, value_at(&s->summary, m, "mean_abs_r_q_a"));
+        qk_sum_add(&sk, value_at(&s->summary, m, "mean_abs_r_k_a"));
     }
-    qk_numbers_set(w, "rotation.rq_model_mean", nq ? sq / nq : NAN);
-    qk_numbers_set(w, "rotation.rk_model_mean", nk ? sk / nk : NAN);
+    qk_numbers_set(w, "rotation.rq_model_mean", qk_sum_mean(&sq));
+    qk_numbers_set(w, "rotation.rk_model_mean", qk_sum_mean(&sk));
     int k_closer = 0, both = 0, negative = 0;
     for (int i = 0; i < n; i++) {
         double rk = c->r_k[all.index[i]], rq = c->r_q[all.index[i]];
