@@ -3,10 +3,12 @@
  * program's own come back with their values, operands may stand anywhere;
  * the help aligns and wraps the options; --help, --version, an unknown
  * option, a bad --threads and a wrong number of operands exit as the
- * programs must; a table giving a shared key another meaning is refused. */
+ * programs must; a table giving a shared key another meaning is refused; a
+ * program stopped by an error or a signal leaves no temporary behind. */
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -211,6 +213,72 @@ START_TEST(a_shared_key_keeps_its_meaning)
 }
 END_TEST
 
+/* Entries of a directory other than . and .. */
+static int entries_of(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls -A %s | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    return n;
+}
+
+/* A program stopped while it writes an output (half a table in its
+ * temporary file) and a temporary tree (a dataset being written), by
+ * qk_die (how = 0) or by a signal, leaves neither behind. */
+static int stop_while_writing(const char *dir, int how)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDERR_FILENO);
+        qk_set_progname("qk-test");
+        char path[64], tree[64], file[160];
+        snprintf(path, sizeof path, "%s/out.tsv", dir);
+        qk_atomic out;
+        qk_output_open(&out, path);
+        fputs("half a table\n", out.fp);
+        fflush(out.fp);
+        snprintf(tree, sizeof tree, "%s/.dataset.tmp", dir);
+        mkdir(tree, 0755);
+        qk_temp_begin(tree);
+        for (int i = 0; i < 40; i++) { /* more than one read of the directory */
+            snprintf(file, sizeof file, "%s/l%02dh00q-with-a-long-name-of-a-config", tree, i);
+            mkdir(file, 0755);
+            snprintf(file, sizeof file, "%s/l%02dh00q-with-a-long-name-of-a-config/data.parquet",
+                     tree, i);
+            FILE *fp = fopen(file, "w");
+            fputs("PAR1", fp);
+            fclose(fp);
+        }
+        if (how == 0)
+            qk_die(QK_EXIT_DATA, path, "bad data");
+        raise(how);
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+START_TEST(a_stopped_program_leaves_no_temporaries)
+{
+    static const int hows[] = {0, SIGTERM, SIGINT, SIGHUP};
+    for (int i = 0; i < 4; i++) {
+        char dir[] = "/tmp/qk-test-stop-XXXXXX";
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        int status = stop_while_writing(dir, hows[i]);
+        ck_assert_int_eq(status, hows[i] ? 128 + hows[i] : QK_EXIT_DATA);
+        ck_assert_int_eq(entries_of(dir), 0);
+        rmdir(dir);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -219,6 +287,7 @@ int main(void)
     tcase_add_test(tc, help_aligns_and_wraps_the_options);
     tcase_add_test(tc, help_version_and_usage_errors_exit);
     tcase_add_test(tc, a_shared_key_keeps_its_meaning);
+    tcase_add_test(tc, a_stopped_program_leaves_no_temporaries);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

@@ -78,6 +78,12 @@ int qk_atomic_commit(qk_atomic *a, qk_err *err);
 int qk_atomic_commit_if_changed(qk_atomic *a, qk_err *err);
 /* Removes the temporary file; safe to call after a failed commit. */
 void qk_atomic_abort(qk_atomic *a);
+/* A temporary file or directory tree, removed if the program stops (an
+ * error through qk_die, or SIGINT, SIGTERM, SIGHUP, SIGPIPE) between
+ * qk_temp_begin and qk_temp_end; path must stay allocated until then.
+ * qk_atomic registers its temporary files itself. */
+void qk_temp_begin(char *path);
+void qk_temp_end(char *path);
 /* 0 if the file system of a's file has room for bytes more and still keeps
  * the free space set by qk_set_min_free; else -1 and "cannot write PATH:
  * not enough disk space (...)". A writer of large files calls it before

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +17,89 @@
 static const char *progname = "qkreport";
 static int progress_quiet = 0;
 
+/* The temporary files of the outputs being written. A program that stops
+ * before their commit, on an error (qk_die) or on a signal (make stopped,
+ * Ctrl-C), removes them, so that nothing half-written stays beside the
+ * outputs. The slots are written by the thread that opens or ends an output
+ * and only read by the exit and signal paths (unlink is async-signal-safe). */
+#define MAX_PENDING 256
+static char *volatile pending[MAX_PENDING];
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void pending_set(char *old_path, char *new_path)
+{
+    pthread_mutex_lock(&pending_lock);
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (pending[i] == old_path) {
+            pending[i] = new_path;
+            break;
+        }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+/* Removes a directory tree with system calls only (no allocation), so
+ * that a signal handler may call it; returns 0 once it is gone. */
+static int remove_tree_raw(int parent, const char *name, int depth)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[4096];
+    ssize_t got;
+    int progress = 1;
+    /* entries are removed while the directory is read: read it again until
+     * a pass removes nothing */
+    while (progress) {
+        progress = 0;
+        lseek(fd, 0, SEEK_SET);
+        while ((got = getdents64(fd, buf, sizeof buf)) > 0)
+            for (ssize_t at = 0; at < got;) {
+                struct dirent64 *e = (struct dirent64 *)(buf + at);
+                at += e->d_reclen;
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                    continue;
+                if (unlinkat(fd, e->d_name, 0) == 0 ||
+                    ((errno == EISDIR || errno == EPERM) && depth < 8 &&
+                     remove_tree_raw(fd, e->d_name, depth + 1) == 0))
+                    progress = 1;
+            }
+    }
+    close(fd);
+    return unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+static void remove_pending(void)
+{
+    for (int i = 0; i < MAX_PENDING; i++) {
+        const char *path = pending[i];
+        if (path && unlink(path) != 0 && (errno == EISDIR || errno == EPERM))
+            remove_tree_raw(AT_FDCWD, path, 0);
+    }
+}
+
+void qk_temp_begin(char *path) { pending_set(NULL, path); }
+void qk_temp_end(char *path) { pending_set(path, NULL); }
+
+static void stop_on_signal(int sig)
+{
+    remove_pending();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 /* Ignoring SIGXFSZ turns a write past the file size limit (ulimit -f) into
  * an EFBIG error that the output code reports, instead of a silent death. */
 void qk_set_progname(const char *name)
 {
     progname = name;
     signal(SIGXFSZ, SIG_IGN);
+    static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+        struct sigaction old;
+        /* a signal ignored by the caller (nohup) stays ignored */
+        if (sigaction(stops[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            signal(stops[i], stop_on_signal);
+    }
 }
 const char *qk_progname(void) { return progname; }
 
@@ -83,6 +162,7 @@ void qk_die(int status, const char *path, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     qk_report_error(path, msg);
+    remove_pending();
     exit(status);
 }
 
@@ -205,6 +285,7 @@ int qk_atomic_open(qk_atomic *a, const char *path, qk_err *err)
         return qk_fail(err, "cannot create %s: %s", path, strerror(e));
     }
     fchmod(fd, 0644);
+    pending_set(NULL, a->tmp_path);
     a->fp = fdopen(fd, "wb");
     if (!a->fp) {
         close(fd);
@@ -246,6 +327,7 @@ int qk_atomic_commit(qk_atomic *a, qk_err *err)
         qk_atomic_abort(a);
         return -1;
     }
+    pending_set(a->tmp_path, NULL);
     free(a->tmp_path);
     free(a->final_path);
     memset(a, 0, sizeof *a);
@@ -320,8 +402,10 @@ void qk_atomic_abort(qk_atomic *a)
 {
     if (a->fp)
         fclose(a->fp);
-    if (a->tmp_path)
+    if (a->tmp_path) {
         unlink(a->tmp_path);
+        pending_set(a->tmp_path, NULL);
+    }
     free(a->tmp_path);
     free(a->final_path);
     memset(a, 0, sizeof *a);

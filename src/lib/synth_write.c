@@ -700,6 +700,7 @@ int qk_synth_write_dataset(const char *out_dir, const qk_dataset *ds,
         return -1;
     }
     chmod(tmp, 0755);
+    qk_temp_begin(tmp);
     dataset_writer w = {0};
     w.ds = ds;
     w.o = o;
@@ -715,6 +716,7 @@ int qk_synth_write_dataset(const char *out_dir, const qk_dataset *ds,
         rc = swap_into_place(out_dir, ds->id, tmp, err);
     if (rc != 0)
         remove_tree(tmp);
+    qk_temp_end(tmp);
     for (int i = 0; i < w.n_configs; i++)
         free(w.configs[i]);
     free(w.configs);
