@@ -242,11 +242,13 @@ int main(int argc, char **argv)
     qk_open_store(o.store, &s, o.verify);
     int n_heads;
     head_ref *heads = sorted_heads(&s, &o, &n_heads);
+    /* no usable head (a partial or tiny capture): empty tables, from which
+     * the figure draws a canvas that says so */
     if (n_heads == 0)
-        qk_die(QK_EXIT_DATA, o.store, "no query head with enough rows");
+        qk_warn("%s: no query head with enough rows: the collage lists no head", o.store);
     int n = o.panels < n_heads ? o.panels : n_heads;
     int picks[MAX_PANELS];
-    if (qk_python_sample((uint32_t)o.seed, n_heads, n, picks) != 0)
+    if (n > 0 && qk_python_sample((uint32_t)o.seed, n_heads, n, picks) != 0)
         qk_die(QK_EXIT_DATA, o.store, "cannot draw %d of %d heads", n, n_heads);
 
     qk_atomic points;

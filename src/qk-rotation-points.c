@@ -244,11 +244,20 @@ static void write_ab_points(const options *o, const qk_store *s, const qk_rot_ax
     free(x);
 }
 
-/* The complement of the first drawn head; returns its pair count. */
+/* The complement of the first drawn head (NULL: none, the header alone);
+ * returns its pair count. */
 static int write_complement_points(const options *o, const qk_store *s,
                                    const qk_rot_axes_file *ax, const head_ref *r,
                                    int64_t *plotted_q, int64_t *plotted_k)
 {
+    qk_atomic out;
+    qk_output_open(&out, o->complement_output);
+    fputs("pair\tkind\tposition\tu\tw\n", out.fp);
+    *plotted_q = *plotted_k = 0;
+    if (!r) {
+        qk_output_commit(&out);
+        return 0;
+    }
     int d = ax->dim, h = r->axes_index;
     qk_comp_work w;
     qk_comp_work_init(&w, d);
@@ -258,9 +267,6 @@ static int write_complement_points(const options *o, const qk_store *s,
                       &err) != 0)
         qk_die(QK_EXIT_DATA, o->axes, "head l%02dh%02d: %s", r->layer, r->head, err.msg);
     double *x = qk_doubles((size_t)d);
-    qk_atomic out;
-    qk_output_open(&out, o->complement_output);
-    fputs("pair\tkind\tposition\tu\tw\n", out.fp);
     qk_store_buf buf = {0};
     const float *q = qk_store_vectors_or_die(s, o->store, (int)(r->q - s->configs), &buf);
     *plotted_q = write_pairs(out.fp, 'q', r->q, q, d, &w, basis.n_pairs,
@@ -307,12 +313,14 @@ int main(int argc, char **argv)
     qk_err err;
     if (qk_rot_axes_load(o.axes, &ax, &err) != 0)
         qk_die(QK_EXIT_DATA, o.axes, "%s", err.msg);
+    /* no head fitted (a partial or tiny capture): empty tables, from which
+     * the figures draw canvases that say so */
     if (ax.n_heads == 0)
-        qk_die(QK_EXIT_DATA, o.axes, "no heads");
+        qk_warn("%s: no head: the point tables list none", o.axes);
     head_ref *heads = axes_heads(&s, &ax, &o);
     int n = o.panels < ax.n_heads ? o.panels : ax.n_heads;
     int picks[MAX_PANELS];
-    if (qk_python_sample((uint32_t)o.seed, ax.n_heads, n, picks) != 0)
+    if (n > 0 && qk_python_sample((uint32_t)o.seed, ax.n_heads, n, picks) != 0)
         qk_die(QK_EXIT_DATA, o.axes, "cannot draw %d of %d heads", n, ax.n_heads);
     panel panels[MAX_PANELS];
     for (int i = 0; i < n; i++)
@@ -320,7 +328,8 @@ int main(int argc, char **argv)
     /* the complement figure shows the first head drawn; the {a, b} figure
      * shows the drawn heads in (layer, head) order */
     int64_t comp_q, comp_k;
-    int n_pairs = write_complement_points(&o, &s, &ax, &panels[0].ref, &comp_q, &comp_k);
+    int n_pairs = write_complement_points(&o, &s, &ax, n ? &panels[0].ref : NULL, &comp_q,
+                                          &comp_k);
     qsort(panels, (size_t)n, sizeof *panels, cmp_panel);
     write_ab_points(&o, &s, &ax, panels, n);
     write_panels(&o, &s, panels, n, ax.n_heads, n_pairs, comp_q, comp_k);

@@ -293,4 +293,20 @@ expect_same "$(awk -F'\t' '$1 == "summary" { print $2 }' "$T/canvas1/inputs.tsv"
 if [ "$TREE/report/index.html" -nt "$TREE/build/sets/run.txt" ] && grep -q 'llama3.2-3b' "$TREE/report/index.html"; then
     ok; else bad "one-model run: the report is written"; fi
 
+# ---- no head large enough for a PCA ---------------------------------------------------
+# every head of the collage's (and the study's only) dataset below the fit's
+# minimum (PCA_MAX_ROWS=2 keeps 2 rows per kind): the collage and the PCA
+# numbers list nothing, and the report is still made, with canvases
+run tree_make report DATA="$D" DATASETS=llama3.2-3b PCA_MAX_ROWS=2
+expect_status 0 "make report with no head large enough for a PCA"
+expect_out_contains_err "qk-pca-collage: warning: build/llama3.2-3b/store.qks: no query head with enough rows" \
+    "no PCA head: the collage says why it is empty"
+expect_same "$(wc -l < "$TREE/build/pca/collage_panels.tsv")" 1 "no PCA head: the collage table has its header alone"
+expect_same "$(key qk-pca/06_collage_example drawn)" "no: this run lacks the data of this figure" \
+    "no PCA head: figure 06 is a canvas"
+if key qk-pca/06_collage_example 'this run' | grep -qF "no head of the dataset has enough rows"; then
+    ok; else bad "no PCA head: the canvas says why"; fi
+if [ "$TREE/report/index.html" -nt "$TREE/build/pca/collage_panels.tsv" ]; then
+    ok; else bad "no PCA head: the report is written"; fi
+
 finish

@@ -182,7 +182,8 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     collage_panel panels[MAX_PANELS];
     int n = read_panels(&panels_t, panels);
     if (n == 0)
-        return fig_not_drawn(ctx, err, "The table %s lists no head to draw.", panels_t.path);
+        return fig_not_drawn(ctx, err, "The table %s lists no head to draw: no head of the "
+                             "dataset has enough rows for the fit.", panels_t.path);
     pca_study heads;
     pca_load_input(ctx, "heads", &heads);
     find_categories(&heads, panels, n);

@@ -243,7 +243,8 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
     drawn_head h[MAX_PANELS];
     int n = read_panels(&panels_t, &heads, h);
     if (n == 0)
-        return fig_not_drawn(ctx, err, "The table %s lists no head to draw.", panels_t.path);
+        return fig_not_drawn(ctx, err, "The table %s lists no head to draw: no head of the "
+                             "dataset has enough rows for the fit.", panels_t.path);
     double scale = position_scale(ctx, h[0].dataset, &points);
     char label[64];
     snprintf(label, sizeof label, "%s", fig_registry(ctx, h[0].dataset, "label", h[0].dataset));
@@ -387,7 +388,8 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
     drawn_head drawn[MAX_PANELS];
     int n_drawn = read_panels(&panels_t, &heads, drawn), first = -1;
     if (n_drawn == 0)
-        return fig_not_drawn(ctx, err, "The table %s lists no head to draw.", panels_t.path);
+        return fig_not_drawn(ctx, err, "The table %s lists no head to draw: no head of the "
+                             "dataset has enough rows for the fit.", panels_t.path);
     for (int i = 0; i < n_drawn; i++)
         if (drawn[i].draw == 0)
             first = i;

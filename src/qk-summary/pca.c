@@ -130,12 +130,18 @@ static const qk_key end_fields[] = {
 
 /* ---- heads and groups ----------------------------------------------------------------- */
 
-static void load_study(pca_study *s, const qk_src *heads, const qk_src *registry)
+/* Returns 0, with nothing loaded, when the table lists no head (every head
+ * of the study's datasets too small to fit): the study is then reported as
+ * one the run lacks. */
+static int load_study(pca_study *s, const qk_src *heads, const qk_src *registry)
 {
     pca_study_load(s, heads, registry);
-    if (s->n_heads == 0)
-        qk_die(QK_EXIT_DATA, heads->path, "no heads");
+    if (s->n_heads == 0) {
+        pca_study_free(s);
+        return 0;
+    }
     pca_study_need_category(s);
+    return 1;
 }
 
 /* A set of heads: a model, a family, or all. */
@@ -473,8 +479,7 @@ void sum_pca(sum_ctx *ctx)
     write_components(w, qk);
     int families = family_table(w), models = model_table(w);
     pca_study s;
-    if (heads) {
-        load_study(&s, heads, registry);
+    if (heads && load_study(&s, heads, registry)) {
         write_cross_values(w, &s);
         write_families(w, families, &s);
         write_models(w, models, &s, registry);
@@ -490,8 +495,7 @@ void sum_pca(sum_ctx *ctx)
         "content-focused (%)", "mixed (%)"};
     for (int c = 0; checkpoint_fields[c].name; c++)
         qk_numbers_column(w, table, checkpoint_fields[c].name, headers[c]);
-    if (training) {
-        load_study(&s, training, registry);
+    if (training && load_study(&s, training, registry)) {
         write_checkpoints(w, table, &s, registry);
         write_training(w, &s, low);
         pca_study_free(&s);
