@@ -1,16 +1,19 @@
 /* qk-synth: writes synthetic datasets in the sniffed-qk layout, with planted
  * query/key geometry and its exact population truth (docs/synth.md). */
 #include <cblas.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/registry.h"
 #include "qk/synth.h"
 
-enum { OPT_OUT = QK_KEY_FIRST };
+enum { OPT_OUT = QK_KEY_FIRST, OPT_KEY };
 
 static const qk_option options_table[] = {
     {OPT_OUT, "out", "DIR", "output directory (created if missing)"},
@@ -25,6 +28,9 @@ static const qk_option options_table[] = {
     {'m', "mode", "MODE", "population (default: drift, separation, RoPE rings in the "
                           "complement) or planted-linear (linear drift only, closed-form truth)"},
     {'t', "stratified", NULL, "give keys the query positions (identical multisets)"},
+    {OPT_KEY, "key", "FILE", "what the datasets are made from (the build's record): a complete "
+                             "dataset whose .synth-key holds the same bytes is kept as it is "
+                             "(its synth-truth.tsv touched), others are written with a copy"},
     QK_OPTION_MIN_FREE,
     QK_OPTION_QUIET,
     {'V', NULL, NULL, "the same as --version"},
@@ -58,6 +64,7 @@ typedef struct cli {
     const char **ids;
     int n_ids;
     int all;
+    const char *key_path;
     qk_synth_options opts;
 } cli;
 
@@ -116,6 +123,7 @@ static int parse_option(cli *c, int key, const char *value)
         }
         break;
     case 't': c->opts.stratified = 1; break;
+    case OPT_KEY: c->key_path = value; break;
     case 'V': printf("qk-synth %s\n", QK_VERSION_STRING); exit(QK_EXIT_OK);
     }
     return 0;
@@ -144,9 +152,31 @@ static int parse_args(int argc, char **argv, cli *c)
     return 0;
 }
 
+/* Whether the dataset's folder is complete and holds the key; if so its
+ * synth-truth.tsv is touched, so that the build takes it as just made. */
+static int kept(const cli *c, const qk_dataset *ds)
+{
+    char *dir = qk_path_join(c->out, ds->id);
+    char *truth = qk_path_join(dir, "synth-truth.tsv"), *key = qk_path_join(dir, ".synth-key");
+    uint8_t *held = NULL;
+    size_t len = 0;
+    int same = c->opts.key && access(truth, F_OK) == 0 &&
+               qk_read_file(key, &held, &len, NULL) == 0 && len == c->opts.key_len &&
+               memcmp(held, c->opts.key, len) == 0 && utimensat(AT_FDCWD, truth, NULL, 0) == 0;
+    free(held);
+    free(key);
+    free(truth);
+    free(dir);
+    return same;
+}
+
 static int write_one(const cli *c, const qk_dataset *ds, int index, int total)
 {
     qk_err err;
+    if (kept(c, ds)) {
+        qk_progress("%s: kept (made from the same key)", ds->id);
+        return 0;
+    }
     qk_progress("%s: writing (%d/%d, %d examples)", ds->id, index + 1, total,
                 qk_synth_n_examples(ds, &c->opts));
     if (qk_synth_write_dataset(c->out, ds, &c->opts, &err) != 0) {
@@ -171,8 +201,12 @@ int main(int argc, char **argv)
     /* one BLAS thread: the matrices are small, and the build runs datasets
      * side by side instead */
     openblas_set_num_threads(1);
-    qk_registry reg;
     qk_err err;
+    uint8_t *key = NULL;
+    if (c.key_path && qk_read_file(c.key_path, &key, &c.opts.key_len, &err) != 0)
+        qk_die(QK_EXIT_DATA, c.key_path, "%s", err.msg);
+    c.opts.key = key;
+    qk_registry reg;
     if (qk_registry_load(c.registry, &reg, &err) != 0)
         qk_die(QK_EXIT_DATA, c.registry, "%s", err.msg);
     for (int i = 0; i < c.n_ids; i++) {
@@ -194,5 +228,6 @@ int main(int argc, char **argv)
     }
     qk_registry_free(&reg);
     free(c.ids);
+    free(key);
     return status;
 }

@@ -299,4 +299,23 @@ mk "$C" DATASETS="$sets" report
 expect_status 0 "make report after the concurrent pair"
 same_as demo "$C" "two makes started together"
 
+# ---- 7. the records removed, as make clean does ----------------------------------------
+# make clean keeps data/synth: qk-synth keeps the data made from the same key
+# (record and program), and writes the data of a new key
+pq=$(ls "$C/data/synth/$one"/l*q/data.parquet | head -1)
+before=$(stat -c '%i %y' "$pq")
+rm -f "$C"/build/*/synth-source.txt "$C"/build/*/synth-key.txt
+mk "$C" DATASETS="$sets" synth
+expect_status 0 "make synth without the records"
+expect_same "$(stat -c '%i %y' "$pq")" "$before" "make synth without the records keeps the data"
+if [ "$C/data/synth/$one/synth-truth.tsv" -nt "$C/build/$one/synth-source.txt" ]; then ok; else
+    bad "a kept dataset is newer than its record"; fi
+mk "$C" DATASETS="$sets" synth
+if stages_ran | grep -q .; then bad "make synth again runs nothing ($(stages_ran | tr '\n' ' '))"; else ok; fi
+mk "$C" DATASETS="$one" SEED=3 synth
+expect_status 0 "make synth SEED=3"
+if [ "$(stat -c '%i %y' "$pq" 2>/dev/null)" != "$before" ] &&
+   grep -q 'seed 3,' "$C/data/synth/$one/.synth-key"; then ok; else
+    bad "another key writes the data again"; fi
+
 finish

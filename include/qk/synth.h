@@ -38,6 +38,10 @@ typedef struct qk_synth_options {
     int stratified; /* 1: K rows take the Q positions (identical multisets) */
     int n_heads;    /* query heads per dataset; 0: by scale */
     int n_examples; /* examples (documents); 0: by scale */
+    /* what the dataset is made from (the caller's record), written to its
+     * folder as .synth-key; NULL: none */
+    const uint8_t *key;
+    size_t key_len;
 } qk_synth_options;
 
 void qk_synth_options_default(qk_synth_options *o);

@@ -633,6 +633,8 @@ static int write_contents(dataset_writer *w, qk_err *err)
         if (rc == 0)
             rc = write_generated(w->dir, "README.md", readme_fn, &args, err);
     }
+    if (rc == 0 && w->o->key)
+        rc = write_text_file(w->dir, ".synth-key", (const char *)w->o->key, w->o->key_len, err);
     if (rc == 0) {
         /* the last file: its presence marks the dataset as complete */
         fflush(w->tsv);
