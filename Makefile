@@ -67,14 +67,16 @@ $(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
 # exactly what this run makes: outputs of earlier runs on other datasets are
 # removed (build/ keeps their intermediates, so they come back quickly).
 # (the thesis example is kept when this run makes it)
+# They are removed only once this run's outputs are all made (a run that
+# fails leaves the previous run's outputs in place), before the archive
+# packs the folders; build/sets/pruned.txt marks the list last applied.
 RESULT_FILES = $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) $(REPORT_OUTPUTS) \
   $(dir $(ALL_FIGURES)) $(if $(filter archive thesis-example check-latex $(THESIS_EXAMPLE),$(MAKECMDGOALS)),$(THESIS_EXAMPLE))
 ifneq ($(filter report archive,$(or $(MAKECMDGOALS),report)),)
-ifeq ($(QK_BUILDS_NOTHING),)
-$(file >build/sets/result-files.txt,$(call record_text,$(sort $(RESULT_FILES))))
-QK_PRUNE := $(shell workflow/prune.sh build/sets/result-files.txt)
+$(call write_record,build/sets/result-files.txt,$(sort $(RESULT_FILES)))
 endif
-endif
+build/sets/pruned.txt: build/sets/result-files.txt $$(filter-out %/,$$(RESULT_FILES)) $$(ALL_FIGURES)
+	$(quiet)workflow/prune.sh $< > /dev/null && cp $< $@
 
 .PHONY: all deps clean distclean help
 all: programs

@@ -318,4 +318,20 @@ if [ "$(stat -c '%i %y' "$pq" 2>/dev/null)" != "$before" ] &&
    grep -q 'seed 3,' "$C/data/synth/$one/.synth-key"; then ok; else
     bad "another key writes the data again"; fi
 
+# ---- 8. a run that fails leaves the previous run's outputs -----------------------------
+# (the outputs of other datasets are removed only once a run has made all of its own)
+mk "$C" DATASETS="$sets" report
+expect_status 0 "the full set again"
+report_before=$(sha256sum < "$C/report/index.html")
+smol_before=$(ls "$C/results/smollm3_training_progress" | wc -l)
+mk "$C" DATASETS="$one" PLAST_COV=ful report
+if [ "$e2e_status" -ne 0 ]; then ok; else bad "a mistyped PLAST_COV fails"; fi
+expect_same "$(ls "$C/results/smollm3_training_progress" | wc -l)" "$smol_before" \
+    "a failed run on one dataset keeps the other study's tables"
+expect_same "$(sha256sum < "$C/report/index.html")" "$report_before" "a failed run keeps the report"
+mk "$C" DATASETS="$one" report
+expect_status 0 "the run on one dataset, parameter fixed"
+if [ ! -e "$C/results/smollm3_training_progress" ]; then ok; else
+    bad "a run that completes removes the tables of the datasets it lacks"; fi
+
 finish

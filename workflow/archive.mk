@@ -21,7 +21,7 @@ $(call param_group,archive,version=$(SUITE_VERSION) seed=$(SEED) scale=$(SCALE) 
 # listed too so that the rule stays right if the report stops showing one.
 $(ARCHIVE_FILE): build/report/blas.tsv report/index.html $(ALL_FIGURES) $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) \
                  $(REPORT_OUTPUTS) $(FIGURE_PDFS) $(THESIS_EXAMPLE) $(THESIS_EXAMPLE_TEX) \
-                 bin/qk-archive build/params/archive.txt
+                 bin/qk-archive build/params/archive.txt build/sets/pruned.txt
 	@mkdir -p $(@D)
 	$(call step,ARCHIVE,$@) bin/qk-archive create --output $@ --suite-version '$(SUITE_VERSION)' $(ARCHIVE_PARAMS) \
 	  --param "BLAS=$$(sed -n 's/^blas_library\t//p' build/report/blas.tsv)" \

@@ -74,4 +74,4 @@ $(REPORT_OUTPUTS) &: templates/report.html.in $(call prog,qk-report) $(REPORT_IN
 	  $(REPORT_FLAGS)
 
 .PHONY: report
-report: $(REPORT_OUTPUTS)
+report: $(REPORT_OUTPUTS) build/sets/pruned.txt
