@@ -52,7 +52,7 @@ figures/$(1)/$(2)/figure.gp figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inpu
     $(foreach i,$(call fig_present,$(5)),$(call fig_input_file,$(i))) $(call prog,qk-plot) \
     templates/gnuplot/style.gp build/params/figures.txt \
     $(if $(filter-out -,$(3)),build/params/figure-models.txt) $(call fig_absent_record,$(1),$(2),$(5))
-	$$(call step,PLOT,$(1)/$(2)) bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out figures/$(1)/$(2) \
+	$$(call step,PLOT,$(1)/$(firstword $(subst _, ,$(2)))) bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out figures/$(1)/$(2) \
 	  $(foreach i,$(call fig_present,$(5)),--input $(i)) $(foreach a,$(call fig_absent,$(5)),--absent $(a)) \
 	  $(if $(filter-out -,$(3)),--model $(3)) --min-share $(FIG_MIN_SHARE) \
 	  $(if $(call fig_absent,$(5)),--run-datasets "$(ORDERED_DATASETS)")
@@ -80,7 +80,7 @@ figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figu
     figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/stores.tsv \
     figures/$(1)/$(2)/source.tsv figures/$(1)/$(2)/parameters.tsv templates/figure-README.md.in \
     $(call prog,qk-report) build/params/report.txt
-	$$(call step,README,$(1)/$(2)) bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \
+	$$(call step,README,$(1)/$(firstword $(subst _, ,$(2)))) bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \
 	  --values figures/$(1)/$(2)/readme.tsv --values figures/$(1)/$(2)/source.tsv \
 	  --table numbers=figures/$(1)/$(2)/numbers.tsv \
 	  --table inputs=figures/$(1)/$(2)/inputs.tsv --table stores=figures/$(1)/$(2)/stores.tsv \

@@ -146,8 +146,19 @@ int qk_fail(qk_err *err, const char *fmt, ...)
     return -1;
 }
 
+static int meter_on(void);
+
+/* A warning or an error starts on a clean line: over the progress line of
+ * this or another step (make -j), which is drawn again below it. */
+static void clear_progress_line(void)
+{
+    if (meter_on())
+        fputs("\r\033[K", stderr);
+}
+
 void qk_report_error(const char *path, const char *msg)
 {
+    clear_progress_line();
     if (path)
         fprintf(stderr, "%s: error: %s: %s\n", progname, path, msg);
     else
@@ -169,6 +180,7 @@ void qk_die(int status, const char *path, const char *fmt, ...)
 void qk_warn(const char *fmt, ...)
 {
     va_list ap;
+    clear_progress_line();
     fprintf(stderr, "%s: warning: ", progname);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -255,7 +267,12 @@ void qk_meter(long done, long total, const char *unit)
         return;
     meter.last = now;
     double elapsed = now - meter.start;
-    fprintf(stderr, "\r\033[K%s %ld/%ld %s", meter.label, done, total, unit);
+    /* the label without the padding of the step lines, so that the line
+     * stays within 80 columns (a wrapped line could not be redrawn) */
+    int label_len = (int)strlen(meter.label);
+    while (label_len > 0 && meter.label[label_len - 1] == ' ')
+        label_len--;
+    fprintf(stderr, "\r\033[K%.*s  %ld/%ld %s", label_len, meter.label, done, total, unit);
     if (done > 0 && done < total)
         fprintf(stderr, "   %.0f s left", elapsed / (double)done * (double)(total - done));
     fflush(stderr);
