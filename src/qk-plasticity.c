@@ -435,6 +435,9 @@ int main(int argc, char **argv)
 
     out_ctx oc = {stage.jobs, results, n, &ctx.grid, &model};
     write_tables(&o, &oc);
+    if (n > 0 && model.n_heads_valid == 0)
+        qk_warn("%s: no head has a plasticity value: no query bin of any head has %" PRId64 " eligible "
+                "key pairs (--min-pairs) and 2 queries", o.store, o.params.min_pairs_per_bin);
     if (o.params.time_floor)
         print_floor(results, n, o.threads);
     if (o.timing)

@@ -41,6 +41,13 @@ run bin/qk-plasticity --quiet --threads 3 --out-dir "$T/three" "$STORE"
 if cmp -s "$T/three/plasticity_profile.tsv" "$OUT/plasticity_profile.tsv"; then ok; else
     bad "profile differs with --threads 3"; fi
 expect_no_temporaries "$OUT" "no temporary files left"
+# no bin with enough pairs in any head: the tables say n/a, and one warning says why
+run bin/qk-plasticity --quiet --min-pairs 1000000000 --out-dir "$T/none" "$STORE"
+expect_status 0 "qk-plasticity with no bin kept"
+expect_out_contains_err "$STORE: no head has a plasticity value: no query bin of any head has 1000000000 eligible key pairs (--min-pairs)" \
+    "no head valid: one warning naming the store and the option"
+expect_same "$(grep -c . "$e2e_err")" 1 "no head valid: one line"
+expect_same "$(awk -F'\t' 'NR == 2 { print $2 }' "$T/none/plasticity_model.tsv")" 0 "no head valid: n_heads_valid 0"
 # -o: the per-head table (the primary output) goes there, the others to --out-dir
 run bin/qk-plasticity --quiet --threads 2 -o "$T/heads-here.tsv" --out-dir "$T/rest" "$STORE"
 expect_status 0 "qk-plasticity -o FILE --out-dir DIR"

@@ -76,20 +76,29 @@ static int analyse_group(void *arg, void *state, const int *job_idx, int n, int 
     return 0;
 }
 
-/* Marks the heads the stage can analyse; warns about the skipped ones
- * that have a reason. */
+/* Marks the heads the stage can analyse; warns, in one line, about the
+ * skipped ones that have a reason: how many, and the first with its reason. */
 static void mark_usable(qk_stage *st, const qk_stage_spec *spec)
 {
     st->usable = qk_malloc((size_t)(st->n_jobs ? st->n_jobs : 1) * sizeof(int));
     st->n_usable = 0;
+    int n_warned = 0, first = -1;
+    char first_why[256] = "";
     for (int i = 0; i < st->n_jobs; i++) {
         char why[256] = "";
         st->usable[i] = spec->usable ? spec->usable(spec->ctx, st, i, why, sizeof why) != 0 : 1;
         st->n_usable += st->usable[i];
-        if (!st->usable[i] && why[0])
-            qk_warn("%s: head l%02dh%02d skipped: %s", st->path, st->jobs[i].layer,
-                    st->jobs[i].head, why);
+        if (!st->usable[i] && why[0] && n_warned++ == 0) {
+            first = i;
+            snprintf(first_why, sizeof first_why, "%s", why);
+        }
     }
+    if (n_warned == 1)
+        qk_warn("%s: head l%02dh%02d skipped: %s", st->path, st->jobs[first].layer,
+                st->jobs[first].head, first_why);
+    else if (n_warned > 1)
+        qk_warn("%s: %d heads skipped, the first l%02dh%02d: %s", st->path, n_warned,
+                st->jobs[first].layer, st->jobs[first].head, first_why);
 }
 
 void qk_stage_run(qk_stage *st, const qk_stage_spec *spec)
