@@ -338,14 +338,6 @@ static void digest_files(walk *w)
 
 /* ---- writing the archive ------------------------------------------------------ */
 
-static qk_atomic *pending_output; /* removed at exit unless committed */
-
-static void remove_pending_output(void)
-{
-    if (pending_output)
-        qk_atomic_abort(pending_output);
-}
-
 typedef struct writer {
     struct archive *a;
     const char *path;            /* the output, for messages */
@@ -433,9 +425,8 @@ static void write_file(writer *wr, const walk *w, const qk_manifest_file *f)
 
 static void write_archive(const create_options *o, const walk *w, const qk_manifest *m)
 {
-    static qk_atomic out;
+    qk_atomic out; /* its temporary is removed if the program stops (qk_die) */
     qk_output_open(&out, o->output);
-    pending_output = &out;
     writer wr;
     open_writer(&wr, out.fp, o->output);
     write_manifest(&wr, m);
@@ -444,7 +435,6 @@ static void write_archive(const create_options *o, const walk *w, const qk_manif
     writer_check(&wr, archive_write_close(wr.a), "close");
     archive_write_free(wr.a);
     qk_output_commit(&out);
-    pending_output = NULL;
 }
 
 static int cmd_create(int argc, char **argv)
@@ -460,7 +450,6 @@ static int cmd_create(int argc, char **argv)
     qk_err err;
     if (qk_manifest_normalize(m, &err) != 0)
         qk_die(QK_EXIT_DATA, o.output, "%s", err.msg);
-    atexit(remove_pending_output);
     write_archive(&o, &w, m);
     printf("%d files archived in %s\n", m->n_files, o.output);
     qk_manifest_free(m);
