@@ -255,6 +255,9 @@ expect_same "$(sed 's/<[^>]*>//g' "$TREE/report/index.html" | grep -o '[^ ]*: no
     "one-model run: the absent profile models are said to be absent"
 expect_same "$(grep -c 'Ministral-3-3B</span>: <b>' "$TREE/report/index.html")" 0 \
     "one-model run: no numbers or fan-out claim for an absent model"
+# a family is named as in a run on every dataset, not after the one model present
+expect_same "$(grep -F '| `pca.family.llama.label` |' "$TREE/report/numbers.md" | cut -d'|' -f3 | tr -d ' ')" \
+    "Llama-3.2" "one-model run: the family is Llama-3.2, not Llama-3.2-3B"
 # a canvas is as deterministic as a figure
 for k in 1 2; do
     bin/qk-plot --figure qk-rotation/09 --out "$T/canvas$k" --absent summary=results/smollm3_training_progress/model_summary.csv \

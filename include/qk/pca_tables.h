@@ -47,6 +47,7 @@ typedef struct pca_study {
     int has_category;
     int *family_of; /* [n_models] the family index of each model */
     int n_families;
+    qk_family_name *family_names; /* [n_families] (qk_family_names) */
 } pca_study;
 
 /* Loads a per-head table (columns model, layer, head, r_q0, r_k0, ev0 and,

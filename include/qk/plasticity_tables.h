@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "qk/stats.h"
+#include "qk/study.h"
 #include "qk/table.h"
 
 #define PLAST_N_LEN 5       /* len_1_16 ... len_1_1 */
@@ -44,6 +45,7 @@ typedef struct plast_table {
     plast_model *models;
     int n_families;
     int *family_of; /* [n_models] */
+    qk_family_name *family_names; /* [n_families] (qk_family_names) */
 } plast_table;
 
 /* registry and benchmarks may be NULL. Dies (status 2) naming the file on

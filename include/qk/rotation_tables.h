@@ -38,6 +38,7 @@ typedef struct rot_table {
     rot_model *models;
     int n_families;
     int *family_of; /* [n_models] index of the model's family, in display order */
+    qk_family_name *family_names; /* [n_families] (qk_family_names) */
 } rot_table;
 
 /* registry may be NULL. Dies (status 2) if the table has no model column. */

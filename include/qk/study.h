@@ -45,6 +45,21 @@ int *qk_number_families(const void *models, size_t size, size_t name_at, int n,
 void qk_family_label(const char *const *labels, int n, const char *fallback, char *out,
                      size_t cap);
 
+/* The display names of the n_families families of a table's n models
+ * (items of size bytes with the label and family strings at byte label_at
+ * and family_at and the int registry row, -1 if none, at row_at; family_of
+ * as qk_number_families gives it): for a family with a model in the
+ * registry, qk_family_label over the labels of every registry row of that
+ * family in the studies of the table's models, so that a run on some of
+ * the datasets names a family as a run on all of them ("Qwen3", not
+ * "Qwen3-8B"); else over its models' labels (malloc'd, n_families names). */
+typedef struct qk_family_name {
+    char text[64];
+} qk_family_name;
+qk_family_name *qk_family_names(const qk_src *reg, const void *models, size_t size,
+                                size_t label_at, size_t family_at, size_t row_at, int n,
+                                const int *family_of, int n_families);
+
 /* Depth bin of a layer: min(floor(10 layer / (n_layers - 1)), 9); 0 when
  * n_layers < 2. */
 int qk_depth_bin(int layer, int n_layers);

@@ -103,6 +103,10 @@ static void order_models(pca_study *s, const qk_src *reg)
     free(new_index);
     s->family_of = qk_number_families(s->models, sizeof *s->models,
                                       offsetof(pca_model, family), n, &s->n_families);
+    s->family_names = qk_family_names(reg, s->models, sizeof *s->models,
+                                      offsetof(pca_model, label), offsetof(pca_model, family),
+                                      offsetof(pca_model, registry_row), n, s->family_of,
+                                      s->n_families);
 }
 
 /* Sorts the heads by (model, layer, head), checks for repeats and fills
@@ -162,6 +166,7 @@ void pca_study_load(pca_study *s, const qk_src *heads, const qk_src *registry)
 void pca_study_free(pca_study *s)
 {
     free(s->family_of);
+    free(s->family_names);
     free(s->models);
     free(s->heads);
     memset(s, 0, sizeof *s);
@@ -253,13 +258,12 @@ void pca_component_means(const qk_src *qk, double r_q[PCA_N_PC], double r_k[PCA_
 
 void pca_family_name(const pca_study *s, const char *family, char *out, size_t cap)
 {
-    const char **labels = qk_calloc((size_t)(s->n_models ? s->n_models : 1), sizeof *labels);
-    int n = 0;
     for (int i = 0; i < s->n_models; i++)
-        if (strcmp(s->models[i].family, family) == 0)
-            labels[n++] = s->models[i].label;
-    qk_family_label(labels, n, family, out, cap);
-    free(labels);
+        if (strcmp(s->models[i].family, family) == 0) {
+            snprintf(out, cap, "%s", s->family_names[s->family_of[i]].text);
+            return;
+        }
+    snprintf(out, cap, "%s", family);
 }
 
 int pca_family_index(const pca_study *s, int m)

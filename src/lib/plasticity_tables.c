@@ -76,6 +76,10 @@ static void order_models(plast_table *t, const qk_src *reg)
     free(within);
     t->family_of = qk_number_families(t->models, sizeof *t->models,
                                       offsetof(plast_model, family), n, &t->n_families);
+    t->family_names = qk_family_names(reg, t->models, sizeof *t->models,
+                                      offsetof(plast_model, label), offsetof(plast_model, family),
+                                      offsetof(plast_model, registry_row), n, t->family_of,
+                                      t->n_families);
 }
 
 void plast_table_load(plast_table *t, const qk_src *report, const qk_src *registry,
@@ -103,6 +107,7 @@ void plast_table_free(plast_table *t)
 {
     free(t->models);
     free(t->family_of);
+    free(t->family_names);
     memset(t, 0, sizeof *t);
 }
 
@@ -116,16 +121,7 @@ int plast_find_model(const plast_table *t, const char *id)
 
 void plast_family_name(const plast_table *t, int f, char *out, size_t cap)
 {
-    const char **labels = qk_calloc((size_t)(t->n_models ? t->n_models : 1), sizeof *labels);
-    const char *family = "other";
-    int n = 0;
-    for (int i = 0; i < t->n_models; i++)
-        if (t->family_of[i] == f) {
-            family = n ? family : t->models[i].family;
-            labels[n++] = t->models[i].label;
-        }
-    qk_family_label(labels, n, family, out, cap);
-    free(labels);
+    snprintf(out, cap, "%s", f >= 0 && f < t->n_families ? t->family_names[f].text : "other");
 }
 
 double plast_published_score(const qk_src *bench, const char *model, const char *benchmark,

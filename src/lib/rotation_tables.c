@@ -77,6 +77,10 @@ static void order_models(rot_table *t, const qk_src *reg)
      * that share a name still share a family) */
     t->family_of = qk_number_families(t->models, sizeof *t->models,
                                       offsetof(rot_model, family), n, &t->n_families);
+    t->family_names = qk_family_names(reg, t->models, sizeof *t->models,
+                                      offsetof(rot_model, label), offsetof(rot_model, family),
+                                      offsetof(rot_model, registry_row), n, t->family_of,
+                                      t->n_families);
 }
 
 void rot_table_load(rot_table *t, const qk_src *src, const qk_src *registry)
@@ -112,21 +116,13 @@ void rot_table_free(rot_table *t)
         free(t->models[i].rows);
     free(t->models);
     free(t->family_of);
+    free(t->family_names);
     memset(t, 0, sizeof *t);
 }
 
 void rot_family_name(const rot_table *t, int f, char *out, size_t cap)
 {
-    const char **labels = qk_calloc((size_t)(t->n_models ? t->n_models : 1), sizeof *labels);
-    const char *family = "other";
-    int n = 0;
-    for (int i = 0; i < t->n_models; i++)
-        if (t->family_of[i] == f) {
-            family = n ? family : t->models[i].family;
-            labels[n++] = t->models[i].label;
-        }
-    qk_family_label(labels, n, family, out, cap);
-    free(labels);
+    snprintf(out, cap, "%s", f >= 0 && f < t->n_families ? t->family_names[f].text : "other");
 }
 
 /* ---- row lists ---------------------------------------------------------------- */

@@ -135,6 +135,74 @@ void qk_family_label(const char *const *labels, int n, const char *fallback, cha
         snprintf(out, cap, "%.*s", (int)common, first);
 }
 
+/* Whether study is the registry study of one of the n models. */
+static int study_in_table(const qk_src *reg, int c_study, const char *study, int n,
+                          const int *registry_row)
+{
+    for (int i = 0; i < n; i++)
+        if (registry_row[i] >= 0 &&
+            strcmp(qk_table_cell(reg->t, registry_row[i], c_study), study) == 0)
+            return 1;
+    return 0;
+}
+
+/* The labels qk_family_names names family f from, into pool; returns their
+ * count and the family's name in *family. */
+static int family_pool(const qk_src *reg, int n, const int *registry_row,
+                       const char *const *labels, const char *const *families,
+                       const int *family_of, int f, const char **pool, const char **family)
+{
+    int known = 0, k = 0;
+    *family = "other";
+    for (int i = n - 1; i >= 0; i--)
+        if (family_of[i] == f) {
+            *family = families[i];
+            known |= registry_row[i] >= 0;
+        }
+    int c_study = reg ? qk_table_column(reg->t, "study") : -1;
+    int c_family = reg ? qk_table_column(reg->t, "family") : -1;
+    int c_label = reg ? qk_table_column(reg->t, "label") : -1;
+    if (known && c_study >= 0 && c_family >= 0 && c_label >= 0) {
+        for (int r = 0; r < reg->t->n_rows; r++)
+            if (strcmp(qk_table_cell(reg->t, r, c_family), *family) == 0 &&
+                study_in_table(reg, c_study, qk_table_cell(reg->t, r, c_study), n, registry_row))
+                pool[k++] = qk_table_cell(reg->t, r, c_label);
+        return k;
+    }
+    for (int i = 0; i < n; i++)
+        if (family_of[i] == f)
+            pool[k++] = labels[i];
+    return k;
+}
+
+qk_family_name *qk_family_names(const qk_src *reg, const void *models, size_t size,
+                                size_t label_at, size_t family_at, size_t row_at, int n,
+                                const int *family_of, int n_families)
+{
+    size_t cap = (size_t)(n > 0 ? n : 1);
+    int *rows = qk_malloc(cap * sizeof *rows);
+    const char **labels = qk_malloc(cap * sizeof *labels);
+    const char **families = qk_malloc(cap * sizeof *families);
+    for (int i = 0; i < n; i++) {
+        const char *item = (const char *)models + (size_t)i * size;
+        memcpy(&rows[i], item + row_at, sizeof rows[i]);
+        labels[i] = item + label_at;
+        families[i] = item + family_at;
+    }
+    qk_family_name *names = qk_calloc((size_t)(n_families > 0 ? n_families : 1), sizeof *names);
+    const char **pool = qk_malloc((cap + (reg ? (size_t)reg->t->n_rows : 0)) * sizeof *pool);
+    for (int f = 0; f < n_families; f++) {
+        const char *family;
+        int k = family_pool(reg, n, rows, labels, families, family_of, f, pool, &family);
+        qk_family_label(pool, k, family, names[f].text, sizeof names[f].text);
+    }
+    free(pool);
+    free(rows);
+    free(labels);
+    free(families);
+    return names;
+}
+
 int qk_depth_bin(int layer, int n_layers)
 {
     if (n_layers < 2)

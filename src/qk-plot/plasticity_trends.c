@@ -3,6 +3,7 @@
  * LongBench-Pro scores; inputs "report" = model_report.csv, "benchmarks" =
  * workflow/benchmarks.tsv, "registry") of the plasticity study. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,20 +285,42 @@ static void place_labels(qk_plot *p, const lbp_point *pt, int n, const double ra
     free(ly);
 }
 
-/* A family's display name as every figure gives it (qk_family_label): the
- * common prefix of the labels of its models in the study table. */
+/* A model of the study table, as qk_family_names reads it. */
+typedef struct table_model {
+    char label[64], family[32];
+    int registry_row;
+} table_model;
+
+/* A family's display name as every figure and summary gives it
+ * (qk_family_names over the models of the study table). */
 static void family_name(const fig_ctx *ctx, const char *family, char *out, size_t cap)
 {
     const qk_table *t = fig_input(ctx, "report");
-    int c_m = fig_column(ctx, t, "model"), n = 0;
-    const char **labels = qk_malloc((size_t)(t->n_rows + 1) * sizeof *labels);
-    for (int r = 0; r < t->n_rows; r++) {
-        const char *model = qk_table_cell(t, r, c_m);
-        if (strcmp(fig_registry(ctx, model, "family", "other"), family) == 0)
-            labels[n++] = fig_registry(ctx, model, "label", model);
+    qk_src reg = fig_src(ctx, "registry");
+    int c_m = fig_column(ctx, t, "model"), n = t->n_rows;
+    table_model *m = qk_calloc((size_t)(n ? n : 1), sizeof *m);
+    for (int r = 0; r < n; r++) {
+        const char *id = qk_table_cell(t, r, c_m);
+        snprintf(m[r].label, sizeof m[r].label, "%s", qk_registry_cell(&reg, id, "label", id));
+        snprintf(m[r].family, sizeof m[r].family, "%s",
+                 qk_registry_cell(&reg, id, "family", "other"));
+        m[r].registry_row = qk_registry_row(&reg, id);
     }
-    qk_family_label(labels, n, family, out, cap);
-    free(labels);
+    int n_fam;
+    int *family_of = qk_number_families(m, sizeof *m, offsetof(table_model, family), n, &n_fam);
+    qk_family_name *names = qk_family_names(&reg, m, sizeof *m, offsetof(table_model, label),
+                                            offsetof(table_model, family),
+                                            offsetof(table_model, registry_row), n, family_of,
+                                            n_fam);
+    snprintf(out, cap, "%s", family);
+    for (int r = 0; r < n; r++)
+        if (strcmp(m[r].family, family) == 0) {
+            snprintf(out, cap, "%s", names[family_of[r]].text);
+            break;
+        }
+    free(names);
+    free(family_of);
+    free(m);
 }
 
 static void lbp_keys(fig_ctx *ctx, const lbp_point *pt, int n, double r, double a, double b)
