@@ -68,6 +68,14 @@ figures_complete() { # label
 }
 figures_complete "awkward run"
 if [ -s "$TREE/report/index.html" ]; then ok; else bad "the report is written"; fi
+page_text() { sed 's/<[^>]*>//g' "$TREE/report/index.html" | tr '\n' ' ' | tr -s ' '; }
+# one SmolLM3 checkpoint: the text says so, with no course of training
+text=$(page_text)
+if [[ "$text" == *"analysed at one checkpoint, S1-40K, with a context window of 4,096 tokens."* &&
+      "$text" == *"analysed at one training checkpoint of SmolLM3-3B, S1-40K ("* &&
+      "$text" == *"against rk at its one checkpoint,"* && "$text" != *"At the next checkpoint"* &&
+      "$text" != *"from S1-40K to S1-40K"* && "$text" != *"(1 times)"* ]]; then ok; else
+    bad "one SmolLM3 checkpoint: the text fits one checkpoint"; fi
 
 key() { # figure dir (study/NN_name), quantity
     awk -F'\t' -v q="$2" '$1 == q { print $2 }' "$TREE/figures/$1/numbers.tsv"
@@ -258,6 +266,15 @@ expect_same "$(grep -c 'Ministral-3-3B</span>: <b>' "$TREE/report/index.html")" 
 # a family is named as in a run on every dataset, not after the one model present
 expect_same "$(grep -F '| `pca.family.llama.label` |' "$TREE/report/numbers.md" | cut -d'|' -f3 | tr -d ' ')" \
     "Llama-3.2" "one-model run: the family is Llama-3.2, not Llama-3.2-3B"
+# counts of one are singular; one study is not both
+text=$(page_text)
+if [[ "$text" == *"It covers 1 dataset (4 query heads,"* && "$text" == *"4 query heads of 1 model in 1 family;"* &&
+      "$text" == *"over 4 heads of the cross-model study."* && "$text" != *" 1 datasets"* &&
+      "$text" != *" 1 models"* && "$text" != *" 1 families"* ]]; then ok; else
+    bad "one-model run: one dataset, model and family, one study"; fi
+# a figure the run cannot draw is said to be not drawn, and no text refers to it
+if [[ "$text" == *"(Figure 4.8 is not drawn in this run: its README says what it lacks.)"* &&
+      "$text" != *"coordinates 0 to n/a"* ]]; then ok; else bad "one-model run: figure 4.8 not drawn, not described"; fi
 # a canvas is as deterministic as a figure
 for k in 1 2; do
     bin/qk-plot --figure qk-rotation/09 --out "$T/canvas$k" --absent summary=results/smollm3_training_progress/model_summary.csv \

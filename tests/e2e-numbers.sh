@@ -2,7 +2,8 @@
 # End to end: the report page and report/numbers.tex hold the same numbers.
 # A small pipeline run in a copy of the tree (two models with figures of
 # every study, one SmolLM3 checkpoint before and one after the long-context
-# extension), then tests/numbers-check.py: every value of the page is in
+# extension, one extra model shown by figure attention-plasticity/05), then
+# tests/numbers-check.py: every value of the page is in
 # numbers.tex with the same value, no number of the page comes from
 # anywhere else, every table fragment is a booktabs tabular; the same with
 # the values times 1e60 and 1e-60, shown as powers of ten. The check is
@@ -13,9 +14,9 @@ source tests/lib-e2e.sh
 
 tree=build/tests/tmp/numbers
 copy_tree "$tree"
-sets="llama3.2-3b qwen3-4b smollm3-3b-stage3-step-4720000 smollm3-3b-lc-4k-to-32k-step-4000"
-run make -C "$tree" --no-print-directory -j2 DATASETS="$sets" SCALE=demo report
-expect_status 0 "make report on four datasets"
+sets="llama3.2-3b qwen3-4b smollm3-3b-stage3-step-4720000 smollm3-3b-lc-4k-to-32k-step-4000 llama3.1-8b"
+run make -C "$tree" --no-print-directory -j2 DATASETS="$sets" SCALE=demo PLAST_FIG05_MODEL=llama3.1-8b report
+expect_status 0 "make report on five datasets"
 R=$tree/report
 for f in index.html numbers.tex numbers.md tables/pca-models.tex tables/rotation-models.tex \
          tables/plasticity-models.tex tables/plasticity-deciles.tex tables/plasticity-quintiles.tex \
@@ -32,12 +33,54 @@ if [ "$n" -ge 500 ]; then ok; else bad "the page marks its values ($n)"; fi
 missing=$(grep -oE '(src|srcset)="\.\./figures/[^"]*"' "$R/index.html" | sed 's/^[a-z]*="\.\.\///; s/"$//' |
     while read -r f; do [ -f "$tree/$f" ] || echo "$f"; done)
 expect_same "$missing" "" "every image of the page exists"
-# a figure whose model the run lacks (attention-plasticity/01, Ministral-3-14B) is
-# the canvas that says so, shown in place
-fig01=$(ls -d "$tree"/figures/attention-plasticity/01_*)
-if grep -q '^drawn	' "$fig01/numbers.tsv" &&
-   grep -q "figures/attention-plasticity/$(basename "$fig01")/figure" "$R/index.html"; then ok; else
-    bad "figure 01, whose model the run lacks, is its canvas on the page"; fi
+# a figure is flagged drawn exactly when it is drawn with data, not as the
+# canvas that says what it lacks (its key numbers: "drawn no")
+flags=$(awk -F'\t' '$1 == "value" && $3 == "flag" { print $2, $4 }' "$tree/build/report/figures.numbers")
+canvas_flags=""
+for f in "$tree"/figures/*/*/numbers.tsv; do
+    dir=${f%/numbers.tsv}
+    id=$(basename "$(dirname "$dir")").$(basename "$dir" | cut -d_ -f1)
+    want=1
+    grep -q '^drawn	no' "$f" && want=0 && canvas_flags="$canvas_flags $id"
+    expect_same "$(echo "$flags" | awk -v k="figure.$id" '$1 == k { print $2 }')" "$want" \
+        "the flag of figure $id says whether its README shows it drawn ($want)"
+done
+case "$canvas_flags" in *attention-plasticity.01*) ok ;; *) bad "figure attention-plasticity/01 is a canvas" ;; esac
+# a figure whose model the run lacks (attention-plasticity/01, Ministral-3-14B) is not
+# shown; the page says so in place and links its README (the canvas)
+fig01=$(basename "$(ls -d "$tree"/figures/attention-plasticity/01_*)")
+if ! grep -q "figures/attention-plasticity/$fig01/figure" "$R/index.html" &&
+   grep -q "<p class=\"absent\">(Figure 4.1 is not drawn in this run: <a href=\"../figures/attention-plasticity/$fig01/README.md\">" \
+       "$R/index.html"; then ok; else bad "figure 4.1, whose model the run lacks, is said to be not drawn"; fi
+if grep -q 'data-qk="plasticity.fig01.model"' "$R/index.html"; then
+    bad "the numbers of a figure not drawn (attention-plasticity/01) are left out"; else ok; fi
+# the model of figure 05 is an extra model (not of the cross-model study): the
+# report quotes its numbers, those of its study's table
+want=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $1 == "llama3.1-8b" { print $c["ap_drop"] }' \
+    "$tree/results/extra/model_report.csv")
+expect_same "$(number "$tree/build/report/plasticity.numbers" plasticity.fig05.ap_drop)" "$want" \
+    "figure 05's model from the extra study: AP_drop of results/extra ($want)"
+text=$(sed 's/<[^>]*>//g' "$R/index.html" | tr '\n' ' ' | tr -s ' ')
+if [[ "$text" == *"Llama-3.1-8B: no plasticity values"* ]]; then
+    bad "the report says figure 05's model has no values"; else ok; fi
+# a figure drawn with data whose number is missing: the page takes neither branch of a rule
+figure_flags "$tree/flags-08.numbers" attention-plasticity/08 || bad "figure flags"
+sed 's/^\(value\tplasticity\.fig08\.half_r\t[^\t]*\t\)[^\t]*/\1/' "$tree/build/report/plasticity.numbers" > "$tree/no-r.numbers"
+run bin/qk-report --template templates/sections/plasticity.html.in --output "$tree/no-r.html" \
+    --values "$tree/no-r.numbers" --values "$tree/flags-08.numbers"
+expect_status 0 "the plasticity section with figure 08 drawn and no half_r"
+no_r=$(sed 's/<[^>]*>//g' "$tree/no-r.html" | tr '\n' ' ' | tr -s ' ')
+if [[ "$no_r" == *"r = n/a: whether the two halves mirror each other cannot be said without a value"* &&
+      "$no_r" != *"do not mirror"* ]]; then ok; else bad "r = n/a is no verdict on the two halves"; fi
+# two SmolLM3 checkpoints: each named once, no third one, no change from a
+# checkpoint to itself; the scatter grid's caption counts its two
+if [[ "$text" != *"At the next checkpoint,"* && "$text" != *"at these three checkpoints"* &&
+      "$text" != *"from S3-4.72M to S3-4.72M"* && "$text" != *"from LC1-4K to LC1-4K"* &&
+      "$text" == *"against rk at its 2 checkpoints,"* ]]; then ok; else
+    bad "the SmolLM3 text fits its two checkpoints"; fi
+# counts of one are singular
+if [[ "$text" == *"This run analyses 1 extra model (24 query heads), which has published per-length RULER scores."* &&
+      "$text" != *" 1 extra models"* ]]; then ok; else bad "one extra model is one model"; fi
 # the keys the thesis examples use exist
 for key in pca.pc0.ev_mean_pct rotation.bias.positive_pct plasticity.llama3.2-3b.ap_drop \
            inventory.heads_total; do

@@ -16,13 +16,6 @@ PLAST_E := results/$(PLAST_E_STUDY)
 
 PLAST_X_DATASETS := $(if $(filter $(PLAST_X_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_X_STUDY)))
 PLAST_E_DATASETS := $(if $(filter $(PLAST_E_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_E_STUDY)))
-# models with a published LongBench-Pro overall score (figure 10)
-PLAST_LBP_MODELS := $(shell awk -F'\t' '!/^\#/ && $$2 == "longbench-pro" && $$3 == "overall" \
-  {print $$1}' $(PLAST_BENCHMARKS))
-
-# models with published per-length RULER scores (figure 11, the extra section)
-PLAST_RULER_MODELS := $(shell awk -F'\t' '!/^\#/ && $$2 == "ruler" {print $$1}' $(PLAST_BENCHMARKS) | sort -u)
-
 # The model each of figures 01-08 shows (a parameter; the figure folders
 # keep the names of the defaults), and the results/ folder of its study.
 PLAST_FIG01_MODEL ?= ministral3-14b
@@ -34,17 +27,6 @@ PLAST_FIG06_MODEL ?= qwen3-4b
 PLAST_FIG07_MODEL ?= llama3.2-3b
 PLAST_FIG08_MODEL ?= qwen3-14b
 plast_dir = results/$(call study_of,$(1))
-
-# The figures this run draws with data (the others are canvases saying
-# what they need), for the report section: 01-08 when the run analyses
-# their model, 09 with a SmolLM3-3B checkpoint, 10 with three models that
-# have a published LongBench-Pro score (a correlation needs three), 11 with
-# an extra model that has published RULER scores.
-plast_in_run = $(filter $(1),$(RUN_DATASETS))
-PLAST_FIGURE_IDS := $(strip \
-  $(foreach n,01 02 03 04 05 06 07 08,$(if $(call plast_in_run,$(PLAST_FIG$(n)_MODEL)),$(n))) \
-  $(if $(PLAST_T_DATASETS),09) $(if $(word 3,$(filter $(PLAST_LBP_MODELS),$(PLAST_X_DATASETS))),10) \
-  $(if $(filter $(PLAST_RULER_MODELS),$(PLAST_E_DATASETS)),11))
 
 # The same models as "NN=dataset" lists for the report section (qk-summary).
 PLAST_HEATMAPS := 01=$(PLAST_FIG01_MODEL) 02=$(PLAST_FIG02_MODEL) 03=$(PLAST_FIG03_MODEL) \
@@ -60,10 +42,21 @@ $(call param_group,plasticity-figures,$(addprefix figure,$(PLAST_HEATMAPS) $(PLA
   $(PLAST_WEIGHTS)))
 
 PLAST_SUMMARY := build/report/plasticity.numbers
+
+# The tables of each single-model figure's model, from its own study (it
+# need not be the cross-model one), as NAME=TABLE inputs of the summary:
+# plast_fig_tables NN, MODEL, NAME, TABLE; none when the run lacks the study.
+plast_fig_tables = $(if $(filter $(call study_of,$(2)),$(RUN_STUDIES)),fig$(1).report=$(call \
+  plast_dir,$(2))/$(call plast_model_report,$(call study_of,$(2))) fig$(1).$(3)=$(call plast_dir,$(2))/$(4))
+PLAST_FIG_TABLES := \
+  $(foreach n,01 02 03 04,$(call plast_fig_tables,$(n),$(PLAST_FIG$(n)_MODEL),pair2d,model_pair2d.csv)) \
+  $(foreach n,05 06 07,$(call plast_fig_tables,$(n),$(PLAST_FIG$(n)_MODEL),profile,head_bucket_plasticity.csv)) \
+  $(call plast_fig_tables,08,$(PLAST_FIG08_MODEL),weights,head_component_weights.csv)
+
 PLAST_SUMMARY_IN := $(REGISTRY) $(PLAST_BENCHMARKS) \
   $(if $(PLAST_X_DATASETS),$(PLAST_X)/model_report.csv $(PLAST_X)/model_pair2d.csv \
     $(PLAST_X)/head_component_weights.csv $(PLAST_X)/head_bucket_plasticity.csv) \
-  $(if $(PLAST_T_DATASETS),$(PLAST_JOINT))
+  $(if $(PLAST_T_DATASETS),$(PLAST_JOINT)) $(sort $(foreach i,$(PLAST_FIG_TABLES),$(lastword $(subst =, ,$(i)))))
 
 $(PLAST_SUMMARY): $(PLAST_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET) \
     build/params/plasticity-figures.txt
@@ -73,7 +66,7 @@ $(PLAST_SUMMARY): $(PLAST_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET) \
 	  $(if $(PLAST_X_DATASETS),--input report=$(PLAST_X)/model_report.csv \
 	    --input pair2d=$(PLAST_X)/model_pair2d.csv --input weights=$(PLAST_X)/head_component_weights.csv \
 	    --input profile=$(PLAST_X)/head_bucket_plasticity.csv) \
-	  $(if $(PLAST_T_DATASETS),--input joint=$(PLAST_JOINT)) \
+	  $(if $(PLAST_T_DATASETS),--input joint=$(PLAST_JOINT)) $(addprefix --input ,$(PLAST_FIG_TABLES)) \
 	  --param heatmaps="$(PLAST_HEATMAPS)" --param profiles="$(PLAST_PROFILES)" \
 	  --param weights="$(PLAST_WEIGHTS)" --output $@
 

@@ -37,16 +37,24 @@ $(call param_group,report,version=$(SUITE_VERSION))
 build/report/inventory.numbers: build/report/inventory.tsv $(call prog,qk-summary)
 	$(call step,SUMMARY,inventory) bin/qk-summary --section inventory --input inventory=$< --output $@
 
-# Which figures the run draws, as flags the templates test ({{if figure.qk-pca.06}}):
-# every figure qk-plot knows, and the record of those this run makes.
+# Which figures the run draws with data, as flags the templates test
+# ({{if figure.qk-pca.06}}): every figure qk-plot knows, 1 for those whose
+# key numbers do not say "drawn: no" (a canvas saying what the figure lacks:
+# an input the run does not make, or tables without its model or rows).
 build/report/figure-list.txt: $(call prog,qk-plot)
 	@mkdir -p $(@D)
 	$(quiet)bin/qk-plot --list > $@.tmp && mv -f $@.tmp $@
 REPORT_FIGURE_IDS := $(foreach f,$(ALL_FIGURES),$(word 2,$(subst /, ,$(f)))/$(firstword $(subst _, ,$(word 3,$(subst /, ,$(f))))))
-build/report/figures.numbers: build/report/figure-list.txt $(call prog,qk-summary) \
+REPORT_FIGURE_NUMBERS := $(ALL_FIGURES:README.md=numbers.tsv)
+# figures_drawn FILES: the ids (study/NN) of the figures/<study>/<NN_name>/numbers.tsv
+# files that have no "drawn" row saying no
+figures_drawn = awk -F'\t' '$$1 == "drawn" && $$2 ~ /^no/ { canvas[FILENAME] = 1 } \
+  END { for (i = 1; i < ARGC; i++) if (!(ARGV[i] in canvas)) { n = split(ARGV[i], part, "/"); \
+    sub(/_.*/, "", part[n - 1]); printf "%s%s/%s", out++ ? " " : "", part[n - 2], part[n - 1] } }' $(1)
+build/report/figures.numbers: build/report/figure-list.txt $(call prog,qk-summary) $(REPORT_FIGURE_NUMBERS) \
     $(call set_record,report-figures,$(REPORT_FIGURE_IDS))
 	$(call step,SUMMARY,figures) bin/qk-summary --section figures --input list=$< \
-	  --param drawn="$(REPORT_FIGURE_IDS)" --output $@
+	  --param drawn="$$($(call figures_drawn,$(REPORT_FIGURE_NUMBERS)))" --output $@
 
 # Each study's .mk adds its section's numbers and the tables LaTeX gets:
 #   REPORT_FLAGS += --values FILE, REPORT_INPUTS += FILE, REPORT_LATEX_TABLES += NAME ...

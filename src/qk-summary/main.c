@@ -9,6 +9,10 @@
 #include "qk/cli.h"
 #include "summary.h"
 
+/* The optional inputs of one single-model plasticity figure: its model's
+ * report and the figure's table, from the model's study. */
+#define FIGURE_TABLES(nn, table) " fig" nn ".report? fig" nn "." table "?"
+
 static const sum_section sections[] = {
     {"inventory", "inventory", "",
      "the data inventory: datasets, heads and vectors in all, and one row per dataset",
@@ -30,14 +34,19 @@ static const sum_section sections[] = {
      "trajectory (training-summary, training-heads); active-tau is the complement's activity "
      "threshold",
      sum_rotation},
-    {"plasticity", "registry benchmarks? report? pair2d? weights? profile? joint?",
+    {"plasticity", "registry benchmarks? report? pair2d? weights? profile? joint?"
+     FIGURE_TABLES("01", "pair2d") FIGURE_TABLES("02", "pair2d") FIGURE_TABLES("03", "pair2d")
+     FIGURE_TABLES("04", "pair2d") FIGURE_TABLES("05", "profile") FIGURE_TABLES("06", "profile")
+     FIGURE_TABLES("07", "profile") FIGURE_TABLES("08", "weights"),
      "heatmaps profiles weights",
      "attention plasticity: model scalars, deciles, quintiles and per-length means by model "
      "and family (report: model_report.csv), the heatmap cells (pair2d), the component weights "
      "(weights) and the spread of the head profiles (profile: head_bucket_plasticity.csv) of the "
      "figure models, the fit against published LongBench-Pro scores (benchmarks), and the "
      "SmolLM3-3B comparison (joint: joint_rotation_plasticity.csv). The figure models are "
-     "parameters: heatmaps, profiles, weights as 'NN=model ...'",
+     "parameters: heatmaps, profiles, weights as 'NN=model ...'; figure NN takes its model's "
+     "scalars and table from figNN.report and figNN.pair2d, .profile or .weights (the tables "
+     "of the model's study), else from the cross-model ones",
      sum_plasticity},
     {"extra", "registry benchmarks? report? profile?", "",
      "the extra models (report: model_report.csv, profile: model_bucket_plasticity.csv of the "

@@ -376,34 +376,55 @@ static void each_figure(sum_ctx *ctx, const char *param, figure_fn fn, const pla
     }
 }
 
-/* The record of figure fig with the model's scalars; the model's index in
- * t (or -1) in *index. */
+/* A table of figure fig: the input "figNN.NAME" (a table of its model's
+ * study, which need not be the cross-model one), else the cross-model NAME. */
+static const qk_src *figure_input(const sum_ctx *ctx, const char *fig, const char *name)
+{
+    char own[32];
+    snprintf(own, sizeof own, "fig%s.%s", fig, name);
+    const qk_src *src = sum_input(ctx, own);
+    return src ? src : sum_input(ctx, name);
+}
+
+/* The record of figure fig with the model's scalars, from the figure's
+ * model report (figure_input) or else the cross-model table t; *found
+ * tells whether the report has the model. */
 static int figure_record(sum_ctx *ctx, const char *fig, const char *model, const qk_key *fields,
-                         const plast_table *t, int *index)
+                         const plast_table *t, int *found)
 {
     const qk_src *registry = sum_input(ctx, "registry");
-    char id[16];
+    char id[16], own_name[32];
     snprintf(id, sizeof id, "fig%s", fig);
     const char *label = qk_registry_cell(registry, model, "label", model);
     int rec = qk_numbers_record(ctx->out, "plasticity", id, fields, label);
     qk_numbers_field_text(ctx->out, rec, "model", "%s", label);
-    *index = t ? plast_find_model(t, model) : -1;
-    if (*index >= 0) {
-        const plast_model *m = &t->models[*index];
+    snprintf(own_name, sizeof own_name, "fig%s.report", fig);
+    const qk_src *own_report = sum_input(ctx, own_name);
+    plast_table own;
+    if (own_report) {
+        plast_table_load(&own, own_report, registry, sum_input(ctx, "benchmarks"));
+        t = &own;
+    }
+    int index = t ? plast_find_model(t, model) : -1;
+    if (index >= 0) {
+        const plast_model *m = &t->models[index];
         qk_numbers_field(ctx->out, rec, "ap_first", m->first);
         qk_numbers_field(ctx->out, rec, "ap_last", m->last);
         qk_numbers_field(ctx->out, rec, "ap_drop", m->drop);
         qk_numbers_field(ctx->out, rec, "ap", m->ap);
     }
+    if (own_report)
+        plast_table_free(&own);
+    *found = index >= 0;
     return rec;
 }
 
 static void heatmap_figure(sum_ctx *ctx, const char *fig, const char *model, const plast_table *t)
 {
-    int index;
-    int rec = figure_record(ctx, fig, model, heatmap_fields, t, &index);
-    const qk_src *pair2d = sum_input(ctx, "pair2d");
-    if (index < 0 || !pair2d)
+    int found;
+    int rec = figure_record(ctx, fig, model, heatmap_fields, t, &found);
+    const qk_src *pair2d = figure_input(ctx, fig, "pair2d");
+    if (!found || !pair2d)
         return;
     plast_cells c;
     plast_heatmap_cells(pair2d, model, &c);
@@ -415,10 +436,10 @@ static void heatmap_figure(sum_ctx *ctx, const char *fig, const char *model, con
 
 static void profile_figure(sum_ctx *ctx, const char *fig, const char *model, const plast_table *t)
 {
-    int index;
-    int rec = figure_record(ctx, fig, model, profile_fields, t, &index);
-    const qk_src *profile = sum_input(ctx, "profile");
-    if (index < 0 || !profile)
+    int found;
+    int rec = figure_record(ctx, fig, model, profile_fields, t, &found);
+    const qk_src *profile = figure_input(ctx, fig, "profile");
+    if (!found || !profile)
         return;
     plast_spread s;
     plast_profile_spread(profile, model, &s);
@@ -429,10 +450,10 @@ static void profile_figure(sum_ctx *ctx, const char *fig, const char *model, con
 
 static void weight_figure(sum_ctx *ctx, const char *fig, const char *model, const plast_table *t)
 {
-    int index;
-    int rec = figure_record(ctx, fig, model, weight_fields, t, &index);
-    const qk_src *weights = sum_input(ctx, "weights");
-    if (index < 0 || !weights)
+    int found;
+    int rec = figure_record(ctx, fig, model, weight_fields, t, &found);
+    const qk_src *weights = figure_input(ctx, fig, "weights");
+    if (!found || !weights)
         return;
     plast_weights pw;
     plast_weights_load(weights, model, &pw);

@@ -73,6 +73,9 @@ static const qk_key rotation_keys[] = {
     {"rotation.t.alpha_window_change_pct", "change.0", "change of |alpha_K| x L from the peak to the last checkpoint (%)"},
     {"rotation.t.context_growth", "ratio.0", "context length of the last checkpoint over that of the first (times)"},
     {"rotation.t.product_dev_pct", "percent.0", "largest deviation of mu_Q^a |alpha_K| from the mean bias over the checkpoints (%)"},
+    {"rotation.t.peak_first", "flag", "1 when bias_strength peaks at the first checkpoint"},
+    {"rotation.t.peak_last", "flag", "1 when bias_strength peaks at the last checkpoint"},
+    {"rotation.t.onset_last", "flag", "1 when the checkpoint after the peak is the last"},
     {NULL, NULL, NULL}};
 
 static const qk_key model_fields[] = {
@@ -518,6 +521,10 @@ static void training_values(qk_numbers *w, const int rec[4], const checkpoint *c
         moment_values(w, rec[i], &c[at[i]]);
     const checkpoint *first = &c[0], *top = &c[peak], *last = &c[n - 1];
     qk_numbers_set(w, "rotation.t.checkpoints", n);
+    /* which of the quoted checkpoints are one (the text names each once) */
+    qk_numbers_set(w, "rotation.t.peak_first", peak == 0);
+    qk_numbers_set(w, "rotation.t.peak_last", peak == n - 1);
+    qk_numbers_set(w, "rotation.t.onset_last", peak == n - 2);
     qk_numbers_set(w, "rotation.t.heads", s->heads.src.t->n_rows / (double)n);
     /* the per-token collapse after the peak and its two factors */
     qk_numbers_set(w, "rotation.t.bias_fall", top->bias / last->bias);
