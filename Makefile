@@ -37,8 +37,8 @@ QK_BUILDS_NOTHING := $(or $(findstring n,$(firstword -$(MAKEFLAGS))),$(findstrin
 # Rules may name prerequisites computed from the target ($$*).
 .SECONDEXPANSION:
 
-include workflow/build.mk
 include workflow/config.mk
+include workflow/build.mk
 include workflow/blas.mk
 include workflow/datasets.mk
 include workflow/synth.mk

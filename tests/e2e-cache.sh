@@ -194,6 +194,13 @@ expect_status 0 "a comment edit"
 if commands_run | grep -q -- '-o bin/qk-rotate\.tmp$'; then ok; else bad "a comment edit relinks qk-rotate"; fi
 if stages_ran | grep -q .; then bad "a comment edit reruns nothing ($(stages_ran | head -3 | tr '\n' ' '))"; else ok; fi
 
+# ---- 4b'. other compiler flags recompile the programs (listed by a dry run) ---------
+run make -C "$W" --no-print-directory -n CFLAGS="-O2 -g -DQK_OTHER_FLAGS" bin/qk-merge
+if grep -q -- '-DQK_OTHER_FLAGS .*-c src/lib/' "$e2e_out" && grep -q -- '-DQK_OTHER_FLAGS .*src/qk-merge.c' "$e2e_out"; then
+    ok; else bad "CFLAGS changed: the library and the program are compiled again"; fi
+run make -C "$W" --no-print-directory -n bin/qk-merge
+expect_out "make: 'bin/qk-merge' is up to date." "the same flags: nothing to compile"
+
 # ---- 4c. a dry run, a question and help with other parameters --------------------
 # A make that builds nothing leaves the records as they are (content and
 # mtime): the next make report runs nothing. The dry run still lists the

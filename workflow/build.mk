@@ -25,7 +25,14 @@ TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRC:tests/%.c=build/tests/%)
 HEADERS   := $(wildcard include/qk/*.h src/lib/*.h)
 
-build/obj/lib/%.o: src/lib/%.c $(HEADERS) | deps
+# What compiles the suite, as a record: another compiler, compiler version
+# or flags (make CFLAGS=-O0) rebuilds every object and program. (A stage
+# reruns only if its program's code changed: build/progs/<prog>.id.)
+COMPILE_RECORD := build/sets/compile.txt
+$(call write_record,$(COMPILE_RECORD),cc=$(CC) $(subst $(space),_,$(shell $(CC) --version 2>/dev/null | \
+  head -1)) cflags=$(CFLAGS) ldflags=$(LDFLAGS) $(QK_CFLAGS) $(QK_LIBS))
+
+build/obj/lib/%.o: src/lib/%.c $(HEADERS) $(COMPILE_RECORD) | deps
 	@mkdir -p $(@D)
 	$(call step,CC,$<) $(CC) $(CFLAGS) $(QK_CFLAGS) -c $< -o $@.tmp
 	$(quiet)mv -f $@.tmp $@
@@ -36,18 +43,18 @@ $(LIB_A): $(LIB_OBJ)
 	$(call step,AR,$@) ar rcs $@.tmp $^
 	$(quiet)mv -f $@.tmp $@
 
-bin/%: src/%.c $(LIB_A) $(HEADERS)
+bin/%: src/%.c $(LIB_A) $(HEADERS) $(COMPILE_RECORD)
 	@mkdir -p $(@D)
 	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $< $(LIB_A) $(QK_LIBS) -o $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
-build/tests/%: tests/%.c tests/testutil.h $(LIB_A) $(HEADERS)
+build/tests/%: tests/%.c tests/testutil.h $(LIB_A) $(HEADERS) $(COMPILE_RECORD)
 	@mkdir -p $(@D)
 	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) -Itests $< $(LIB_A) $(CHECK_LIBS) $(QK_LIBS) -o $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
 define program_folder_rule
-bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(LIB_A) $$(HEADERS)
+bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(LIB_A) $$(HEADERS) $$(COMPILE_RECORD)
 	@mkdir -p $$(@D)
 	$$(call step,LD,$$@) $$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) $$(LIB_A) \
 	  $$(QK_LIBS) -o $$@.tmp

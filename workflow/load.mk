@@ -35,8 +35,11 @@ ifeq ($(strip $(DATA)),)
 # (build/<ds>/synth-source.txt, the key of data/synth/<ds>, synth.mk) is also the
 # store's source record.
 dataset_input = data/synth/$(1)/synth-truth.tsv
+# (an equal copy takes the record's time, not now: it is as new as the
+# record, so make -q sees nothing to do, and no newer than what was made
+# from it)
 build/%/source.txt: build/%/synth-source.txt $$(call copy_check,$$@,build/$$*/synth-source.txt)
-	@cmp -s $< $@ || { cp $< $@.tmp && mv -f $@.tmp $@; }
+	@if cmp -s $< $@; then touch -r $< $@; else cp $< $@.tmp && mv -f $@.tmp $@; fi
 else
 dataset_input =
 build/%/source.txt: $$(call record_check,$$@,$$(call data_record_args,$$*)) | bin/qk-load
