@@ -66,9 +66,11 @@ $(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
 # `make report` and `make archive` leave in results/, figures/ and report/
 # exactly what this run makes: outputs of earlier runs on other datasets are
 # removed (build/ keeps their intermediates, so they come back quickly).
-# (the thesis example is kept when this run makes it)
+# (the thesis example is kept when this run makes it or brings it up to date:
+# THESIS_EXAMPLE_KEPT, latex.mk)
 RESULT_FILES = $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) $(REPORT_OUTPUTS) \
-  $(dir $(ALL_FIGURES)) $(if $(filter archive thesis-example check-latex $(THESIS_EXAMPLE),$(MAKECMDGOALS)),$(THESIS_EXAMPLE))
+  $(dir $(ALL_FIGURES)) $(if $(filter archive thesis-example check-latex $(THESIS_EXAMPLE),$(MAKECMDGOALS)),$(THESIS_EXAMPLE)) \
+  $(THESIS_EXAMPLE_KEPT)
 ifneq ($(filter report archive,$(or $(MAKECMDGOALS),report)),)
 ifeq ($(QK_BUILDS_NOTHING),)
 $(file >build/sets/result-files.txt,$(call record_text,$(sort $(RESULT_FILES))))

@@ -12,7 +12,8 @@
 #   - make -n, make -q and make help with other parameters (no record written;
 #     after a complete build make -q exits 0 and make -n lists nothing);
 #   - builds killed with SIGKILL at several moments, and a make killed alone;
-#   - two `make report` started together (one stops at once: the lock).
+#   - two `make report` started together (one stops at once: the lock);
+#   - a thesis example kept by `make report` and brought up to date.
 set -u
 cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
@@ -317,5 +318,27 @@ expect_status 0 "make synth SEED=3"
 if [ "$(stat -c '%i %y' "$pq" 2>/dev/null)" != "$before" ] &&
    grep -q 'seed 3,' "$C/data/synth/$one/.synth-key"; then ok; else
     bad "another key writes the data again"; fi
+
+# ---- 8. the thesis example beside the report ------------------------------------------
+# (pdflatex: `make thesis-example` installs it as root, workflow/deps.sh latex)
+pdf=$W/report/thesis-example.pdf
+mk "$W" DATASETS="$sets" thesis-example
+expect_status 0 "make thesis-example"
+pdf_sum=$(sha256sum < "$pdf" 2>/dev/null)
+mk "$W" DATASETS="$sets" report
+expect_status 0 "make report after make thesis-example"
+expect_same "$(sha256sum < "$pdf" 2>/dev/null)" "$pdf_sum" "a no-op make report keeps the thesis example"
+if stages_ran | grep -q . || commands_run | grep -q '^workflow/pdflatex'; then bad "and runs nothing"; else ok; fi
+mk "$W" DATASETS="$sets" PCA_TAX_HIGH=0.8 report
+expect_status 0 "make report with another parameter"
+if [ -n "$(type -P pdflatex)" ]; then
+    if commands_run | grep -q '^workflow/pdflatex.sh ' && [ "$pdf" -nt "$W/report/numbers.tex" ]; then ok; else
+        bad "the thesis example is compiled again from the new report"; fi
+else
+    expect_missing "$pdf" "without pdflatex, the thesis example of other numbers is removed"
+fi
+mk "$W" DATASETS="$sets" report
+expect_status 0 "make report with the parameter back"
+expect_same "$(sha256sum < "$pdf" 2>/dev/null)" "$pdf_sum" "the thesis example of the same inputs has the same bytes"
 
 finish
