@@ -13,6 +13,8 @@
 #     after a complete build make -q exits 0 and make -n lists nothing);
 #   - builds killed with SIGKILL at several moments, and a make killed alone;
 #   - two `make report` started together (one stops at once: the lock);
+#   - the parameters in the records and in the rebuild commands of the report
+#     and the figure READMEs (run as printed: up to date);
 #   - a thesis example kept by `make report` and brought up to date.
 set -u
 cd "$(dirname "$0")/.."
@@ -77,12 +79,40 @@ clean_digest data DATA="$dl" DATASETS="$one" report
 # ---- 1. the demo, then DATA= with older files, then the demo again ----------------
 mk "$W" DATASETS="$sets" report
 expect_status 0 "demo build"
+# the datasets are one value of the parameter records and tables, and the
+# rebuild commands carry them, quoted for the shell
+expect_same "$(cat "$W/build/params/run.txt")" "DATA=
+DATASETS=$sets" "build/params/run.txt: DATASETS whole on one line"
+expect_same "$(awk -F'\t' '$1 == "run"' "$W/build/report/parameters.tsv")" "run	DATA	
+run	DATASETS	$sets" "the parameter table's rows of DATA and DATASETS"
+expect_same "$(awk -F'\t' 'NR > 1 && ($2 == "" || NF != 3)' "$W/build/report/parameters.tsv")" "" \
+    "every row of the parameter table names its parameter"
+fig=$(ls -d "$W"/figures/qk-pca/02_*)
+expect_same "$(sed -n '/^```sh$/{n;p;}' "$fig/README.md")" "make figures/qk-pca/02 DATASETS='$sets'" \
+    "the figure README's rebuild command"
+if grep -qF "Rebuild with \`make figures/qk-pca/02 DATASETS='$sets'\` (or everything with \`make report DATASETS='$sets'\`)" \
+    <(tr '\n' ' ' < "$fig/README.md"); then ok; else bad "the figure README's provenance names the rebuild commands"; fi
+expect_same "$(grep -cF "<code>make report<span data-qv=\"rebuild_args\"> DATASETS='$sets'</span></code>" \
+    "$W/report/index.html")" 2 "the report's rebuild commands (header and provenance)"
+# run as printed (the README's two commands), they find everything up to date;
+# without the datasets they do not
+mapfile -t cmds < <(sed -n '/^```sh$/{n;p;}' "$fig/README.md"; tr '\n' ' ' < "$fig/README.md" |
+    grep -oE 'everything with `make report[^`]*`' | sed 's/.*`\(.*\)`/\1/')
+expect_same "${#cmds[@]}" 2 "the figure README's two rebuild commands"
+for cmd in "${cmds[@]}"; do
+    eval "run make -C '$W' --no-print-directory -q ${cmd#make }"
+    expect_status 0 "$cmd, as printed, is up to date"
+done
+run make -C "$W" --no-print-directory -q figures/qk-pca/02
+expect_status 1 "make figures/qk-pca/02 without the run's datasets is not"
 mk "$W" DATA="$dl" DATASETS="$one" report
 expect_status 0 "DATA= build"
 ran "DATA= after the demo"
 expect_ran qk-load "$one" "DATA= after the demo"
 expect_ran qk-plasticity "$one" "DATA= after the demo"
 same_as data "$W" "DATA= after the demo"
+expect_same "$(sed -n '/^```sh$/{n;p;}' "$fig/README.md")" "make figures/qk-pca/02 DATA=$dl DATASETS=$one" \
+    "the rebuild command names the data folder"
 if grep -q "$dl/$one" "$W/report/index.html"; then ok; else bad "the report names the downloads"; fi
 mk "$W" DATASETS="$sets" report
 expect_status 0 "demo after DATA="
@@ -113,6 +143,8 @@ if stages_ran | grep -q .; then bad "a second make report runs nothing ($(stages
 collages=ROT_FIG_DATASET=$one
 mk "$W" DATASETS="$sets" "$collages" report
 expect_status 0 "the rotation collages of $one"
+if grep -qF "make report<span data-qv=\"rebuild_args\"> DATASETS='$sets' ROT_FIG_DATASET=$one</span>" \
+    "$W/report/index.html"; then ok; else bad "the rebuild command names the parameters set, sorted"; fi
 outputs_digest "$W" > "$base/collages.digest"
 mk "$W" DATASETS=mistral-v0.2-7b "$collages" report
 expect_status 0 "a run without $one"

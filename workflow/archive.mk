@@ -14,8 +14,7 @@ ARCHIVE_INPUTS := results figures report $(THESIS_EXAMPLE_TEX)
 # The parameters recorded in MANIFEST; changing one rewrites the archive.
 ARCHIVE_PARAMS := --param 'SEED=$(SEED)' --param 'SCALE=$(SCALE)' --param 'BLAS_CORE=$(BLAS_CORE)' \
   --param 'SYNTH_MODE=$(SYNTH_MODE)' --param 'DATA=$(DATA)' --param 'DATASETS=$(strip $(DATASETS))'
-$(call param_group,archive,version=$(SUITE_VERSION) seed=$(SEED) scale=$(SCALE) \
-  mode=$(SYNTH_MODE) data=$(DATA) datasets=$(DATASETS))
+$(call param_group,archive,version=$(SUITE_VERSION) SEED SCALE SYNTH_MODE DATA DATASETS)
 
 # report/index.html already depends on every table and figure; they are
 # listed too so that the rule stays right if the report stops showing one.
