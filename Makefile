@@ -109,7 +109,7 @@ help:
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."
 	@echo "make bench-plasticity  qk-plasticity per head beside its floor and numpy, and per model"
 	@echo "make bench-stages    qk-pca, qk-rotate, qk-complement beside their floors (bin/qk-bench-stages)"
-	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/ (with the thesis example)"
+	@echo "make archive         dist/qkreport-results-<commit>[-<params>].tar.gz of results/, figures/, report/ (with the thesis example)"
 	@echo "make thesis-example  report/thesis-example.pdf: templates/thesis-example.tex with the report's numbers, tables and figure PDFs (pdflatex)"
 	@echo "make check-latex     the thesis example and the figure PDFs checked (installs pdflatex if missing)"
 	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"

@@ -13,9 +13,9 @@
 #     after a complete build make -q exits 0 and make -n lists nothing);
 #   - builds killed with SIGKILL at several moments, and a make killed alone;
 #   - two `make report` started together (one stops at once: the lock);
-#   - the parameters in the records and in the rebuild commands of the report
-#     and the figure READMEs (run as printed: up to date);
-#   - a thesis example kept by `make report` and brought up to date.
+#   - the parameters in the records, in the rebuild commands of the report and
+#     the figure READMEs (run as printed: up to date), in the archive's name and
+#     MANIFEST; a thesis example kept by `make report` and brought up to date.
 set -u
 cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
@@ -351,7 +351,7 @@ if [ "$(stat -c '%i %y' "$pq" 2>/dev/null)" != "$before" ] &&
    grep -q 'seed 3,' "$C/data/synth/$one/.synth-key"; then ok; else
     bad "another key writes the data again"; fi
 
-# ---- 8. the thesis example beside the report ------------------------------------------
+# ---- 8. the thesis example beside the report; the archive's name and MANIFEST ----------
 # (pdflatex: `make thesis-example` installs it as root, workflow/deps.sh latex)
 pdf=$W/report/thesis-example.pdf
 mk "$W" DATASETS="$sets" thesis-example
@@ -369,8 +369,31 @@ if [ -n "$(type -P pdflatex)" ]; then
 else
     expect_missing "$pdf" "without pdflatex, the thesis example of other numbers is removed"
 fi
-mk "$W" DATASETS="$sets" report
-expect_status 0 "make report with the parameter back"
-expect_same "$(sha256sum < "$pdf" 2>/dev/null)" "$pdf_sum" "the thesis example of the same inputs has the same bytes"
+# archives of other parameters get other names; MANIFEST holds every parameter group
+mk "$W" DATASETS="$sets" PCA_TAX_HIGH=0.8 archive
+expect_status 0 "make archive PCA_TAX_HIGH=0.8"
+mk "$W" DATASETS="$sets" archive
+expect_status 0 "make archive"
+expect_same "$(sha256sum < "$pdf")" "$pdf_sum" "the thesis example of the same inputs has the same bytes"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+for run_args in "DATASETS='$sets'|0.7" "DATASETS='$sets' PCA_TAX_HIGH=0.8|0.8"; do
+    args=${run_args%|*} high=${run_args##*|}
+    a=$W/dist/qkreport-results-$commit-$(printf '%s' "$args" | sha256sum | cut -c1-8).tar.gz
+    if [ -s "$a" ]; then ok; else bad "make archive $args writes $(basename "$a") ($(ls "$W/dist" | tr '\n' ' '))"; fi
+    tar -xzOf "$a" MANIFEST 2>/dev/null | grep '^param ' | grep -v '^param BLAS=' > "$base/params.txt"
+    awk -F'\t' -v high="$high" 'NR > 1 { if ($1 "." $2 == "pca.PCA_TAX_HIGH") $3 = high; print "param " $1 "." $2 "=" $3 }' \
+        "$W/build/report/parameters.tsv" | LC_ALL=C sort -s -t= -k1,1 > "$base/params.want"
+    if diff -q "$base/params.want" "$base/params.txt" > /dev/null; then ok; else
+        bad "MANIFEST of $args: every row of the parameter table ($(diff "$base/params.want" "$base/params.txt" | grep -m2 '^[<>]' | tr '\n' ' '))"
+    fi
+    for p in "run.DATASETS=$sets" "pca.PCA_TAX_HIGH=$high" "synth.SEED=20260215" "figure-models.qk-pca/06=llama3.2-3b"; do
+        if grep -qxF "param $p" "$base/params.txt"; then ok; else bad "MANIFEST of $args records $p"; fi
+    done
+done
+expect_same "$(ls "$W/dist" | wc -l)" 2 "two archives in dist/"
+# the default parameters keep the plain name
+mk "$W" -n archive
+if commands_run | grep -q -- "--output dist/qkreport-results-$commit.tar.gz "; then ok; else
+    bad "make archive with the default parameters writes dist/qkreport-results-$commit.tar.gz"; fi
 
 finish
