@@ -66,12 +66,14 @@ $(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
 # `make report` and `make archive` leave in results/, figures/ and report/
 # exactly what this run makes: outputs of earlier runs on other datasets are
 # removed (build/ keeps their intermediates, so they come back quickly).
-# (the thesis example is kept when this run makes it)
+# (the thesis example is kept when this run makes it or brings it up to date:
+# THESIS_EXAMPLE_KEPT, latex.mk)
 # They are removed only once this run's outputs are all made (a run that
 # fails leaves the previous run's outputs in place), before the archive
 # packs the folders; build/sets/pruned.txt marks the list last applied.
 RESULT_FILES = $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) $(REPORT_OUTPUTS) \
-  $(dir $(ALL_FIGURES)) $(if $(filter archive thesis-example check-latex $(THESIS_EXAMPLE),$(MAKECMDGOALS)),$(THESIS_EXAMPLE))
+  $(dir $(ALL_FIGURES)) $(if $(filter archive thesis-example check-latex $(THESIS_EXAMPLE),$(MAKECMDGOALS)),$(THESIS_EXAMPLE)) \
+  $(THESIS_EXAMPLE_KEPT)
 ifneq ($(filter report archive,$(or $(MAKECMDGOALS),report)),)
 $(call write_record,build/sets/result-files.txt,$(sort $(RESULT_FILES)))
 endif
@@ -109,7 +111,7 @@ help:
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."
 	@echo "make bench-plasticity  qk-plasticity per head beside its floor and numpy, and per model"
 	@echo "make bench-stages    qk-pca, qk-rotate, qk-complement beside their floors (bin/qk-bench-stages)"
-	@echo "make archive         dist/qkreport-results-<commit>.tar.gz of results/, figures/, report/ (with the thesis example)"
+	@echo "make archive         dist/qkreport-results-<commit>[-<params>].tar.gz of results/, figures/, report/ (with the thesis example)"
 	@echo "make thesis-example  report/thesis-example.pdf: templates/thesis-example.tex with the report's numbers, tables and figure PDFs (pdflatex)"
 	@echo "make check-latex     the thesis example and the figure PDFs checked (installs pdflatex if missing)"
 	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"

@@ -12,7 +12,10 @@
 #   - make -n, make -q and make help with other parameters (no record written;
 #     after a complete build make -q exits 0 and make -n lists nothing);
 #   - builds killed with SIGKILL at several moments, and a make killed alone;
-#   - two `make report` started together (one stops at once: the lock).
+#   - two `make report` started together (one stops at once: the lock);
+#   - the parameters in the records, in the rebuild commands of the report and
+#     the figure READMEs (run as printed: up to date), in the archive's name and
+#     MANIFEST; a thesis example kept by `make report` and brought up to date.
 set -u
 cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
@@ -76,12 +79,40 @@ clean_digest data DATA="$dl" DATASETS="$one" report
 # ---- 1. the demo, then DATA= with older files, then the demo again ----------------
 mk "$W" DATASETS="$sets" report
 expect_status 0 "demo build"
+# the datasets are one value of the parameter records and tables, and the
+# rebuild commands carry them, quoted for the shell
+expect_same "$(cat "$W/build/params/run.txt")" "DATA=
+DATASETS=$sets" "build/params/run.txt: DATASETS whole on one line"
+expect_same "$(awk -F'\t' '$1 == "run"' "$W/build/report/parameters.tsv")" "run	DATA	
+run	DATASETS	$sets" "the parameter table's rows of DATA and DATASETS"
+expect_same "$(awk -F'\t' 'NR > 1 && ($2 == "" || NF != 3)' "$W/build/report/parameters.tsv")" "" \
+    "every row of the parameter table names its parameter"
+fig=$(ls -d "$W"/figures/qk-pca/02_*)
+expect_same "$(sed -n '/^```sh$/{n;p;}' "$fig/README.md")" "make figures/qk-pca/02 DATASETS='$sets'" \
+    "the figure README's rebuild command"
+if grep -qF "Rebuild with \`make figures/qk-pca/02 DATASETS='$sets'\` (or everything with \`make report DATASETS='$sets'\`)" \
+    <(tr '\n' ' ' < "$fig/README.md"); then ok; else bad "the figure README's provenance names the rebuild commands"; fi
+expect_same "$(grep -cF "<code>make report<span data-qv=\"rebuild_args\"> DATASETS='$sets'</span></code>" \
+    "$W/report/index.html")" 2 "the report's rebuild commands (header and provenance)"
+# run as printed (the README's two commands), they find everything up to date;
+# without the datasets they do not
+mapfile -t cmds < <(sed -n '/^```sh$/{n;p;}' "$fig/README.md"; tr '\n' ' ' < "$fig/README.md" |
+    grep -oE 'everything with `make report[^`]*`' | sed 's/.*`\(.*\)`/\1/')
+expect_same "${#cmds[@]}" 2 "the figure README's two rebuild commands"
+for cmd in "${cmds[@]}"; do
+    eval "run make -C '$W' --no-print-directory -q ${cmd#make }"
+    expect_status 0 "$cmd, as printed, is up to date"
+done
+run make -C "$W" --no-print-directory -q figures/qk-pca/02
+expect_status 1 "make figures/qk-pca/02 without the run's datasets is not"
 mk "$W" DATA="$dl" DATASETS="$one" report
 expect_status 0 "DATA= build"
 ran "DATA= after the demo"
 expect_ran qk-load "$one" "DATA= after the demo"
 expect_ran qk-plasticity "$one" "DATA= after the demo"
 same_as data "$W" "DATA= after the demo"
+expect_same "$(sed -n '/^```sh$/{n;p;}' "$fig/README.md")" "make figures/qk-pca/02 DATA=$dl DATASETS=$one" \
+    "the rebuild command names the data folder"
 if grep -q "$dl/$one" "$W/report/index.html"; then ok; else bad "the report names the downloads"; fi
 mk "$W" DATASETS="$sets" report
 expect_status 0 "demo after DATA="
@@ -112,6 +143,8 @@ if stages_ran | grep -q .; then bad "a second make report runs nothing ($(stages
 collages=ROT_FIG_DATASET=$one
 mk "$W" DATASETS="$sets" "$collages" report
 expect_status 0 "the rotation collages of $one"
+if grep -qF "make report<span data-qv=\"rebuild_args\"> DATASETS='$sets' ROT_FIG_DATASET=$one</span>" \
+    "$W/report/index.html"; then ok; else bad "the rebuild command names the parameters set, sorted"; fi
 outputs_digest "$W" > "$base/collages.digest"
 mk "$W" DATASETS=mistral-v0.2-7b "$collages" report
 expect_status 0 "a run without $one"
@@ -325,7 +358,52 @@ if [ "$(stat -c '%i %y' "$pq" 2>/dev/null)" != "$before" ] &&
    grep -q 'seed 3,' "$C/data/synth/$one/.synth-key"; then ok; else
     bad "another key writes the data again"; fi
 
-# ---- 8. a run that fails leaves the previous run's outputs -----------------------------
+# ---- 8. the thesis example beside the report; the archive's name and MANIFEST ----------
+# (pdflatex: `make thesis-example` installs it as root, workflow/deps.sh latex)
+pdf=$W/report/thesis-example.pdf
+mk "$W" DATASETS="$sets" thesis-example
+expect_status 0 "make thesis-example"
+pdf_sum=$(sha256sum < "$pdf" 2>/dev/null)
+mk "$W" DATASETS="$sets" report
+expect_status 0 "make report after make thesis-example"
+expect_same "$(sha256sum < "$pdf" 2>/dev/null)" "$pdf_sum" "a no-op make report keeps the thesis example"
+if stages_ran | grep -q . || commands_run | grep -q '^workflow/pdflatex'; then bad "and runs nothing"; else ok; fi
+mk "$W" DATASETS="$sets" PCA_TAX_HIGH=0.8 report
+expect_status 0 "make report with another parameter"
+if [ -n "$(type -P pdflatex)" ]; then
+    if commands_run | grep -q '^workflow/pdflatex.sh ' && [ "$pdf" -nt "$W/report/numbers.tex" ]; then ok; else
+        bad "the thesis example is compiled again from the new report"; fi
+else
+    expect_missing "$pdf" "without pdflatex, the thesis example of other numbers is removed"
+fi
+# archives of other parameters get other names; MANIFEST holds every parameter group
+mk "$W" DATASETS="$sets" PCA_TAX_HIGH=0.8 archive
+expect_status 0 "make archive PCA_TAX_HIGH=0.8"
+mk "$W" DATASETS="$sets" archive
+expect_status 0 "make archive"
+expect_same "$(sha256sum < "$pdf")" "$pdf_sum" "the thesis example of the same inputs has the same bytes"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+for run_args in "DATASETS='$sets'|0.7" "DATASETS='$sets' PCA_TAX_HIGH=0.8|0.8"; do
+    args=${run_args%|*} high=${run_args##*|}
+    a=$W/dist/qkreport-results-$commit-$(printf '%s' "$args" | sha256sum | cut -c1-8).tar.gz
+    if [ -s "$a" ]; then ok; else bad "make archive $args writes $(basename "$a") ($(ls "$W/dist" | tr '\n' ' '))"; fi
+    tar -xzOf "$a" MANIFEST 2>/dev/null | grep '^param ' | grep -v '^param BLAS=' > "$base/params.txt"
+    awk -F'\t' -v high="$high" 'NR > 1 { if ($1 "." $2 == "pca.PCA_TAX_HIGH") $3 = high; print "param " $1 "." $2 "=" $3 }' \
+        "$W/build/report/parameters.tsv" | LC_ALL=C sort -s -t= -k1,1 > "$base/params.want"
+    if diff -q "$base/params.want" "$base/params.txt" > /dev/null; then ok; else
+        bad "MANIFEST of $args: every row of the parameter table ($(diff "$base/params.want" "$base/params.txt" | grep -m2 '^[<>]' | tr '\n' ' '))"
+    fi
+    for p in "run.DATASETS=$sets" "pca.PCA_TAX_HIGH=$high" "synth.SEED=20260215" "figure-models.qk-pca/06=llama3.2-3b"; do
+        if grep -qxF "param $p" "$base/params.txt"; then ok; else bad "MANIFEST of $args records $p"; fi
+    done
+done
+expect_same "$(ls "$W/dist" | wc -l)" 2 "two archives in dist/"
+# the default parameters keep the plain name
+mk "$W" -n archive
+if commands_run | grep -q -- "--output dist/qkreport-results-$commit.tar.gz "; then ok; else
+    bad "make archive with the default parameters writes dist/qkreport-results-$commit.tar.gz"; fi
+
+# ---- 9. a run that fails leaves the previous run's outputs -----------------------------
 # (the outputs of other datasets are removed only once a run has made all of its own)
 mk "$C" DATASETS="$sets" report
 expect_status 0 "the full set again"

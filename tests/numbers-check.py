@@ -12,8 +12,9 @@ writes them; the templates are those the page was rendered from. Checks:
     separators, powers of ten, LaTeX escapes undone; a table's em dash and
     "n/a" are both a missing value);
   - the page's other values (data-qv) are only the provenance text
-    (data source, suite version, BLAS), and no number of the page outside
-    the footer is anything but a typeset value or text of the templates;
+    (data source, suite version, BLAS, rebuild arguments), and no number
+    of the page outside the footer is anything but a typeset value or text
+    of the templates;
   - every table fragment is a booktabs tabular with as many cells a row as
     columns.
 
@@ -23,7 +24,7 @@ import html
 import re
 import sys
 
-PLAIN_VALUES = {"data_source", "suite_version", "blas_library", "blas_core"}
+PLAIN_VALUES = {"data_source", "suite_version", "blas_library", "blas_core", "rebuild_args"}
 QKDEF = re.compile(r"\\qkdef\{([A-Za-z0-9._-]+)\}\{(.*)\}$")
 
 # LaTeX that qk-report writes, and the text it stands for

@@ -316,6 +316,8 @@ START_TEST(test_param_rules)
     ck_assert_ptr_null(qk_archive_param_problem("SEED=1"));
     ck_assert_ptr_null(qk_archive_param_problem("DATA="));
     ck_assert_ptr_null(qk_archive_param_problem("_x.y-z=a=b c"));
+    ck_assert_ptr_null(qk_archive_param_problem("figure-models.qk-pca/06=llama3.2-3b"));
+    ck_assert_ptr_nonnull(qk_archive_param_problem("/x=1"));
     ck_assert_ptr_nonnull(qk_archive_param_problem("SEED"));
     ck_assert_ptr_nonnull(qk_archive_param_problem("=1"));
     ck_assert_ptr_nonnull(qk_archive_param_problem("1X=1"));

@@ -11,7 +11,11 @@
 
 BLAS_AUTO := $(if $(filter x86_64,$(shell uname -m)),$(if $(shell grep -qw avx2 /proc/cpuinfo \
   2>/dev/null && echo y),Haswell,native),native)
-BLAS_CORE ?= $(or $(OPENBLAS_CORETYPE),$(BLAS_AUTO))
+# (the default, for the rebuild commands, is the kernel chosen without settings)
+ifneq ($(OPENBLAS_CORETYPE),)
+BLAS_CORE ?= $(OPENBLAS_CORETYPE)
+endif
+$(call param,BLAS_CORE,$(BLAS_AUTO))
 ifeq ($(BLAS_CORE),native)
 unexport OPENBLAS_CORETYPE
 else
@@ -23,7 +27,7 @@ endif
 # pool, whose idle threads spin for about 0.1 s of CPU in every process.
 export OPENBLAS_NUM_THREADS := 1
 BLAS_VERSION := $(shell dpkg-query -W -f='$${Version}' libopenblas0 2>/dev/null)
-$(call param_group,blas,core=$(BLAS_CORE) openblas=$(or $(BLAS_VERSION),unknown))
+$(call param_group,blas,BLAS_CORE openblas=$(or $(BLAS_VERSION),unknown))
 
 build/report/blas.tsv: build/params/blas.txt $(call prog,qk-report)
 	@mkdir -p $(@D)

@@ -8,16 +8,23 @@
 # content changes, and the rules that use it list it as a prerequisite, so
 # Make reruns exactly what a changed key affects (docs/cache.md).
 
+# param VAR, DEFAULT: declares a parameter of the pipeline: VAR is DEFAULT
+# unless the command line or the environment sets it. Every parameter is
+# listed in a param_group (below), and the rebuild commands of the report and
+# the figure READMEs name it when a run gives it another value (rebuild_args).
+param = $(eval $(1) ?= $(2))$(eval param_default.$(1) := $(2))$(eval PARAMS += $(1))
+PARAMS :=
+
 # Synthetic dataset (qk-synth): used when DATA is not given.
-SEED       ?= 20260215
-SCALE      ?= demo
-SYNTH_MODE ?= population
+$(call param,SEED,20260215)
+$(call param,SCALE,demo)
+$(call param,SYNTH_MODE,population)
 
 # Real downloads: DATA=<dir> holds <dir>/<dataset id>/lLLhHH{q,k}/data.parquet.
-DATA       ?=
+$(call param,DATA,)
 
 # Restrict the pipeline to some datasets (registry ids); default: all.
-DATASETS   ?=
+$(call param,DATASETS,)
 
 # Disk space (MB) that qk-synth and qk-load leave free: they stop with an
 # error, removing the partial file, rather than fill the disk. Not a cache
@@ -29,7 +36,7 @@ REGISTRY   := workflow/datasets.tsv
 # The date every PDF records (the figures' figure.pdf, the thesis example):
 # SOURCE_DATE_EPOCH when set (reproducible-builds.org), else 0, the Unix
 # epoch, so that a PDF's bytes do not depend on when it was made.
-SOURCE_DATE_EPOCH ?= 0
+$(call param,SOURCE_DATE_EPOCH,0)
 export SOURCE_DATE_EPOCH
 
 # What make prints: by default one short line a step ("  PCA     qwen3-8b
@@ -61,32 +68,69 @@ endif
 
 $(shell mkdir -p build/params build/sets)
 
-# write_record PATH, WORDS: PATH holds WORDS, one a line, and is rewritten
-# only when they differ from what it holds. Make writes it itself, without
+# write_text PATH, TEXT: PATH holds TEXT (and a newline), and is rewritten
+# only when TEXT differs from what it holds. Make writes it itself, without
 # a shell; a record cut short by a kill differs and is rewritten next time.
 # A make that builds nothing (QK_BUILDS_NOTHING, Makefile) writes no record:
 # else `make -n report PLAST_MIN_PAIRS=40` would leave the new value in the
 # record and the next `make report` would rerun what it feeds. There a
 # record that would change is declared phony instead, so `make -n` lists
 # (and `make -q` reports) what depends on it, as the real run remakes it.
-write_record = $(if $(and $(wildcard $(1)),$(call same_words,$(file <$(1)),$(2))),,$(if \
-  $(QK_BUILDS_NOTHING),$(eval .PHONY: $(1)),$(file >$(1),$(call record_text,$(2)))))
-record_text = $(subst $(space),$(newline),$(strip $(1)))
-same_words = $(if $(strip $(1))$(strip $(2)),$(and $(strip $(1)),$(strip $(2)),$(findstring \
-  <$(strip $(1))>,<$(strip $(2))>),$(findstring <$(strip $(2))>,<$(strip $(1))>)),same)
+write_text = $(if $(and $(wildcard $(1)),$(call holds_text,$(file <$(1)),$(2))),,$(if \
+  $(QK_BUILDS_NOTHING),$(eval .PHONY: $(1)),$(file >$(1),$(2))))
+# holds_text CONTENT, TEXT: CONTENT, as $(file <) reads it, is TEXT and the
+# newline $(file >) adds (GNU make 4.3 keeps it; later versions drop it)
+holds_text = $(or $(call same_text,$(1),$(2)$(newline)),$(call same_text,$(1),$(2)))
+# write_record PATH, WORDS: PATH holds WORDS, one a line (a word may stand
+# for a line with spaces: see param_group).
+write_record = $(call write_text,$(1),$(call record_text,$(2)))
+record_text = $(call unhide_spaces,$(subst $(space),$(newline),$(strip $(1))))
+# (both or neither empty, else each found in the other: the same text)
+same_text = $(if $(1)$(2),$(and $(1),$(2),$(findstring <$(1)>,<$(2)>),$(findstring <$(2)>,<$(1)>)),same)
 empty :=
 space := $(empty) $(empty)
+tab := $(empty)	$(empty)
 define newline
 
 
 endef
+# A value with spaces is one word while Make handles it: each run of blanks
+# is one OPEN BOX (U+2423, a visible space), turned back when it is written.
+hidden_space := ␣
+hide_spaces = $(subst $(space),$(hidden_space),$(strip $(1)))
+unhide_spaces = $(subst $(hidden_space),$(space),$(1))
 
-# param_group NAME, VALUES: build/params/NAME.txt, one "name=value" a line.
-param_group = $(call write_record,build/params/$(1).txt,$(or $(strip $(2)),-))$(eval PARAM_GROUPS += $(1))
+# param_group NAME, ITEMS: build/params/NAME.txt, one "name=value" line an
+# item. An item is a parameter's name (VAR, declared with param): the line is
+# VAR=<its value>, spaces and all (DATASETS="a b", a DATA folder with a
+# space); or a value derived by Make, given as one word key=value.
+param_group = $(eval param_items.$(1) := $$(2))$(call write_record,build/params/$(1).txt,$(or \
+  $(call param_lines,$(1)),-))$(eval PARAM_GROUPS += $(1))
 PARAM_GROUPS :=
+# param_lines NAME: the lines of group NAME, as words (spaces hidden)
+param_lines = $(foreach i,$(param_items.$(1)),$(if $(findstring =,$(i)),$(i),$(i)=$(call hide_spaces,$($(i)))))
 
 # set_record NAME, DATASETS: build/sets/NAME.txt lists the datasets (in
 # order) a merged output is made from; the path is the expansion.
 set_record = $(call write_record,build/sets/$(1).txt,$(or $(strip $(2)),-))build/sets/$(1).txt
 
-$(call param_group,synth,seed=$(SEED) scale=$(SCALE) mode=$(SYNTH_MODE))
+# shell_word TEXT: TEXT as one word of a POSIX shell: as it is when it has
+# only letters, digits and _-./,:+=@%, else in single quotes.
+shell_word = $(if $(call shell_plain,$(1)),$(1),'$(subst ','\'',$(1))')
+shell_plain = $(and $(1),$(if $(call drop_chars,$(call hide_spaces,$(1)),$(shell_safe_chars)),,plain))
+shell_safe_chars := a b c d e f g h i j k l m n o p q r s t u v w x y z \
+  A B C D E F G H I J K L M N O P Q R S T U V W X Y Z 0 1 2 3 4 5 6 7 8 9 _ - . / , : + = @ %
+drop_chars = $(if $(2),$(call drop_chars,$(subst $(firstword $(2)),,$(1)),$(wordlist 2,$(words $(2)),$(2))),$(1))
+
+# rebuild_args: the parameters this run gives another value than their
+# default, as shell words VAR=value sorted by name. `make report` or
+# `make figures/<study>/<NN>` with them rebuilds what this run made: the
+# report and every figure README print them (REBUILD_VALUES, report.mk).
+rebuild_args = $(strip $(foreach v,$(sort $(PARAMS)),$(if $(call same_text,$(strip $($(v))),$(strip \
+  $(param_default.$(v)))),,$(v)=$(call shell_word,$(strip $($(v)))))))
+REBUILD_VALUES := build/params/rebuild.tsv
+
+$(call param_group,synth,SEED SCALE SYNTH_MODE)
+# the data the run reads (the records of build/sets/ and build/<ds>/source.txt
+# key the outputs on them; this group puts them in the parameter tables)
+$(call param_group,run,DATA DATASETS)

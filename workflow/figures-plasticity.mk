@@ -18,14 +18,14 @@ PLAST_X_DATASETS := $(if $(filter $(PLAST_X_STUDY),$(RUN_STUDIES)),$(call study_
 PLAST_E_DATASETS := $(if $(filter $(PLAST_E_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_E_STUDY)))
 # The model each of figures 01-08 shows (a parameter; the figure folders
 # keep the names of the defaults), and the results/ folder of its study.
-PLAST_FIG01_MODEL ?= ministral3-14b
-PLAST_FIG02_MODEL ?= qwen3-14b
-PLAST_FIG03_MODEL ?= llama3.2-3b
-PLAST_FIG04_MODEL ?= llama3.2-11b
-PLAST_FIG05_MODEL ?= ministral3-3b
-PLAST_FIG06_MODEL ?= qwen3-4b
-PLAST_FIG07_MODEL ?= llama3.2-3b
-PLAST_FIG08_MODEL ?= qwen3-14b
+$(call param,PLAST_FIG01_MODEL,ministral3-14b)
+$(call param,PLAST_FIG02_MODEL,qwen3-14b)
+$(call param,PLAST_FIG03_MODEL,llama3.2-3b)
+$(call param,PLAST_FIG04_MODEL,llama3.2-11b)
+$(call param,PLAST_FIG05_MODEL,ministral3-3b)
+$(call param,PLAST_FIG06_MODEL,qwen3-4b)
+$(call param,PLAST_FIG07_MODEL,llama3.2-3b)
+$(call param,PLAST_FIG08_MODEL,qwen3-14b)
 plast_dir = results/$(call study_of,$(1))
 
 # The same models as "NN=dataset" lists for the report section (qk-summary).
@@ -38,8 +38,7 @@ PLAST_WEIGHTS := 08=$(PLAST_FIG08_MODEL)
 # Every number of templates/sections/plasticity.html.in comes from this numbers
 # file (qk-summary); a study missing from the run leaves its values missing and
 # its tables empty, and the section says so. The figure models are parameters.
-$(call param_group,plasticity-figures,$(addprefix figure,$(PLAST_HEATMAPS) $(PLAST_PROFILES) \
-  $(PLAST_WEIGHTS)))
+$(call param_group,plasticity-figures,$(foreach n,01 02 03 04 05 06 07 08,PLAST_FIG$(n)_MODEL))
 
 PLAST_SUMMARY := build/report/plasticity.numbers
 

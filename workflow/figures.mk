@@ -15,8 +15,8 @@ FIGURE_TABLE := workflow/figures.tsv
 
 # A mean over heads is drawn in full only where at least this share of the
 # model's heads contribute (a lighter line or faded cell elsewhere).
-FIG_MIN_SHARE ?= 0.5
-$(call param_group,figures,min_share=$(FIG_MIN_SHARE) pdf_date=$(SOURCE_DATE_EPOCH))
+$(call param,FIG_MIN_SHARE,0.5)
+$(call param_group,figures,FIG_MIN_SHARE SOURCE_DATE_EPOCH)
 
 # The tables this run makes besides the per-dataset files build/<ds>/...:
 # an input not among them is absent.
@@ -79,9 +79,9 @@ figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figu
     figures/$(1)/$(2)/readme.tsv \
     figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/stores.tsv \
     figures/$(1)/$(2)/source.tsv figures/$(1)/$(2)/parameters.tsv templates/figure-README.md.in \
-    $(call prog,qk-report) build/params/report.txt
+    $(call prog,qk-report) build/params/report.txt $(REBUILD_VALUES)
 	$$(call step,README,$(1)/$(firstword $(subst _, ,$(2)))) bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \
-	  --values figures/$(1)/$(2)/readme.tsv --values figures/$(1)/$(2)/source.tsv \
+	  --values figures/$(1)/$(2)/readme.tsv --values figures/$(1)/$(2)/source.tsv --values $(REBUILD_VALUES) \
 	  --table numbers=figures/$(1)/$(2)/numbers.tsv \
 	  --table inputs=figures/$(1)/$(2)/inputs.tsv --table stores=figures/$(1)/$(2)/stores.tsv \
 	  --table parameters=figures/$(1)/$(2)/parameters.tsv --set suite_version=$$(SUITE_VERSION)

@@ -2,16 +2,16 @@
 # head taxonomy, and the study tables results/<study>/qk.csv (10 rows a head)
 # and results/<study>/qk_heads.csv (one row a head, with its category).
 
-PCA_TAX_HIGH  ?= 0.7
-PCA_TAX_LOW   ?= 0.3
+$(call param,PCA_TAX_HIGH,0.7)
+$(call param,PCA_TAX_LOW,0.3)
 PCA_THREADS   ?= 2
 # use only the first N rows of each config; 0 = all rows (the analysis default)
-PCA_MAX_ROWS  ?= 0
+$(call param,PCA_MAX_ROWS,0)
 
 # The thresholds change only the taxonomy, the row cap only the PCA; the
 # thread count never changes an output, so it is no parameter.
-$(call param_group,pca,high=$(PCA_TAX_HIGH) low=$(PCA_TAX_LOW))
-$(call param_group,pca-fit,max_rows=$(PCA_MAX_ROWS))
+$(call param_group,pca,PCA_TAX_HIGH PCA_TAX_LOW)
+$(call param_group,pca-fit,PCA_MAX_ROWS)
 
 PCA_FLAGS = --quiet --threads $(PCA_THREADS) \
   $(if $(filter-out 0,$(PCA_MAX_ROWS)),--max-rows $(PCA_MAX_ROWS))
@@ -47,12 +47,11 @@ bench: bench-pca
 # Figure 06: four heads of one dataset (the figure's model), drawn as the
 # thesis drew them (random.Random(SEED).sample of its sorted query heads);
 # at most POINTS vectors per kind and head are plotted.
-PCA_COLLAGE_DATASET ?= llama3.2-3b
-PCA_COLLAGE_SEED    ?= 42
-PCA_COLLAGE_PANELS  ?= 4
-PCA_COLLAGE_POINTS  ?= 2000
-$(call param_group,pca-collage,dataset=$(PCA_COLLAGE_DATASET) seed=$(PCA_COLLAGE_SEED) \
-  panels=$(PCA_COLLAGE_PANELS) points=$(PCA_COLLAGE_POINTS))
+$(call param,PCA_COLLAGE_DATASET,llama3.2-3b)
+$(call param,PCA_COLLAGE_SEED,42)
+$(call param,PCA_COLLAGE_PANELS,4)
+$(call param,PCA_COLLAGE_POINTS,2000)
+$(call param_group,pca-collage,PCA_COLLAGE_DATASET PCA_COLLAGE_SEED PCA_COLLAGE_PANELS PCA_COLLAGE_POINTS)
 # the per-head table with the categories of the collage's heads
 PCA_COLLAGE_HEADS := results/$(call study_of,$(PCA_COLLAGE_DATASET))/qk_heads.csv
 

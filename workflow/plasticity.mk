@@ -5,23 +5,21 @@
 # (smollm3_model_report.csv for the SmolLM3 study), model_bucket_plasticity.csv
 # and model_pair2d.csv, merged by qk-merge with a model column.
 
-PLAST_COV            ?= diag
-PLAST_BIN_FACTOR     ?= 10
-PLAST_MIN_PAIRS      ?= 32
-PLAST_PAIR2D_MIN     ?= 32
-PLAST_PAIRS          ?= exact
-PLAST_PAIRS_PER_BIN  ?= 256
-PLAST_SEED           ?= 0
-PLAST_MAX_TOKENS     ?= 50000
-PLAST_NORMALITY_DIMS ?= 64
-PLAST_P_ALPHA        ?= 0.01
+$(call param,PLAST_COV,diag)
+$(call param,PLAST_BIN_FACTOR,10)
+$(call param,PLAST_MIN_PAIRS,32)
+$(call param,PLAST_PAIR2D_MIN,32)
+$(call param,PLAST_PAIRS,exact)
+$(call param,PLAST_PAIRS_PER_BIN,256)
+$(call param,PLAST_SEED,0)
+$(call param,PLAST_MAX_TOKENS,50000)
+$(call param,PLAST_NORMALITY_DIMS,64)
+$(call param,PLAST_P_ALPHA,0.01)
 PLAST_THREADS        ?= 2
 
 # The thread count never changes an output, so it is no parameter.
-$(call param_group,plasticity,cov=$(PLAST_COV) bin_factor=$(PLAST_BIN_FACTOR) \
-  min_pairs=$(PLAST_MIN_PAIRS) pair2d_min=$(PLAST_PAIR2D_MIN) pairs=$(PLAST_PAIRS) \
-  pairs_per_bin=$(PLAST_PAIRS_PER_BIN) seed=$(PLAST_SEED) max_tokens=$(PLAST_MAX_TOKENS) \
-  normality_dims=$(PLAST_NORMALITY_DIMS) p_alpha=$(PLAST_P_ALPHA))
+$(call param_group,plasticity,PLAST_COV PLAST_BIN_FACTOR PLAST_MIN_PAIRS PLAST_PAIR2D_MIN \
+  PLAST_PAIRS PLAST_PAIRS_PER_BIN PLAST_SEED PLAST_MAX_TOKENS PLAST_NORMALITY_DIMS PLAST_P_ALPHA)
 
 PLAST_FLAGS = --quiet --threads $(PLAST_THREADS) --cov $(PLAST_COV) \
   --bin-factor $(PLAST_BIN_FACTOR) --min-pairs $(PLAST_MIN_PAIRS) \

@@ -33,6 +33,14 @@ build/report/parameters.tsv: build/sets/param-groups.txt $$(patsubst %,build/par
 SUITE_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(call param_group,report,version=$(SUITE_VERSION))
 
+# The rebuild commands the report and every figure README print: `make
+# report` (or `make figures/<study>/<NN>`) and the parameters this run sets
+# to other values than their defaults (rebuild_args, config.mk), as the value
+# rebuild_args, with a space before it when there are any. (Written here,
+# after every stage's parameters are declared.)
+REBUILD_ARGS := $(rebuild_args)
+$(call write_text,$(REBUILD_VALUES),rebuild_args$(tab)$(if $(REBUILD_ARGS), $(REBUILD_ARGS)))
+
 # The inventory section's numbers.
 build/report/inventory.numbers: build/report/inventory.tsv $(call prog,qk-summary)
 	$(call step,SUMMARY,inventory) bin/qk-summary --section inventory --input inventory=$< --output $@
@@ -58,11 +66,11 @@ build/report/figures.numbers: build/report/figure-list.txt $(call prog,qk-summar
 
 # Each study's .mk adds its section's numbers and the tables LaTeX gets:
 #   REPORT_FLAGS += --values FILE, REPORT_INPUTS += FILE, REPORT_LATEX_TABLES += NAME ...
-REPORT_FLAGS += --set suite_version=$(SUITE_VERSION) --values build/report/source.tsv \
+REPORT_FLAGS += --set suite_version=$(SUITE_VERSION) --values build/report/source.tsv --values $(REBUILD_VALUES) \
   --values build/report/blas.tsv --values build/report/inventory.numbers \
   --values build/report/figures.numbers --table parameters=build/report/parameters.tsv
 REPORT_INPUTS += build/report/inventory.numbers build/report/figures.numbers \
-  build/report/source.tsv build/report/parameters.tsv build/report/blas.tsv \
+  build/report/source.tsv build/report/parameters.tsv build/report/blas.tsv $(REBUILD_VALUES) \
   $(wildcard templates/sections/*.html.in)
 
 # every study table is part of the result, quoted or not

@@ -6,19 +6,18 @@
 # results/smollm3_training_progress/ the checkpoints and results/<study>/
 # any other study's models (results/extra/).
 
-ROT_B_MODE       ?= eigen
-ROT_B_SIGN       ?= canonical
-ROT_OMEGA_GRID   ?= 400
-ROT_OMEGA_REFINE ?= 20
-ROT_ACTIVE_TAU   ?= 0.1
+$(call param,ROT_B_MODE,eigen)
+$(call param,ROT_B_SIGN,canonical)
+$(call param,ROT_OMEGA_GRID,400)
+$(call param,ROT_OMEGA_REFINE,20)
+$(call param,ROT_ACTIVE_TAU,0.1)
 ROT_THREADS      ?= 2
 
 # The axis and omega parameters change qk-rotate's outputs, the threshold
 # only qk-complement's; the thread count changes nothing, so it is no
 # parameter.
-$(call param_group,rotation,b_mode=$(ROT_B_MODE) b_sign=$(ROT_B_SIGN) \
-  omega_grid=$(ROT_OMEGA_GRID) omega_refine=$(ROT_OMEGA_REFINE))
-$(call param_group,rotation-complement,active_tau=$(ROT_ACTIVE_TAU))
+$(call param_group,rotation,ROT_B_MODE ROT_B_SIGN ROT_OMEGA_GRID ROT_OMEGA_REFINE)
+$(call param_group,rotation-complement,ROT_ACTIVE_TAU)
 
 ROT_FLAGS = --quiet --threads $(ROT_THREADS) --b-mode $(ROT_B_MODE) --b-sign $(ROT_B_SIGN) \
   --omega-grid $(ROT_OMEGA_GRID) --omega-refine $(ROT_OMEGA_REFINE)
@@ -89,13 +88,13 @@ bench: bench-rotate
 # them in their {a, b} planes, 08 the complement pairs of the first one
 # drawn. At most POINTS (01) and COMPLEMENT_POINTS (08, per pair) vectors per
 # kind.
-ROT_FIG_DATASET           ?= llama3.2-3b
-ROT_FIG_SEED              ?= 42
-ROT_FIG_PANELS            ?= 4
-ROT_FIG_POINTS            ?= 2000
-ROT_FIG_COMPLEMENT_POINTS ?= 1000
-$(call param_group,rotation-points,dataset=$(ROT_FIG_DATASET) seed=$(ROT_FIG_SEED) \
-  panels=$(ROT_FIG_PANELS) points=$(ROT_FIG_POINTS) complement_points=$(ROT_FIG_COMPLEMENT_POINTS))
+$(call param,ROT_FIG_DATASET,llama3.2-3b)
+$(call param,ROT_FIG_SEED,42)
+$(call param,ROT_FIG_PANELS,4)
+$(call param,ROT_FIG_POINTS,2000)
+$(call param,ROT_FIG_COMPLEMENT_POINTS,1000)
+$(call param_group,rotation-points,ROT_FIG_DATASET ROT_FIG_SEED ROT_FIG_PANELS ROT_FIG_POINTS \
+  ROT_FIG_COMPLEMENT_POINTS)
 
 # made when the run has the figures' dataset
 ROT_POINTS :=

@@ -84,7 +84,7 @@ void qk_manifest_free(qk_manifest *m);
 const char *qk_archive_path_problem(const char *path);
 
 /* Why "KEY=VALUE" is not a valid parameter, or NULL.  KEY: a letter or '_'
- * then letters, digits, '_', '.', '-'; VALUE: anything but control
+ * then letters, digits, '_', '.', '-', '/'; VALUE: anything but control
  * characters (it may be empty). */
 const char *qk_archive_param_problem(const char *param);
 

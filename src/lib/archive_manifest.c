@@ -76,7 +76,8 @@ static int key_char(char c, int first)
 {
     if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_')
         return 1;
-    return !first && ((c >= '0' && c <= '9') || c == '.' || c == '-');
+    /* '/': a figure's id, "figure-models.qk-pca/06" */
+    return !first && ((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '/');
 }
 
 const char *qk_archive_param_problem(const char *param)
@@ -88,7 +89,7 @@ const char *qk_archive_param_problem(const char *param)
         return "empty KEY in KEY=VALUE";
     for (const char *p = param; p < eq; p++)
         if (!key_char(*p, p == param))
-            return "KEY must be a letter or '_' followed by letters, digits, '_', '.', '-'";
+            return "KEY must be a letter or '_' followed by letters, digits, '_', '.', '-', '/'";
     if (has_control(eq + 1))
         return "control character in VALUE";
     return NULL;
