@@ -6,6 +6,7 @@
  * programs must; a table giving a shared key another meaning is refused; a
  * program stopped by an error or a signal leaves no temporary behind. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -279,6 +280,107 @@ START_TEST(a_stopped_program_leaves_no_temporaries)
 }
 END_TEST
 
+/* Writes "table\n" to path through qk_atomic; returns the commit's result. */
+static int write_table_to(const char *path)
+{
+    qk_atomic out;
+    qk_err err;
+    if (qk_atomic_open(&out, path, &err) != 0)
+        return -1;
+    fputs("table\n", out.fp);
+    return qk_atomic_commit(&out, &err);
+}
+
+START_TEST(an_output_that_is_a_device_fifo_or_link_stays_one)
+{
+    char dir[] = "/tmp/qk-test-out-XXXXXX", path[96], real[96];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    /* a FIFO (as a device, -o /dev/stdout, which the test must not risk
+     * replacing): its reader gets the table, the FIFO stays */
+    struct stat st;
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char got[16] = "";
+        FILE *fp = fopen(path, "r");
+        size_t n = fp ? fread(got, 1, sizeof got - 1, fp) : 0;
+        _exit(n == 6 && strcmp(got, "table\n") == 0 ? 0 : 1);
+    }
+    ck_assert_int_eq(write_table_to(path), 0);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert(S_ISFIFO(st.st_mode));
+    unlink(path);
+    /* a symbolic link: the file it names is replaced, the link stays */
+    snprintf(real, sizeof real, "%s/real.tsv", dir);
+    snprintf(path, sizeof path, "%s/link.tsv", dir);
+    FILE *fp = fopen(real, "w");
+    fputs("old\n", fp);
+    fclose(fp);
+    ck_assert_int_eq(symlink(real, path), 0);
+    ck_assert_int_eq(write_table_to(path), 0);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    char got[16] = "";
+    fp = fopen(real, "r");
+    ck_assert_uint_eq(fread(got, 1, sizeof got - 1, fp), 6);
+    fclose(fp);
+    ck_assert_str_eq(got, "table\n");
+    unlink(path);
+    unlink(real);
+    ck_assert_int_eq(entries_of(dir), 0);
+    rmdir(dir);
+}
+END_TEST
+
+/* Several threads failing at once (out of memory in every worker): one
+ * error line, the error's exit status. */
+static void *fail_now(void *arg)
+{
+    (void)arg;
+    qk_die(QK_EXIT_DATA, "store.qks", "out of memory");
+    return NULL;
+}
+
+START_TEST(threads_failing_together_stop_the_program_once)
+{
+    for (int round = 0; round < 20; round++) {
+        int fd[2];
+        ck_assert_int_eq(pipe(fd), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            close(fd[0]);
+            dup2(fd[1], STDERR_FILENO);
+            qk_set_progname("qk-test");
+            pthread_t t[8];
+            for (int i = 0; i < 8; i++)
+                pthread_create(&t[i], NULL, fail_now, NULL);
+            for (int i = 0; i < 8; i++)
+                pthread_join(t[i], NULL);
+            _exit(0);
+        }
+        close(fd[1]);
+        char out[4096];
+        size_t n = 0;
+        ssize_t got;
+        while (n < sizeof out - 1 && (got = read(fd[0], out + n, sizeof out - 1 - n)) > 0)
+            n += (size_t)got;
+        out[n] = '\0';
+        close(fd[0]);
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), QK_EXIT_DATA);
+        ck_assert_str_eq(out, "qk-test: error: store.qks: out of memory\n");
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -288,6 +390,8 @@ int main(void)
     tcase_add_test(tc, help_version_and_usage_errors_exit);
     tcase_add_test(tc, a_shared_key_keeps_its_meaning);
     tcase_add_test(tc, a_stopped_program_leaves_no_temporaries);
+    tcase_add_test(tc, an_output_that_is_a_device_fifo_or_link_stays_one);
+    tcase_add_test(tc, threads_failing_together_stop_the_program_once);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

@@ -59,7 +59,10 @@ void qk_meter(long done, long total, const char *unit);
 void qk_meter_clear(void);
 
 /* An output written to PATH.tmp.XXXXXX in the same directory and renamed
- * into place on commit, so a reader never sees a half-written file. */
+ * into place on commit, so a reader never sees a half-written file. A
+ * symbolic link is followed (the file it names is replaced, the link
+ * stays); a device, FIFO or socket (-o /dev/stdout) is written in place
+ * (tmp_path NULL), as renaming over it would replace it. */
 typedef struct qk_atomic {
     char *final_path;
     char *tmp_path;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 static const char *progname = "qkreport";
+static mode_t output_umask = 022; /* the outputs' permissions: 0666 without it */
 static int progress_quiet = 0;
 
 /* The temporary files of the outputs being written. A program that stops
@@ -92,6 +93,8 @@ static void stop_on_signal(int sig)
 void qk_set_progname(const char *name)
 {
     progname = name;
+    output_umask = umask(0); /* read while the program has one thread */
+    umask(output_umask);
     signal(SIGXFSZ, SIG_IGN);
     static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
     for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
@@ -165,8 +168,26 @@ void qk_report_error(const char *path, const char *msg)
         fprintf(stderr, "%s: error: %s\n", progname, msg);
 }
 
+/* The first thread to stop the program; another thread that fails at the
+ * same time (out of memory in every worker) waits for its exit instead of
+ * printing a second line and exiting under it. */
+static pthread_mutex_t dying = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t dying_thread;
+
+static void stop_once(int status)
+{
+    if (pthread_mutex_trylock(&dying) != 0) {
+        if (pthread_equal(dying_thread, pthread_self()))
+            _exit(status); /* failed again on its way out */
+        for (;;)
+            pause();
+    }
+    dying_thread = pthread_self();
+}
+
 void qk_die(int status, const char *path, const char *fmt, ...)
 {
+    stop_once(status);
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -286,13 +307,36 @@ void qk_meter_clear(void)
     }
 }
 
+/* An output that is not a regular file (a device, a FIFO): opened for
+ * writing in place. */
+static int open_in_place(qk_atomic *a, const char *path, qk_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return qk_fail(err, "cannot open %s: %s", path, strerror(errno));
+    a->fp = fdopen(fd, "wb");
+    if (!a->fp) {
+        close(fd);
+        return qk_fail(err, "cannot open %s: %s", path, strerror(errno));
+    }
+    a->final_path = qk_strdup(path);
+    return 0;
+}
+
 int qk_atomic_open(qk_atomic *a, const char *path, qk_err *err)
 {
     memset(a, 0, sizeof *a);
-    size_t n = strlen(path) + 16;
-    a->final_path = qk_strdup(path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return open_in_place(a, path, err);
+    /* through a symbolic link to its file, so that the link stays */
+    char *target = realpath(path, NULL);
+    const char *where = target ? target : path;
+    size_t n = strlen(where) + 16;
+    a->final_path = qk_strdup(where);
     a->tmp_path = qk_malloc(n);
-    snprintf(a->tmp_path, n, "%s.tmp.XXXXXX", path);
+    snprintf(a->tmp_path, n, "%s.tmp.XXXXXX", where);
+    free(target);
     int fd = mkstemp(a->tmp_path);
     if (fd < 0) {
         int e = errno;
@@ -301,7 +345,7 @@ int qk_atomic_open(qk_atomic *a, const char *path, qk_err *err)
         memset(a, 0, sizeof *a);
         return qk_fail(err, "cannot create %s: %s", path, strerror(e));
     }
-    fchmod(fd, 0644);
+    fchmod(fd, 0666 & ~output_umask);
     pending_set(NULL, a->tmp_path);
     a->fp = fdopen(fd, "wb");
     if (!a->fp) {
@@ -339,7 +383,7 @@ int qk_atomic_commit(qk_atomic *a, qk_err *err)
 {
     if (qk_atomic_sync(a, err) != 0)
         return -1;
-    if (rename(a->tmp_path, a->final_path) != 0) {
+    if (a->tmp_path && rename(a->tmp_path, a->final_path) != 0) {
         qk_fail(err, "cannot write %s: %s", a->final_path, strerror(errno));
         qk_atomic_abort(a);
         return -1;
@@ -378,7 +422,7 @@ int qk_atomic_commit_if_changed(qk_atomic *a, qk_err *err)
         qk_atomic_abort(a);
         return -1;
     }
-    if (!same_contents(a->tmp_path, a->final_path))
+    if (!a->tmp_path || !same_contents(a->tmp_path, a->final_path))
         return qk_atomic_commit(a, err);
     qk_atomic_abort(a);
     return 0;
@@ -403,7 +447,8 @@ int qk_atomic_reserve(qk_atomic *a, uint64_t bytes, qk_err *err)
     struct statvfs fs;
     /* no check asked for, or a file system that gives no figures (some
      * FUSE ones report size 0): the writes themselves will tell */
-    if (min_free_bytes == 0 || fstatvfs(fileno(a->fp), &fs) != 0 || fs.f_blocks == 0)
+    if (min_free_bytes == 0 || !a->tmp_path || fstatvfs(fileno(a->fp), &fs) != 0 ||
+        fs.f_blocks == 0)
         return 0;
     uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
     if (avail >= min_free_bytes && avail - min_free_bytes >= bytes)
