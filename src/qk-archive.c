@@ -30,13 +30,14 @@ static const qk_option options_table[] = {
     {OPT_SUITE_VERSION, "suite-version", "V", "suite version recorded in MANIFEST (default "
                                               QK_VERSION_STRING ")"},
     {'C', "root", "DIR", "directory the PATHs are relative to"},
+    {'q', "quiet", NULL, "no count of the files archived or verified"},
     QK_OPTIONS_END};
 
 static const qk_program program = {
     "qk-archive",
     "qk-archive create --output FILE [--param KEY=VALUE]... [--suite-version V]\n"
     "                  [--root DIR] PATH...\n"
-    "qk-archive verify FILE\n"
+    "qk-archive verify [--quiet] FILE\n"
     "qk-archive extract FILE DIR\n"
     "qk-archive list FILE",
     "create   packs the regular files under each PATH (a file or a directory, taken\n"
@@ -54,7 +55,7 @@ static const qk_program program = {
     "         restores MANIFEST and the files into DIR (created if missing).\n"
     "list     prints the size and path of every entry.\n"
     "\n"
-    "The options below but -h and --version are those of create.\n",
+    "The options below but -h, --version and --quiet are those of create.\n",
     options_table,
     "a corrupt archive, a file that differs from MANIFEST, an unsafe entry",
     "qk-archive create -o dist/r.tar.gz -p SEED=1 results figures report", NULL};
@@ -451,7 +452,8 @@ static int cmd_create(int argc, char **argv)
     if (qk_manifest_normalize(m, &err) != 0)
         qk_die(QK_EXIT_DATA, o.output, "%s", err.msg);
     write_archive(&o, &w, m);
-    printf("%d files archived in %s\n", m->n_files, o.output);
+    if (!qk_progress_quiet())
+        printf("%d files archived in %s\n", m->n_files, o.output);
     qk_manifest_free(m);
     for (int i = 0; i < o.n_paths; i++)
         free(o.paths[i]);
@@ -537,7 +539,8 @@ static int cmd_verify(int argc, char **argv)
     unmap_archive(&m);
     if (problems)
         return QK_EXIT_DATA;
-    printf("%d files verified\n", verified);
+    if (!qk_progress_quiet())
+        printf("%d files verified\n", verified);
     return QK_EXIT_OK;
 }
 

@@ -127,6 +127,9 @@ run "$qa" verify "$tmp/a.tar.gz"
 expect_status 0 "verify a fresh archive"
 expect_out "$n_files files verified" "verify summary"
 expect_out_lines 1 "verify prints one line"
+run "$qa" verify --quiet "$tmp/a.tar.gz"
+expect_status 0 "verify --quiet a fresh archive"
+expect_out_lines 0 "verify --quiet prints nothing"
 
 # repack.py SRC DST ACTION ARG: re-packs SRC with one file flipped (one
 # byte changed), grown, dropped or added (ARG: its path), or with its

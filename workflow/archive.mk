@@ -30,10 +30,10 @@ $(ARCHIVE_FILE): build/report/blas.tsv report/index.html $(ALL_FIGURES) $(PCA_TA
                  $(REPORT_OUTPUTS) $(FIGURE_PDFS) $(THESIS_EXAMPLE) $(THESIS_EXAMPLE_TEX) \
                  bin/qk-archive build/report/parameters.tsv build/sets/pruned.txt
 	@mkdir -p $(@D)
-	$(call step,ARCHIVE,$@) bin/qk-archive create --output $@ --suite-version '$(SUITE_VERSION)' $(archive_params) \
+	$(call step,ARCHIVE,$@) bin/qk-archive create --quiet --output $@ --suite-version '$(SUITE_VERSION)' $(archive_params) \
 	  --param "BLAS=$$(sed -n 's/^blas_library\t//p' build/report/blas.tsv)" \
 	  $(ARCHIVE_INPUTS)
-	$(call step,VERIFY,$@) bin/qk-archive verify $@
+	$(call step,VERIFY,$@) bin/qk-archive verify --quiet $@
 
 .PHONY: archive
 archive: $(ARCHIVE_FILE)

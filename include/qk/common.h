@@ -48,6 +48,7 @@ char *qk_strdup(const char *s);
 /* Progress on stderr: printed only when stderr is a terminal and quiet is
  * off.  One line per call, so logs stay readable. */
 void qk_progress_set_quiet(int quiet);
+int qk_progress_quiet(void);
 void qk_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A one-line meter "LABEL DONE/TOTAL UNIT   N s left", redrawn in place on

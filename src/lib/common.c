@@ -247,6 +247,7 @@ char *qk_strdup(const char *s)
 }
 
 void qk_progress_set_quiet(int quiet) { progress_quiet = quiet; }
+int qk_progress_quiet(void) { return progress_quiet; }
 
 void qk_progress(const char *fmt, ...)
 {
