@@ -66,7 +66,7 @@ expect_status 1 "extract without DIR"
 expect_missing "$tmp/u.tar.gz" "no output after usage errors"
 run "$qa" --help
 expect_status 0 "--help"
-expect_out "qk-archive verify FILE" "--help shows the commands"
+expect_out "qk-archive verify [--quiet] FILE" "--help shows the commands"
 run "$qa" verify --help
 expect_status 0 "verify --help"
 run "$qa" --version
