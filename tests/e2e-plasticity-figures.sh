@@ -236,6 +236,14 @@ run bin/qk-plot --figure attention-plasticity/06 --model llama3.2-11b --out "$T/
     --input profile="$X/head_bucket_plasticity.csv" --input mean="$X/model_bucket_plasticity.csv" --input registry=$REG
 expect_status 0 "figure 06 for another model"
 expect_same "$(canvas_key "$T/other" model)" "Llama-3.2-11B (llama3.2-11b)" "figure 06 draws the chosen model"
+# a SmolLM3 checkpoint: its study's tables name it without the dataset prefix
+merge smollm3-3b- "$J/head_bucket_plasticity.csv" plasticity_profile.tsv $TRAINING
+merge smollm3-3b- "$J/model_bucket_plasticity.csv" plasticity_model_profile.tsv $TRAINING
+run bin/qk-plot --figure attention-plasticity/05 --model smollm3-3b-stage3-step-4720000 --out "$T/ckpt" \
+    --input profile="$J/head_bucket_plasticity.csv" --input mean="$J/model_bucket_plasticity.csv" --input registry=$REG
+expect_status 0 "figure 05 for a SmolLM3 checkpoint"
+expect_same "$(canvas_key "$T/ckpt" model)" "S3-4.72M (smollm3-3b-stage3-step-4720000)" \
+    "figure 05 draws the checkpoint from its study's tables"
 
 # ---- constant data: a heatmap whose cells are all one value ----------------------------------
 # the colour range is 0.05 of AP about the value, inside [0, 1]: all 1 at

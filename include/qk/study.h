@@ -12,9 +12,12 @@
 #define QK_DEPTH_BINS 10         /* depth bins 0.0, 0.1, ..., 0.9 */
 #define QK_UNRANKED 1000000L     /* rank of what the display order does not know */
 
-/* Registry row of a model id: exact match, else an id ending in "-<id>"
- * (checkpoint "stage1-step-40000" is "smollm3-3b-stage1-step-40000");
- * -1 when there is none or reg is NULL. */
+/* Whether a study table's model id names the dataset: the same id, or the
+ * dataset id ends in "-<id>" (the SmolLM3 tables name checkpoint
+ * "smollm3-3b-stage1-step-40000" "stage1-step-40000"). */
+int qk_model_is(const char *table_id, const char *dataset_id);
+/* Registry row of a model id: exact match, else the row qk_model_is
+ * matches; -1 when there is none or reg is NULL. */
 int qk_registry_row(const qk_src *reg, const char *id);
 /* The cell of column in the registry row whose id is exactly id; fallback
  * when there is no such row or column. */

@@ -114,7 +114,7 @@ void plast_table_free(plast_table *t)
 int plast_find_model(const plast_table *t, const char *id)
 {
     for (int i = 0; i < t->n_models; i++)
-        if (strcmp(t->models[i].id, id) == 0)
+        if (qk_model_is(t->models[i].id, id))
             return i;
     return -1;
 }

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+int qk_model_is(const char *table_id, const char *dataset_id)
+{
+    size_t n = strlen(table_id), m = strlen(dataset_id);
+    return strcmp(table_id, dataset_id) == 0 ||
+           (n > 0 && m > n + 1 && dataset_id[m - n - 1] == '-' &&
+            strcmp(dataset_id + m - n, table_id) == 0);
+}
+
 int qk_registry_row(const qk_src *reg, const char *id)
 {
     if (!reg)
@@ -14,13 +22,9 @@ int qk_registry_row(const qk_src *reg, const char *id)
     int r = qk_src_find(reg, c_id, id);
     if (r >= 0)
         return r;
-    size_t n = strlen(id);
-    for (r = 0; r < reg->t->n_rows; r++) {
-        const char *full = qk_table_cell(reg->t, r, c_id);
-        size_t m = strlen(full);
-        if (m > n + 1 && full[m - n - 1] == '-' && strcmp(full + m - n, id) == 0)
+    for (r = 0; r < reg->t->n_rows; r++)
+        if (qk_model_is(id, qk_table_cell(reg->t, r, c_id)))
             return r;
-    }
     return -1;
 }
 

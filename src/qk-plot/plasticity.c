@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "plasticity_fig.h"
+#include "qk/study.h"
 
 /* matplotlib's magma at eleven evenly spaced stops. */
 const char *const plast_palette_magma =
@@ -21,7 +22,7 @@ int *plast_model_rows(const fig_ctx *ctx, const qk_table *t, const char *model, 
     int *rows = qk_malloc((size_t)(t->n_rows > 0 ? t->n_rows : 1) * sizeof *rows);
     *n = 0;
     for (int r = 0; r < t->n_rows; r++)
-        if (strcmp(qk_table_cell(t, r, c), model) == 0)
+        if (qk_model_is(qk_table_cell(t, r, c), model))
             rows[(*n)++] = r;
     return rows;
 }
