@@ -161,7 +161,7 @@ expect_same "$(grep -c '^row	pca.training	' "$V")" 3 "one training row per check
 expect_same "$(awk -F'\t' '$1 == "row" && $2 == "pca.families" { printf "%s ", $3 }' "$V")" "llama qwen " \
     "families in registry order, as the figures draw them"
 expect_same "$(number "$V" pca.family.qwen.label) $(number "$V" pca.family.llama.label)" \
-    "Qwen3-0.6B Llama-3.2-3B" "a family of one model is named by its label"
+    "Qwen3 Llama-3.2" "a family with one model in the run is named as the registry's study names it"
 # the S1-40K row of the training table = awk over its heads
 want=$(awk -F, 'NR > 1 && $1 == "stage1-step-40000" { s += $10; n++ } END { printf "%.6f", s / n }' "$TR/qk_heads.csv")
 expect_same "$(printf '%.6f' "$(number "$V" pca.smollm3-3b-stage1-step-40000.rk_mean)")" "$want" \
@@ -170,6 +170,9 @@ expect_same "$(printf '%.6f' "$(number "$V" pca.smollm3-3b-stage1-step-40000.rk_
 sum=$(for c in posdom qpos kpos content mixed; do number "$V" "pca.qwen3-0.6b.${c}_pct"; done |
     awk '{ s += $1 } END { printf "%.6f", s }')
 expect_same "$sum" "100.000000" "the taxonomy shares of a model add up to 100"
+run pca_summary "$T/bad.numbers" --param high=0.2 --param low=0.9
+expect_status 1 "qk-summary --section pca with low above high"
+expect_one_line_naming "--param low=0.9" "is above high=0.2" "low above high: one line"
 run pca_summary "$T/none.numbers"
 expect_status 0 "qk-summary --section pca without studies"
 expect_same "$(number "$T/none.numbers" pca.pc0.rq_mean) $(number "$T/none.numbers" pca.t.last.rq_mean)" \

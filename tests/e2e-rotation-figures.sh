@@ -269,7 +269,7 @@ syy = sum((b - my) ** 2 for b in y)
 print(f"{sxy / math.sqrt(sxx * syy):+.3f} ({len(fam)})")
 PY
 )
-    expect_same "$(key 07 "Llama-3.2-3B: Pearson r (heads)")" "$want" \
+    expect_same "$(key 07 "Llama-3.2: Pearson r (heads)")" "$want" \
         "figure 07: Pearson r of the Llama family = python ($want)"
     want=$(python3 - "$X/rotated.csv" <<'PY'
 import csv, statistics, sys
@@ -283,7 +283,7 @@ fi
 # figure 07's family r equals model_summary.csv's family_bias_sep_r
 want=$(awk -F, -v c="$(col "$X/model_summary.csv" family_bias_sep_r)" '$1 == "ministral3-3b" { printf "%+.3f", $c }' \
     "$X/model_summary.csv")
-got=$(key 07 "Ministral-3-3B: Pearson r (heads)")
+got=$(key 07 "Ministral-3: Pearson r (heads)")
 expect_same "${got%% *}" "$want" "figure 07: Ministral r = model_summary.csv ($got vs $want)"
 
 # ---- the report numbers ---------------------------------------------------------------------
@@ -333,7 +333,7 @@ expect_same "$(number "$V" rotation.t.last.label)" "LC1-4K" "the last checkpoint
 expect_same "$(grep -c '^row	rotation.training	' "$V")" 3 "one training row per checkpoint"
 expect_same "$(grep -c '^row	rotation.models	' "$V")" 3 "one model row per model"
 # the family r of the numbers = the figure's (both from qk/stats.h)
-got=$(key 07 "Ministral-3-3B: Pearson r (heads)")
+got=$(key 07 "Ministral-3: Pearson r (heads)")
 expect_same "$(printf '%+.3f' "$(number "$V" rotation.r_bias_sep.ministral)")" "${got%% *}" \
     "the section's Ministral r = figure 07's"
 

@@ -471,6 +471,8 @@ void sum_pca(sum_ctx *ctx)
     if (!qk != !heads)
         qk_die(QK_EXIT_USAGE, NULL, "inputs components and heads go together");
     double high = sum_param_num(ctx, "high", 0.7, 0, 1), low = sum_param_num(ctx, "low", 0.3, 0, 1);
+    if (low > high) /* as qk-taxonomy, which made the categories */
+        qk_die(QK_EXIT_USAGE, NULL, "--param low=%g is above high=%g", low, high);
     qk_numbers *w = ctx->out;
     qk_numbers_declare(w, pca_keys);
     qk_numbers_set(w, "pca.tax.high", high);
