@@ -56,7 +56,8 @@ term_lines() { # the text each line leaves on the terminal: what follows its las
     sed -e 's/\r$//' -e 's/.*\r//' -e 's/\x1b\[K//g' "$e2e_out"
 }
 step_line='^  [A-Z]{2,8} +[^ ]+( +[0-9]+ heads)? +[0-9]+\.[0-9] s$'
-run script -qec "make -C $tree --no-print-directory -j2 DATASETS='$sets' SCALE=demo PLAST_MIN_PAIRS=33 report" /dev/null
+# (the tree's make on its own: under make check an inherited jobserver warns)
+run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL script -qec "make -C $tree --no-print-directory -j2 DATASETS='$sets' SCALE=demo PLAST_MIN_PAIRS=33 report" /dev/null
 expect_status 0 "make report on a terminal"
 if grep -q $'\x1b\\[K' "$e2e_out" && term_lines | grep -q '^  PLAST   llama3.2-1b'; then ok; else
     bad "on a terminal: the steps and their progress lines are shown"; fi
@@ -64,7 +65,7 @@ odd=$(term_lines | grep -vE "$step_line" | head -3)
 expect_same "$odd" "" "on a terminal: every line shown is a step line"
 wide=$(tr '\r' '\n' < "$e2e_out" | sed 's/\x1b\[K//g' | awk 'length($0) > 80' | head -2)
 expect_same "$wide" "" "on a terminal: no line or progress line wider than 80 columns"
-run make -C "$tree" --no-print-directory -j2 DATASETS="$sets" SCALE=demo report
+run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$tree" --no-print-directory -j2 DATASETS="$sets" SCALE=demo report
 expect_status 0 "make report into a file"
 if grep -q $'[\r\x1b]' "$e2e_out"; then bad "into a file: no control bytes"; else ok; fi
 odd=$(grep -vE "$step_line" "$e2e_out" | head -3)
