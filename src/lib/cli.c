@@ -358,8 +358,10 @@ void qk_outputs_distinct(const char *const *paths, const char *const *names, int
             if (strcmp(ids[i], ids[j]) != 0)
                 continue;
             if (names)
-                qk_die(QK_EXIT_USAGE, NULL, "%s and %s name one file (%s): each output needs "
-                       "its own", names[j], names[i], paths[i]);
+                qk_die(QK_EXIT_USAGE, NULL, "%s and %s name one file (%s%s%s): each output "
+                       "needs its own", names[j], names[i], paths[j],
+                       strcmp(paths[i], paths[j]) ? ", " : "",
+                       strcmp(paths[i], paths[j]) ? paths[i] : "");
             qk_die(QK_EXIT_USAGE, paths[i], "given for two outputs: each needs its own file");
         }
     }
