@@ -205,6 +205,18 @@ run bin/qk-merge --model-from-dir --output "$T/rotated.csv" "$R" "$B2/rotated.ts
 expect_status 0 "qk-merge of the per-head tables"
 run bin/qk-rotate --summary --output "$T/summary.csv" "$T/rotated.csv"
 expect_status 0 "qk-rotate --summary"
+# the model of a table named without its directory, or under ".", is the
+# name of the directory it is in; none left is a usage error
+for name in rotated.tsv ./rotated.tsv ../$DS/rotated.tsv; do
+    run bash -c "cd '$B' && '$PWD/bin/qk-merge' --model-from-dir --tsv -o '$PWD/$T/m.tsv' $name"
+    expect_status 0 "qk-merge --model-from-dir of $name"
+    expect_same "$(cut -f1 "$T/m.tsv" | sort -u | tr '\n' ' ')" "$DS model " \
+        "qk-merge --model-from-dir of $name: the model is the directory's name"
+done
+run bin/qk-merge --model-from-dir --strip-prefix "$DS" -o "$T/m.csv" "$R"
+expect_status 1 "qk-merge --model-from-dir with no name left"
+expect_one_line_naming "$R" "gives no model name" "qk-merge with no model name: message"
+expect_missing "$T/m.csv" "qk-merge with no model name: no output"
 expect_file_line "$T/summary.csv" 1 "model,family,n_heads,mean_abs_r_q_a,mean_abs_r_k_a" "summary header"
 expect_same "$(cut -d, -f1-3 "$T/summary.csv" | tail -n +2 | tr '\n' ' ')" "$DS,llama,4 $DS2,llama,2 " \
     "one summary row per model, in table order"
