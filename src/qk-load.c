@@ -48,8 +48,9 @@ static const qk_program program = {
     "Reads the query/key configs (lLLhHHq, lLLhHHk) of one downloaded revision of\n"
     "the sniffed-qk dataset, pairs each query head with its key head (GQA),\n"
     "validates every file and writes a binary store (docs/store-format.md).\n"
-    "DIR may be a plain download, a Hugging Face cache snapshot, or the cache's\n"
-    "datasets--viktoroo--sniffed-qk folder together with --revision.\n",
+    "DIR may be a plain download, a Hugging Face cache snapshot, the cache's\n"
+    "datasets--viktoroo--sniffed-qk folder together with --revision, or a folder\n"
+    "of datasets' folders, of which the one named by --dataset is loaded.\n",
     options_table, NULL,
     "qk-load --dataset llama3.2-3b data/llama3.2-3b -o build/llama3.2-3b/store.qks", NULL};
 
