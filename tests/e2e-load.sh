@@ -176,10 +176,10 @@ expect_one_line_naming "$several" "its folder sniffed-mini holds no config direc
 # before any new store is in place
 for bad_opt in "--inventory $tmp/no-such-dir/inv.tsv" "--source $tmp/no-such-record.txt"; do
     # shellcheck disable=SC2086
-    run bin/qk-load --quiet $bad_opt "$mini" -o "$tmp/mini.qks"
+    run bin/qk-load --quiet $bad_opt "$mini" -o "$tmp/new.qks"
     expect_status 2 "${bad_opt%% *} unusable: exit status"
     expect_one_line_naming "${bad_opt#* }" "" "${bad_opt%% *} unusable: message"
-    expect_same "$before" "$(sha256sum "$tmp/mini.qks")" "${bad_opt%% *} unusable: store untouched"
+    expect_missing "$tmp/new.qks" "${bad_opt%% *} unusable: no store"
     expect_no_temporaries "$tmp" "${bad_opt%% *} unusable: no temporary left"
 done
 
