@@ -88,6 +88,10 @@ static void parse_args(int argc, char **argv, options *o)
     o->pairs_output = path_or_beside(given[F_PAIRS], o->store, "complement_pairs.tsv");
     o->heads_output = path_or_beside(given[F_HEADS], o->store, "complement_heads.tsv");
     o->rotated_output = path_or_beside(given[F_ROTATED], o->store, "rotated.tsv");
+    const char *outputs[] = {o->pairs_output, o->heads_output, o->rotated_output};
+    static const char *const output_options[] = {"--pairs-output", "--heads-output",
+                                                  "--rotated-output"};
+    qk_outputs_distinct(outputs, output_options, 3);
 }
 
 /* ---- inputs ------------------------------------------------------------------------ */
@@ -97,6 +101,7 @@ static void parse_args(int argc, char **argv, options *o)
 typedef struct rotation_table {
     qk_table t;
     int col_checkpoint;
+    int col_kv_head, col_d, col_n_q, col_n_k; /* what the store must agree with */
     int *axes_index; /* [n_rows] */
 } rotation_table;
 
@@ -118,8 +123,14 @@ static void load_rotation(const options *o, const qk_rot_axes_file *axes, rotati
         qk_die(QK_EXIT_DATA, o->rotation, "%s", err.msg);
     int col_layer = qk_table_column(&r->t, "layer"), col_head = qk_table_column(&r->t, "head");
     r->col_checkpoint = qk_table_column(&r->t, "checkpoint");
-    if (col_layer < 0 || col_head < 0 || r->col_checkpoint < 0)
-        qk_die(QK_EXIT_DATA, o->rotation, "no layer, head or checkpoint column");
+    r->col_kv_head = qk_table_column(&r->t, "kv_head");
+    r->col_d = qk_table_column(&r->t, "d");
+    r->col_n_q = qk_table_column(&r->t, "n_q");
+    r->col_n_k = qk_table_column(&r->t, "n_k");
+    if (col_layer < 0 || col_head < 0 || r->col_checkpoint < 0 || r->col_kv_head < 0 ||
+        r->col_d < 0 || r->col_n_q < 0 || r->col_n_k < 0)
+        qk_die(QK_EXIT_DATA, o->rotation, "no layer, head, kv_head, d, n_q, n_k or checkpoint "
+               "column");
     if (r->t.n_rows != axes->n_heads)
         qk_die(QK_EXIT_DATA, o->rotation, "%d heads, but %s has %d", r->t.n_rows, o->axes,
                axes->n_heads);
@@ -141,7 +152,8 @@ static void load_rotation(const options *o, const qk_rot_axes_file *axes, rotati
 typedef struct run_ctx {
     const qk_stage *stage;
     const options *opt;
-    const qk_rot_axes_file *axes;
+    qk_rot_axes_file axes; /* read once the store is open */
+    rotation_table rot;
     int *axes_of_job; /* [n_jobs] index into axes, -1: not analysed */
     int *job_of_axes; /* [axes->n_heads] */
 } run_ctx;
@@ -160,13 +172,45 @@ static void thread_free(void *arg)
     free(arg);
 }
 
-/* Which job each axes head belongs to; every axes head must be in the
- * store with the same key head, and of its dimension. */
+/* A row of the rotation table must describe the store's head: the same
+ * key head, dimension and query and key row counts (n_q and n_k are the
+ * rows qk-rotate read); a table of another store fails here. */
+static void check_rotation_row(const run_ctx *ctx, const qk_stage *stage, int row)
+{
+    const rotation_table *r = &ctx->rot;
+    const qk_head_job *job = &stage->jobs[ctx->job_of_axes[r->axes_index[row]]];
+    const struct { int col; long long store; const char *what; } facts[] = {
+        {r->col_kv_head, job->kv_head, "key head"},
+        {r->col_d, stage->store.dim, "dimension"},
+        {r->col_n_q, (long long)stage->store.configs[job->q_config].rows, "query rows"},
+        {r->col_n_k, (long long)stage->store.configs[job->k_config].rows, "key rows"}};
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
+        const char *cell = qk_table_cell(&r->t, row, facts[i].col);
+        char *end;
+        errno = 0;
+        long long v = strtoll(cell, &end, 10);
+        if (errno || end == cell || *end)
+            qk_die(QK_EXIT_DATA, ctx->opt->rotation, "line %d, column %s: '%s' is not an "
+                   "integer", row + 2, r->t.header[facts[i].col], cell);
+        if (v != facts[i].store)
+            qk_die(QK_EXIT_DATA, ctx->opt->rotation, "head l%02dh%02d: %s %lld, the store "
+                   "%s has %lld %s (the table is from another store)", job->layer, job->head,
+                   r->t.header[facts[i].col], v, ctx->opt->store, facts[i].store,
+                   facts[i].what);
+    }
+}
+
+/* Reads the axes and the rotation table and finds the job each axes head
+ * belongs to; every axes head must be in the store with the same key
+ * head, and of its dimension, and the table must agree with the store. */
 static int match_jobs(void *arg, const qk_stage *stage, qk_err *err)
 {
     run_ctx *ctx = arg;
-    const qk_rot_axes_file *axes = ctx->axes;
+    const qk_rot_axes_file *axes = &ctx->axes;
     const char *axes_path = ctx->opt->axes;
+    if (qk_rot_axes_load(axes_path, &ctx->axes, err) != 0)
+        qk_die(QK_EXIT_DATA, axes_path, "%s", err->msg);
+    load_rotation(ctx->opt, axes, &ctx->rot);
     if (axes->n_heads > 0 && axes->dim != stage->store.dim)
         qk_die(QK_EXIT_DATA, axes_path, "axes of dimension %d, the store's vectors have %d",
                axes->dim, stage->store.dim);
@@ -187,7 +231,8 @@ static int match_jobs(void *arg, const qk_stage *stage, qk_err *err)
     if (found != axes->n_heads)
         qk_die(QK_EXIT_DATA, axes_path, "%d of its %d heads are not in %s",
                axes->n_heads - found, axes->n_heads, ctx->opt->store);
-    (void)err;
+    for (int i = 0; i < ctx->rot.t.n_rows; i++)
+        check_rotation_row(ctx, stage, i);
     return 0;
 }
 
@@ -204,7 +249,7 @@ static int usable(void *arg, const qk_stage *stage, int i, char *why, size_t cap
 static int analyse(void *arg, void *state, const qk_stage_head *h, void *result, qk_err *err)
 {
     const run_ctx *ctx = arg;
-    const qk_rot_axes_file *axes = ctx->axes;
+    const qk_rot_axes_file *axes = &ctx->axes;
     size_t d = (size_t)ctx->stage->store.dim;
     int a = ctx->axes_of_job[h->index];
     qk_rot_rows rq = {h->q_vectors, h->q->position, h->q->rows};
@@ -308,27 +353,23 @@ int main(int argc, char **argv)
     options o;
     parse_args(argc, argv, &o);
 
-    qk_err err;
-    qk_rot_axes_file axes;
-    if (qk_rot_axes_load(o.axes, &axes, &err) != 0)
-        qk_die(QK_EXIT_DATA, o.axes, "%s", err.msg);
-    rotation_table rot;
-    load_rotation(&o, &axes, &rot);
+    /* the store is opened first, then the axes and the table (match_jobs) */
     qk_stage stage;
-    run_ctx ctx = {.stage = &stage, .opt = &o, .axes = &axes};
+    run_ctx ctx = {.stage = &stage, .opt = &o};
     qk_stage_spec spec = {.store = o.store, .verify = o.verify, .threads = o.threads,
                           .what = "complement", .result_size = sizeof(qk_comp_head),
                           .share_key = 1, .ctx = &ctx, .prepare = match_jobs,
                           .usable = usable, .thread_init = thread_init,
                           .thread_free = thread_free, .analyse = analyse};
     qk_stage_run(&stage, &spec);
+    const qk_rot_axes_file *axes = &ctx.axes;
 
     /* the results in the order of the axes file, as the tables index them */
-    const qk_comp_head **by_axes = qk_malloc((size_t)(axes.n_heads ? axes.n_heads : 1) *
+    const qk_comp_head **by_axes = qk_malloc((size_t)(axes->n_heads ? axes->n_heads : 1) *
                                              sizeof *by_axes);
-    for (int h = 0; h < axes.n_heads; h++)
+    for (int h = 0; h < axes->n_heads; h++)
         by_axes[h] = qk_stage_result(&stage, ctx.job_of_axes[h]);
-    tables t = {&rot, &axes, by_axes, o.tau};
+    tables t = {&ctx.rot, axes, by_axes, o.tau};
     const qk_output outputs[] = {{o.pairs_output, write_pairs, NULL},
                                  {o.heads_output, write_heads, NULL},
                                  {o.rotated_output, write_rotated, NULL}};
@@ -338,9 +379,9 @@ int main(int argc, char **argv)
     free(by_axes);
     free(ctx.axes_of_job);
     free(ctx.job_of_axes);
-    free(rot.axes_index);
-    qk_table_free(&rot.t);
-    qk_rot_axes_free(&axes);
+    free(ctx.rot.axes_index);
+    qk_table_free(&ctx.rot.t);
+    qk_rot_axes_free(&ctx.axes);
     free(o.axes);
     free(o.rotation);
     free(o.pairs_output);

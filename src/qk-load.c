@@ -48,8 +48,9 @@ static const qk_program program = {
     "Reads the query/key configs (lLLhHHq, lLLhHHk) of one downloaded revision of\n"
     "the sniffed-qk dataset, pairs each query head with its key head (GQA),\n"
     "validates every file and writes a binary store (docs/store-format.md).\n"
-    "DIR may be a plain download, a Hugging Face cache snapshot, or the cache's\n"
-    "datasets--viktoroo--sniffed-qk folder together with --revision.\n",
+    "DIR may be a plain download, a Hugging Face cache snapshot, the cache's\n"
+    "datasets--viktoroo--sniffed-qk folder together with --revision, or a folder\n"
+    "of datasets' folders, of which the one named by --dataset is loaded.\n",
     options_table, NULL,
     "qk-load --dataset llama3.2-3b data/llama3.2-3b -o build/llama3.2-3b/store.qks", NULL};
 
@@ -149,7 +150,7 @@ static int stats_one_file(const char *path, const char *config)
     return 0;
 }
 
-static int run_stats(const char *path)
+static int run_stats(const char *path, const char *dataset)
 {
     struct stat st;
     if (stat(path, &st) != 0)
@@ -160,7 +161,7 @@ static int run_stats(const char *path)
         return stats_one_file(path, name) == 0 ? QK_EXIT_OK : QK_EXIT_DATA;
     }
     qk_err err;
-    char *root = qk_revision_resolve(path, NULL, &err);
+    char *root = qk_revision_resolve(path, NULL, dataset, &err);
     if (!root)
         qk_die(QK_EXIT_DATA, path, "%s", err.msg);
     qk_revision rev;
@@ -177,6 +178,19 @@ static int run_stats(const char *path)
 }
 
 /* ---- loading -------------------------------------------------------------- */
+
+/* A folder of DIR taken for the data (legacy layout) must not be the
+ * folder of another dataset of the registry. */
+static void check_subfolder(const options *o, const char *root, const qk_registry *reg,
+                            const char *id)
+{
+    if (strcmp(root, o->input) == 0 || o->revision)
+        return;
+    const char *name = strrchr(root, '/') ? strrchr(root, '/') + 1 : root;
+    if (strcmp(name, id) != 0 && reg->n && qk_registry_find(reg, name))
+        qk_die(QK_EXIT_DATA, o->input, "its only folder with configs is %s (another "
+               "dataset), not %s", name, id);
+}
 
 /* The model description: DIR/qkreport.conf if present, else the registry. */
 static void load_dataset_facts(const options *o, const char *root, qk_dataset *ds)
@@ -207,6 +221,7 @@ static void load_dataset_facts(const options *o, const char *root, qk_dataset *d
     if (qk_registry_load(o->registry, &reg, &err) != 0 && !have_conf)
         qk_die(QK_EXIT_DATA, o->registry, "%s", err.msg);
     const qk_dataset *found = reg.n ? qk_registry_find(&reg, id) : NULL;
+    check_subfolder(o, root, &reg, id);
     if (found)
         *ds = *found;
     else
@@ -223,49 +238,16 @@ static void load_dataset_facts(const options *o, const char *root, qk_dataset *d
     free(conf);
 }
 
-/* Reads every Parquet file of a config into one table (rows concatenated). */
-static int read_config(const qk_config_file *c, qk_pq_table *t, uint64_t *bytes,
-                       const char **bad_path, qk_err *err)
+/* Reads the Parquet file of a config (qk_revision_scan allows one). */
+static int read_config(const qk_config_file *c, qk_pq_table *t, uint64_t *bytes, qk_err *err)
 {
-    memset(t, 0, sizeof *t);
     *bytes = 0;
-    for (int j = 0; j < c->n_paths; j++) {
-        qk_pq_table part;
-        *bad_path = c->paths[j];
-        if (qk_parquet_read_file(c->paths[j], &part, err) != 0)
-            goto fail;
-        struct stat st;
-        if (stat(c->paths[j], &st) == 0)
-            *bytes += (uint64_t)st.st_size;
-        if (j == 0) {
-            *t = part;
-            continue;
-        }
-        if (part.rows && t->rows && part.dim != t->dim) {
-            qk_fail(err, "vector length %d differs from %d in %s", part.dim, t->dim,
-                    c->paths[0]);
-            qk_pq_table_free(&part);
-            goto fail;
-        }
-        size_t rows = (size_t)(t->rows + part.rows);
-        int dim = t->rows ? t->dim : part.dim;
-        t->position = qk_realloc(t->position, rows * 4);
-        t->example_id = qk_realloc(t->example_id, rows * 4);
-        t->bucket = qk_realloc(t->bucket, rows * 4);
-        t->vector = qk_realloc(t->vector, rows * (size_t)dim * 4);
-        memcpy(t->position + t->rows, part.position, (size_t)part.rows * 4);
-        memcpy(t->example_id + t->rows, part.example_id, (size_t)part.rows * 4);
-        memcpy(t->bucket + t->rows, part.bucket, (size_t)part.rows * 4);
-        memcpy(t->vector + (size_t)t->rows * dim, part.vector,
-               (size_t)part.rows * (size_t)dim * 4);
-        t->rows = (int64_t)rows;
-        t->dim = dim;
-        qk_pq_table_free(&part);
-    }
+    if (qk_parquet_read_file(c->paths[0], t, err) != 0)
+        return -1;
+    struct stat st;
+    if (stat(c->paths[0], &st) == 0)
+        *bytes = (uint64_t)st.st_size;
     return 0;
-fail:
-    qk_pq_table_free(t);
-    return -1;
 }
 
 /* The checks a capture must pass before any analysis trusts it. */
@@ -314,23 +296,19 @@ static void data_provenance(const options *o, char *origin, size_t ocap, char *r
         qk_die(QK_EXIT_DATA, o->source, "%s", err.msg);
 }
 
-static void write_inventory(const options *o, const qk_dataset *ds, const load_totals *tot,
-                            const qk_store *s)
+/* The inventory row of the store sealed in w, into the open file fp. */
+static void write_inventory(FILE *fp, const qk_dataset *ds, const load_totals *tot,
+                            const qk_store_header *h, const char *origin, const char *revision)
 {
-    char origin[4096], revision[256];
-    data_provenance(o, origin, sizeof origin, revision, sizeof revision);
-    qk_atomic out;
-    qk_output_open(&out, o->inventory);
-    fprintf(out.fp, "dataset\tlabel\tstudy\tfamily\tq_heads\tk_heads\tvectors_q\tvectors_k"
+    fprintf(fp, "dataset\tlabel\tstudy\tfamily\tq_heads\tk_heads\tvectors_q\tvectors_k"
                     "\thead_dim\tparquet_bytes\tstore_bytes\tstore_checksum\tsource"
                     "\trevision\n");
-    fprintf(out.fp, "%s\t%s\t%s\t%s\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%d\t%" PRIu64
+    fprintf(fp, "%s\t%s\t%s\t%s\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%d\t%" PRIu64
                     "\t%zu\t%016" PRIx64 "\t%s\t%s\n",
             ds->id, ds->label[0] ? ds->label : ds->id, ds->study[0] ? ds->study : "extra",
             ds->family[0] ? ds->family : "other", tot->q_configs, tot->k_configs,
-            tot->q_rows, tot->k_rows, s->dim, tot->parquet_bytes, s->map_size,
-            s->header.checksum, origin, revision);
-    qk_output_commit(&out);
+            tot->q_rows, tot->k_rows, h->dim, tot->parquet_bytes, (size_t)h->file_size,
+            h->checksum, origin, revision);
 }
 
 static void fill_header(qk_store_header *h, const qk_dataset *ds)
@@ -379,6 +357,16 @@ static int *mark_paired(const qk_revision *rev, const qk_dataset *ds, const qk_h
     return paired;
 }
 
+/* Config directories without a Parquet file (an interrupted download):
+ * one warning naming the first, as for missing key files. */
+static void warn_empty_configs(const qk_revision *rev, const char *root)
+{
+    if (rev->n_empty)
+        qk_warn("%s: %d config director%s without a Parquet file left out (%s%s)", root,
+                rev->n_empty, rev->n_empty == 1 ? "y" : "ies", rev->first_empty,
+                rev->n_empty > 1 ? ", ..." : "");
+}
+
 static void load_configs(const qk_revision *rev, const int *paired, const char *output,
                          const qk_dataset *ds, qk_store_writer *w, load_totals *tot)
 {
@@ -388,12 +376,10 @@ static void load_configs(const qk_revision *rev, const int *paired, const char *
             continue;
         qk_pq_table t;
         uint64_t bytes;
-        const char *path = c->paths[0];
         qk_err err;
-        if (read_config(c, &t, &bytes, &path, &err) != 0 ||
-            validate_config(&t, ds, &err) != 0) {
+        if (read_config(c, &t, &bytes, &err) != 0 || validate_config(&t, ds, &err) != 0) {
             qk_store_writer_abort(w);
-            qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+            qk_die(QK_EXIT_DATA, c->paths[0], "%s", err.msg);
         }
         if (qk_store_writer_add(w, c->layer, c->head, c->kind, t.rows, t.position,
                                 t.example_id, t.bucket, t.vector, bytes, &err) != 0) {
@@ -412,10 +398,55 @@ static void load_configs(const qk_revision *rev, const int *paired, const char *
     }
 }
 
+/* Writes the store and the inventory (--inventory) and puts them into
+ * place together: an inventory that cannot be written leaves no new
+ * store either. */
+static void write_outputs(const options *o, const qk_revision *rev, const int *paired,
+                          const qk_head_pair *pairs, int n_pairs, const qk_dataset *ds)
+{
+    /* the source record is read first: a bad one stops before the work */
+    char origin[4096], revision[256];
+    data_provenance(o, origin, sizeof origin, revision, sizeof revision);
+    qk_store_header meta;
+    fill_header(&meta, ds);
+    qk_store_writer w;
+    qk_err err;
+    if (qk_store_writer_open(&w, o->output, &meta, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    load_totals tot = {0};
+    load_configs(rev, paired, o->output, ds, &w, &tot);
+    /* the store's config index of each config of rev (the left-out ones
+     * are not in the store) */
+    int *at = qk_calloc((size_t)rev->n + 1, sizeof *at);
+    for (int i = 0, n = 0; i < rev->n; i++)
+        at[i] = paired[i] ? n++ : -1;
+    qk_store_pair *sp = qk_malloc((size_t)(n_pairs ? n_pairs : 1) * sizeof *sp);
+    for (int i = 0; i < n_pairs; i++)
+        sp[i] = (qk_store_pair){(uint32_t)at[pairs[i].q], (uint32_t)at[pairs[i].k]};
+    free(at);
+    if (qk_store_writer_seal(&w, sp, n_pairs, &err) != 0)
+        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
+    free(sp);
+    qk_atomic files[2] = {w.out};
+    int n_files = 1;
+    if (o->inventory) {
+        qk_output_open(&files[1], o->inventory);
+        write_inventory(files[1].fp, ds, &tot, &w.header, origin, revision);
+        n_files = 2;
+    }
+    qk_output_commit_all(files, n_files);
+    qk_progress("%s: %d query + %d key configs, %" PRId64 " + %" PRId64
+                " vectors, %.1f MB Parquet -> %.1f MB store (%.2fx)",
+                ds->id, tot.q_configs, tot.k_configs, tot.q_rows, tot.k_rows,
+                tot.parquet_bytes / 1e6, w.header.file_size / 1e6,
+                (double)w.header.file_size /
+                    (double)(tot.parquet_bytes ? tot.parquet_bytes : 1));
+}
+
 static int run_load(const options *o)
 {
     qk_err err;
-    char *root = qk_revision_resolve(o->input, o->revision, &err);
+    char *root = qk_revision_resolve(o->input, o->revision, o->dataset, &err);
     if (!root)
         qk_die(QK_EXIT_DATA, o->input, "%s", err.msg);
     qk_dataset ds;
@@ -423,6 +454,7 @@ static int run_load(const options *o)
     qk_revision rev;
     if (qk_revision_scan(root, &rev, &err) != 0)
         qk_die(QK_EXIT_DATA, root, "%s", err.msg);
+    warn_empty_configs(&rev, root);
     if (rev.n == 0)
         qk_die(QK_EXIT_DATA, root, "no config directories with Parquet files");
     qk_head_pair *pairs;
@@ -430,39 +462,9 @@ static int run_load(const options *o)
     if (qk_revision_pair(&rev, &ds, &pairs, &n_pairs, &err) != 0)
         qk_die(QK_EXIT_DATA, root, "%s", err.msg);
     int *paired = mark_paired(&rev, &ds, pairs, n_pairs, root);
-
-    qk_store_header meta;
-    fill_header(&meta, &ds);
-    qk_store_writer w;
-    if (qk_store_writer_open(&w, o->output, &meta, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
-    load_totals tot = {0};
-    load_configs(&rev, paired, o->output, &ds, &w, &tot);
-    /* the store's config index of each config of rev (the left-out ones
-     * are not in the store) */
-    int *at = qk_calloc((size_t)rev.n + 1, sizeof *at);
-    for (int i = 0, n = 0; i < rev.n; i++)
-        at[i] = paired[i] ? n++ : -1;
-    qk_store_pair *sp = qk_malloc((size_t)n_pairs * sizeof *sp);
-    for (int i = 0; i < n_pairs; i++)
-        sp[i] = (qk_store_pair){(uint32_t)at[pairs[i].q], (uint32_t)at[pairs[i].k]};
-    free(at);
+    write_outputs(o, &rev, paired, pairs, n_pairs, &ds);
     free(paired);
-    if (qk_store_writer_finish(&w, sp, n_pairs, &err) != 0)
-        qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
-    free(sp);
     free(pairs);
-
-    qk_store s;
-    qk_open_store(o->output, &s, 0);
-    if (o->inventory)
-        write_inventory(o, &ds, &tot, &s);
-    qk_progress("%s: %d query + %d key configs, %" PRId64 " + %" PRId64
-                " vectors, %.1f MB Parquet -> %.1f MB store (%.2fx)",
-                ds.id, tot.q_configs, tot.k_configs, tot.q_rows, tot.k_rows,
-                tot.parquet_bytes / 1e6, s.map_size / 1e6,
-                (double)s.map_size / (double)(tot.parquet_bytes ? tot.parquet_bytes : 1));
-    qk_store_close(&s);
     qk_revision_free(&rev);
     free(root);
     return QK_EXIT_OK;
@@ -513,7 +515,7 @@ int main(int argc, char **argv)
     if (o.source_record)
         return run_source_record(&o);
     if (o.stats)
-        return run_stats(o.stats);
+        return run_stats(o.stats, o.dataset);
     if (o.verify)
         return run_verify(o.verify);
     return run_load(&o);

@@ -1,5 +1,6 @@
 /* qk-merge: concatenates per-dataset TSV tables into one study table,
  * optionally with a model column taken from each table's directory. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,21 +64,42 @@ static void parse_args(int argc, char **argv, options *o)
     o->n_inputs = a.n_operands;
 }
 
-/* The name of the directory holding path, without the prefix. */
+/* The last component of dir ("" for "/"). */
+static const char *last_component(char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        dir[--n] = '\0';
+    const char *slash = strrchr(dir, '/');
+    return slash ? slash + 1 : dir;
+}
+
+/* The name of the directory holding path, without the prefix: the last
+ * component of the directory as written, or, for a file given without
+ * one or under "." or "..", of the directory's real path. A path with no
+ * such name (a file in "/") or nothing left after the prefix is a usage
+ * error. */
 static char *model_of(const char *path, const char *prefix)
 {
-    char *dir = qk_strdup(path);
-    char *slash = strrchr(dir, '/');
-    const char *name = "";
-    if (slash) {
-        *slash = '\0';
-        char *up = strrchr(dir, '/');
-        name = up ? up + 1 : dir;
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? qk_strdup(path) : qk_strdup(".");
+    if (slash)
+        dir[slash == path ? 1 : slash - path] = '\0';
+    const char *name = last_component(dir);
+    char *real = NULL;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+        real = realpath(dir, NULL);
+        if (!real)
+            qk_die(QK_EXIT_DATA, path, "cannot resolve its directory: %s", strerror(errno));
+        name = last_component(real);
     }
     size_t np = strlen(prefix);
     if (np && strncmp(name, prefix, np) == 0)
         name += np;
+    if (!*name)
+        qk_die(QK_EXIT_USAGE, path, "--model-from-dir: its directory gives no model name");
     char *out = qk_strdup(name);
+    free(real);
     free(dir);
     return out;
 }

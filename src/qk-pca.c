@@ -66,6 +66,9 @@ static void parse_args(int argc, char **argv, options *o)
     o->verify = a.verify;
     o->output = a.output ? qk_strdup(a.output) : qk_path_beside(o->store, "pca.tsv");
     o->heads_output = heads ? qk_strdup(heads) : qk_path_beside(o->store, "pca_heads.tsv");
+    const char *outputs[] = {o->output, o->heads_output};
+    static const char *const output_options[] = {"--output", "--heads-output"};
+    qk_outputs_distinct(outputs, output_options, 2);
 }
 
 /* ---- the analysis of every head ---------------------------------------------------- */

@@ -105,6 +105,11 @@ static void parse_args(int argc, char **argv, options *o)
     o->verify = a.verify;
     o->output = a.output ? qk_strdup(a.output) : qk_path_beside(o->input, "rotation.tsv");
     o->axes_output = axes ? qk_strdup(axes) : qk_path_beside(o->input, "rotation_axes.bin");
+    if (!o->summary) {
+        const char *outputs[] = {o->output, o->axes_output};
+        static const char *const output_options[] = {"--output", "--axes-output"};
+        qk_outputs_distinct(outputs, output_options, 2);
+    }
 }
 
 /* ---- the analysis of every head ---------------------------------------------------- */

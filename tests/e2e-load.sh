@@ -123,6 +123,66 @@ expect_status 2 "no key file at all: exit status"
 expect_out_contains_err "no query config has its key file" "no key file at all: message"
 expect_same "$before" "$(sha256sum "$tmp/mini.qks")" "no key file at all: store untouched"
 
+# a config folder without its Parquet file (an interrupted download): left
+# out in one warning, as a missing key file is
+new_bad; rm "$bad/l01h01q/data.parquet"
+run bin/qk-load --quiet "$bad" -o "$tmp/partial.qks"
+expect_status 0 "config folder without Parquet: the other configs are loaded"
+expect_one_line_naming "$bad" "1 config directory without a Parquet file left out (l01h01q)" \
+    "config folder without Parquet: one warning naming it"
+run bin/qk-load --verify "$tmp/partial.qks"
+expect_out "5 configs (5 bf16, 0 float32), 2 pairs" "config folder without Parquet: 5 configs, 2 pairs"
+# a second Parquet file in a config folder (a stray copy) would count its
+# rows twice: refused
+new_bad; cp "$bad/l01h01q/data.parquet" "$bad/l01h01q/data (1).parquet"
+run bin/qk-load --quiet "$bad" -o "$tmp/mini.qks"
+expect_status 2 "two Parquet files in a config: exit status"
+expect_one_line_naming "$bad" "l01h01q holds 2 Parquet files (data (1).parquet, data.parquet)" \
+    "two Parquet files in a config: message"
+expect_same "$before" "$(sha256sum "$tmp/mini.qks")" "two Parquet files in a config: store untouched"
+
+# a folder of several datasets' folders: the one named by --dataset is
+# loaded, whatever sorts first; none named is an error naming DIR and them
+several="$tmp/several"
+rm -rf "$several" && mkdir -p "$several"
+cp -r "$mini" "$several/sniffed-mini"
+cp -r "$mini" "$several/a-other"
+rm -rf "$several/a-other/l01h01q"
+run bin/qk-load --quiet --dataset sniffed-mini "$several" -o "$tmp/named.qks"
+expect_status 0 "several dataset folders: the named one loads"
+expect_same "$(bin/qk-load --verify "$tmp/named.qks" | grep -o 'checksum.*')" \
+    "$(bin/qk-load --verify "$tmp/mini.qks" | grep -o 'checksum.*')" \
+    "several dataset folders: the store of the named folder"
+run bin/qk-load --quiet --dataset qwen3-8b "$several" -o "$tmp/other.qks"
+expect_status 2 "several dataset folders, none named: exit status"
+expect_one_line_naming "$several" "2 folders hold configs (a-other, sniffed-mini) and none is named 'qwen3-8b'" \
+    "several dataset folders, none named: message naming them"
+expect_missing "$tmp/other.qks" "several dataset folders, none named: no store"
+# the only folder is another registry dataset's: refused, not loaded under the wrong name
+rm -rf "$several"/* && cp -r "$mini" "$several/llama3.1-8b"
+run bin/qk-load --quiet --dataset qwen3-8b "$several" -o "$tmp/other.qks"
+expect_status 2 "another dataset's folder: exit status"
+expect_one_line_naming "$several" "only folder with configs is llama3.1-8b (another dataset), not qwen3-8b" \
+    "another dataset's folder: message"
+expect_missing "$tmp/other.qks" "another dataset's folder: no store"
+# the named folder without configs is no reason to take another
+rm -rf "$several"/* && cp -r "$mini" "$several/a-other" && mkdir "$several/sniffed-mini"
+run bin/qk-load --quiet --dataset sniffed-mini "$several" -o "$tmp/other.qks"
+expect_status 2 "empty named folder: exit status"
+expect_one_line_naming "$several" "its folder sniffed-mini holds no config directories" \
+    "empty named folder: message"
+
+# an inventory or source record that cannot be written or read: exit 2
+# before any new store is in place
+for bad_opt in "--inventory $tmp/no-such-dir/inv.tsv" "--source $tmp/no-such-record.txt"; do
+    # shellcheck disable=SC2086
+    run bin/qk-load --quiet $bad_opt "$mini" -o "$tmp/new.qks"
+    expect_status 2 "${bad_opt%% *} unusable: exit status"
+    expect_one_line_naming "${bad_opt#* }" "" "${bad_opt%% *} unusable: message"
+    expect_missing "$tmp/new.qks" "${bad_opt%% *} unusable: no store"
+    expect_no_temporaries "$tmp" "${bad_opt%% *} unusable: no temporary left"
+done
+
 # a value outside the model: head_dim mismatch from the conf
 new_bad; sed -i 's/head_dim = 16/head_dim = 32/' "$bad/qkreport.conf"
 run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"

@@ -205,6 +205,18 @@ run bin/qk-merge --model-from-dir --output "$T/rotated.csv" "$R" "$B2/rotated.ts
 expect_status 0 "qk-merge of the per-head tables"
 run bin/qk-rotate --summary --output "$T/summary.csv" "$T/rotated.csv"
 expect_status 0 "qk-rotate --summary"
+# the model of a table named without its directory, or under ".", is the
+# name of the directory it is in; none left is a usage error
+for name in rotated.tsv ./rotated.tsv ../$DS/rotated.tsv; do
+    run bash -c "cd '$B' && '$PWD/bin/qk-merge' --model-from-dir --tsv -o '$PWD/$T/m.tsv' $name"
+    expect_status 0 "qk-merge --model-from-dir of $name"
+    expect_same "$(cut -f1 "$T/m.tsv" | sort -u | tr '\n' ' ')" "$DS model " \
+        "qk-merge --model-from-dir of $name: the model is the directory's name"
+done
+run bin/qk-merge --model-from-dir --strip-prefix "$DS" -o "$T/m.csv" "$R"
+expect_status 1 "qk-merge --model-from-dir with no name left"
+expect_one_line_naming "$R" "gives no model name" "qk-merge with no model name: message"
+expect_missing "$T/m.csv" "qk-merge with no model name: no output"
 expect_file_line "$T/summary.csv" 1 "model,family,n_heads,mean_abs_r_q_a,mean_abs_r_k_a" "summary header"
 expect_same "$(cut -d, -f1-3 "$T/summary.csv" | tail -n +2 | tr '\n' ' ')" "$DS,llama,4 $DS2,llama,2 " \
     "one summary row per model, in table order"
@@ -215,6 +227,21 @@ expect_same "$got" "$mean" "mean_separation_strength is the mean over the model'
 run bin/qk-rotate --summary --output "$T/bad.csv" "$B/complement_heads.tsv"
 expect_status 2 "summary of a table without the rotation columns"
 expect_one_line_naming "$B/complement_heads.tsv" "column" "summary names the missing column"
+# a cell that is no number is an error, as in the other readers of the
+# tables, never a missing value that moves the means; "nan" (what the
+# stages write for an undefined value) is a number
+c=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "bias_strength") print i }' "$T/rotated.csv")
+for cell in abc ""; do
+    awk -F, -v OFS=, -v c="$c" -v v="$cell" 'NR == 3 { $c = v } { print }' "$T/rotated.csv" > "$T/cell.csv"
+    run bin/qk-rotate --summary --output "$T/cell-summary.csv" "$T/cell.csv"
+    expect_status 2 "summary with bias_strength '$cell': exit status"
+    expect_one_line_naming "$T/cell.csv" "line 3, column bias_strength: '$cell' is not a number" \
+        "summary with bias_strength '$cell': message"
+    expect_missing "$T/cell-summary.csv" "summary with bias_strength '$cell': no output"
+done
+awk -F, -v OFS=, -v c="$c" 'NR == 3 { $c = "nan" } { print }' "$T/rotated.csv" > "$T/cell.csv"
+run bin/qk-rotate --summary --output "$T/cell-summary.csv" "$T/cell.csv"
+expect_status 0 "summary with a nan bias_strength"
 
 # ---- bad input and usage --------------------------------------------------------------
 
@@ -234,6 +261,26 @@ expect_status 2 "qk-complement with a corrupt axes file"
 expect_one_line_naming "$T/corrupt.bin" "checksum" "corrupt axes message"
 run bin/qk-complement "$T/missing.qks"
 expect_status 2 "qk-complement without its inputs"
+expect_one_line_naming "$T/missing.qks" "cannot open store" "qk-complement names the missing store first"
+# a rotation table of another store with the same heads (qwen3-0.6b and
+# 1.7b sample the same ones): its row counts differ from the store's
+for column in n_q n_k kv_head d; do
+    awk -F'\t' -v OFS='\t' -v name=$column 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+        NR == 3 { $c = $c + 1 } { print }' "$B/rotation.tsv" > "$T/other-rotation.tsv"
+    run bin/qk-complement --rotation "$T/other-rotation.tsv" --pairs-output "$T/x1" \
+        --heads-output "$T/x2" --rotated-output "$T/x3" "$STORE"
+    expect_status 2 "rotation table with another $column: exit status"
+    expect_one_line_naming "$T/other-rotation.tsv" "$column" "rotation table with another $column: message"
+    expect_out_contains_err "(the table is from another store)" "rotation table with another $column: says why"
+    expect_missing "$T/x1" "rotation table with another $column: no output"
+done
+# two outputs on one file: a usage error before any work
+run bin/qk-complement --pairs-output "$T/x1" --heads-output "$T/../$(basename "$T")/x1" \
+    --rotated-output "$T/x3" "$STORE"
+expect_status 1 "qk-complement with one file for two outputs"
+expect_one_line_naming "$T/x1" "--pairs-output and --heads-output name one file" \
+    "one file for two outputs: message"
+expect_missing "$T/x3" "one file for two outputs: no output"
 
 run bin/qk-rotate
 expect_status 1 "qk-rotate without a store"

@@ -214,6 +214,60 @@ START_TEST(a_shared_key_keeps_its_meaning)
 }
 END_TEST
 
+static void fill_line(FILE *fp, const void *arg)
+{
+    fputs(arg, fp);
+}
+
+/* The exit status of qk_write_outputs of two files to a and b in a child
+ * (its stderr into msg). */
+static int write_two(const char *a, const char *b, char *msg, size_t cap)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], STDERR_FILENO);
+        qk_set_progname("qk-test");
+        const qk_output outputs[] = {{a, fill_line, NULL}, {b, fill_line, NULL}};
+        qk_write_outputs(outputs, 2, "x\n");
+        _exit(0);
+    }
+    close(fds[1]);
+    ssize_t n = read(fds[0], msg, cap - 1);
+    msg[n > 0 ? n : 0] = '\0';
+    close(fds[0]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+/* Two outputs that name one file, however spelled: a usage error, and
+ * neither written (the second would have replaced the first). */
+START_TEST(two_outputs_on_one_file_are_a_usage_error)
+{
+    const char *path = "build/tests/tmp/cli-one.tsv";
+    ck_assert_int_eq(qk_mkdirs("build/tests/tmp", NULL), 0);
+    unlink(path);
+    char msg[512];
+    ck_assert_int_eq(write_two(path, "build/tests/tmp/../tmp/./cli-one.tsv", msg, sizeof msg),
+                     QK_EXIT_USAGE);
+    ck_assert_str_eq(msg, "qk-test: error: build/tests/tmp/../tmp/./cli-one.tsv: given for "
+                          "two outputs: each needs its own file\n");
+    ck_assert_int_ne(access(path, F_OK), 0);
+    ck_assert_int_eq(write_two(path, "build/tests/tmp/cli-two.tsv", msg, sizeof msg),
+                     QK_EXIT_OK);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    const char *paths[] = {"cli-one.tsv", "./cli-two.tsv", "/cli-one.tsv"};
+    qk_outputs_distinct(paths, NULL, 3); /* returns: all distinct */
+    unlink(path);
+    unlink("build/tests/tmp/cli-two.tsv");
+}
+END_TEST
+
 /* Entries of a directory other than . and .. */
 static int entries_of(const char *dir)
 {
@@ -392,6 +446,7 @@ int main(void)
     tcase_add_test(tc, a_stopped_program_leaves_no_temporaries);
     tcase_add_test(tc, an_output_that_is_a_device_fifo_or_link_stays_one);
     tcase_add_test(tc, threads_failing_together_stop_the_program_once);
+    tcase_add_test(tc, two_outputs_on_one_file_are_a_usage_error);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

@@ -164,6 +164,8 @@ START_TEST(scan_skips_dot_dirs_and_other_files)
     ck_assert_int_eq(rev.n, 2);
     ck_assert_str_eq(rev.configs[0].name, "l00h00k");
     ck_assert_str_eq(rev.configs[1].name, "l00h00q");
+    ck_assert_int_eq(rev.n_empty, 1); /* counted for the warning */
+    ck_assert_str_eq(rev.first_empty, "l00h02q");
     qk_revision_free(&rev);
     /* config directories without data: no config at all */
     fresh_dir("nodata");
@@ -208,14 +210,14 @@ START_TEST(hugging_face_cache_and_legacy_layouts)
         ck_assert_int_eq(symlink(target, path), 0);
     }
     qk_err err;
-    char *snap = qk_revision_resolve(root, "qwen3-8b-longbench-pro-128k-plus", &err);
+    char *snap = qk_revision_resolve(root, "qwen3-8b-longbench-pro-128k-plus", NULL, &err);
     ck_assert_msg(snap != NULL, "%s", err.msg);
     qk_revision rev;
     ck_assert_int_eq(qk_revision_scan(snap, &rev, &err), 0);
     ck_assert_int_eq(rev.n, 2);
     qk_revision_free(&rev);
     free(snap);
-    ck_assert_ptr_null(qk_revision_resolve(root, "no-such-rev", &err));
+    ck_assert_ptr_null(qk_revision_resolve(root, "no-such-rev", NULL, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "not in this cache"));
     /* a ref leads to one snapshot, never elsewhere: "..", a path, nothing */
     const char *bad_refs[] = {"../..", "..", ".", "", "../blobs", "a/b", "\n"};
@@ -224,16 +226,82 @@ START_TEST(hugging_face_cache_and_legacy_layouts)
         fp = fopen(path, "w");
         fputs(bad_refs[i], fp);
         fclose(fp);
-        ck_assert_ptr_null(qk_revision_resolve(root, "bad", &err));
+        ck_assert_ptr_null(qk_revision_resolve(root, "bad", NULL, &err));
         ck_assert_str_eq(err.msg, "revision bad: refs/bad does not hold a commit name");
     }
 
     fresh_dir("legacy");
     snprintf(path, sizeof path, "%s/Qwen_Qwen3_8B", root);
     touch_config(path, "l00h00q");
-    char *resolved = qk_revision_resolve(root, NULL, &err);
+    char *resolved = qk_revision_resolve(root, NULL, NULL, &err);
     ck_assert_ptr_nonnull(resolved);
     ck_assert_str_eq(resolved, path);
+    free(resolved);
+}
+END_TEST
+
+/* A second Parquet file in a config (a stray copy) would double its rows. */
+START_TEST(second_parquet_file_is_an_error)
+{
+    fresh_dir("two-files");
+    touch_config(root, "l00h00k");
+    touch_config(root, "l00h00q");
+    char path[512];
+    snprintf(path, sizeof path, "%s/l00h00q/data.old.parquet", root);
+    FILE *fp = fopen(path, "w");
+    fputs("PAR1", fp);
+    fclose(fp);
+    qk_revision rev;
+    qk_err err;
+    ck_assert_int_eq(qk_revision_scan(root, &rev, &err), -1);
+    ck_assert_str_eq(err.msg, "l00h00q holds 2 Parquet files (data.old.parquet, data.parquet); "
+                              "the capture tool writes one per config, remove the stray copies");
+    /* one file of another name is the config's file */
+    unlink(path);
+    snprintf(path, sizeof path, "%s/l00h00q/data.parquet", root);
+    char other[512];
+    snprintf(other, sizeof other, "%s/l00h00q/train-00000.parquet", root);
+    ck_assert_int_eq(rename(path, other), 0);
+    ck_assert_int_eq(qk_revision_scan(root, &rev, &err), 0);
+    ck_assert_int_eq(rev.n, 2);
+    ck_assert_int_eq(rev.configs[1].n_paths, 1);
+    ck_assert_str_eq(rev.configs[1].paths[0], other);
+    qk_revision_free(&rev);
+}
+END_TEST
+
+/* A folder of several datasets' folders (DATA=<dir>): the one named after
+ * the dataset, never the first that sorts. */
+START_TEST(several_dataset_folders)
+{
+    fresh_dir("several");
+    char a[512], b[512], empty[600];
+    snprintf(a, sizeof a, "%s/llama3.1-8b", root);
+    snprintf(b, sizeof b, "%s/qwen3-8b", root);
+    touch_config(a, "l00h00q");
+    touch_config(b, "l00h00q");
+    qk_err err;
+    char *resolved = qk_revision_resolve(root, NULL, "qwen3-8b", &err);
+    ck_assert_msg(resolved != NULL, "%s", err.msg);
+    ck_assert_str_eq(resolved, b);
+    free(resolved);
+    ck_assert_ptr_null(qk_revision_resolve(root, NULL, "qwen3-4b", &err));
+    ck_assert_str_eq(err.msg, "2 folders hold configs (llama3.1-8b, qwen3-8b) and none is "
+                              "named 'qwen3-4b': name one (DIR/<dataset>)");
+    ck_assert_ptr_null(qk_revision_resolve(root, NULL, NULL, &err));
+    ck_assert_str_eq(err.msg, "2 folders hold configs (llama3.1-8b, qwen3-8b): name one "
+                              "(DIR/<dataset>)");
+    /* the named folder without configs: an error, not the other folder */
+    snprintf(empty, sizeof empty, "rm -rf '%s'", b);
+    ck_assert_int_eq(system(empty), 0);
+    ck_assert_int_eq(qk_mkdirs(b, NULL), 0);
+    ck_assert_ptr_null(qk_revision_resolve(root, NULL, "qwen3-8b", &err));
+    ck_assert_str_eq(err.msg, "its folder qwen3-8b holds no config directories "
+                              "(lLLhHHq / lLLhHHk)");
+    /* the lone folder with configs (the legacy layout) for another name */
+    resolved = qk_revision_resolve(root, NULL, "Qwen_Qwen3_8B", &err);
+    ck_assert_msg(resolved != NULL, "%s", err.msg);
+    ck_assert_str_eq(resolved, a);
     free(resolved);
 }
 END_TEST
@@ -249,6 +317,8 @@ int main(void)
     tcase_add_test(tc, heads_outside_the_shape_are_errors);
     tcase_add_test(tc, scan_skips_dot_dirs_and_other_files);
     tcase_add_test(tc, hugging_face_cache_and_legacy_layouts);
+    tcase_add_test(tc, second_parquet_file_is_an_error);
+    tcase_add_test(tc, several_dataset_folders);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

@@ -137,5 +137,15 @@ void qk_write_outputs(const qk_output *outputs, int n, const void *arg);
 /* Writes n closed texts (their buffers) to their paths like
  * qk_write_outputs: all or none. */
 void qk_write_texts(const qk_text *texts, int n);
+/* Commits n files opened with qk_atomic_open (and written) like
+ * qk_write_outputs: all into place, or none and exit 2 naming the file. */
+void qk_output_commit_all(qk_atomic *files, int n);
+
+/* Exits 1 when two of the n output paths name one file (the second would
+ * replace the first): "NAME1 and NAME2 name one file (PATH)", with names
+ * the options that gave them, or "PATH: given for two outputs" without
+ * (names NULL). qk_write_outputs, qk_write_texts and qk_output_commit_all
+ * check their outputs so; a program checks its own before its work. */
+void qk_outputs_distinct(const char *const *paths, const char *const *names, int n);
 
 #endif

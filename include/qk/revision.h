@@ -11,7 +11,7 @@ typedef struct qk_config_file {
     int head;
     char kind;    /* 'q' or 'k' */
     char name[32]; /* canonical name lLLhHH[qk] */
-    int n_paths;  /* Parquet files of the config, in lexical order */
+    int n_paths;  /* its Parquet file: 1 (the capture tool writes one per config) */
     char **paths;
 } qk_config_file;
 
@@ -19,6 +19,8 @@ typedef struct qk_revision {
     char *root; /* the directory that holds the config directories */
     int n;
     qk_config_file *configs; /* sorted by layer, head, kind ('k' before 'q') */
+    int n_empty;             /* config directories without a Parquet file (not in configs) */
+    char first_empty[32];    /* the first of them in lexical order, or "" */
 } qk_revision;
 
 /* Parses a config directory name (^l(\d+)h(\d+)([qk])$). */
@@ -26,12 +28,19 @@ int qk_parse_config_name(const char *name, int *layer, int *head, char *kind);
 
 /* Resolves what a user may point at: a plain download, a Hugging Face cache
  * snapshot, a "datasets--owner--name" cache root with a revision name (read
- * through refs/), or a legacy folder holding one model sub-directory. The
- * result is malloc'ed. */
-char *qk_revision_resolve(const char *path, const char *revision, qk_err *err);
+ * through refs/), a legacy folder holding one model sub-directory, or a
+ * folder of several datasets' folders, of which the one named dataset
+ * (NULL: none) is taken. Several sub-directories with configs and none
+ * named dataset is an error naming them. The result is malloc'ed. */
+char *qk_revision_resolve(const char *path, const char *revision, const char *dataset,
+                          qk_err *err);
 
 /* Lists the config directories under root (dot-directories skipped,
- * symlinks followed). An error names the offending entry. */
+ * symlinks followed). A directory without a Parquet file (an interrupted
+ * download) is no config; it is counted in n_empty. A directory with more
+ * than one is an error: the capture tool writes one file per config, so a
+ * second is a stray copy whose rows would count twice. An error names the
+ * offending entry. */
 int qk_revision_scan(const char *root, qk_revision *rev, qk_err *err);
 void qk_revision_free(qk_revision *rev);
 

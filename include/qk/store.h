@@ -163,6 +163,11 @@ int qk_store_writer_add(qk_store_writer *w, int layer, int head, char kind,
 /* Writes the tables and the header, then renames into place. */
 int qk_store_writer_finish(qk_store_writer *w, const qk_store_pair *pairs,
                            int n_pairs, qk_err *err);
+/* Like qk_store_writer_finish, but leaves the whole store in its temporary
+ * file w->out for the caller to commit with its other outputs (or abort);
+ * w->header then holds its file size and checksum. */
+int qk_store_writer_seal(qk_store_writer *w, const qk_store_pair *pairs, int n_pairs,
+                         qk_err *err);
 void qk_store_writer_abort(qk_store_writer *w);
 
 #endif

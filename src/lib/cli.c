@@ -331,6 +331,45 @@ void qk_write_table(const char *path, void (*fill)(FILE *fp, const void *arg), c
     qk_write_outputs(&out, 1, arg);
 }
 
+/* What names the file path will be: its directory's real path and its
+ * name, so "x.tsv", "./x.tsv" and "dir/../x.tsv" compare equal (the file
+ * need not exist yet). As given when the directory cannot be resolved. */
+static char *output_identity(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? qk_strdup(slash == path ? "/" : path) : qk_strdup(".");
+    if (slash && slash != path)
+        dir[slash - path] = '\0';
+    char *real = realpath(dir, NULL);
+    free(dir);
+    if (!real)
+        return qk_strdup(path);
+    char *id = qk_path_join(real, slash ? slash + 1 : path);
+    free(real);
+    return id;
+}
+
+void qk_outputs_distinct(const char *const *paths, const char *const *names, int n)
+{
+    char **ids = qk_calloc((size_t)(n ? n : 1), sizeof *ids);
+    for (int i = 0; i < n; i++) {
+        ids[i] = output_identity(paths[i]);
+        for (int j = 0; j < i; j++) {
+            if (strcmp(ids[i], ids[j]) != 0)
+                continue;
+            if (names)
+                qk_die(QK_EXIT_USAGE, NULL, "%s and %s name one file (%s%s%s): each output "
+                       "needs its own", names[j], names[i], paths[j],
+                       strcmp(paths[i], paths[j]) ? ", " : "",
+                       strcmp(paths[i], paths[j]) ? paths[i] : "");
+            qk_die(QK_EXIT_USAGE, paths[i], "given for two outputs: each needs its own file");
+        }
+    }
+    for (int i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
 static void abort_outputs(qk_atomic *files, int from, int to)
 {
     for (int i = from; i < to; i++)
@@ -357,17 +396,30 @@ static void commit_outputs(qk_atomic *files, const char *const *paths, int n)
             abort_outputs(files, i + 1, n);
             qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
         }
-    free(files);
+}
+
+void qk_output_commit_all(qk_atomic *files, int n)
+{
+    char **paths = qk_calloc((size_t)(n ? n : 1), sizeof *paths);
+    for (int i = 0; i < n; i++)
+        paths[i] = qk_strdup(files[i].final_path); /* a commit frees final_path */
+    qk_outputs_distinct((const char *const *)paths, NULL, n);
+    commit_outputs(files, (const char *const *)paths, n);
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
 }
 
 void qk_write_outputs(const qk_output *outputs, int n, const void *arg)
 {
     qk_atomic *files = qk_calloc((size_t)(n ? n : 1), sizeof *files);
     const char **paths = qk_calloc((size_t)(n ? n : 1), sizeof *paths);
+    for (int i = 0; i < n; i++)
+        paths[i] = outputs[i].path;
+    qk_outputs_distinct(paths, NULL, n);
     qk_err err;
     for (int i = 0; i < n; i++) {
         const qk_output *o = &outputs[i];
-        paths[i] = o->path;
         if (qk_atomic_open(&files[i], o->path, &err) == 0) {
             if (o->fill) {
                 o->fill(files[i].fp, arg);
@@ -380,6 +432,7 @@ void qk_write_outputs(const qk_output *outputs, int n, const void *arg)
         qk_die(QK_EXIT_DATA, o->path, "%s", err.msg);
     }
     commit_outputs(files, paths, n);
+    free(files);
     free(paths);
 }
 
@@ -387,9 +440,11 @@ void qk_write_texts(const qk_text *texts, int n)
 {
     qk_atomic *files = qk_calloc((size_t)(n ? n : 1), sizeof *files);
     const char **paths = qk_calloc((size_t)(n ? n : 1), sizeof *paths);
+    for (int i = 0; i < n; i++)
+        paths[i] = texts[i].path;
+    qk_outputs_distinct(paths, NULL, n);
     qk_err err;
     for (int i = 0; i < n; i++) {
-        paths[i] = texts[i].path;
         if (qk_atomic_open(&files[i], paths[i], &err) != 0) {
             abort_outputs(files, 0, i);
             qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
@@ -397,6 +452,6 @@ void qk_write_texts(const qk_text *texts, int n)
         fwrite(texts[i].buf, 1, texts[i].len, files[i].fp);
     }
     commit_outputs(files, paths, n);
+    free(files);
     free(paths);
 }
-

@@ -139,7 +139,59 @@ static char *resolve_cache_root(const char *root, const char *revision, qk_err *
     return snap;
 }
 
-char *qk_revision_resolve(const char *path, const char *revision, qk_err *err)
+/* The folder of the legacy layout, or of one dataset in a folder of
+ * several (DATA=<dir> holds <dir>/<dataset id>/...): the sub-directory
+ * named dataset when there is one, else the only sub-directory holding
+ * configs. Several candidates and none named so is an error naming them:
+ * picking one would load another dataset under the wrong name. */
+static char *resolve_subfolder(const char *path, const char *dataset, qk_err *err)
+{
+    char **names;
+    int n;
+    if (list_dir(path, &names, &n, err) != 0)
+        return NULL;
+    int n_found = 0;
+    char list[512] = "";
+    char *found = NULL, *named = NULL;
+    for (int i = 0; i < n; i++) {
+        char *sub = qk_path_join(path, names[i]);
+        int is_named = dataset && strcmp(names[i], dataset) == 0 && is_dir(sub);
+        if (is_dir(sub) && count_config_dirs(sub) > 0) {
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s%s", n_found ? ", " : "", names[i]);
+            n_found++;
+            if (!found)
+                found = qk_strdup(sub);
+            if (is_named)
+                named = qk_strdup(sub);
+        } else if (is_named) {
+            qk_fail(err, "its folder %s holds no config directories (lLLhHHq / lLLhHHk)",
+                    names[i]);
+            n_found = -1;
+        }
+        free(sub);
+        if (n_found < 0)
+            break;
+    }
+    free_names(names, n);
+    if (named) {
+        free(found);
+        return named;
+    }
+    if (n_found == 1)
+        return found;
+    free(found);
+    if (n_found == 0)
+        qk_fail(err, "no config directories (lLLhHHq / lLLhHHk) found");
+    else if (n_found > 1)
+        qk_fail(err, "%d folders hold configs (%s)%s%s%s: name one (DIR/<dataset>)", n_found,
+                list, dataset ? " and none is named '" : "", dataset ? dataset : "",
+                dataset ? "'" : "");
+    return NULL;
+}
+
+char *qk_revision_resolve(const char *path, const char *revision, const char *dataset,
+                          qk_err *err)
 {
     if (!is_dir(path)) {
         qk_fail(err, "not a directory");
@@ -149,23 +201,7 @@ char *qk_revision_resolve(const char *path, const char *revision, qk_err *err)
         return resolve_cache_root(path, revision, err);
     if (count_config_dirs(path) > 0)
         return qk_strdup(path);
-    /* legacy layout: <root>/<sanitized model>/lXXhYY... */
-    char **names;
-    int n;
-    if (list_dir(path, &names, &n, err) != 0)
-        return NULL;
-    char *found = NULL;
-    for (int i = 0; i < n && !found; i++) {
-        char *sub = qk_path_join(path, names[i]);
-        if (is_dir(sub) && count_config_dirs(sub) > 0)
-            found = sub;
-        else
-            free(sub);
-    }
-    free_names(names, n);
-    if (!found)
-        qk_fail(err, "no config directories (lLLhHHq / lLLhHHk) found");
-    return found;
+    return resolve_subfolder(path, dataset, err);
 }
 
 /* Collects the Parquet files of one config directory. */
@@ -182,6 +218,11 @@ static int scan_config(const char *dir, qk_config_file *c, qk_err *err)
         c->paths[c->n_paths++] = qk_path_join(dir, names[i]);
     }
     free_names(names, n);
+    if (c->n_paths > 1)
+        return qk_fail(err, "%s holds %d Parquet files (%s, %s%s); the capture tool writes "
+                       "one per config, remove the stray copies", c->name, c->n_paths,
+                       strrchr(c->paths[0], '/') + 1, strrchr(c->paths[1], '/') + 1,
+                       c->n_paths > 2 ? ", ..." : "");
     return 0;
 }
 
@@ -218,8 +259,10 @@ int qk_revision_scan(const char *root, qk_revision *rev, qk_err *err)
         rc = scan_config(dir, &c, err);
         free(dir);
         if (rc == 0 && c.n_paths == 0) {
+            if (rev->n_empty++ == 0) /* a directory without data is not a config */
+                snprintf(rev->first_empty, sizeof rev->first_empty, "%s", names[i]);
             free(c.paths);
-            continue; /* a directory without data is not a config */
+            continue;
         }
         rev->configs = qk_realloc(rev->configs, (size_t)(rev->n + 1) * sizeof c);
         rev->configs[rev->n++] = c;

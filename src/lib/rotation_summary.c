@@ -22,23 +22,23 @@ static const char *const input_names[N_INPUT] = {
     "n_active_planes", "active_var_frac", "ring_cls_acc", "slope_ratio", "bias_range"};
 
 /* The per-head table: its model and family cells, the numeric columns
- * (NaN where a cell is not a number). */
+ * (NaN where the stages wrote "nan": an undefined value). */
 typedef struct summary_input {
     const qk_table *t;
     int col[N_INPUT];
     double *x[N_INPUT]; /* [n_rows] numbers of the columns from C_R_Q on */
 } summary_input;
 
-static void load_numbers(summary_input *in)
+/* A cell that is no number (empty, a word) is an error naming the file,
+ * line and column, as in every reader of the tables (qk_src_num): taken
+ * as missing, it would change the means silently. */
+static void load_numbers(summary_input *in, const char *path)
 {
+    const qk_src src = {in->t, path, NULL};
     for (int c = C_R_Q; c < N_INPUT; c++) {
         in->x[c] = qk_malloc((size_t)(in->t->n_rows ? in->t->n_rows : 1) * sizeof(double));
-        for (int r = 0; r < in->t->n_rows; r++) {
-            const char *s = qk_table_cell(in->t, r, in->col[c]);
-            char *end;
-            double v = strtod(s, &end);
-            in->x[c][r] = end == s || *end ? NAN : v;
-        }
+        for (int r = 0; r < in->t->n_rows; r++)
+            in->x[c][r] = qk_src_num(&src, r, in->col[c]);
     }
 }
 
@@ -129,7 +129,7 @@ int qk_rot_model_summary(const char *table_path, FILE *fp, qk_err *err)
             qk_table_free(&t);
             return qk_fail(err, "no column '%s'", input_names[c]);
         }
-    load_numbers(&in);
+    load_numbers(&in, table_path);
     size_t cap = (size_t)(t.n_rows ? t.n_rows : 1);
     rot_rows all = {t.n_rows, qk_malloc(cap * sizeof(int))};
     rot_rows rows = {0, qk_malloc(cap * sizeof(int))}, family = {0, qk_malloc(cap * sizeof(int))};

@@ -139,7 +139,7 @@ static int write_synthetic(FILE *fp, const qk_source_spec *spec)
 
 static int write_directory(FILE *fp, const qk_source_spec *spec, qk_err *err)
 {
-    char *root = qk_revision_resolve(spec->input, spec->revision, err);
+    char *root = qk_revision_resolve(spec->input, spec->revision, spec->dataset, err);
     if (!root)
         return -1;
     char *abs = realpath(root, NULL);

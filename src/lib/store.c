@@ -238,6 +238,14 @@ static void free_writer(qk_store_writer *w)
 int qk_store_writer_finish(qk_store_writer *w, const qk_store_pair *pairs,
                            int n_pairs, qk_err *err)
 {
+    if (qk_store_writer_seal(w, pairs, n_pairs, err) != 0)
+        return -1;
+    return qk_atomic_commit(&w->out, err);
+}
+
+int qk_store_writer_seal(qk_store_writer *w, const qk_store_pair *pairs, int n_pairs,
+                         qk_err *err)
+{
     w->header.n_configs = (uint32_t)w->n_records;
     w->header.n_pairs = (uint32_t)n_pairs;
     if (put_section(w, w->records, (size_t)w->n_records * sizeof *w->records,
@@ -253,7 +261,7 @@ int qk_store_writer_finish(qk_store_writer *w, const qk_store_pair *pairs,
         goto fail;
     }
     free_writer(w);
-    return qk_atomic_commit(&w->out, err);
+    return qk_atomic_sync(&w->out, err);
 fail:
     qk_store_writer_abort(w);
     return -1;

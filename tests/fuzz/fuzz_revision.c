@@ -169,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         line = end ? end + 1 : NULL;
     }
     qk_err err;
-    char *root = qk_revision_resolve(base, "main", &err);
+    char *root = qk_revision_resolve(base, "main", NULL, &err);
     if (root) {
         /* the ref names a snapshot of this cache, nothing outside it */
         size_t n = strlen(snapshots);
@@ -182,7 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         fuzz_check_message(&err);
     }
-    root = qk_revision_resolve(snapshot, NULL, &err);
+    root = qk_revision_resolve(snapshot, NULL, NULL, &err);
     if (root) {
         check_revision(root);
         free(root);
