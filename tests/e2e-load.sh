@@ -48,13 +48,39 @@ run bin/qk-pca --quiet --threads 1 --output "$tmp/pca.tsv" --heads-output "$tmp/
     "$tmp/damaged.qks"
 expect_status 2 "damaged store: qk-pca refuses it"
 expect_missing "$tmp/pca.tsv" "damaged store: no qk-pca output"
-# a store of the first format (float32 vectors) asks for a new qk-load
+# a damaged header: the checksum covers it, so a change to any field (the
+# low bit of its first byte flipped) is refused, the model shape and the
+# dataset id included
+flip_bit() { # file, offset
+    local byte
+    byte=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+    printf "\\$(printf %03o $(( byte ^ 1 )))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+for field in header_size:12 n_configs:16 n_pairs:20 dim:24 n_layers:28 n_q_heads:32 \
+             n_kv_heads:36 context_length:40 bucket_size:44 table_offset:48 file_size:56 \
+             checksum:64 dataset_id:72 dataset_id_padding:100; do
+    cp "$tmp/mini.qks" "$tmp/header.qks"
+    flip_bit "$tmp/header.qks" "${field#*:}"
+    if cmp -s "$tmp/mini.qks" "$tmp/header.qks"; then bad "header ${field%:*}: not changed"; fi
+    run bin/qk-load --verify "$tmp/header.qks"
+    expect_status 2 "header ${field%:*} changed: --verify fails"
+    expect_one_line_naming "$tmp/header.qks" "store" "header ${field%:*} changed: message"
+done
+# another bucket size: the stages refuse the store instead of using it
+cp "$tmp/mini.qks" "$tmp/header.qks"
+printf '\x00\x10\x00\x00' | dd of="$tmp/header.qks" bs=1 seek=44 conv=notrunc status=none
+run bin/qk-plasticity --quiet --out-dir "$tmp/plasticity" "$tmp/header.qks"
+expect_status 2 "bucket_size changed: qk-plasticity refuses the store"
+expect_one_line_naming "$tmp/header.qks" "checksum mismatch" "bucket_size changed: message"
+expect_missing "$tmp/plasticity" "bucket_size changed: no qk-plasticity output"
+# a store of an earlier format asks to be rebuilt
 cp "$tmp/mini.qks" "$tmp/old.qks"
-printf '\x01' | dd of="$tmp/old.qks" bs=1 seek=8 conv=notrunc status=none
+printf '\x02' | dd of="$tmp/old.qks" bs=1 seek=8 conv=notrunc status=none
 run bin/qk-load --verify "$tmp/old.qks"
-expect_status 2 "version 1 store"
-expect_one_line_naming "$tmp/old.qks" "store version 1, this program reads version 2 (run qk-load again)" \
-    "version 1 store: message"
+expect_status 2 "version 2 store"
+expect_one_line_naming "$tmp/old.qks" \
+    "store version 2, this program reads version 3 (rebuild the store: make load, or run qk-load again)" \
+    "version 2 store: message"
 
 # --stats reproduces every truth.json (integers exactly, sums to 1e-9)
 for truth in tests/data/sniffed-mini/*/truth.json; do

@@ -107,7 +107,7 @@ static const char expected_help[] =
     "                     be wrapped onto a second one\n"
     "  -V                 short only\n"
     "  -j, --threads N    worker threads (default 2); the output does not depend on N\n"
-    "      --no-verify    do not check the store's checksum\n"
+    "      --no-verify    do not check the store's checksum and rows\n"
     "  -q, --quiet        no progress lines\n"
     "  -h, --help         this text\n"
     "      --version      print the version\n"

@@ -1270,6 +1270,7 @@ static void write_degenerate_store(const char *path)
     float *x = calloc((size_t)n * d, sizeof(float)), *xk = calloc((size_t)n * d, sizeof(float));
     int32_t *t = calloc((size_t)n, sizeof(int32_t)), *tk = calloc((size_t)n, sizeof(int32_t));
     int32_t *zero = calloc((size_t)n, sizeof(int32_t));
+    int32_t *bucket = calloc((size_t)n, sizeof(int32_t)), *bucket_k = calloc((size_t)n, 4);
     qk_store_header meta;
     memset(&meta, 0, sizeof meta);
     meta.dim = (uint32_t)d;
@@ -1294,9 +1295,14 @@ static void write_degenerate_store(const char *path)
                                                                  : (float)qk_rng_normal(&r);
             }
         }
+        for (int i = 0; i < n; i++) { /* position / bucket_size, as the store requires */
+            bucket[i] = t[i] / 256;
+            bucket_k[i] = tk[i] / 256;
+        }
         int rows = head == 3 ? 2 : n;
-        ck_assert(qk_store_writer_add(&w, 0, head, 'q', rows, t, zero, zero, x, 0, &err) == 0);
-        ck_assert(qk_store_writer_add(&w, 0, head, 'k', rows, tk, zero, zero, xk, 0, &err) == 0);
+        ck_assert(qk_store_writer_add(&w, 0, head, 'q', rows, t, zero, bucket, x, 0, &err) == 0);
+        ck_assert(qk_store_writer_add(&w, 0, head, 'k', rows, tk, zero, bucket_k, xk, 0,
+                                      &err) == 0);
     }
     qk_store_pair pairs[4] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
     ck_assert_msg(qk_store_writer_finish(&w, pairs, 4, &err) == 0, "%s", err.msg);
@@ -1305,6 +1311,8 @@ static void write_degenerate_store(const char *path)
     free(t);
     free(tk);
     free(zero);
+    free(bucket);
+    free(bucket_k);
 }
 
 static const char *cell_of(const qk_table *t, int row, const char *column)

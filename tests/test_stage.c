@@ -38,15 +38,16 @@ static double config_sum(char kind, int head, int rows)
 
 static void add_config(qk_store_writer *w, char kind, int head, int rows)
 {
-    int32_t t[64];
+    int32_t t[64], bucket[64];
     float v[64 * DIM];
     for (int r = 0; r < rows; r++) {
         t[r] = r;
+        bucket[r] = r / 8; /* the header's bucket_size */
         for (int j = 0; j < DIM; j++)
             v[r * DIM + j] = value(kind, head, r, j);
     }
     qk_err err;
-    ck_assert_msg(qk_store_writer_add(w, 0, head, kind, rows, t, t, t, v, 0, &err) == 0, "%s",
+    ck_assert_msg(qk_store_writer_add(w, 0, head, kind, rows, t, t, bucket, v, 0, &err) == 0, "%s",
                   err.msg);
 }
 

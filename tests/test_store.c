@@ -1,5 +1,5 @@
 /* The binary store: round trip of both vector encodings, shared integer
- * sections, layout checks and checksum. */
+ * sections, layout and header checks and the checksum over the whole file. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +73,10 @@ static void free_configs(void)
         free_config(&cfg[i]);
 }
 
-static void write_store(const char *path)
+/* A store of the configs of make_configs whose header says the context
+ * and bucket size given (the rows are made for 4096 and 256). */
+static void write_store_claiming(const char *path, uint32_t context_length,
+                                 uint32_t bucket_size)
 {
     qk_store_header meta;
     memset(&meta, 0, sizeof meta);
@@ -81,8 +84,8 @@ static void write_store(const char *path)
     meta.n_layers = 2;
     meta.n_q_heads = 4;
     meta.n_kv_heads = 2;
-    meta.context_length = 4096;
-    meta.bucket_size = 256;
+    meta.context_length = context_length;
+    meta.bucket_size = bucket_size;
     snprintf(meta.dataset_id, sizeof meta.dataset_id, "unit");
     qk_store_writer w;
     qk_err err;
@@ -93,6 +96,11 @@ static void write_store(const char *path)
                                              cfg[i].bucket, cfg[i].vec, 1000 + i, &err), 0);
     qk_store_pair pairs[2] = {{1, 0}, {2, 0}};
     ck_assert_msg(qk_store_writer_finish(&w, pairs, 2, &err) == 0, "%s", err.msg);
+}
+
+static void write_store(const char *path)
+{
+    write_store_claiming(path, 4096, 256);
 }
 
 static long file_size(const char *path)
@@ -112,7 +120,7 @@ START_TEST(round_trip)
     qk_store s;
     qk_err err;
     ck_assert_msg(qk_store_open(STORE, &s, 1, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(s.header.version, 2);
+    ck_assert_int_eq(s.header.version, 3);
     ck_assert_int_eq(s.dim, dim);
     ck_assert_int_eq(s.n_configs, N_CFG);
     ck_assert_int_eq(s.n_pairs, 2);
@@ -231,6 +239,9 @@ START_TEST(bf16_vectors_take_less_than_half_the_float32_bytes)
     qk_store_header meta;
     memset(&meta, 0, sizeof meta);
     meta.dim = D;
+    meta.n_layers = meta.n_q_heads = meta.n_kv_heads = 1;
+    meta.context_length = ROWS;
+    meta.bucket_size = 1; /* so that the bucket column may equal the positions */
     qk_store_writer w;
     qk_err err;
     ck_assert_int_eq(qk_store_writer_open(&w, STORE, &meta, &err), 0);
@@ -353,6 +364,155 @@ START_TEST(a_damaged_vector_section_is_detected)
 }
 END_TEST
 
+/* The store at STORE in memory (8-byte aligned, as a mapping is). */
+static uint8_t *read_store(size_t *len)
+{
+    uint8_t *bytes;
+    qk_err err;
+    ck_assert_msg(qk_read_file(STORE, &bytes, len, &err) == 0, "%s", err.msg);
+    return bytes;
+}
+
+/* The message of opening bytes with one u32 of the header replaced, or ""
+ * when it opens. */
+static const char *open_with_u32(const uint8_t *bytes, size_t len, size_t offset,
+                                 uint32_t value, int verify, qk_err *err)
+{
+    uint8_t *copy = malloc(len);
+    memcpy(copy, bytes, len);
+    memcpy(copy + offset, &value, 4);
+    qk_store s;
+    int rc = qk_store_open_memory(copy, len, &s, verify, err);
+    if (rc == 0) {
+        qk_store_close(&s);
+        err->msg[0] = '\0';
+    }
+    free(copy);
+    return err->msg;
+}
+
+/* The checksum covers the header: any one bit of it changed, the store
+ * is refused, whatever the field (the model shape, the dataset id, the
+ * bytes after its terminating NUL, the checksum itself). */
+START_TEST(every_header_bit_is_covered)
+{
+    make_configs();
+    write_store(STORE);
+    size_t len;
+    uint8_t *bytes = read_store(&len);
+    qk_store s;
+    qk_err err;
+    ck_assert_msg(qk_store_open_memory(bytes, len, &s, 1, &err) == 0, "%s", err.msg);
+    qk_store_close(&s);
+    for (size_t at = 0; at < QK_STORE_HEADER_SIZE; at++)
+        for (int bit = 0; bit < 8; bit++) {
+            bytes[at] ^= (uint8_t)(1u << bit);
+            int rc = qk_store_open_memory(bytes, len, &s, 1, &err);
+            if (rc == 0)
+                qk_store_close(&s);
+            ck_assert_msg(rc == -1, "header byte %zu, bit %d changed: store accepted", at, bit);
+            bytes[at] ^= (uint8_t)(1u << bit);
+        }
+    free(bytes);
+    free_configs();
+}
+END_TEST
+
+/* The header's values that disagree with what the store holds are
+ * refused even without the checksum, each with its own message. */
+START_TEST(header_fields_are_checked_against_the_store)
+{
+    make_configs();
+    write_store(STORE);
+    size_t len;
+    uint8_t *b = read_store(&len);
+    qk_err e;
+#define AT(field) offsetof(qk_store_header, field)
+    ck_assert_str_eq(open_with_u32(b, len, AT(version), 2, 0, &e),
+                     "store version 2, this program reads version 3 (rebuild the store: make "
+                     "load, or run qk-load again)");
+    ck_assert_str_eq(open_with_u32(b, len, AT(header_size), 4096, 0, &e),
+                     "corrupt store header (header_size 4096, expected 128)");
+    /* the pair table holds 2 records; 1 leaves the second in the padding,
+     * 3 reads the padding as a pair, 9 runs past the end */
+    uint32_t table_offset;
+    memcpy(&table_offset, b + AT(table_offset), 4);
+    char want[256];
+    snprintf(want, sizeof want, "corrupt store header (n_configs 4, n_pairs 1, table_offset "
+             "%u: the tables end 56 bytes before the end of the file)", table_offset);
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_pairs), 1, 0, &e), want);
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_pairs), 3, 0, &e), "corrupt store pair 2");
+    snprintf(want, sizeof want, "corrupt store header (n_configs 4, n_pairs 9, table_offset "
+             "%u: the tables are not an aligned section of the file)", table_offset);
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_pairs), 9, 0, &e), want);
+    snprintf(want, sizeof want, "corrupt store header (n_configs 3, n_pairs 2, table_offset "
+             "%u: the tables end 112 bytes before the end of the file)", table_offset);
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_configs), 3, 0, &e), want);
+    snprintf(want, sizeof want, "corrupt store header (n_configs 4, n_pairs 2, table_offset "
+             "%u: the tables end 112 bytes before the end of the file)", table_offset - 64);
+    ck_assert_str_eq(open_with_u32(b, len, AT(table_offset), table_offset - 64, 0, &e), want);
+    /* the model shape: config 3 is of layer 1; query head 1 is served by
+     * key head 0, which takes a group of 2 */
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_layers), 1, 0, &e), "corrupt store record 3");
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_q_heads), 2, 0, &e), "corrupt store pair 0");
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_kv_heads), 4, 0, &e), "corrupt store pair 0");
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_kv_heads), 3, 0, &e),
+                     "corrupt store header (n_layers 2, n_q_heads 4, n_kv_heads 3: expected "
+                     "positive numbers, n_q_heads a multiple of n_kv_heads)");
+    ck_assert_str_eq(open_with_u32(b, len, AT(bucket_size), 0, 0, &e),
+                     "corrupt store header (context_length 4096, bucket_size 0)");
+    ck_assert_str_eq(open_with_u32(b, len, AT(context_length), 0, 0, &e),
+                     "corrupt store header (context_length 0, bucket_size 256)");
+    ck_assert_str_eq(open_with_u32(b, len, AT(dataset_id) + 4, 0x41414141, 0, &e), "");
+    memset(b + AT(dataset_id), 'x', sizeof ((qk_store_header *)0)->dataset_id);
+    ck_assert_str_eq(open_with_u32(b, len, AT(dataset_id), 0x41414141, 0, &e),
+                     "corrupt store header (dataset_id not terminated)");
+    /* values the structure cannot contradict: only the checksum tells */
+    write_store(STORE);
+    free(b);
+    b = read_store(&len);
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_layers), 3, 0, &e), "");
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_layers), 3, 1, &e),
+                     "store checksum mismatch (file corrupted)");
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_kv_heads), 1, 0, &e), "");
+    ck_assert_str_eq(open_with_u32(b, len, AT(n_kv_heads), 1, 1, &e),
+                     "store checksum mismatch (file corrupted)");
+    ck_assert_str_eq(open_with_u32(b, len, AT(bucket_size), 4096, 0, &e), "");
+    ck_assert_str_eq(open_with_u32(b, len, AT(bucket_size), 4096, 1, &e),
+                     "store checksum mismatch (file corrupted)");
+#undef AT
+    free(b);
+    free_configs();
+}
+END_TEST
+
+/* A header whose context or bucket size does not fit the rows, with a
+ * checksum that matches (as a writer given wrong facts would make): the
+ * verification reads the rows and refuses it. */
+START_TEST(rows_are_checked_against_context_and_bucket_size)
+{
+    make_configs();
+    qk_store s;
+    qk_err err;
+    /* positions of config 0 run from 1000 to 1084 */
+    write_store_claiming(STORE, 1050, 256);
+    ck_assert_int_eq(qk_store_open(STORE, &s, 0, &err), 0);
+    qk_store_close(&s);
+    ck_assert_int_eq(qk_store_open(STORE, &s, 1, &err), -1);
+    ck_assert_str_eq(err.msg, "store config l00h00k, row 8: position 1056, bucket 4 do not fit "
+                              "context_length 1050, bucket_size 256");
+    write_store_claiming(STORE, 4096, 128);
+    ck_assert_int_eq(qk_store_open(STORE, &s, 1, &err), -1);
+    ck_assert_str_eq(err.msg, "store config l00h00k, row 0: position 1000, bucket 3 do not fit "
+                              "context_length 4096, bucket_size 128");
+    /* the largest position (config 3's last row) is context_length - 1 */
+    write_store_claiming(STORE, 1113, 256);
+    ck_assert_msg(qk_store_open(STORE, &s, 1, &err) == 0, "%s", err.msg);
+    qk_store_close(&s);
+    free_configs();
+}
+END_TEST
+
 /* The store read from memory: the same configs as through the file, and
  * the header checks apply (a dim that would overflow the sizes). */
 START_TEST(open_from_memory)
@@ -422,6 +582,9 @@ int main(void)
     tcase_add_test(tc, bf16_vectors_take_less_than_half_the_float32_bytes);
     tcase_add_test(tc, corruption_is_detected);
     tcase_add_test(tc, a_damaged_vector_section_is_detected);
+    tcase_add_test(tc, every_header_bit_is_covered);
+    tcase_add_test(tc, header_fields_are_checked_against_the_store);
+    tcase_add_test(tc, rows_are_checked_against_context_and_bucket_size);
     tcase_add_test(tc, open_from_memory);
     tcase_add_test(tc, an_aborted_write_leaves_the_old_store);
     suite_add_tcase(s, tc);

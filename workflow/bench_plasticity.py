@@ -58,7 +58,8 @@ except ImportError:
 
 # ---- the store (docs/store-format.md) ------------------------------------------------
 
-BF16, F32 = 1, 2  # vector encodings of store version 2
+STORE_VERSION = 3  # the header is under the checksum since version 3
+BF16, F32 = 1, 2  # vector encodings
 
 
 def vectors(cfg, dim):
@@ -78,12 +79,19 @@ def open_store(path):
     head = bytes(raw[:128])
     if head[:8] != b"QKSTORE\0":
         sys.exit(f"bench_plasticity: {path}: not a qkreport store")
-    version = struct.unpack_from("<I", head, 8)[0]
-    if version != 2:
-        sys.exit(f"bench_plasticity: {path}: store version {version}, this script reads 2")
+    version, header_size = struct.unpack_from("<2I", head, 8)
+    if version != STORE_VERSION:
+        sys.exit(f"bench_plasticity: {path}: store version {version}, this script reads "
+                 f"{STORE_VERSION} (rebuild the store: make load, or run qk-load again)")
     (n_configs, n_pairs, dim, _nl, _nq, _nkv, context, bucket) = struct.unpack_from(
         "<8I", head, 16)
-    table_offset = struct.unpack_from("<Q", head, 48)[0]
+    table_offset, file_size = struct.unpack_from("<2Q", head, 48)
+    # the tables end the file (then zeros to a multiple of 64 bytes); the
+    # checksum is left to qk-load --verify
+    tables_end = table_offset + 64 * n_configs + 8 * n_pairs
+    if (header_size != 128 or file_size != len(raw) or
+            not tables_end <= file_size < tables_end + 64):
+        sys.exit(f"bench_plasticity: {path}: corrupt store header")
     configs = []
     for i in range(n_configs):
         rec = bytes(raw[table_offset + 64 * i: table_offset + 64 * (i + 1)])

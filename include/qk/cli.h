@@ -38,7 +38,8 @@ enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_MI
 #define QK_OPTION_THREADS \
     {'j', "threads", "N", "worker threads (default 2); the output does not depend on N"}
 #define QK_OPTION_QUIET {'q', "quiet", NULL, "no progress lines"}
-#define QK_OPTION_NO_VERIFY {QK_KEY_NO_VERIFY, "no-verify", NULL, "do not check the store's checksum"}
+#define QK_OPTION_NO_VERIFY \
+    {QK_KEY_NO_VERIFY, "no-verify", NULL, "do not check the store's checksum and rows"}
 #define QK_OPTION_MIN_FREE \
     {QK_KEY_MIN_FREE, "min-free", "MB", "stop with an error, removing the partial file, " \
      "rather than leave less than MB megabytes free on the disk written to (default " \

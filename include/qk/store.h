@@ -1,5 +1,5 @@
 /* The binary store qk-load writes for one dataset and later stages map
- * into memory. Format version 2 (all integers little-endian;
+ * into memory. Format version 3 (all integers little-endian;
  * docs/store-format.md):
  *
  *   header        128 bytes, see qk_store_header
@@ -12,7 +12,9 @@
  *   config table  n_configs records of 64 bytes (qk_store_record)
  *   pair table    n_pairs records of 8 bytes: u32 q index, u32 k index
  *
- * checksum = XXH3-64 (xxHash, seed 0) of every byte after the header. */
+ * checksum = XXH3-64 (xxHash, seed 0) of every byte after the header,
+ * followed by the header's bytes but the checksum field's: it covers the
+ * whole file. */
 #ifndef QK_STORE_H
 #define QK_STORE_H
 
@@ -21,7 +23,7 @@
 #include "qk/common.h"
 
 #define QK_STORE_MAGIC "QKSTORE\0"
-#define QK_STORE_VERSION 2u
+#define QK_STORE_VERSION 3u
 #define QK_STORE_HEADER_SIZE 128u
 #define QK_STORE_ALIGN 64u
 /* Largest vector length a store may declare: it keeps rows * dim * 4 far
@@ -104,8 +106,11 @@ typedef struct qk_store {
     int mapped; /* map is the file's mapping, unmapped by qk_store_close */
 } qk_store;
 
-/* Maps a store and checks its structure; verify_checksum also rehashes the
- * payload (reads every byte, about 20 GB/s). */
+/* Maps a store and checks its structure: the header's fields against the
+ * file and each other, every record's sections, every pair's configs and
+ * heads. verify_checksum also rehashes the whole file (reads every byte,
+ * about 20 GB/s) and checks every row's position and bucket against
+ * context_length and bucket_size. */
 int qk_store_open(const char *path, qk_store *s, int verify_checksum, qk_err *err);
 /* The same checks on a store held in memory (8-byte aligned; it must stay
  * valid and unchanged until qk_store_close, which does not free it). */
@@ -142,7 +147,8 @@ typedef struct qk_store_writer {
     qk_store_record *records;
     int n_records;
     uint64_t offset;
-    void *hash;                 /* XXH3 state of the bytes after the header */
+    void *hash;                 /* XXH3 state of the bytes after the header (the
+                                   header's are added last) */
     qk_store_section *sections; /* integer sections written, for sharing */
     int n_sections;
     uint8_t *planes; /* scratch: the high and low byte planes */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -235,6 +236,16 @@ static void free_writer(qk_store_writer *w)
     w->hash = NULL;
 }
 
+/* Adds the header to a hash of the bytes after it: every header byte but
+ * those of the checksum field, in file order. */
+static void hash_header(XXH3_state_t *hash, const qk_store_header *h)
+{
+    const char *bytes = (const char *)h;
+    size_t at = offsetof(qk_store_header, checksum), after = at + sizeof h->checksum;
+    XXH3_64bits_update(hash, bytes, at);
+    XXH3_64bits_update(hash, bytes + after, sizeof *h - after);
+}
+
 int qk_store_writer_finish(qk_store_writer *w, const qk_store_pair *pairs,
                            int n_pairs, qk_err *err)
 {
@@ -254,6 +265,7 @@ int qk_store_writer_seal(qk_store_writer *w, const qk_store_pair *pairs, int n_p
         pad_to_alignment(w, err) != 0)
         goto fail;
     w->header.file_size = w->offset;
+    hash_header(w->hash, &w->header);
     w->header.checksum = XXH3_64bits_digest(w->hash);
     if (fseek(w->out.fp, 0, SEEK_SET) != 0 ||
         fwrite(&w->header, 1, sizeof w->header, w->out.fp) != sizeof w->header) {
@@ -294,39 +306,172 @@ static int vectors_ok(const qk_store *s, const qk_store_record *r)
     return ZSTD_getFrameContentSize(frame, r->vector_bytes - values) == values;
 }
 
-/* Checks the header against the file and the records against the header. */
-static int check_layout(qk_store *s, qk_err *err)
+/* The header's own fields: the format, the file's size and a model shape
+ * the stages can work with. */
+static int check_header(const qk_store *s, qk_err *err)
 {
     const qk_store_header *h = &s->header;
     if (memcmp(h->magic, QK_STORE_MAGIC, 8) != 0)
         return qk_fail(err, "not a qkreport store (bad magic)");
     if (h->version != QK_STORE_VERSION)
-        return qk_fail(err, "store version %u, this program reads version %u (run qk-load "
-                       "again)", h->version, QK_STORE_VERSION);
+        return qk_fail(err, "store version %u, this program reads version %u (rebuild the "
+                       "store: make load, or run qk-load again)", h->version, QK_STORE_VERSION);
+    if (h->header_size != QK_STORE_HEADER_SIZE)
+        return qk_fail(err, "corrupt store header (header_size %u, expected %u)",
+                       h->header_size, QK_STORE_HEADER_SIZE);
     if (h->file_size != s->map_size)
         return qk_fail(err, "store is %zu bytes, header says %llu (truncated?)",
                        s->map_size, (unsigned long long)h->file_size);
     if (h->dim == 0 || h->dim > QK_STORE_MAX_DIM)
         return qk_fail(err, "corrupt store header (dim %u, expected 1 to %u)", h->dim,
                        QK_STORE_MAX_DIM);
+    if (h->n_layers == 0 || h->n_q_heads == 0 || h->n_kv_heads == 0 ||
+        h->n_q_heads % h->n_kv_heads != 0)
+        return qk_fail(err, "corrupt store header (n_layers %u, n_q_heads %u, n_kv_heads %u: "
+                       "expected positive numbers, n_q_heads a multiple of n_kv_heads)",
+                       h->n_layers, h->n_q_heads, h->n_kv_heads);
+    if (h->context_length == 0 || h->context_length > INT32_MAX || h->bucket_size == 0 ||
+        h->bucket_size > INT32_MAX)
+        return qk_fail(err, "corrupt store header (context_length %u, bucket_size %u)",
+                       h->context_length, h->bucket_size);
+    if (!memchr(h->dataset_id, '\0', sizeof h->dataset_id))
+        return qk_fail(err, "corrupt store header (dataset_id not terminated)");
+    return 0;
+}
+
+/* The tables end the file: after the pair table only the zero bytes that
+ * pad the file to the alignment. So n_configs, n_pairs and table_offset
+ * agree with the file's size. */
+static int check_tables_end_file(const qk_store *s, qk_err *err)
+{
+    const qk_store_header *h = &s->header;
     uint64_t table_bytes = (uint64_t)h->n_configs * sizeof(qk_store_record) +
                            (uint64_t)h->n_pairs * sizeof(qk_store_pair);
     if (h->n_configs > INT32_MAX || h->n_pairs > INT32_MAX ||
         !section_ok(s, h->table_offset, table_bytes))
-        return qk_fail(err, "corrupt store header");
+        return qk_fail(err, "corrupt store header (n_configs %u, n_pairs %u, table_offset "
+                       "%llu: the tables are not an aligned section of the file)",
+                       h->n_configs, h->n_pairs, (unsigned long long)h->table_offset);
+    uint64_t end = h->table_offset + table_bytes;
+    const uint8_t *tail = (const uint8_t *)s->map + end;
+    uint64_t tail_bytes = s->map_size - end;
+    int padding = tail_bytes < QK_STORE_ALIGN && s->map_size % QK_STORE_ALIGN == 0;
+    for (uint64_t i = 0; padding && i < tail_bytes; i++)
+        padding = tail[i] == 0;
+    if (!padding)
+        return qk_fail(err, "corrupt store header (n_configs %u, n_pairs %u, table_offset "
+                       "%llu: the tables end %llu bytes before the end of the file)",
+                       h->n_configs, h->n_pairs, (unsigned long long)h->table_offset,
+                       (unsigned long long)tail_bytes);
+    return 0;
+}
+
+/* A record's sections lie in the file, and its layer and head in the
+ * model the header describes. */
+static int record_ok(const qk_store *s, const qk_store_record *r)
+{
+    const qk_store_header *h = &s->header;
+    uint64_t rows = r->rows;
+    uint32_t heads = r->kind == 'q' ? h->n_q_heads : h->n_kv_heads;
+    return rows <= ((uint64_t)1 << 40) && (r->kind == 'q' || r->kind == 'k') &&
+           r->layer < h->n_layers && r->head < heads &&
+           section_ok(s, r->position_offset, rows * 4) &&
+           section_ok(s, r->example_id_offset, rows * 4) &&
+           section_ok(s, r->bucket_offset, rows * 4) && vectors_ok(s, r);
+}
+
+/* A pair joins a query config to the key config of its layer that serves
+ * it: k_head = q_head / (n_q_heads / n_kv_heads). */
+static int pair_ok(const qk_store *s, const qk_store_record *rec, const qk_store_pair *p)
+{
+    const qk_store_header *h = &s->header;
+    if (p->q >= h->n_configs || p->k >= h->n_configs)
+        return 0;
+    const qk_store_record *q = &rec[p->q], *k = &rec[p->k];
+    return q->kind == 'q' && k->kind == 'k' && q->layer == k->layer &&
+           k->head == q->head / (h->n_q_heads / h->n_kv_heads);
+}
+
+/* Checks the header against the file and the records against the header. */
+static int check_layout(qk_store *s, qk_err *err)
+{
+    const qk_store_header *h = &s->header;
+    if (check_header(s, err) != 0 || check_tables_end_file(s, err) != 0)
+        return -1;
     const qk_store_record *rec = (const void *)((const char *)s->map + h->table_offset);
-    for (uint32_t i = 0; i < h->n_configs; i++) {
-        uint64_t rows = rec[i].rows;
-        if (rows > ((uint64_t)1 << 40) || (rec[i].kind != 'q' && rec[i].kind != 'k') ||
-            !section_ok(s, rec[i].position_offset, rows * 4) ||
-            !section_ok(s, rec[i].example_id_offset, rows * 4) ||
-            !section_ok(s, rec[i].bucket_offset, rows * 4) || !vectors_ok(s, &rec[i]))
+    for (uint32_t i = 0; i < h->n_configs; i++)
+        if (!record_ok(s, &rec[i]))
             return qk_fail(err, "corrupt store record %u", i);
-    }
     const qk_store_pair *pairs = (const void *)(rec + h->n_configs);
     for (uint32_t i = 0; i < h->n_pairs; i++)
-        if (pairs[i].q >= h->n_configs || pairs[i].k >= h->n_configs)
+        if (!pair_ok(s, rec, &pairs[i]))
             return qk_fail(err, "corrupt store pair %u", i);
+    return 0;
+}
+
+/* XXH3-64 of the bytes after the header, then of the header without its
+ * checksum field (the order the writer hashes them in). */
+static int store_checksum(const qk_store *s, uint64_t *sum, qk_err *err)
+{
+    XXH3_state_t *hash = XXH3_createState();
+    if (!hash || XXH3_64bits_reset(hash) != XXH_OK) {
+        XXH3_freeState(hash);
+        return qk_fail(err, "cannot create a hash state");
+    }
+    XXH3_64bits_update(hash, (const char *)s->map + QK_STORE_HEADER_SIZE,
+                       s->map_size - QK_STORE_HEADER_SIZE);
+    hash_header(hash, &s->header);
+    *sum = XXH3_64bits_digest(hash);
+    XXH3_freeState(hash);
+    return 0;
+}
+
+/* The first row of n whose position is outside [0, context) or whose bucket
+ * is not position / bucket_size; n when all fit. Without a division, so the
+ * loop vectorises: bucket = p / B exactly when bucket * B <= p < bucket * B + B. */
+static int64_t first_misfit(const int32_t *position, const int32_t *bucket, int64_t n,
+                            int64_t context, int64_t bucket_size)
+{
+    for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
+        int64_t len = n - i0 < BLOCK ? n - i0 : BLOCK;
+        int misfits = 0;
+        for (int64_t i = i0; i < i0 + len; i++) {
+            int64_t p = position[i], low = (int64_t)bucket[i] * bucket_size;
+            misfits += (p < 0) | (p >= context) | (p < low) | (p >= low + bucket_size);
+        }
+        if (misfits)
+            for (int64_t i = i0; i < i0 + len; i++)
+                if (position[i] < 0 || position[i] >= context ||
+                    bucket[i] != position[i] / bucket_size)
+                    return i;
+    }
+    return n;
+}
+
+/* Every row's position lies in the context and its bucket is the
+ * position's: what qk-load checked before writing the store. Sections
+ * shared by the configs of a layer are read once. */
+static int check_rows(const qk_store *s, qk_err *err)
+{
+    const int64_t context = s->header.context_length, bucket_size = s->header.bucket_size;
+    const int32_t *checked_position[2] = {NULL, NULL}, *checked_bucket[2] = {NULL, NULL};
+    int64_t checked_rows[2] = {-1, -1};
+    for (int c = 0; c < s->n_configs; c++) {
+        const qk_store_config *cfg = &s->configs[c];
+        int kind = cfg->kind == 'q';
+        if (cfg->position == checked_position[kind] && cfg->bucket == checked_bucket[kind] &&
+            cfg->rows == checked_rows[kind])
+            continue;
+        int64_t i = first_misfit(cfg->position, cfg->bucket, cfg->rows, context, bucket_size);
+        if (i < cfg->rows)
+            return qk_fail(err, "store config l%02dh%02d%c, row %lld: position %d, bucket "
+                           "%d do not fit context_length %lld, bucket_size %lld", cfg->layer,
+                           cfg->head, cfg->kind, (long long)i, cfg->position[i], cfg->bucket[i],
+                           (long long)context, (long long)bucket_size);
+        checked_position[kind] = cfg->position;
+        checked_bucket[kind] = cfg->bucket;
+        checked_rows[kind] = cfg->rows;
+    }
     return 0;
 }
 
@@ -365,15 +510,18 @@ static int attach(qk_store *s, int verify_checksum, qk_err *err)
     }
     memcpy(&s->header, s->map, sizeof s->header);
     int rc = check_layout(s, err);
-    if (rc == 0 && verify_checksum &&
-        XXH3_64bits((const char *)s->map + QK_STORE_HEADER_SIZE,
-                    s->map_size - QK_STORE_HEADER_SIZE) != s->header.checksum)
+    uint64_t sum = 0;
+    if (rc == 0 && verify_checksum && (rc = store_checksum(s, &sum, err)) == 0 &&
+        sum != s->header.checksum)
         rc = qk_fail(err, "store checksum mismatch (file corrupted)");
+    if (rc == 0)
+        fill_configs(s);
+    if (rc == 0 && verify_checksum)
+        rc = check_rows(s, err);
     if (rc != 0) {
         qk_store_close(s);
         return -1;
     }
-    fill_configs(s);
     return 0;
 }
 

@@ -108,7 +108,7 @@ static void write_store(const char *dir, const char *name, int dim, int n_config
     meta.dim = (uint32_t)dim;
     meta.n_layers = 2;
     meta.n_q_heads = 4;
-    meta.n_kv_heads = 2;
+    meta.n_kv_heads = 4; /* key head h serves query head h, as the pairs say */
     meta.context_length = 4096;
     meta.bucket_size = 128;
     snprintf(meta.dataset_id, sizeof meta.dataset_id, "fuzz-seed");
