@@ -128,9 +128,9 @@ START_TEST(help_aligns_and_wraps_the_options)
 }
 END_TEST
 
-/* Runs a parse of argv in a child; returns its exit status (128 + signal
- * when killed) and its stdout and stderr together. */
-static int run_child(char **argv, char *out, size_t cap)
+/* Runs body(arg) in a child named qk-test; returns its exit status (128 +
+ * signal when killed) and what it wrote on stdout and stderr together. */
+static int in_child(void (*body)(const void *arg), const void *arg, char *out, size_t cap)
 {
     int fd[2];
     ck_assert_int_eq(pipe(fd), 0);
@@ -141,11 +141,7 @@ static int run_child(char **argv, char *out, size_t cap)
         dup2(fd[1], STDERR_FILENO);
         close(fd[0]);
         qk_set_progname("qk-test");
-        qk_args a;
-        int keys[8];
-        const char *values[8];
-        parse(&a, argv, keys, values);
-        qk_args_operands(&a, 1, 1);
+        body(arg);
         fflush(NULL);
         _exit(0);
     }
@@ -159,6 +155,21 @@ static int run_child(char **argv, char *out, size_t cap)
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A parse of argv (NULL-terminated) taking one operand. */
+static void parse_one(const void *arg)
+{
+    qk_args a;
+    int keys[8];
+    const char *values[8];
+    parse(&a, (char **)arg, keys, values);
+    qk_args_operands(&a, 1, 1);
+}
+
+static int run_child(char **argv, char *out, size_t cap)
+{
+    return in_child(parse_one, argv, out, cap);
 }
 
 START_TEST(help_version_and_usage_errors_exit)
@@ -194,23 +205,21 @@ END_TEST
 static const qk_option misuse_options[] = {{'o', "out-dir", "DIR", "a directory"},
                                            QK_OPTIONS_END};
 
+/* The parser's check of a table that gives -o another meaning. */
+static void init_misused(const void *arg)
+{
+    (void)arg;
+    qk_program p = test_program;
+    p.options = misuse_options;
+    char *argv[] = {"qk-test", "s", NULL};
+    qk_args a;
+    qk_args_init(&a, &p, 2, argv);
+}
+
 START_TEST(a_shared_key_keeps_its_meaning)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, STDERR_FILENO);
-        qk_program p = test_program;
-        p.options = misuse_options;
-        char *argv[] = {"qk-test", "s", NULL};
-        qk_args a;
-        qk_args_init(&a, &p, 2, argv);
-        _exit(0);
-    }
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    char out[1024];
+    ck_assert_int_eq(in_child(init_misused, NULL, out, sizeof out), 128 + SIGABRT);
 }
 END_TEST
 
@@ -219,30 +228,20 @@ static void fill_line(FILE *fp, const void *arg)
     fputs(arg, fp);
 }
 
-/* The exit status of qk_write_outputs of two files to a and b in a child
- * (its stderr into msg). */
+/* qk_write_outputs of two files, paths[0] and paths[1]. */
+static void write_two_files(const void *arg)
+{
+    const char *const *paths = arg;
+    const qk_output outputs[] = {{paths[0], fill_line, NULL}, {paths[1], fill_line, NULL}};
+    qk_write_outputs(outputs, 2, "x\n");
+}
+
+/* The exit status of writing two files to a and b in a child (its stderr
+ * into msg). */
 static int write_two(const char *a, const char *b, char *msg, size_t cap)
 {
-    int fds[2];
-    ck_assert_int_eq(pipe(fds), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], STDERR_FILENO);
-        qk_set_progname("qk-test");
-        const qk_output outputs[] = {{a, fill_line, NULL}, {b, fill_line, NULL}};
-        qk_write_outputs(outputs, 2, "x\n");
-        _exit(0);
-    }
-    close(fds[1]);
-    ssize_t n = read(fds[0], msg, cap - 1);
-    msg[n > 0 ? n : 0] = '\0';
-    close(fds[0]);
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert(WIFEXITED(status));
-    return WEXITSTATUS(status);
+    const char *paths[] = {a, b};
+    return in_child(write_two_files, paths, msg, cap);
 }
 
 /* Two outputs that name one file, however spelled: a usage error, and
@@ -281,43 +280,39 @@ static int entries_of(const char *dir)
     return n;
 }
 
+/* How a program is stopped while it writes (stop_writing). */
+typedef struct stop_how {
+    const char *dir;
+    int signal; /* 0: qk_die */
+} stop_how;
+
 /* A program stopped while it writes an output (half a table in its
  * temporary file) and a temporary tree (a dataset being written), by
- * qk_die (how = 0) or by a signal, leaves neither behind. */
-static int stop_while_writing(const char *dir, int how)
+ * qk_die or by a signal. */
+static void stop_writing(const void *arg)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, STDERR_FILENO);
-        qk_set_progname("qk-test");
-        char path[64], tree[64], file[160];
-        snprintf(path, sizeof path, "%s/out.tsv", dir);
-        qk_atomic out;
-        qk_output_open(&out, path);
-        fputs("half a table\n", out.fp);
-        fflush(out.fp);
-        snprintf(tree, sizeof tree, "%s/.dataset.tmp", dir);
-        mkdir(tree, 0755);
-        qk_temp_begin(tree);
-        for (int i = 0; i < 40; i++) { /* more than one read of the directory */
-            snprintf(file, sizeof file, "%s/l%02dh00q-with-a-long-name-of-a-config", tree, i);
-            mkdir(file, 0755);
-            snprintf(file, sizeof file, "%s/l%02dh00q-with-a-long-name-of-a-config/data.parquet",
-                     tree, i);
-            FILE *fp = fopen(file, "w");
-            fputs("PAR1", fp);
-            fclose(fp);
-        }
-        if (how == 0)
-            qk_die(QK_EXIT_DATA, path, "bad data");
-        raise(how);
-        _exit(0);
+    const stop_how *how = arg;
+    char path[64], tree[64], file[160];
+    snprintf(path, sizeof path, "%s/out.tsv", how->dir);
+    qk_atomic out;
+    qk_output_open(&out, path);
+    fputs("half a table\n", out.fp);
+    fflush(out.fp);
+    snprintf(tree, sizeof tree, "%s/.dataset.tmp", how->dir);
+    mkdir(tree, 0755);
+    qk_temp_begin(tree);
+    for (int i = 0; i < 40; i++) { /* more than one read of the directory */
+        snprintf(file, sizeof file, "%s/l%02dh00q-with-a-long-name-of-a-config", tree, i);
+        mkdir(file, 0755);
+        snprintf(file, sizeof file, "%s/l%02dh00q-with-a-long-name-of-a-config/data.parquet",
+                 tree, i);
+        FILE *fp = fopen(file, "w");
+        fputs("PAR1", fp);
+        fclose(fp);
     }
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (how->signal == 0)
+        qk_die(QK_EXIT_DATA, path, "bad data");
+    raise(how->signal);
 }
 
 START_TEST(a_stopped_program_leaves_no_temporaries)
@@ -326,7 +321,9 @@ START_TEST(a_stopped_program_leaves_no_temporaries)
     for (int i = 0; i < 4; i++) {
         char dir[] = "/tmp/qk-test-stop-XXXXXX";
         ck_assert_ptr_nonnull(mkdtemp(dir));
-        int status = stop_while_writing(dir, hows[i]);
+        stop_how how = {dir, hows[i]};
+        char out[1024];
+        int status = in_child(stop_writing, &how, out, sizeof out);
         ck_assert_int_eq(status, hows[i] ? 128 + hows[i] : QK_EXIT_DATA);
         ck_assert_int_eq(entries_of(dir), 0);
         rmdir(dir);
@@ -400,36 +397,22 @@ static void *fail_now(void *arg)
     return NULL;
 }
 
+/* Eight threads calling fail_now. */
+static void fail_in_threads(const void *arg)
+{
+    (void)arg;
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, fail_now, NULL);
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
+}
+
 START_TEST(threads_failing_together_stop_the_program_once)
 {
     for (int round = 0; round < 20; round++) {
-        int fd[2];
-        ck_assert_int_eq(pipe(fd), 0);
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-            close(fd[0]);
-            dup2(fd[1], STDERR_FILENO);
-            qk_set_progname("qk-test");
-            pthread_t t[8];
-            for (int i = 0; i < 8; i++)
-                pthread_create(&t[i], NULL, fail_now, NULL);
-            for (int i = 0; i < 8; i++)
-                pthread_join(t[i], NULL);
-            _exit(0);
-        }
-        close(fd[1]);
         char out[4096];
-        size_t n = 0;
-        ssize_t got;
-        while (n < sizeof out - 1 && (got = read(fd[0], out + n, sizeof out - 1 - n)) > 0)
-            n += (size_t)got;
-        out[n] = '\0';
-        close(fd[0]);
-        int status;
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        ck_assert(WIFEXITED(status));
-        ck_assert_int_eq(WEXITSTATUS(status), QK_EXIT_DATA);
+        ck_assert_int_eq(in_child(fail_in_threads, NULL, out, sizeof out), QK_EXIT_DATA);
         ck_assert_str_eq(out, "qk-test: error: store.qks: out of memory\n");
     }
 }
