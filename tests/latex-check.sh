@@ -8,6 +8,7 @@
 #     and embeds all its fonts;
 #   - the check can fail: copies of TEX with an unknown \qk key, a missing
 #     figure and an undefined reference are each refused;
+#   - with the numbers of a run of one SmolLM3 checkpoint, the text says one;
 #   - a second compilation gives the same bytes;
 #   - every figure PDF is a one-page PDF with its fonts embedded, under
 #     2 MB; two figures drawn again by qk-plot from their inputs give the
@@ -96,6 +97,20 @@ expect_one_line_naming "$T/undefined-ref.tex" "Reference \`fig:no-such-label' on
     "the undefined reference: one line naming it"
 if log_problems "$T/undefined-ref-build/undefined-ref.log" | grep -qF "Reference \`fig:no-such-label' on page"; then
     ok; else bad "the log check finds the undefined reference"; fi
+
+# ---- one SmolLM3 checkpoint ----------------------------------------------------------------
+# numbers of a run with one checkpoint (one long-context one): the text says
+# one, and compares nothing across training
+sed -e 's/^\\qkdef{rotation\.t\.checkpoints}{[^}]*}/\\qkdef{rotation.t.checkpoints}{1}/' \
+    -e 's/^\\qkdef{plasticity\.smollm3\.lc_checkpoints}{[^}]*}/\\qkdef{plasticity.smollm3.lc_checkpoints}{1}/' \
+    report/numbers.tex > "$T/numbers-one.tex"
+compile_copy one-checkpoint "s|\\input{report/numbers.tex}|\\input{$T/numbers-one.tex}|"
+expect_status 0 "the example with one SmolLM3 checkpoint compiles"
+one_text=$(pdftotext "$T/one-checkpoint.pdf" - 2> /dev/null | tr '\n' ' ')
+if [[ "$one_text" == *"This run has one checkpoint of SmolLM3-3B"* &&
+      "$one_text" == *"across its one checkpoint"* && "$one_text" == *"at the one long"* &&
+      "$one_text" != *" 1 checkpoints"* && "$one_text" != *"bias strength changes from"* ]]; then ok; else
+    bad "one checkpoint: said to be one, nothing compared across training"; fi
 
 # ---- reproducible ---------------------------------------------------------------------
 run workflow/pdflatex.sh "$tex" "$T/again-build" "$T/again.pdf"
