@@ -184,14 +184,9 @@ static void check_rotation_row(const run_ctx *ctx, const qk_stage *stage, int ro
         {r->col_d, stage->store.dim, "dimension"},
         {r->col_n_q, (long long)stage->store.configs[job->q_config].rows, "query rows"},
         {r->col_n_k, (long long)stage->store.configs[job->k_config].rows, "key rows"}};
+    const qk_src src = {&r->t, ctx->opt->rotation, NULL};
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
-        const char *cell = qk_table_cell(&r->t, row, facts[i].col);
-        char *end;
-        errno = 0;
-        long long v = strtoll(cell, &end, 10);
-        if (errno || end == cell || *end)
-            qk_die(QK_EXIT_DATA, ctx->opt->rotation, "line %d, column %s: '%s' is not an "
-                   "integer", row + 2, r->t.header[facts[i].col], cell);
+        long long v = (long long)qk_src_count(&src, row, facts[i].col);
         if (v != facts[i].store)
             qk_die(QK_EXIT_DATA, ctx->opt->rotation, "head l%02dh%02d: %s %lld, the store "
                    "%s has %lld %s (the table is from another store)", job->layer, job->head,

@@ -323,9 +323,6 @@ static void fill_header(qk_store_header *h, const qk_dataset *ds)
     snprintf(h->dataset_id, sizeof h->dataset_id, "%s", ds->id);
 }
 
-/* Decodes, validates and appends every config to the store being written
- * to output; on error the partial store is removed and the message names
- * the file. */
 /* Which configs the store holds (1 per config of rev): every key config,
  * and the query configs with their key file. The others (a partial
  * download) are named in one warning; none paired is an error. */
@@ -367,6 +364,9 @@ static void warn_empty_configs(const qk_revision *rev, const char *root)
                 rev->n_empty > 1 ? ", ..." : "");
 }
 
+/* Decodes, validates and appends every config the store holds (paired) to
+ * the store being written to output; on error the partial store is removed
+ * and the message names the file. */
 static void load_configs(const qk_revision *rev, const int *paired, const char *output,
                          const qk_dataset *ds, qk_store_writer *w, load_totals *tot)
 {

@@ -88,6 +88,9 @@ void qk_atomic_abort(qk_atomic *a);
  * qk_atomic registers its temporary files itself. */
 void qk_temp_begin(char *path);
 void qk_temp_end(char *path);
+/* Removes a directory tree (up to 8 levels deep), with system calls only,
+ * as the removal of temporaries on a signal does. */
+void qk_remove_tree(const char *path);
 /* 0 if the file system of a's file has room for bytes more and still keeps
  * the free space set by qk_set_min_free; else -1 and "cannot write PATH:
  * not enough disk space (...)". A writer of large files calls it before

@@ -78,6 +78,8 @@ static void remove_pending(void)
     }
 }
 
+void qk_remove_tree(const char *path) { remove_tree_raw(AT_FDCWD, path, 0); }
+
 void qk_temp_begin(char *path) { pending_set(NULL, path); }
 void qk_temp_end(char *path) { pending_set(path, NULL); }
 

@@ -5,7 +5,6 @@
 #include "qk/synth.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -645,18 +644,6 @@ static int write_contents(dataset_writer *w, qk_err *err)
     return rc;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void remove_tree(const char *dir)
-{
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* Moves the finished temporary directory to out_dir/id. An older dataset
  * there is first renamed away and deleted only after the new one is in. */
@@ -677,7 +664,7 @@ static int swap_into_place(const char *out_dir, const char *id, const char *tmp,
             rc = qk_fail(err, "cannot rename %s to %s: %s", tmp, final, strerror(errno));
             rename(old, final); /* put the old one back */
         } else
-            remove_tree(old);
+            qk_remove_tree(old);
         free(old);
     } else if (rename(tmp, final) != 0) {
         rc = qk_fail(err, "cannot rename %s to %s: %s", tmp, final, strerror(errno));
@@ -717,7 +704,7 @@ int qk_synth_write_dataset(const char *out_dir, const qk_dataset *ds,
     if (rc == 0)
         rc = swap_into_place(out_dir, ds->id, tmp, err);
     if (rc != 0)
-        remove_tree(tmp);
+        qk_remove_tree(tmp);
     qk_temp_end(tmp);
     for (int i = 0; i < w.n_configs; i++)
         free(w.configs[i]);
