@@ -8,6 +8,7 @@
 #   - a figure's datasets left out of a run, then back (drawn again, not the canvas);
 #   - a downloaded file replaced by another with an older mtime;
 #   - SEED changed for one dataset and changed back;
+#   - a synthetic file replaced by hand, then put back;
 #   - a comment added to a program's and a library's source (nothing reruns);
 #   - make -n, make -q and make help with other parameters (no record written;
 #     after a complete build make -q exits 0 and make -n lists nothing);
@@ -215,6 +216,30 @@ for d in smollm3-3b-stage1-step-40000 mistral-v0.2-7b; do
     expect_not_ran qk-load "$d" "SEED changed back"
 done
 same_as demo "$W" "SEED changed back"
+
+# ---- 4a. a synthetic file edited by hand, then put back ---------------------------
+# (qk-synth keeps data of the same key; the store's record lists the files)
+syn=$W/data/synth/$one
+f=$(cd "$syn" && ls -d l*q | head -1)/data.parquet
+other=$(cd "$syn" && ls -d l*q | sed -n 2p)/data.parquet
+cp -p "$syn/$f" "$base/kept.parquet"
+cp "$syn/$other" "$syn/$f"
+mk "$W" DATASETS="$sets" -q report
+expect_status 1 "make -q after a synthetic file was replaced"
+mk "$W" DATASETS="$sets" report
+expect_status 0 "make report after a synthetic file was replaced"
+ran "a synthetic file replaced by hand"
+expect_ran qk-load "$one" "a synthetic file replaced by hand"
+expect_not_ran qk-synth "$one" "a synthetic file replaced by hand"
+expect_not_ran qk-load mistral-v0.2-7b "a synthetic file replaced by hand"
+outputs_digest "$W" > "$base/edited.digest"
+if cmp -s "$base/edited.digest" "$base/clean-demo.digest"; then
+    bad "a synthetic file replaced by hand changes the results"; else ok; fi
+cp "$base/kept.parquet" "$syn/$f"
+mk "$W" DATASETS="$sets" report
+expect_status 0 "make report after the synthetic file was put back"
+expect_ran qk-load "$one" "the synthetic file put back"
+same_as demo "$W" "the synthetic file put back"
 
 # ---- 4b. a comment added at the top of a stage's source and a library file ----------
 # The programs are compiled and linked again, but their code is the same:

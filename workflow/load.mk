@@ -13,6 +13,7 @@
 data_record_args = --registry $(REGISTRY) --dataset $(1) $(DATA_DIR)/$(1)
 synth_record_args = --registry $(REGISTRY) --dataset $(1) \
   --synthetic "seed=$(SEED) scale=$(SCALE) mode=$(SYNTH_MODE)"
+synth_data_record_args = $(synth_record_args) $(DATA_DIR)/$(1)
 
 # A make that builds nothing (-n, -q: QK_BUILDS_NOTHING, Makefile) writes
 # no record: qk-load writes it to a temporary file instead, and the record
@@ -20,26 +21,24 @@ synth_record_args = --registry $(REGISTRY) --dataset $(1) \
 # a complete build exits 0. (Without bin/qk-load it is remade.)
 #   record_check RECORD, ARGS   FORCE, or nothing in such a make if
 #                               qk-load ARGS gives RECORD as it is
-#   copy_check COPY, RECORD     FORCE, or nothing there if COPY equals RECORD
 ifeq ($(QK_BUILDS_NOTHING),)
 record_check = FORCE
-copy_check = FORCE
 else
 record_check = $(if $(shell t=$$(mktemp) && bin/qk-load --source-record "$$t" $(2) > /dev/null 2>&1 && \
   cmp -s "$$t" $(1) && echo same; rm -f "$$t"),,FORCE)
-copy_check = $(if $(shell cmp -s $(1) $(2) && echo same),,FORCE)
 endif
 
 ifeq ($(strip $(DATA)),)
-# Synthetic data: the record of what qk-synth makes of the dataset
-# (build/<ds>/synth-source.txt, the key of data/synth/<ds>, synth.mk) is also the
-# store's source record.
+# Synthetic data: the store's record is the record of what qk-synth makes of
+# the dataset (build/<ds>/synth-source.txt, the key of data/synth/<ds>,
+# synth.mk) with the files it wrote, made after them (order only: the
+# record is remade on every run), so that a file there edited or replaced by
+# hand reloads the dataset. New data reload it through dataset_input too,
+# so that a dry run lists the stages they rerun.
 dataset_input = data/synth/$(1)/synth-truth.tsv
-# (an equal copy takes the record's time, not now: it is as new as the
-# record, so make -q sees nothing to do, and no newer than what was made
-# from it)
-build/%/source.txt: build/%/synth-source.txt $$(call copy_check,$$@,build/$$*/synth-source.txt)
-	@if cmp -s $< $@; then touch -r $< $@; else cp $< $@.tmp && mv -f $@.tmp $@; fi
+build/%/source.txt: $$(call record_check,$$@,$$(call synth_data_record_args,$$*)) \
+    | data/synth/%/synth-truth.tsv bin/qk-load
+	@bin/qk-load --source-record $@ $(call synth_data_record_args,$*)
 else
 dataset_input =
 build/%/source.txt: $$(call record_check,$$@,$$(call data_record_args,$$*)) | bin/qk-load

@@ -14,8 +14,9 @@
  *             snapshot name, else "-"
  *   registry  the dataset's registry row (tabs kept), or "-"
  *   conf      a hash of DIR/qkreport.conf, or "-"
- *   file      (directory sources) relative path, size, mtime in ns and a
- *             hash of the Parquet footer, one line per input file */
+ *   file      (directory sources, and synthetic ones given the folder
+ *             qk-synth wrote) relative path, size, mtime in ns and a hash
+ *             of the Parquet footer, one line per input file */
 #ifndef QK_SOURCE_H
 #define QK_SOURCE_H
 

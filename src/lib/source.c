@@ -126,7 +126,24 @@ int qk_source_synthetic_ok(const char *spec)
     return 1;
 }
 
-static int write_synthetic(FILE *fp, const qk_source_spec *spec)
+/* One file line per input file of the capture folder root. */
+static int write_file_lines(FILE *fp, const char *root, qk_err *err)
+{
+    qk_revision rev;
+    if (qk_revision_scan(root, &rev, err) != 0)
+        return -1;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < rev.n; i++)
+        for (int j = 0; rc == 0 && j < rev.configs[i].n_paths; j++)
+            rc = write_file_line(fp, root, rev.configs[i].paths[j], err);
+    qk_revision_free(&rev);
+    return rc;
+}
+
+/* The synthetic description, and with an input folder (the data qk-synth
+ * wrote) its files too, so that a file edited or replaced there by hand
+ * reloads the dataset as it would a download's. */
+static int write_synthetic(FILE *fp, const qk_source_spec *spec, qk_err *err)
 {
     char seed[64], scale[64], mode[64];
     synth_value(spec->synthetic, "seed", seed, sizeof seed);
@@ -134,7 +151,14 @@ static int write_synthetic(FILE *fp, const qk_source_spec *spec)
     synth_value(spec->synthetic, "mode", mode, sizeof mode);
     fprintf(fp, "source\tsynthetic\norigin\tsynthetic (qk-synth, seed %s, scale %s, mode %s)\n"
                 "revision\t-\n", seed, scale, mode);
-    return 0;
+    if (!spec->input)
+        return 0;
+    char *root = qk_revision_resolve(spec->input, NULL, spec->dataset, err);
+    if (!root)
+        return -1;
+    int rc = write_file_lines(fp, root, err);
+    free(root);
+    return rc;
 }
 
 static int write_directory(FILE *fp, const qk_source_spec *spec, qk_err *err)
@@ -153,16 +177,7 @@ static int write_directory(FILE *fp, const qk_source_spec *spec, qk_err *err)
     write_conf_hash(fp, spec->input);
     if (strcmp(root, spec->input) != 0)
         write_conf_hash(fp, root);
-    qk_revision rev;
-    if (qk_revision_scan(root, &rev, err) != 0) {
-        free(root);
-        return -1;
-    }
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < rev.n; i++)
-        for (int j = 0; rc == 0 && j < rev.configs[i].n_paths; j++)
-            rc = write_file_line(fp, root, rev.configs[i].paths[j], err);
-    qk_revision_free(&rev);
+    int rc = write_file_lines(fp, root, err);
     free(root);
     return rc;
 }
@@ -173,7 +188,8 @@ int qk_source_write_record(const qk_source_spec *spec, const char *path, qk_err 
     if (qk_atomic_open(&out, path, err) != 0)
         return -1;
     fprintf(out.fp, "dataset\t%s\n", spec->dataset);
-    int rc = spec->synthetic ? write_synthetic(out.fp, spec) : write_directory(out.fp, spec, err);
+    int rc = spec->synthetic ? write_synthetic(out.fp, spec, err)
+                             : write_directory(out.fp, spec, err);
     if (rc == 0)
         write_registry_row(out.fp, spec->registry, spec->dataset);
     if (rc != 0) {
