@@ -64,10 +64,17 @@ static const qk_program program = {
     "plasticity_model.tsv, plasticity_model_profile.tsv, plasticity_model_pair2d.tsv.\n",
     options_table, NULL, "qk-plasticity --threads 2 build/llama3.2-3b/store.qks", NULL};
 
+/* The seven tables, the per-head one first (--output, else in DIR). */
+static const char *const table_names[] = {
+    "plasticity_heads.tsv", "plasticity_profile.tsv", "plasticity_pair2d.tsv",
+    "plasticity_weights.tsv", "plasticity_model_profile.tsv", "plasticity_model_pair2d.tsv",
+    "plasticity_model.tsv"};
+enum { N_TABLES = sizeof table_names / sizeof table_names[0] };
+
 typedef struct options {
     const char *store;
     char *out_dir;
-    char *heads_output;
+    char *table_paths[N_TABLES];
     qk_plast_params params;
     int threads;
     int max_heads; /* 0: all */
@@ -138,8 +145,14 @@ static void parse_args(int argc, char **argv, options *o)
     o->threads = a.threads;
     o->verify = a.verify;
     o->out_dir = out_dir ? qk_strdup(out_dir) : qk_path_dir(o->store);
-    o->heads_output = a.output ? qk_strdup(a.output)
-                               : qk_path_join(o->out_dir, "plasticity_heads.tsv");
+    const char *option_of[N_TABLES];
+    for (int i = 0; i < N_TABLES; i++) {
+        o->table_paths[i] = i == 0 && a.output ? qk_strdup(a.output)
+                                               : qk_path_join(o->out_dir, table_names[i]);
+        option_of[i] = i == 0 && a.output ? "--output" : "--out-dir";
+    }
+    /* before the work: -o naming a file of DIR */
+    qk_outputs_distinct((const char *const *)o->table_paths, option_of, N_TABLES);
 }
 
 /* ---- the analysis of every head ------------------------------------------------------- */
@@ -386,27 +399,16 @@ static void print_floor(const qk_plast_head *results, int n, int threads)
            evals * per);
 }
 
-/* The seven tables, renamed into place together: the per-head one at
- * o->heads_output, the others in o->out_dir. */
+/* The seven tables (table_names), renamed into place together. */
 static void write_tables(const options *o, const out_ctx *oc)
 {
-    static const struct {
-        const char *name;
-        void (*fill)(FILE *, const void *);
-    } in_dir[] = {{"plasticity_profile.tsv", write_profile},
-                  {"plasticity_pair2d.tsv", write_pair2d},
-                  {"plasticity_weights.tsv", write_weights},
-                  {"plasticity_model_profile.tsv", write_model_profile},
-                  {"plasticity_model_pair2d.tsv", write_model_pair2d},
-                  {"plasticity_model.tsv", write_model}};
-    enum { N_IN_DIR = sizeof in_dir / sizeof in_dir[0] };
-    qk_output outputs[1 + N_IN_DIR] = {{o->heads_output, write_heads, NULL}};
-    for (int i = 0; i < N_IN_DIR; i++)
-        outputs[1 + i] = (qk_output){qk_path_join(o->out_dir, in_dir[i].name), in_dir[i].fill,
-                                     NULL};
-    qk_write_outputs(outputs, 1 + N_IN_DIR, oc);
-    for (int i = 1; i <= N_IN_DIR; i++)
-        free((char *)outputs[i].path);
+    static void (*const fill[N_TABLES])(FILE *, const void *) = {
+        write_heads, write_profile, write_pair2d, write_weights, write_model_profile,
+        write_model_pair2d, write_model};
+    qk_output outputs[N_TABLES];
+    for (int i = 0; i < N_TABLES; i++)
+        outputs[i] = (qk_output){o->table_paths[i], fill[i], NULL};
+    qk_write_outputs(outputs, N_TABLES, oc);
 }
 
 int main(int argc, char **argv)
@@ -452,6 +454,7 @@ int main(int argc, char **argv)
         qk_plast_head_free(&results[i]);
     qk_stage_finish(&stage, note);
     free(o.out_dir);
-    free(o.heads_output);
+    for (int i = 0; i < N_TABLES; i++)
+        free(o.table_paths[i]);
     return QK_EXIT_OK;
 }

@@ -56,6 +56,13 @@ if cmp -s "$T/heads-here.tsv" "$OUT/plasticity_heads.tsv"; then ok; else
 expect_missing "$T/rest/plasticity_heads.tsv" "-o FILE: no per-head table in --out-dir"
 if cmp -s "$T/rest/plasticity_model.tsv" "$OUT/plasticity_model.tsv"; then ok; else
     bad "-o FILE: plasticity_model.tsv in --out-dir differs"; fi
+# -o naming a table of --out-dir: a usage error before any work (a store that
+# is not there is never opened)
+run bin/qk-plasticity --quiet -o "$T/clash/plasticity_profile.tsv" --out-dir "$T/clash" \
+    "$T/no-such-store.qks"
+expect_status 1 "qk-plasticity -o naming a table of --out-dir"
+expect_one_line_naming "$T/clash/plasticity_profile.tsv" "--output and --out-dir name one file" \
+    "-o naming a table of --out-dir: message"
 # --floor times each head and its floor, prints one TSV line, changes no output
 run bin/qk-plasticity --quiet --threads 2 --floor --out-dir "$T/floor" "$STORE"
 expect_status 0 "qk-plasticity --floor"
