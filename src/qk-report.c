@@ -98,14 +98,19 @@ static const qk_table *find_table(const renderer *r, const char *name)
     return NULL;
 }
 
-static void put_escaped(FILE *fp, const char *s, int html)
+/* How a value is written: as it is (Markdown text, where a command in a
+ * code block must read as typed), in a Markdown table cell ('|' escaped) or
+ * as HTML text. */
+enum escape { AS_TEXT, AS_MD_CELL, AS_HTML };
+
+static void put_escaped(FILE *fp, const char *s, enum escape how)
 {
-    if (html) {
+    if (how == AS_HTML) {
         qk_html_text(fp, s);
         return;
     }
     for (; *s; s++) {
-        if (*s == '|')
+        if (*s == '|' && how == AS_MD_CELL)
             fputs("\\|", fp);
         else
             fputc(*s, fp);
@@ -130,7 +135,7 @@ static void render_table_html(FILE *fp, const qk_table *t)
     fputs("<div class=\"table\"><table>\n<thead><tr>", fp);
     for (int c = 0; c < t->n_cols; c++) {
         fputs("<th>", fp);
-        put_escaped(fp, t->header[c], 1);
+        put_escaped(fp, t->header[c], AS_HTML);
         fputs("</th>", fp);
     }
     fputs("</tr></thead>\n<tbody>\n", fp);
@@ -139,7 +144,7 @@ static void render_table_html(FILE *fp, const qk_table *t)
         for (int c = 0; c < t->n_cols; c++) {
             const char *cell = qk_table_cell(t, r, c);
             fputs(looks_numeric(cell) ? "<td class=\"num\">" : "<td>", fp);
-            put_escaped(fp, cell, 1);
+            put_escaped(fp, cell, AS_HTML);
             fputs("</td>", fp);
         }
         fputs("</tr>\n", fp);
@@ -151,7 +156,7 @@ static void render_table_markdown(FILE *fp, const qk_table *t)
 {
     for (int c = 0; c < t->n_cols; c++) {
         fputs("| ", fp);
-        put_escaped(fp, t->header[c], 0);
+        put_escaped(fp, t->header[c], AS_MD_CELL);
         fputc(' ', fp);
     }
     fputs("|\n", fp);
@@ -161,23 +166,23 @@ static void render_table_markdown(FILE *fp, const qk_table *t)
     for (int r = 0; r < t->n_rows; r++) {
         for (int c = 0; c < t->n_cols; c++) {
             fputs("| ", fp);
-            put_escaped(fp, qk_table_cell(t, r, c), 0);
+            put_escaped(fp, qk_table_cell(t, r, c), AS_MD_CELL);
             fputc(' ', fp);
         }
         fputs("|\n", fp);
     }
 }
 
-/* A typed value as plain text into fp, escaped as put_escaped does for
- * Markdown or (html) for an HTML attribute. */
-static void put_plain_value(FILE *fp, const qk_nvalue *v, int in_table, int html)
+/* A typed value as plain text into fp, escaped as put_escaped does (in_table
+ * also chooses the table form of the number). */
+static void put_plain_value(FILE *fp, const qk_nvalue *v, int in_table, enum escape how)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     qk_number_put(mem, v, QK_AS_PLAIN, in_table);
     fclose(mem);
-    put_escaped(fp, buf, html);
+    put_escaped(fp, buf, how);
     free(buf);
 }
 
@@ -196,7 +201,7 @@ static void render_ntable(FILE *fp, const renderer *r, const qk_ntable *t)
         for (int row = 0; row < t->n_rows; row++) {
             for (int c = 0; c < t->n_cols; c++) {
                 fputs("| ", fp);
-                put_plain_value(fp, qk_nset_cell(&r->numbers, t, row, c), 1, 0);
+                put_plain_value(fp, qk_nset_cell(&r->numbers, t, row, c), 1, AS_MD_CELL);
                 fputc(' ', fp);
             }
             fputs("|\n", fp);
@@ -501,7 +506,7 @@ static void render_value(const renderer *r, state *st, int line, char *inner)
             return;
         if (r->markdown || st->in_tag) {
             /* Markdown, or an HTML attribute: plain text, escaped */
-            put_plain_value(st->fp, v, 0, !r->markdown);
+            put_plain_value(st->fp, v, 0, r->markdown ? AS_TEXT : AS_HTML);
             return;
         }
         fputs("<span data-qk=\"", st->fp);
@@ -533,7 +538,7 @@ static void render_value(const renderer *r, state *st, int line, char *inner)
         qk_html_text(st->fp, name);
         fputs("\">", st->fp);
     }
-    put_escaped(st->fp, text, !r->markdown);
+    put_escaped(st->fp, text, r->markdown ? AS_TEXT : AS_HTML);
     if (span)
         fputs("</span>", st->fp);
 }
@@ -625,7 +630,7 @@ static void write_numbers_md(const renderer *r, FILE *fp, int n_latex, const lat
         for (int i = 0; i < n_latex; i++) {
             const qk_ntable *t = qk_nset_table(&r->numbers, latex[i].name);
             fprintf(fp, "| `%s` | ", latex[i].path);
-            put_escaped(fp, t->caption, 0);
+            put_escaped(fp, t->caption, AS_MD_CELL);
             fputs(" |\n", fp);
         }
     }

@@ -30,6 +30,16 @@ for want in '<h1><span data-qv="title">A &amp; B</span></h1>' \
     if grep -qF -- "$want" "$T/page.html"; then ok; else bad "page has '$want'"; fi
 done
 
+# Markdown: a value goes into the text as it is (a command in a code block
+# reads as typed); '|' is escaped in table cells only
+printf 'cmd\tx|y\n' > "$T/pipe.tsv"
+printf '```sh\nmake {{cmd}}\n```\n\n{{table:p}}\n' > "$T/pipe.md.in"
+run bin/qk-report --markdown --template "$T/pipe.md.in" --output "$T/pipe.md" \
+    --table p="$T/pipe.tsv" --set 'cmd=report DATA=/d/a|b'
+expect_status 0 "Markdown render with '|' in a value"
+expect_same "$(sed -n 2p "$T/pipe.md")" "make report DATA=/d/a|b" "Markdown: a command keeps its '|'"
+expect_same "$(grep -F 'cmd' "$T/pipe.md" | tail -1)" '| cmd | x\|y |' "Markdown: '|' escaped in a table cell"
+
 # ---- a numbers file: kinds, missing values, tables, blocks, LaTeX ---------------------------
 # (written by hand in the format of include/qk/numbers.h)
 tab=$'\t'
