@@ -106,7 +106,13 @@ for want in '\qkdef{s.heads}{3{,}239}' '\qkdef{s.r}{\ensuremath{-}0.55}' '\qkdef
             '\qkdef{s.label}{LC 4k\ensuremath{\rightarrow}32k\_x \& 5\%}' '\qkdef{s.m1.ap}{0.250}'; do
     if grep -qxF -- "$want" "$T/numbers.tex"; then ok; else bad "numbers.tex has '$want'"; fi
 done
-if grep -q 's.flag' "$T/numbers.tex"; then bad "flags are not numbers"; else ok; fi
+if grep -q '^\\qkdef{s.flag}' "$T/numbers.tex"; then bad "flags are not typeset numbers"; else ok; fi
+# every number and flag also as the plain decimal of \qkif conditions (nan: missing); text not
+for want in '\qkrawdef{s.heads}{3239}' '\qkrawdef{s.r}{-0.5549}' '\qkrawdef{s.gone}{nan}' \
+            '\qkrawdef{s.flag}{1}' '\qkrawdef{s.noflag}{0}'; do
+    if grep -qxF -- "$want" "$T/numbers.tex"; then ok; else bad "numbers.tex has '$want'"; fi
+done
+if grep -q '^\\qkrawdef{s.label}' "$T/numbers.tex"; then bad "a text has no plain decimal"; else ok; fi
 expect_same "$(grep -c '^\\qkdef{' "$T/numbers.tex")" 10 "one \\qkdef line per value"
 if grep -qF '| `s.r` | '"${M}"'0.55 | Pearson r |' "$T/numbers.md"; then ok; else bad "numbers.md lists s.r"; fi
 for want in '\begin{tabular}{lr}' 'Model & AP\textsubscript{drop} (\%) \\' 'M1 & 0.250 \\' \

@@ -5,7 +5,7 @@ REPORT_DIR holds index.html, numbers.tex and tables/*.tex as qk-report
 writes them; the templates are those the page was rendered from. Checks:
 
   - numbers.tex: after its macro lines, one line per value, exactly
-    \\qkdef{KEY}{VALUE}, every key once;
+    \\qkdef{KEY}{VALUE}, every key once, then lines \\qkrawdef{KEY}{DECIMAL};
   - every value of the page (an element with data-qk="KEY": a number or a
     label in the text, a table cell) has KEY in numbers.tex with the same
     value, both read back to a common form (true minus, thousands
@@ -26,6 +26,7 @@ import sys
 
 PLAIN_VALUES = {"data_source", "suite_version", "blas_library", "blas_core", "rebuild_args"}
 QKDEF = re.compile(r"\\qkdef\{([A-Za-z0-9._-]+)\}\{(.*)\}$")
+QKRAWDEF = re.compile(r"\\qkrawdef\{([A-Za-z0-9._-]+)\}\{(nan|-?[0-9.]+(?:e[-+]?[0-9]+)?)\}$")
 
 # LaTeX that qk-report writes, and the text it stands for
 LATEX_TEXT = [
@@ -76,6 +77,11 @@ def read_tex(path, problems):
                 problems.append("%s line %d: key %s defined twice" % (path, n, m.group(1)))
             else:
                 values[m.group(1)] = m.group(2)
+        elif line.startswith("\\qkrawdef{") and body:
+            m = QKRAWDEF.match(line)
+            if not m:
+                problems.append("%s line %d: not exactly \\qkrawdef{KEY}{DECIMAL}: %s"
+                                % (path, n, line))
         elif body:
             problems.append("%s line %d: a line that is no \\qkdef: %s" % (path, n, line))
     return values
@@ -121,6 +127,8 @@ def check_fragment(path, problems):
         return
     cols = len(re.match(r"\\begin\{tabular\}\{([lrc]*)\}", spec[0]).group(1))
     for line in lines:
+        if line == "\\multicolumn{%d}{l}{\\emph{not in this run}} \\\\" % cols:
+            continue  # the one row of a table the run has no rows of
         if line.endswith(" \\\\") and line.count(" & ") + 1 != cols:
             problems.append("%s: a row without %d cells: %s" % (path, cols, line))
 

@@ -23,6 +23,19 @@ void qk_nset_write_tex(const qk_nset *s, FILE *fp)
           "\\providecommand\\qkdef[2]{\\expandafter\\def\\csname qk@#1\\endcsname{#2}}\n"
           "\\providecommand\\qk[1]{\\@ifundefined{qk@#1}{\\PackageError{qk}{Unknown number key "
           "`#1'}{numbers.tex defines no key #1 (see numbers.md)}}{\\@nameuse{qk@#1}}}\n"
+          "%% \\qkif{CONDITION}{TRUE}{FALSE}: the report's rules in a text, with \\qkraw{KEY}, a\n"
+          "%% number or a flag (1 or 0) as a plain decimal (nan when the run lacks it, so that\n"
+          "%% a comparison with it is false), in an \\fpeval expression:\n"
+          "%% \\qkif{\\qkraw{rotation.rk_mean} > \\qkraw{rotation.rq_mean}}{keys}{queries}\n"
+          "\\providecommand\\qkrawdef[2]{\\expandafter\\def\\csname qkraw@#1\\endcsname{#2}}\n"
+          "\\ExplSyntaxOn\n"
+          "\\msg_set:nnn{qk}{unknown}{no~key~#1}\n"
+          "\\cs_set:Npn\\qk@unknownraw#1{\\msg_expandable_error:nnn{qk}{unknown}{#1}nan}\n"
+          "\\ExplSyntaxOff\n"
+          "\\providecommand\\qkraw[1]{\\ifcsname qkraw@#1\\endcsname\\csname qkraw@#1\\expandafter"
+          "\\endcsname\\else\\qk@unknownraw{#1}\\fi}\n"
+          "\\providecommand\\qkif[1]{\\ifnum\\fpeval{#1}=1 \\expandafter\\@firstoftwo\\else"
+          "\\expandafter\\@secondoftwo\\fi}\n"
           "\\makeatother\n", fp);
     for (int i = 0; i < s->n_values; i++) {
         const qk_nvalue *v = &s->values[i];
@@ -31,6 +44,11 @@ void qk_nset_write_tex(const qk_nset *s, FILE *fp)
         fprintf(fp, "\\qkdef{%s}{", v->key);
         qk_number_put(fp, v, QK_AS_LATEX, 0);
         fputs("}\n", fp);
+    }
+    for (int i = 0; i < s->n_values; i++) {
+        const qk_nvalue *v = &s->values[i];
+        if (qk_format_is_number(&v->format) || v->format.kind == QK_KIND_FLAG)
+            fprintf(fp, "\\qkrawdef{%s}{%s}\n", v->key, v->missing ? "nan" : v->raw);
     }
 }
 
@@ -84,5 +102,8 @@ void qk_ntable_write_latex(const qk_nset *s, const qk_ntable *t, FILE *fp)
         }
         fputs(" \\\\\n", fp);
     }
+    /* a table the run has no rows of says so, not a bare header */
+    if (t->n_rows == 0)
+        fprintf(fp, "\\multicolumn{%d}{l}{\\emph{not in this run}} \\\\\n", t->n_cols);
     fputs("\\bottomrule\n\\end{tabular}\n", fp);
 }
