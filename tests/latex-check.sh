@@ -112,6 +112,32 @@ if [[ "$one_text" == *"This run has one checkpoint of SmolLM3-3B"* &&
       "$one_text" != *" 1 checkpoints"* && "$one_text" != *"bias strength changes from"* ]]; then ok; else
     bad "one checkpoint: said to be one, nothing compared across training"; fi
 
+# ---- the report's rules (\qkif on \qkraw values) -------------------------------------------
+# numbers whose comparisons and flags go the other way: the text follows them
+sed -e 's/^\\qkrawdef{rotation\.rk_mean}{[^}]*}/\\qkrawdef{rotation.rk_mean}{0.5}/' \
+    -e 's/^\\qkrawdef{rotation\.rq_mean}{[^}]*}/\\qkrawdef{rotation.rq_mean}{0.9}/' \
+    -e 's/^\\qkrawdef{rotation\.t\.peak_last}{[^}]*}/\\qkrawdef{rotation.t.peak_last}{1}/' \
+    -e 's/^\\qkrawdef{figure\.attention-plasticity\.05}{[^}]*}/\\qkrawdef{figure.attention-plasticity.05}{0}/' \
+    -e 's/^\\qkrawdef{plasticity\.lbp\.models}{[^}]*}/\\qkrawdef{plasticity.lbp.models}{0}/' \
+    -e 's/^\\qkdef{pca\.heads}{[^}]*}/\\qkdef{pca.heads}{n\/a}/' \
+    report/numbers.tex > "$T/numbers-rules.tex"
+compile_copy rules "s|\\input{report/numbers.tex}|\\input{$T/numbers-rules.tex}|"
+expect_status 0 "the example with the rules turned compiles"
+rules_text=$(pdftotext "$T/rules.pdf" - 2> /dev/null | tr '\n' ' ')
+normal_text=$(pdftotext "$pdf" - 2> /dev/null | tr '\n' ' ')
+for want in "queries follow position more closely than the keys" "does not fall after it" \
+            "No model of this run has a published LongBench-Pro" \
+            "This run has no dataset of the cross-model study."; do
+    if [[ "$rules_text" == *"$want"* && "$normal_text" != *"$want"* ]]; then ok; else
+        bad "the rules turned: the text says '$want' (and the example as built does not)"; fi
+done
+if [[ "$rules_text" != *"shows the profile of"* && "$normal_text" == *"shows the profile of"* ]]; then
+    ok; else bad "the rules turned: no word of plasticity figure 05 when it is not drawn"; fi
+compile_copy unknown-raw 's/\\qkraw{rotation\.rk_mean}/\\qkraw{no.such.key}/'
+expect_status 2 "a copy with \\qkraw{no.such.key} fails"
+if grep -qF "Package qk Error: no key no.such.key" "$T/unknown-raw-build/unknown-raw.log"; then
+    ok; else bad "the unknown \\qkraw key is named in the log"; fi
+
 # ---- reproducible ---------------------------------------------------------------------
 run workflow/pdflatex.sh "$tex" "$T/again-build" "$T/again.pdf"
 expect_status 0 "the example compiles a second time"
