@@ -92,8 +92,8 @@ int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
     qk_plot_data_end(&p);
     pc_xaxis(&p);
     char sub[160];
-    snprintf(sub, sizeof sub, "mean over n = %d heads of %d models; signs canonical "
-             "({/:Italic r}_q ≥ 0)", heads, models);
+    snprintf(sub, sizeof sub, "mean over n = %d heads of %d model%s; signs canonical "
+             "({/:Italic r}_q ≥ 0)", heads, models, models == 1 ? "" : "s");
     double top = fig_title(&p, "Combined QK PCA: position correlation by principal component", sub,
                            19);
     top = fig_key_top(&p, 15, 2, 2, top);
@@ -150,7 +150,8 @@ int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
     qk_plot_data_end(&p);
     pc_xaxis(&p);
     char sub[96];
-    snprintf(sub, sizeof sub, "mean over n = %d heads of %d models", heads, models);
+    snprintf(sub, sizeof sub, "mean over n = %d heads of %d model%s", heads, models,
+             models == 1 ? "" : "s");
     double y = fig_title(&p, "Combined QK PCA: explained variance by principal component", sub, 19);
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", y - 0.01);
     qk_plot_printf(&p,
@@ -224,8 +225,8 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
         qk_plot_data_end(&p);
     }
     char sub[128];
-    snprintf(sub, sizeof sub, "n = %d heads of %d models; colour = family, marker = model",
-             s.n_heads, s.n_models);
+    snprintf(sub, sizeof sub, "n = %d heads of %d model%s; colour = family, marker = model",
+             s.n_heads, s.n_models, s.n_models == 1 ? "" : "s");
     double top = fig_title(&p, "Combined QK PCA, PC0: {/:Italic r}_q against {/:Italic r}_k of every "
                            "head", sub, 19);
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.01);
