@@ -229,6 +229,10 @@ static void load_dataset_facts(const options *o, const char *root, qk_dataset *d
     qk_registry_free(&reg);
     if (have_conf && qk_dataset_conf_load(conf, ds, &err) != 0)
         qk_die(QK_EXIT_DATA, conf, "%s", err.msg);
+    /* a SmolLM3-3B checkpoint the registry lacks is of its model's family,
+     * as in the run's registry (workflow/run-registry.awk) */
+    if (!ds->family[0] && strncmp(ds->id, "smollm3-3b-", 11) == 0)
+        snprintf(ds->family, sizeof ds->family, "smollm3");
     if (!found && !have_conf)
         qk_die(QK_EXIT_DATA, o->input,
                "dataset '%s' is not in %s and the directory has no qkreport.conf",

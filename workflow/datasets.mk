@@ -4,10 +4,11 @@
 # One awk pass over the registry: "id|column|value" words for the columns
 # the rules use.
 REGISTRY_COLUMNS := study family label
-REGISTRY_FACTS := $(shell awk -F'\t' -v want="$(REGISTRY_COLUMNS)" ' \
+registry_facts = $(shell awk -F'\t' -v want="$(REGISTRY_COLUMNS)" ' \
   /^\#/ || !NF { next } \
   $$1 == "id" { for (i = 1; i <= NF; i++) col[$$i] = i; n = split(want, w, " "); next } \
-  { print $$1 "|id|" $$1; for (i = 1; i <= n; i++) print $$1 "|" w[i] "|" $$col[w[i]] }' $(REGISTRY))
+  { print $$1 "|id|" $$1; for (i = 1; i <= n; i++) print $$1 "|" w[i] "|" $$col[w[i]] }' $(1))
+REGISTRY_FACTS := $(call registry_facts,$(REGISTRY))
 REGISTRY_IDS := $(foreach f,$(REGISTRY_FACTS),$(if $(findstring |id|,$(f)),$(firstword $(subst |, ,$(f)))))
 
 ifeq ($(strip $(DATA)),)
@@ -30,8 +31,33 @@ $(error no dataset directories found in DATA=$(DATA))
 endif
 endif
 
-# Datasets in registry order (unlisted ones last), for tables and the report.
-ORDERED_DATASETS := $(filter $(RUN_DATASETS),$(REGISTRY_IDS)) $(filter-out $(REGISTRY_IDS),$(RUN_DATASETS))
+# The registry of the run (RUN_REGISTRY), which the summaries and figures
+# read: workflow/datasets.tsv, and when the run has datasets it lacks, a copy
+# with their qkreport.conf rows (build/sets/registry.tsv, a record: rewritten
+# only when it changes; workflow/run-registry.awk).
+CONF_IDS := $(if $(strip $(DATA)),$(foreach d,$(filter-out $(REGISTRY_IDS),$(RUN_DATASETS)),$(if \
+  $(wildcard $(DATA_DIR)/$(d)/qkreport.conf),$(d))))
+ifeq ($(CONF_IDS),)
+RUN_REGISTRY := $(REGISTRY)
+RUN_REGISTRY_IDS := $(REGISTRY_IDS)
+else
+RUN_REGISTRY := build/sets/registry.tsv
+RUN_REGISTRY_TEXT := $(shell mkdir -p build/sets && awk -v ids="$(CONF_IDS)" -f workflow/run-registry.awk \
+  $(REGISTRY) $(foreach d,$(CONF_IDS),$(DATA_DIR)/$(d)/qkreport.conf) > $(RUN_REGISTRY).new && \
+  if cmp -s $(RUN_REGISTRY).new $(RUN_REGISTRY); then echo same; elif [ -n "$(QK_BUILDS_NOTHING)" ]; \
+  then echo changed; else mv -f $(RUN_REGISTRY).new $(RUN_REGISTRY) && echo written; fi)
+ifeq ($(RUN_REGISTRY_TEXT),changed)
+.PHONY: $(RUN_REGISTRY)
+endif
+RUN_REGISTRY_FILE := $(if $(filter changed,$(RUN_REGISTRY_TEXT)),$(RUN_REGISTRY).new,$(RUN_REGISTRY))
+RUN_REGISTRY_IDS := $(shell awk -F'\t' '!/^\#/ && NF && $$1 != "id" { print $$1 }' $(RUN_REGISTRY_FILE))
+# the facts of the rules (study, family and label of every dataset) from it
+REGISTRY_FACTS := $(call registry_facts,$(RUN_REGISTRY_FILE))$(shell rm -f $(RUN_REGISTRY).new)
+endif
+
+# Datasets in the run registry's order (the SmolLM3 checkpoints in training
+# order, other unlisted ones last), for tables and the report.
+ORDERED_DATASETS := $(filter $(RUN_DATASETS),$(RUN_REGISTRY_IDS)) $(filter-out $(RUN_REGISTRY_IDS),$(RUN_DATASETS))
 
 # registry_value ID, COLUMN: the registry's value; for a dataset outside the
 # registry, "COLUMN = value" of its qkreport.conf; else empty.

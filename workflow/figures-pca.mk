@@ -17,7 +17,7 @@ build/pca/thresholds.tsv: build/params/pca.txt
 	$(quiet)printf 'name\tvalue\nhigh\t%s\nlow\t%s\n' $(PCA_TAX_HIGH) $(PCA_TAX_LOW) > $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
-PCA_REGISTRY := $(REGISTRY)
+PCA_REGISTRY := $(RUN_REGISTRY)
 
 # ---- the report section's numbers -------------------------------------------------
 # Every number of templates/sections/pca.html.in comes from this numbers file

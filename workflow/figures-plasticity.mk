@@ -52,7 +52,7 @@ PLAST_FIG_TABLES := \
   $(foreach n,05 06 07,$(call plast_fig_tables,$(n),$(PLAST_FIG$(n)_MODEL),profile,head_bucket_plasticity.csv)) \
   $(call plast_fig_tables,08,$(PLAST_FIG08_MODEL),weights,head_component_weights.csv)
 
-PLAST_SUMMARY_IN := $(REGISTRY) $(PLAST_BENCHMARKS) \
+PLAST_SUMMARY_IN := $(RUN_REGISTRY) $(PLAST_BENCHMARKS) \
   $(if $(PLAST_X_DATASETS),$(PLAST_X)/model_report.csv $(PLAST_X)/model_pair2d.csv \
     $(PLAST_X)/head_component_weights.csv $(PLAST_X)/head_bucket_plasticity.csv) \
   $(if $(PLAST_T_DATASETS),$(PLAST_JOINT)) $(sort $(foreach i,$(PLAST_FIG_TABLES),$(lastword $(subst =, ,$(i)))))
@@ -60,7 +60,7 @@ PLAST_SUMMARY_IN := $(REGISTRY) $(PLAST_BENCHMARKS) \
 $(PLAST_SUMMARY): $(PLAST_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET) \
     build/params/plasticity-figures.txt
 	@mkdir -p $(@D)
-	$(call step,SUMMARY,plasticity) bin/qk-summary --section plasticity --input registry=$(REGISTRY) \
+	$(call step,SUMMARY,plasticity) bin/qk-summary --section plasticity --input registry=$(RUN_REGISTRY) \
 	  --input benchmarks=$(PLAST_BENCHMARKS) \
 	  $(if $(PLAST_X_DATASETS),--input report=$(PLAST_X)/model_report.csv \
 	    --input pair2d=$(PLAST_X)/model_pair2d.csv --input weights=$(PLAST_X)/head_component_weights.csv \
@@ -72,12 +72,12 @@ $(PLAST_SUMMARY): $(PLAST_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET) \
 # The extra models (registry study "extra") against their published RULER
 # scores: the report's extra section.
 EXTRA_SUMMARY := build/report/extra.numbers
-EXTRA_SUMMARY_IN := $(REGISTRY) $(PLAST_BENCHMARKS) \
+EXTRA_SUMMARY_IN := $(RUN_REGISTRY) $(PLAST_BENCHMARKS) \
   $(if $(PLAST_E_DATASETS),$(PLAST_E)/model_report.csv $(PLAST_E)/model_bucket_plasticity.csv)
 
 $(EXTRA_SUMMARY): $(EXTRA_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET)
 	@mkdir -p $(@D)
-	$(call step,SUMMARY,extra) bin/qk-summary --section extra --input registry=$(REGISTRY) \
+	$(call step,SUMMARY,extra) bin/qk-summary --section extra --input registry=$(RUN_REGISTRY) \
 	  --input benchmarks=$(PLAST_BENCHMARKS) \
 	  $(if $(PLAST_E_DATASETS),--input report=$(PLAST_E)/model_report.csv \
 	    --input profile=$(PLAST_E)/model_bucket_plasticity.csv) --output $@

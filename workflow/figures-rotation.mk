@@ -18,13 +18,13 @@ ROT_HAS_T := $(filter $(ROT_T)/rotated.csv,$(ROT_TABLES))
 ROT_SUMMARY := build/report/rotation.numbers
 # the studies the values cover are a parameter: a run with fewer rewrites them
 $(call param_group,rotation-summary,cross=$(if $(ROT_HAS_X),yes,no) training=$(if $(ROT_HAS_T),yes,no))
-ROT_SUMMARY_IN := $(REGISTRY) build/params/rotation-summary.txt build/params/rotation-complement.txt \
+ROT_SUMMARY_IN := $(RUN_REGISTRY) build/params/rotation-summary.txt build/params/rotation-complement.txt \
   $(if $(ROT_HAS_X),$(ROT_X)/model_summary.csv $(ROT_X)/rotated.csv) \
   $(if $(ROT_HAS_T),$(ROT_T)/model_summary.csv $(ROT_T)/rotated.csv)
 
 $(ROT_SUMMARY): $(ROT_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET)
 	@mkdir -p $(@D)
-	$(call step,SUMMARY,rotation) bin/qk-summary --section rotation --input registry=$(REGISTRY) \
+	$(call step,SUMMARY,rotation) bin/qk-summary --section rotation --input registry=$(RUN_REGISTRY) \
 	  --param active-tau=$(ROT_ACTIVE_TAU) \
 	  $(if $(ROT_HAS_X),--input summary=$(ROT_X)/model_summary.csv --input heads=$(ROT_X)/rotated.csv) \
 	  $(if $(ROT_HAS_T),--input training-summary=$(ROT_T)/model_summary.csv \

@@ -87,10 +87,10 @@ PLAST_JOINT := $(PLAST_T)/joint_rotation_plasticity.csv
 PLAST_T_DATASETS := $(if $(filter $(PLAST_T_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_T_STUDY)))
 PLAST_JOINT_TABLE := $(if $(strip $(PLAST_T_DATASETS)),$(PLAST_JOINT))
 ifneq ($(strip $(PLAST_T_DATASETS)),)
-$(PLAST_JOINT): $(PLAST_T)/model_summary.csv $(PLAST_T)/smollm3_model_report.csv $(REGISTRY) \
+$(PLAST_JOINT): $(PLAST_T)/model_summary.csv $(PLAST_T)/smollm3_model_report.csv $(RUN_REGISTRY) \
     $(call prog,qk-joint)
 	$(call step,JOINT,$@) bin/qk-joint --summary $(PLAST_T)/model_summary.csv \
-	  --plasticity $(PLAST_T)/smollm3_model_report.csv --registry $(REGISTRY) \
+	  --plasticity $(PLAST_T)/smollm3_model_report.csv --registry $(RUN_REGISTRY) \
 	  --prefix $(call study_model_prefix,$(PLAST_T_STUDY)) --output $@
 endif
 

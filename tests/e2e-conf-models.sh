@@ -1,0 +1,97 @@
+#!/bin/bash
+# End to end: models the registry lacks, described by their qkreport.conf,
+# through `make report DATA=...` in a copy of the tree. A model of the
+# cross-model study with its own family and label, and a SmolLM3-3B
+# checkpoint between two registered ones (its label from the conf, no
+# family): the summaries and figures use the conf's family, label and
+# context length (the run's registry, build/sets/registry.tsv), the
+# checkpoint is in training order, a changed conf label reaches the report,
+# and a complete build is up to date for make -q.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib-e2e.sh
+
+T=build/tests/tmp/e2e-conf-models
+rm -rf "$T"
+mkdir -p "$T"
+TREE=$T/tree
+copy_tree "$TREE"
+D=$(pwd)/$T/downloads
+synth() { # dataset, heads, [folder]
+    bin/qk-synth --quiet --out "$T/synth" --dataset "$1" --heads "$2" --seed 5 || bad "qk-synth $1"
+    mkdir -p "$D" && mv "$T/synth/$1" "$D/${3:-$1}"
+}
+synth qwen3-0.6b 3
+synth qwen3-0.6b 3 my-model
+synth smollm3-3b-stage1-step-40000 3
+synth smollm3-3b-stage1-step-1200000 3 smollm3-3b-stage1-step-80000
+synth smollm3-3b-lc-4k-to-32k-step-4000 3
+cat > "$D/my-model/qkreport.conf" <<'CONF'
+# a model of our own
+study = attention_plasticity
+family = mine
+label = My-Model-0.6B
+n_layers = 28
+n_q_heads = 16
+n_kv_heads = 8
+head_dim = 128
+rope_theta = 1000000
+context_length = 131072
+bucket_size = 8192
+CONF
+cat > "$D/smollm3-3b-stage1-step-80000/qkreport.conf" <<'CONF'
+study = smollm3_training_progress
+label = S1-80K
+n_layers = 36
+n_q_heads = 16
+n_kv_heads = 4
+head_dim = 128
+rope_theta = 50000
+context_length = 4096
+bucket_size = 256
+CONF
+
+tree_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory -j2 "$@"; }
+run tree_make report DATA="$D"
+expect_status 0 "make report with two models described by qkreport.conf"
+
+# the run's registry: the registry's rows and the two conf rows, the
+# checkpoint in training order with the family of its model
+expect_same "$(awk -F'\t' '$1 ~ /^smollm3-3b-stage1-step-(40000|80000|1200000)$/ { print $1 }' \
+    "$TREE/build/sets/registry.tsv" | tr '\n' ' ')" \
+    "smollm3-3b-stage1-step-40000 smollm3-3b-stage1-step-80000 smollm3-3b-stage1-step-1200000 " \
+    "the run's registry holds the conf checkpoint in training order"
+expect_same "$(awk -F'\t' '$1 == "my-model" { print $2 "/" $3 "/" $4 "/" $13 }' "$TREE/build/sets/registry.tsv")" \
+    "attention_plasticity/mine/My-Model-0.6B/131072" "the run's registry row of the conf model"
+
+# the tables: the checkpoint in training order, of the smollm3 family; the
+# model of its own family
+expect_same "$(cut -d, -f1,2 "$TREE/results/smollm3_training_progress/model_summary.csv" | tr '\n' ' ')" \
+    "model,family stage1-step-40000,smollm3 stage1-step-80000,smollm3 lc-4k-to-32k-step-4000,smollm3 " \
+    "the SmolLM3 rotation summary: training order, family smollm3"
+expect_same "$(awk -F, 'NR > 1 && $1 == "my-model" { print $2 }' "$TREE/results/rotation/model_summary.csv")" \
+    "mine" "the conf model's family in the rotation summary"
+
+# the report and the figures: the conf label, the last checkpoint's context
+page=$(sed 's/<[^>]*>//g' "$TREE/report/index.html" | tr '\n' ' ')
+for want in "from S1-40K to LC1-4K" "My-Model-0.6B"; do
+    if [[ "$page" == *"$want"* ]]; then ok; else bad "the report says '$want'"; fi
+done
+if [[ "$page" == *"to n/a tokens"* ]]; then bad "the report knows the checkpoint's context"; else ok; fi
+expect_same "$(awk -F'\t' '$1 == "smollm3-3b-stage1-step-80000" { print $2 "/" $4 }' \
+    "$TREE/build/report/inventory.tsv")" "S1-80K/smollm3" "the inventory: the conf label, family smollm3"
+expect_same "$(awk -F'\t' '$1 ~ /r_q \(PC0\)/ { sub(/,.*/, "", $1); print $1 }' \
+    "$TREE"/figures/qk-pca/07_*/numbers.tsv | tr '\n' ' ')" "S1-40K S1-80K LC1-4K " \
+    "figure qk-pca/07: the checkpoints in training order, by label"
+
+run tree_make -q report DATA="$D"
+expect_status 0 "make -q after the complete build"
+
+# a new label in the conf reaches the report
+sed -i 's/^label = My-Model-0.6B$/label = Mine-0.6B/' "$D/my-model/qkreport.conf"
+run tree_make report DATA="$D"
+expect_status 0 "make report after the conf's label changed"
+if grep -q "Mine-0.6B" "$TREE/report/index.html" && ! grep -q "My-Model-0.6B" "$TREE/report/index.html"; then
+    ok; else bad "the report takes the conf's new label"; fi
+
+finish

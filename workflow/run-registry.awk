@@ -1,0 +1,87 @@
+# The registry of a run (build/sets/registry.tsv, datasets.mk): the rows of
+# workflow/datasets.tsv, and one row per dataset of the run that the registry
+# lacks, from its qkreport.conf ("column = value" lines, # comments), so that
+# the summaries and figures see its family, label and context length.
+#
+#   awk -v ids="ID..." -f workflow/run-registry.awk REGISTRY CONF...
+#
+# ids names the dataset of each CONF, in order. A column the conf does not
+# set is "-", except id (the dataset id), label (the id), family ("other",
+# as qk-load and the tables name it; smollm3 for a SmolLM3-3B checkpoint, as
+# qk-load does) and study ("extra"). A SmolLM3-3B checkpoint (study smollm3_training_progress)
+# goes among the registry's checkpoints in training order (stage 1, 2, 3,
+# then the long-context phases 4K→32K and 32K→64K, each by step), since the
+# figures draw the checkpoints in registry order; any other row goes last.
+
+function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
+
+# training order of a SmolLM3-3B checkpoint id: phase * 1e12 + step
+function training_key(id,    rest, phase, step) {
+    rest = id
+    sub(/^smollm3-3b-/, "", rest)
+    if (match(rest, /^stage[0-9]+-step-/)) phase = substr(rest, 6, RLENGTH - 11) + 0
+    else if (rest ~ /^lc-4k-to-32k-step-/) phase = 4
+    else if (rest ~ /^lc-32k-to-64k-step-/) phase = 5
+    else return 9e15
+    step = rest
+    sub(/.*-step-/, "", step)
+    return phase * 1e12 + step
+}
+
+BEGIN { FS = "\t"; n_ids = split(ids, id_of, " ") }
+
+FNR == 1 { file++ }
+
+file == 1 {
+    if ($0 ~ /^#/ || NF == 0) { head[++n_head] = $0; next }
+    if ($1 == "id") { n_cols = NF; for (i = 1; i <= NF; i++) col[i] = $i; head[++n_head] = $0; next }
+    row[++n_rows] = $0; row_id[n_rows] = $1
+    study_col = 0
+    for (i = 1; i <= n_cols; i++) if (col[i] == "study") study_col = i
+    row_study[n_rows] = study_col ? $study_col : ""
+    next
+}
+
+# a conf file: its key = value lines
+{
+    line = trim($0)
+    if (line == "" || line ~ /^#/ || index(line, "=") == 0) next
+    key = trim(substr(line, 1, index(line, "=") - 1))
+    conf[file - 1, key] = trim(substr(line, index(line, "=") + 1))
+}
+
+END {
+    for (c = 1; c <= n_ids; c++) {
+        id = id_of[c]
+        dflt["id"] = id; dflt["label"] = id; dflt["study"] = "extra"
+        dflt["family"] = id ~ /^smollm3-3b-/ ? "smollm3" : "other"
+        text = ""
+        for (i = 1; i <= n_cols; i++) {
+            v = ((c, col[i]) in conf) ? conf[c, col[i]] : ((col[i] in dflt) ? dflt[col[i]] : "-")
+            if (col[i] == "id") v = id
+            text = text (i > 1 ? "\t" : "") v
+        }
+        extra_row[c] = text
+        extra_study[c] = ((c, "study") in conf) ? conf[c, "study"] : "extra"
+    }
+    # the conf rows in training order (a stable insertion sort)
+    for (c = 1; c <= n_ids; c++) {
+        for (j = c; j > 1 && training_key(id_of[ord[j - 1]]) > training_key(id_of[c]); j--)
+            ord[j] = ord[j - 1]
+        ord[j] = c
+    }
+    for (i = 1; i <= n_head; i++) print head[i]
+    # each registry row, preceded by the conf checkpoints that come before it
+    for (r = 1; r <= n_rows; r++) {
+        if (row_study[r] == "smollm3_training_progress")
+            for (k = 1; k <= n_ids; k++) {
+                c = ord[k]
+                if (!done[c] && extra_study[c] == "smollm3_training_progress" &&
+                    training_key(id_of[c]) < training_key(row_id[r])) {
+                    print extra_row[c]; done[c] = 1
+                }
+            }
+        print row[r]
+    }
+    for (k = 1; k <= n_ids; k++) if (!done[ord[k]]) print extra_row[ord[k]]
+}
