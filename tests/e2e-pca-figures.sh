@@ -223,6 +223,44 @@ run bin/qk-plot --figure qk-pca/02 --out "$T/nan02" --input heads="$X/qk_heads.c
 expect_status 2 "a NaN threshold exits 2"
 expect_one_line_naming "$T/nan_thresholds.tsv" "not a finite number" "the error names the thresholds table"
 
+# ---- negative means: the heatmaps show them on a scale of -1 to 1 -------------------------
+
+# every r_k of the LC checkpoint -0.70, of S1-40K 0.0, the others' positive (|r_k|): the
+# heatmap of r_k draws -0.70 below the colour of 0, with white text like a cell of +0.70
+awk -F, -v OFS=, 'NR > 1 { $10 = $1 ~ /^lc-/ ? -0.7 : $1 ~ /^stage1/ ? 0 : ($10 < 0 ? -$10 : $10) }
+    { print }' "$TR/qk_heads.csv" > "$T/neg_heads.csv"
+awk -F, -v OFS=, 'NR > 1 { $10 = $10 < 0 ? -$10 : $10 } { print }' "$TR/qk_heads.csv" > "$T/pos_heads.csv"
+for table in neg pos; do
+    run bin/qk-plot --figure qk-pca/11 --out "$T/${table}11" --input heads="$T/${table}_heads.csv" \
+        --input registry="$T/registry.tsv"
+    expect_status 0 "figure 11 with the $table table"
+done
+cells=$(awk -F'\t' '$1 ~ /^mean r_k .*LC1-4K$/ { print $2 }' "$T/neg11/numbers.tsv")
+expect_same "$(echo "$cells" | tr ' ' '\n' | sort -u | tr '\n' ' ')" "- -0.70 " \
+    "figure 11: the LC row holds -0.70 (and empty bins) ($cells)"
+want=$(echo "$cells" | tr ' ' '\n' | grep -c -- '-0.70')
+expect_same "$(awk -F'\t' '$1 == "cells with a mean below 0" { print $2 }' "$T/neg11/numbers.tsv")" \
+    "$want" "figure 11 counts $want cells below 0"
+expect_same "$(awk -F'\t' '$1 == "colour scale" { print $2 }' "$T/neg11/numbers.tsv")" \
+    "-1 to 1 (Blues below 0, Reds above)" "figure 11: negative cells widen the scale to -1 to 1"
+expect_same "$(grep -c '^set cbrange \[-1:1\]$' "$T/neg11/figure.gp")" 1 "figure 11: cbrange [-1:1]"
+expect_same "$(grep '^set palette defined' "$T/neg11/figure.gp" | grep -o "^set palette defined (-8 '#08306b', .*, 0 '#fff5f0', .*, 8 '#67000d')$" | wc -l)" \
+    1 "figure 11: Blues below 0, Reds above"
+expect_same "$(awk '$3 == "-0.700000" && $4 != 16777215' "$T/neg11/figure.gp" | wc -l)" 0 \
+    "figure 11: white text on the cells of -0.70"
+expect_same "$(awk '$3 == "-0.700000"' "$T/neg11/figure.gp" | wc -l)" "$want" \
+    "figure 11: the $want cells of -0.70 are drawn"
+expect_same "$(awk -F'\t' '$1 == "colour scale" { print $2 }' "$T/pos11/numbers.tsv") $(grep -c '^set cbrange \[0:1\]$' "$T/pos11/figure.gp")" \
+    "0 to 1 (Reds) 1" "figure 11 without a negative cell: 0 to 1 in Reds, as the reference"
+# r_q below 0 in figure 03: the other way round
+awk -F, -v OFS=, 'NR > 1 && $1 == "qwen3-0.6b" { $9 = -0.9 } { print }' "$X/qk_heads.csv" > "$T/neg_rq.csv"
+run bin/qk-plot --figure qk-pca/03 --out "$T/neg03" --input heads="$T/neg_rq.csv" \
+    --input registry="$T/registry.tsv"
+expect_status 0 "figure 03 with negative r_q"
+expect_same "$(awk -F'\t' '$1 == "colour scale" { print $2 }' "$T/neg03/numbers.tsv")" \
+    "-1 to 1 (Reds below 0, Blues above)" "figure 03: negative r_q in Reds below 0"
+expect_same "$(grep -c '^set cbrange \[-1:1\]$' "$T/neg03/figure.gp")" 1 "figure 03: cbrange [-1:1]"
+
 # ---- errors ------------------------------------------------------------------------------
 
 # a heads table without r_k0: exit 2, one line naming the file

@@ -62,6 +62,16 @@ void fig_palette_stops(qk_plot *p, const int stops[9])
     qk_plot_printf(p, ")\n");
 }
 
+void fig_palette_diverging(qk_plot *p, const int below[9], const int above[9])
+{
+    qk_plot_printf(p, "set palette defined (");
+    for (int i = 8; i >= 1; i--)
+        qk_plot_printf(p, "%d '#%06x', ", -i, below[i]);
+    for (int i = 0; i < 9; i++)
+        qk_plot_printf(p, "%s%d '#%06x'", i ? ", " : "", i, above[i]);
+    qk_plot_printf(p, ")\n");
+}
+
 int fig_printing;
 int fig_print_pass;
 

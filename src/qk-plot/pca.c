@@ -303,15 +303,17 @@ const fig_def pca_figures[] = {
      "Heatmap: one row per model, one column per depth bin (layer / (layers - 1) in ten bins "
      "labelled by their lower edge; the last layer falls in bin 0.9). Each cell is the mean "
      "PC0 r_q of the model's heads in that bin, printed in the cell; the colour scale runs "
-     "from 0 to 1. Grey cells with a dash hold no head. The heads per model are given at "
-     "the right.",
+     "from 0 to 1 in blues, or, once a mean is below 0, from -1 to 1 with the means below 0 "
+     "in reds (the key number 'colour scale' says which). Grey cells with a dash hold no "
+     "head. The heads per model are given at the right.",
      "the per-head PCA table of the cross-model study, "
      "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
      "analysed in the run.",
      pca_draw_heatmap_rq, 1},
     {"qk-pca/04", "Mean r_k (PC0) by normalized layer depth",
-     "Heatmap as in figure 03, for the key correlation r_k on PC0 (signed; a mean below 0 "
-     "takes the lightest colour, the printed number is exact).",
+     "Heatmap as in figure 03, for the key correlation r_k on PC0 (signed): the colour scale "
+     "runs from 0 to 1 in reds, or, once a mean is below 0 (discordant heads), from -1 to 1 "
+     "with the means below 0 in blues.",
      "the per-head PCA table of the cross-model study, "
      "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
      "analysed in the run.",
@@ -367,14 +369,17 @@ const fig_def pca_figures[] = {
     {"qk-pca/10", "SmolLM3-3B: mean r_q (PC0) by layer depth during training",
      "Heatmap: one row per checkpoint (training order, top to bottom), one column per depth "
      "bin (layer / (layers - 1), ten bins labelled by their lower edge). Each cell is the mean "
-     "PC0 r_q of the heads in that bin; grey cells hold no head.",
+     "PC0 r_q of the heads in that bin; grey cells hold no head. The colour scale runs from 0 "
+     "to 1 in blues, or, once a mean is below 0, from -1 to 1 with the means below 0 in "
+     "reds.",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
      pca_draw_training_heatmap_rq, 1},
     {"qk-pca/11", "SmolLM3-3B: mean r_k (PC0) by layer depth during training",
-     "Heatmap as in figure 10, for r_k (signed; a mean below 0 takes the lightest colour, "
-     "the printed number is exact).",
+     "Heatmap as in figure 10, for r_k (signed): the colour scale runs from 0 to 1 in reds, "
+     "or, once a mean is below 0 (discordant heads after long-context training), from -1 to "
+     "1 with the means below 0 in blues.",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
