@@ -223,6 +223,27 @@ PY
     expect_same "$(grep -c '^set cbtics (' "$T/scaled-$s/06/figure.gp")" 1 "qk-rotation/06 times $s: the bias colour bar in powers of ten"
 done
 
+# ---- one or two families: the y label keeps its room ----------------------------------------
+# The canvas of figures 04 and 07 narrows below three families; the left margin (tick labels
+# and y label) keeps its width in pixels, the one it has with three families.
+left_px() { # figure.gp: the first panel's left margin in pixels of the screen canvas
+    awk '/^if \(GPVAL_TERM eq "svg"\)/ { split($0, a, "size "); split(a[2], s, ","); w = s[1] }
+         /^set lmargin at screen/ && !l { l = $5 } END { printf "%.0f", l * w }' "$1"
+}
+awk -F, 'NR == 1 || $2 == "llama"' "$X/rotated.csv" > "$T/one_family.csv"
+awk -F, 'NR == 1 || $2 == "llama" || $2 == "qwen"' "$X/rotated.csv" > "$T/two_families.csv"
+for n in 04 07; do
+    three=$(left_px "$T/a/$n/figure.gp")
+    for fams in one_family two_families; do
+        run bin/qk-plot --figure qk-rotation/$n --out "$T/$fams/$n" --input heads="$T/$fams.csv" \
+            --input registry=$REG
+        expect_status 0 "qk-rotation/$n with $fams"
+        expect_same "$(left_px "$T/$fams/$n/figure.gp")" "$three" \
+            "qk-rotation/$n with $fams: the left margin of three families, $three px"
+    done
+done
+expect_same "$(awk '/^set title/' "$T/one_family/07/figure.gp" | grep -c 'Llama')" 1 "one family: one panel"
+
 # ---- a missing input column exits 2 naming the file ---------------------------------------
 
 cut -d, -f1-4,6- "$X/model_summary.csv" > "$T/no_rk.csv" # drops mean_abs_r_k_a
