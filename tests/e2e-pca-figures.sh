@@ -76,6 +76,16 @@ check=$(awk -F'\t' 'FNR == 1 { next } FILENAME == ARGV[1] { ev[$1 "/" $2] = $7; 
       if (d > 1e-12 || e > 1e-12) print k }' "$T/build/llama3.2-3b/pca_heads.tsv" "$COLLAGE-panels.tsv")
 expect_same "$check" "" "collage PC0 equals the qk-pca fit ($check)"
 
+# one panel: the first panel draws the query bar, a plot of its own the key bar
+run bin/qk-pca-collage --panels 1 --max-points 300 --points-output "$COLLAGE-points1.tsv" \
+    --panels-output "$COLLAGE-panels1.tsv" "$T/build/llama3.2-3b/store.qks"
+expect_status 0 "qk-pca-collage --panels 1"
+run bin/qk-plot --figure qk-pca/06 --out "$T/one06" --input points="$COLLAGE-points1.tsv" \
+    --input panels="$COLLAGE-panels1.tsv" --input heads="$T/results/cross/qk_heads.csv" --input registry="$T/registry.tsv"
+expect_status 0 "qk-pca/06 with one panel"
+bars=$(for b in query key; do grep -c "^set cblabel \"$b position" "$T/one06/figure.gp"; done | tr '\n' ' ')
+expect_same "$bars$(grep -c '^plot ' "$T/one06/figure.gp")" "1 1 2" "qk-pca/06, one panel: query and key bars"
+
 # ---- every figure twice --------------------------------------------------------------
 
 X="$T/results/cross"
