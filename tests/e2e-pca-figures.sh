@@ -271,6 +271,31 @@ expect_same "$(awk -F'\t' '$1 == "colour scale" { print $2 }' "$T/neg03/numbers.
     "-1 to 1 (Reds below 0, Blues above)" "figure 03: negative r_q in Reds below 0"
 expect_same "$(grep -c '^set cbrange \[-1:1\]$' "$T/neg03/figure.gp")" 1 "figure 03: cbrange [-1:1]"
 
+# ---- one checkpoint: error bars of one SD ---------------------------------------------------
+
+# a band needs two checkpoints; with one, figures 07 and 09 draw the SD as error bars about the
+# mean (columns mean, SD of $t), as the legend says
+awk -F, 'NR == 1 || $1 == "stage1-step-40000"' "$TR/qk_heads.csv" > "$T/one_checkpoint.csv"
+for n in 07 09; do
+    run bin/qk-plot --figure qk-pca/$n --out "$T/one$n" --input heads="$T/one_checkpoint.csv" \
+        --input registry="$T/registry.tsv"
+    expect_status 0 "figure $n with one checkpoint"
+done
+expect_same "$(grep -c 'with yerrorbars' "$T/one07/figure.gp") $(grep -c 'with filledcurves' "$T/one07/figure.gp")" \
+    "2 0" "figure 07, one checkpoint: error bars of r_q and r_k, no band"
+expect_same "$(sed -n 's/.*\$t using ([^)]*):\([0-9]:[0-9]\) with yerrorbars.*/\1/p' "$T/one07/figure.gp" | tr '\n' ' ')" \
+    "2:3 4:5 " "figure 07: the error bars are the SD columns about the means"
+expect_same "$(grep -c 'with yerrorbars' "$T/one09/figure.gp") $(grep -c 'with filledcurves' "$T/one09/figure.gp")" \
+    "1 0" "figure 09, one checkpoint: an error bar, no band"
+want=$(awk -F, 'NR > 1 { s += $10; ss += $10 * $10; n++ }
+    END { m = s / n; printf "%.3f %.3f", m, sqrt((ss - n * m * m) / (n - 1)) }' "$T/one_checkpoint.csv")
+expect_same "$(awk '/^\$t << EOD/ { getline; printf "%.3f %.3f", $4, $5 }' "$T/one07/figure.gp")" "$want" \
+    "figure 07: the r_k error bar is mean +- SD of the heads = awk ($want)"
+expect_same "$(grep -c 'error bar of one standard deviation' "$T/one07/figure.gp")" 1 \
+    "figure 07: the subtitle says error bar"
+expect_same "$(grep -c 'with yerrorbars' "$T/a/07/figure.gp") $(grep -c 'with filledcurves' "$T/a/07/figure.gp")" \
+    "0 2" "figure 07 with three checkpoints: bands"
+
 # ---- errors ------------------------------------------------------------------------------
 
 # a heads table without r_k0: exit 2, one line naming the file

@@ -345,7 +345,8 @@ const fig_def pca_figures[] = {
      pca_draw_collage, 0},
     {"qk-pca/07", "SmolLM3-3B: position correlation on PC0 during training",
      "Mean PC0 r_q (blue, circles) and r_k (vermillion, squares) over the heads of each "
-     "training checkpoint, with bands of one standard deviation across heads. Dashed lines "
+     "training checkpoint, with bands of one standard deviation across heads (error bars when "
+     "the run has a single checkpoint). Dashed lines "
      "separate the training phases named at the top. The same heads are analysed at every "
      "checkpoint.",
      "the per-head PCA table of the SmolLM3-3B training study, "
@@ -361,7 +362,8 @@ const fig_def pca_figures[] = {
      pca_draw_training_taxonomy, 1},
     {"qk-pca/09", "SmolLM3-3B: PC0 explained variance during training",
      "Mean explained-variance ratio of PC0 over the heads of each checkpoint, with a band of "
-     "one standard deviation across heads; dashed lines separate the training phases.",
+     "one standard deviation across heads (an error bar when the run has a single "
+     "checkpoint); dashed lines separate the training phases.",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
