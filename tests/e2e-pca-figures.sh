@@ -76,6 +76,16 @@ check=$(awk -F'\t' 'FNR == 1 { next } FILENAME == ARGV[1] { ev[$1 "/" $2] = $7; 
       if (d > 1e-12 || e > 1e-12) print k }' "$T/build/llama3.2-3b/pca_heads.tsv" "$COLLAGE-panels.tsv")
 expect_same "$check" "" "collage PC0 equals the qk-pca fit ($check)"
 
+# one panel: the first panel draws the query bar, a plot of its own the key bar
+run bin/qk-pca-collage --panels 1 --max-points 300 --points-output "$COLLAGE-points1.tsv" \
+    --panels-output "$COLLAGE-panels1.tsv" "$T/build/llama3.2-3b/store.qks"
+expect_status 0 "qk-pca-collage --panels 1"
+run bin/qk-plot --figure qk-pca/06 --out "$T/one06" --input points="$COLLAGE-points1.tsv" \
+    --input panels="$COLLAGE-panels1.tsv" --input heads="$T/results/cross/qk_heads.csv" --input registry="$T/registry.tsv"
+expect_status 0 "qk-pca/06 with one panel"
+bars=$(for b in query key; do grep -c "^set cblabel \"$b position" "$T/one06/figure.gp"; done | tr '\n' ' ')
+expect_same "$bars$(grep -c '^plot ' "$T/one06/figure.gp")" "1 1 2" "qk-pca/06, one panel: query and key bars"
+
 # ---- every figure twice --------------------------------------------------------------
 
 X="$T/results/cross"
@@ -222,6 +232,69 @@ run bin/qk-plot --figure qk-pca/02 --out "$T/nan02" --input heads="$X/qk_heads.c
     --input registry="$T/registry.tsv" --input thresholds="$T/nan_thresholds.tsv"
 expect_status 2 "a NaN threshold exits 2"
 expect_one_line_naming "$T/nan_thresholds.tsv" "not a finite number" "the error names the thresholds table"
+
+# ---- negative means: the heatmaps show them on a scale of -1 to 1 -------------------------
+
+# every r_k of the LC checkpoint -0.70, of S1-40K 0.0, the others' positive (|r_k|): the
+# heatmap of r_k draws -0.70 below the colour of 0, with white text like a cell of +0.70
+awk -F, -v OFS=, 'NR > 1 { $10 = $1 ~ /^lc-/ ? -0.7 : $1 ~ /^stage1/ ? 0 : ($10 < 0 ? -$10 : $10) }
+    { print }' "$TR/qk_heads.csv" > "$T/neg_heads.csv"
+awk -F, -v OFS=, 'NR > 1 { $10 = $10 < 0 ? -$10 : $10 } { print }' "$TR/qk_heads.csv" > "$T/pos_heads.csv"
+for table in neg pos; do
+    run bin/qk-plot --figure qk-pca/11 --out "$T/${table}11" --input heads="$T/${table}_heads.csv" \
+        --input registry="$T/registry.tsv"
+    expect_status 0 "figure 11 with the $table table"
+done
+cells=$(awk -F'\t' '$1 ~ /^mean r_k .*LC1-4K$/ { print $2 }' "$T/neg11/numbers.tsv")
+expect_same "$(echo "$cells" | tr ' ' '\n' | sort -u | tr '\n' ' ')" "- -0.70 " \
+    "figure 11: the LC row holds -0.70 (and empty bins) ($cells)"
+want=$(echo "$cells" | tr ' ' '\n' | grep -c -- '-0.70')
+expect_same "$(awk -F'\t' '$1 == "cells with a mean below 0" { print $2 }' "$T/neg11/numbers.tsv")" \
+    "$want" "figure 11 counts $want cells below 0"
+expect_same "$(awk -F'\t' '$1 == "colour scale" { print $2 }' "$T/neg11/numbers.tsv")" \
+    "-1 to 1 (Blues below 0, Reds above)" "figure 11: negative cells widen the scale to -1 to 1"
+expect_same "$(grep -c '^set cbrange \[-1:1\]$' "$T/neg11/figure.gp")" 1 "figure 11: cbrange [-1:1]"
+expect_same "$(grep '^set palette defined' "$T/neg11/figure.gp" | grep -o "^set palette defined (-8 '#08306b', .*, 0 '#fff5f0', .*, 8 '#67000d')$" | wc -l)" \
+    1 "figure 11: Blues below 0, Reds above"
+expect_same "$(awk '$3 == "-0.700000" && $4 != 16777215' "$T/neg11/figure.gp" | wc -l)" 0 \
+    "figure 11: white text on the cells of -0.70"
+expect_same "$(awk '$3 == "-0.700000"' "$T/neg11/figure.gp" | wc -l)" "$want" \
+    "figure 11: the $want cells of -0.70 are drawn"
+expect_same "$(awk -F'\t' '$1 == "colour scale" { print $2 }' "$T/pos11/numbers.tsv") $(grep -c '^set cbrange \[0:1\]$' "$T/pos11/figure.gp")" \
+    "0 to 1 (Reds) 1" "figure 11 without a negative cell: 0 to 1 in Reds, as the reference"
+# r_q below 0 in figure 03: the other way round
+awk -F, -v OFS=, 'NR > 1 && $1 == "qwen3-0.6b" { $9 = -0.9 } { print }' "$X/qk_heads.csv" > "$T/neg_rq.csv"
+run bin/qk-plot --figure qk-pca/03 --out "$T/neg03" --input heads="$T/neg_rq.csv" \
+    --input registry="$T/registry.tsv"
+expect_status 0 "figure 03 with negative r_q"
+expect_same "$(awk -F'\t' '$1 == "colour scale" { print $2 }' "$T/neg03/numbers.tsv")" \
+    "-1 to 1 (Reds below 0, Blues above)" "figure 03: negative r_q in Reds below 0"
+expect_same "$(grep -c '^set cbrange \[-1:1\]$' "$T/neg03/figure.gp")" 1 "figure 03: cbrange [-1:1]"
+
+# ---- one checkpoint: error bars of one SD ---------------------------------------------------
+
+# a band needs two checkpoints; with one, figures 07 and 09 draw the SD as error bars about the
+# mean (columns mean, SD of $t), as the legend says
+awk -F, 'NR == 1 || $1 == "stage1-step-40000"' "$TR/qk_heads.csv" > "$T/one_checkpoint.csv"
+for n in 07 09; do
+    run bin/qk-plot --figure qk-pca/$n --out "$T/one$n" --input heads="$T/one_checkpoint.csv" \
+        --input registry="$T/registry.tsv"
+    expect_status 0 "figure $n with one checkpoint"
+done
+expect_same "$(grep -c 'with yerrorbars' "$T/one07/figure.gp") $(grep -c 'with filledcurves' "$T/one07/figure.gp")" \
+    "2 0" "figure 07, one checkpoint: error bars of r_q and r_k, no band"
+expect_same "$(sed -n 's/.*\$t using ([^)]*):\([0-9]:[0-9]\) with yerrorbars.*/\1/p' "$T/one07/figure.gp" | tr '\n' ' ')" \
+    "2:3 4:5 " "figure 07: the error bars are the SD columns about the means"
+expect_same "$(grep -c 'with yerrorbars' "$T/one09/figure.gp") $(grep -c 'with filledcurves' "$T/one09/figure.gp")" \
+    "1 0" "figure 09, one checkpoint: an error bar, no band"
+want=$(awk -F, 'NR > 1 { s += $10; ss += $10 * $10; n++ }
+    END { m = s / n; printf "%.3f %.3f", m, sqrt((ss - n * m * m) / (n - 1)) }' "$T/one_checkpoint.csv")
+expect_same "$(awk '/^\$t << EOD/ { getline; printf "%.3f %.3f", $4, $5 }' "$T/one07/figure.gp")" "$want" \
+    "figure 07: the r_k error bar is mean +- SD of the heads = awk ($want)"
+expect_same "$(grep -c 'error bar of one standard deviation' "$T/one07/figure.gp")" 1 \
+    "figure 07: the subtitle says error bar"
+expect_same "$(grep -c 'with yerrorbars' "$T/a/07/figure.gp") $(grep -c 'with filledcurves' "$T/a/07/figure.gp")" \
+    "0 2" "figure 07 with three checkpoints: bands"
 
 # ---- errors ------------------------------------------------------------------------------
 

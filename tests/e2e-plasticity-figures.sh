@@ -196,6 +196,19 @@ want=$(awk -F, 'FILENAME == ARGV[1] { if ($1 == "ministral3-3b" && $6 != "nan") 
       printf "%.4f %.4f\n", s / k, $11 }' "$X/model_bucket_plasticity.csv" "$X/model_report.csv")
 got=$(key 05 'mean over the first 20 % of bins')
 expect_same "$got $got" "$want" "figure 05: first 20 % from the profile and from the report ($want)"
+# figures 05-07: the heads behind each bin over the bin's own interval, bin_start to
+# bin_start + width (width = 2 (bin_centre - bin_start)), broken where a bin is missing
+for n in 05 06 07; do
+    m=$(fig_model $n)
+    want=$(awk -F, -v m="$m" '$1 == m && $6 != "nan" {
+        if (prev != "" && $2 != prev + 1) print ""
+        w = 2 * ($4 - $3); printf "%.2f %d\n%.2f %d\n", $3, $5, $3 + w, $5; prev = $2 }' \
+        "$X/model_bucket_plasticity.csv" | md5sum)
+    got=$(awk '/^\$count << EOD/ { on = 1; next } /^EOD/ { on = 0 } on' "$T/fig/$n/figure.gp" | md5sum)
+    expect_same "$got" "$want" "figure $n: each bin's heads over [bin_start, bin_start + width]"
+    expect_same "$(grep -c '^plot \$count using 1:2 with lines ' "$T/fig/$n/figure.gp")" 1 \
+        "figure $n: the counts joined as they are (no step shifting them)"
+done
 
 # ---- bad inputs: one line, exit 2, naming the file -----------------------------------------
 

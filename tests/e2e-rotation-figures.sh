@@ -223,6 +223,55 @@ PY
     expect_same "$(grep -c '^set cbtics (' "$T/scaled-$s/06/figure.gp")" 1 "qk-rotation/06 times $s: the bias colour bar in powers of ten"
 done
 
+# ---- one or two families: the y label keeps its room ----------------------------------------
+# The canvas of figures 04 and 07 narrows below three families; the left margin (tick labels
+# and y label) keeps its width in pixels, the one it has with three families.
+left_px() { # figure.gp: the first panel's left margin in pixels of the screen canvas
+    awk '/^if \(GPVAL_TERM eq "svg"\)/ { split($0, a, "size "); split(a[2], s, ","); w = s[1] }
+         /^set lmargin at screen/ && !l { l = $5 } END { printf "%.0f", l * w }' "$1"
+}
+awk -F, 'NR == 1 || $2 == "llama"' "$X/rotated.csv" > "$T/one_family.csv"
+awk -F, 'NR == 1 || $2 == "llama" || $2 == "qwen"' "$X/rotated.csv" > "$T/two_families.csv"
+for n in 04 07; do
+    three=$(left_px "$T/a/$n/figure.gp")
+    for fams in one_family two_families; do
+        run bin/qk-plot --figure qk-rotation/$n --out "$T/$fams/$n" --input heads="$T/$fams.csv" \
+            --input registry=$REG
+        expect_status 0 "qk-rotation/$n with $fams"
+        expect_same "$(left_px "$T/$fams/$n/figure.gp")" "$three" \
+            "qk-rotation/$n with $fams: the left margin of three families, $three px"
+    done
+done
+expect_same "$(awk '/^set title/' "$T/one_family/07/figure.gp" | grep -c 'Llama')" 1 "one family: one panel"
+
+# ---- one panel: both colour bars ----------------------------------------------------------
+# A panel draws one colour bar; with a single panel the key bar is drawn by a plot of its own.
+bars() { # figure.gp: "query key" bars labelled, and the plots of the multiplot
+    echo "$(grep -c '^set cblabel "query position' "$1") $(grep -c '^set cblabel "key position' "$1") $(grep -c '^plot ' "$1")"
+}
+run bin/qk-rotation-points --panels 1 --max-points 300 --complement-max-points 200 \
+    --ab-output "$PTS-ab1.tsv" --complement-output "$PTS-c1p.tsv" --panels-output "$PTS-p1p.tsv" \
+    "$D/store.qks"
+expect_status 0 "qk-rotation-points --panels 1"
+run bin/qk-plot --figure qk-rotation/01 --out "$T/one/01" --input points="$PTS-ab1.tsv" \
+    --input panels="$PTS-p1p.tsv" --input heads="$D/rotated.tsv" --input registry=$REG
+expect_status 0 "qk-rotation/01 with one panel"
+expect_same "$(bars "$T/one/01/figure.gp")" "1 1 2" "qk-rotation/01, one panel: query and key bars"
+expect_same "$(bars "$T/a/01/figure.gp")" "1 1 4" "qk-rotation/01, four panels: query and key bars"
+# figure 08 of a head with one complement pair (the first pair of the drawn head alone)
+read -r layer head < <(awk -F'\t' 'NR > 1 && $2 == 0 { print $4, $5 }' "$PTS-p.tsv")
+awk -F'\t' -v OFS='\t' 'NR > 1 && $2 == 0 { $12 = 1 } { print }' "$PTS-p.tsv" > "$PTS-p1pair.tsv"
+awk -F'\t' 'NR == 1 || $1 == 0' "$PTS-c.tsv" > "$PTS-c1pair.tsv"
+awk -F'\t' -v l="$layer" -v h="$head" 'NR == 1 || !($2 == l && $3 == h) || $5 == 0' \
+    "$D/complement_pairs.tsv" > "$T/pairs1.tsv"
+run bin/qk-plot --figure qk-rotation/08 --out "$T/one/08" --input points="$PTS-c1pair.tsv" \
+    --input panels="$PTS-p1pair.tsv" --input heads="$D/rotated.tsv" --input pairs="$T/pairs1.tsv" \
+    --input registry=$REG
+expect_status 0 "qk-rotation/08 with one pair"
+expect_same "$(awk -F'\t' '$1 == "pairs shown, their share of the complement variance" { print $2 }' \
+    "$T/one/08/numbers.tsv" | cut -d, -f1)" 1 "qk-rotation/08: one pair drawn"
+expect_same "$(bars "$T/one/08/figure.gp")" "1 1 2" "qk-rotation/08, one pair: query and key bars"
+
 # ---- a missing input column exits 2 naming the file ---------------------------------------
 
 cut -d, -f1-4,6- "$X/model_summary.csv" > "$T/no_rk.csv" # drops mean_abs_r_k_a

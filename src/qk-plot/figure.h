@@ -221,6 +221,14 @@ int fig_map_color(const int stops[9], double x, double lo_cut);
 void fig_palette(qk_plot *p, const int stops[9], double lo_cut);
 /* "set palette defined (...)" of the nine stops themselves. */
 void fig_palette_stops(qk_plot *p, const int stops[9]);
+/* A diverging palette over [-1, 1] of two such maps back to back: above
+ * from its lightest stop at 0 to its darkest at 1, below mirrored from 0
+ * to -1 (its lightest stop is left out: both are near white). */
+/* In a multiplot, a plot that draws nothing but the colour box set before
+ * it (placed in screen coordinates): the second colour bar of a figure whose
+ * only panel draws the first. Draws no border, tick, grid or text. */
+void fig_colorbox_only(qk_plot *p);
+void fig_palette_diverging(qk_plot *p, const int below[9], const int above[9]);
 
 /* Every figure is drawn twice: for the screen (figure.png, figure.svg) on
  * a canvas of the width and height it asks for, and, with fig_printing set,

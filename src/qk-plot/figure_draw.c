@@ -62,6 +62,29 @@ void fig_palette_stops(qk_plot *p, const int stops[9])
     qk_plot_printf(p, ")\n");
 }
 
+void fig_palette_diverging(qk_plot *p, const int below[9], const int above[9])
+{
+    qk_plot_printf(p, "set palette defined (");
+    for (int i = 8; i >= 1; i--)
+        qk_plot_printf(p, "%d '#%06x', ", -i, below[i]);
+    for (int i = 0; i < 9; i++)
+        qk_plot_printf(p, "%s%d '#%06x'", i ? ", " : "", i, above[i]);
+    qk_plot_printf(p, ")\n");
+}
+
+void fig_colorbox_only(qk_plot *p)
+{
+    qk_plot_printf(p,
+        "unset title\nunset xlabel\nunset ylabel\nunset label\nunset key\nunset grid\n"
+        "set border 0\nset xtics scale 0 format \"\"\nset ytics scale 0 format \"\"\n"
+        "plot [0:1] [0:1] '+' using 1:(NaN):(0) with points ps 0 lc palette notitle\n"
+        /* the axes as the house style leaves them: it sets their look but
+         * neither turns the border on nor the tick format back, and the
+         * script is loaded once for each terminal */
+        "set border 31\nset xtics scale default format \"%% h\"\n"
+        "set ytics scale default format \"%% h\"\n");
+}
+
 int fig_printing;
 int fig_print_pass;
 

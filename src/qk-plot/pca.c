@@ -303,15 +303,17 @@ const fig_def pca_figures[] = {
      "Heatmap: one row per model, one column per depth bin (layer / (layers - 1) in ten bins "
      "labelled by their lower edge; the last layer falls in bin 0.9). Each cell is the mean "
      "PC0 r_q of the model's heads in that bin, printed in the cell; the colour scale runs "
-     "from 0 to 1. Grey cells with a dash hold no head. The heads per model are given at "
-     "the right.",
+     "from 0 to 1 in blues, or, once a mean is below 0, from -1 to 1 with the means below 0 "
+     "in reds (the key number 'colour scale' says which). Grey cells with a dash hold no "
+     "head. The heads per model are given at the right.",
      "the per-head PCA table of the cross-model study, "
      "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
      "analysed in the run.",
      pca_draw_heatmap_rq, 1},
     {"qk-pca/04", "Mean r_k (PC0) by normalized layer depth",
-     "Heatmap as in figure 03, for the key correlation r_k on PC0 (signed; a mean below 0 "
-     "takes the lightest colour, the printed number is exact).",
+     "Heatmap as in figure 03, for the key correlation r_k on PC0 (signed): the colour scale "
+     "runs from 0 to 1 in reds, or, once a mean is below 0 (discordant heads), from -1 to 1 "
+     "with the means below 0 in blues.",
      "the per-head PCA table of the cross-model study, "
      "results/attention_plasticity/qk_heads.csv: at least one of its eleven datasets "
      "analysed in the run.",
@@ -343,7 +345,8 @@ const fig_def pca_figures[] = {
      pca_draw_collage, 0},
     {"qk-pca/07", "SmolLM3-3B: position correlation on PC0 during training",
      "Mean PC0 r_q (blue, circles) and r_k (vermillion, squares) over the heads of each "
-     "training checkpoint, with bands of one standard deviation across heads. Dashed lines "
+     "training checkpoint, with bands of one standard deviation across heads (error bars when "
+     "the run has a single checkpoint). Dashed lines "
      "separate the training phases named at the top. The same heads are analysed at every "
      "checkpoint.",
      "the per-head PCA table of the SmolLM3-3B training study, "
@@ -359,7 +362,8 @@ const fig_def pca_figures[] = {
      pca_draw_training_taxonomy, 1},
     {"qk-pca/09", "SmolLM3-3B: PC0 explained variance during training",
      "Mean explained-variance ratio of PC0 over the heads of each checkpoint, with a band of "
-     "one standard deviation across heads; dashed lines separate the training phases.",
+     "one standard deviation across heads (an error bar when the run has a single "
+     "checkpoint); dashed lines separate the training phases.",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
@@ -367,14 +371,17 @@ const fig_def pca_figures[] = {
     {"qk-pca/10", "SmolLM3-3B: mean r_q (PC0) by layer depth during training",
      "Heatmap: one row per checkpoint (training order, top to bottom), one column per depth "
      "bin (layer / (layers - 1), ten bins labelled by their lower edge). Each cell is the mean "
-     "PC0 r_q of the heads in that bin; grey cells hold no head.",
+     "PC0 r_q of the heads in that bin; grey cells hold no head. The colour scale runs from 0 "
+     "to 1 in blues, or, once a mean is below 0, from -1 to 1 with the means below 0 in "
+     "reds.",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",
      pca_draw_training_heatmap_rq, 1},
     {"qk-pca/11", "SmolLM3-3B: mean r_k (PC0) by layer depth during training",
-     "Heatmap as in figure 10, for r_k (signed; a mean below 0 takes the lightest colour, "
-     "the printed number is exact).",
+     "Heatmap as in figure 10, for r_k (signed): the colour scale runs from 0 to 1 in reds, "
+     "or, once a mean is below 0 (discordant heads after long-context training), from -1 to "
+     "1 with the means below 0 in blues.",
      "the per-head PCA table of the SmolLM3-3B training study, "
      "results/smollm3_training_progress/qk_heads.csv: at least one SmolLM3-3B checkpoint "
      "analysed in the run.",

@@ -217,8 +217,8 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "set style textbox opaque fillcolor rgb 'white' border lc rgb 'black'\n"
                        "unset key\nset grid\nset tics font \",16\"\n");
     /* the query bar beside the top row, drawn by the first panel; the key
-     * bar beside the bottom row, drawn by the last (with one panel there
-     * is one bar, for the queries) */
+     * bar beside the bottom row, drawn by the last (with one panel by a
+     * plot of its own) */
     int rows = n < 2 ? 1 : (n + 1) / 2;
     double row_h = 0.91 / rows, bottom = 0.065, top = 0.89;
     double bar_h = rows > 1 ? row_h - 0.085 : (top - bottom) / 2 - 0.05;
@@ -227,6 +227,10 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     colorbar k_bar = {fig_reds, 0, scale, bottom, bar_h, "key position (token index)"};
     for (int i = 0; i < n; i++)
         draw_panel(&p, &panels[i], i, n, i == 0 ? &q_bar : i == n - 1 ? &k_bar : NULL);
+    if (n == 1) {
+        set_colorbar(&p, &k_bar);
+        fig_colorbox_only(&p);
+    }
     qk_plot_printf(&p, "unset multiplot\n");
 
     fig_key(ctx, "dataset", "%s", panels[0].model);

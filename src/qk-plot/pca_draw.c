@@ -80,10 +80,11 @@ void pca_threshold_lines(qk_plot *p, double low, double high, int horizontal_low
 /* ---- heatmap ------------------------------------------------------------------ */
 
 /* Writes $cells (and $empty, the cells without heads); returns the number
- * of empty cells. */
+ * of empty cells, *negative the number of cells with a mean below 0. */
 static int heatmap_data(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
-                        const char *quantity)
+                        const char *quantity, int *negative)
 {
+    *negative = 0;
     qk_plot_data_begin(p, "cells");
     for (int m = 0; m < s->n_models; m++) {
         double cell[QK_DEPTH_BINS];
@@ -91,10 +92,12 @@ static int heatmap_data(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
         char row[16 * QK_DEPTH_BINS] = "";
         for (int b = 0; b < QK_DEPTH_BINS; b++) {
             char text[32];
+            /* white text on the dark ends of the map, at either sign */
             if (!isnan(cell[b]))
                 qk_plot_printf(p, "%d %d %.6f %d \"%s\"\n", b, m, cell[b],
-                               cell[b] > 0.6 ? 0xffffff : 0,
+                               fabs(cell[b]) > 0.6 ? 0xffffff : 0,
                                fig_fmt(text, sizeof text, "%.2f", cell[b]));
+            *negative += cell[b] < 0.0;
             size_t used = strlen(row);
             if (isnan(cell[b]))
                 snprintf(row + used, sizeof row - used, "%s-", b ? " " : "");
@@ -188,33 +191,55 @@ static heatmap_frame heatmap_layout(const qk_plot *p, const pca_study *s, int fo
     return f;
 }
 
+/* The colour scale: [0, 1] in Blues (r_q) or Reds (r_k) as the reference
+ * figures have it while every cell is at least 0; once a cell is below 0
+ * (discordant heads, r_k of -0.3 to -0.85 after long-context training)
+ * [-1, 1] with the other map mirrored below 0, so that a negative mean is
+ * not drawn in the colour of 0. Returns the cb tick step. */
+static double heatmap_scale(fig_ctx *ctx, qk_plot *p, int q, int negative)
+{
+    const int *above = q ? fig_blues : fig_reds, *below = q ? fig_reds : fig_blues;
+    fig_key(ctx, "cells with a mean below 0", "%d", negative);
+    if (!negative) {
+        fig_palette_stops(p, above);
+        qk_plot_printf(p, "set cbrange [0:1]\n");
+        fig_key(ctx, "colour scale", "0 to 1 (%s)", q ? "Blues" : "Reds");
+        return 0.2;
+    }
+    fig_palette_diverging(p, below, above);
+    qk_plot_printf(p, "set cbrange [-1:1]\n");
+    fig_key(ctx, "colour scale", "-1 to 1 (%s below 0, %s above)", q ? "Reds" : "Blues",
+            q ? "Blues" : "Reds");
+    return 0.5;
+}
+
 /* The heatmap of r_q (which = PCA_R_Q0, in Blues) or r_k (Reds). */
 static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
                           const char *title)
 {
-    int q = which == PCA_R_Q0;
-    int empty = heatmap_data(ctx, p, s, which, q ? "r_q (PC0)" : "r_k (PC0)");
+    int q = which == PCA_R_Q0, negative;
+    int empty = heatmap_data(ctx, p, s, which, q ? "r_q (PC0)" : "r_k (PC0)", &negative);
     heatmap_axes(p, s);
-    char sub[128];
+    char sub[160];
     snprintf(sub, sizeof sub, "mean over the heads in each cell; n = heads per row (right); "
-             "grey: no head");
+             "grey: no head%s", !negative ? "" : q ? "; red: below 0" : "; blue: below 0");
     double top = fig_title(p, title, sub, 19);
     qk_plot_printf(p, "set cblabel ");
     qk_plot_quoted(p, q ? "mean {/:Italic r}_q (PC0)" : "mean {/:Italic r}_k (PC0)");
     qk_plot_printf(p, " offset %s,0\n", fig_print(p) ? "0" : "1.5");
     qk_plot_printf(p, "set xlabel \"normalized layer depth: layer / (layers - 1), bins labelled "
                       "by their lower edge\"\n");
-    fig_palette_stops(p, q ? fig_blues : fig_reds);
+    double step = heatmap_scale(ctx, p, q, negative);
     heatmap_frame f = heatmap_layout(p, s, 16);
     qk_plot_printf(p,
-        "set cbrange [0:1]\nset cbtics 0.2\nset format cb \"%%.1f\"\n"
+        "set cbtics %g\nset format cb \"%%.1f\"\n"
         "set lmargin at screen %.3f\nset rmargin at screen %.4g\n"
         "set bmargin at screen %.4g\nset tmargin at screen %.4f\n"
         "set colorbox vertical user origin screen %.4g, screen %.4g size screen %.4g, "
         "screen %.4f\n"
         "plot $cells using 1:2:(0.502):(0.502):3 with boxxyerror fs solid 1.0 noborder lc palette, \\\n"
         "     $cells using 1:2:5:4 with labels tc rgb variable font \",12\"",
-        f.left, f.right, f.bottom, top - 0.015, f.cb_left, f.bottom, f.cb_width,
+        step, f.left, f.right, f.bottom, top - 0.015, f.cb_left, f.bottom, f.cb_width,
         top - 0.015 - f.bottom);
     if (empty)
         qk_plot_printf(p, ", \\\n"

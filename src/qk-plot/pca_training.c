@@ -35,6 +35,44 @@ static void trajectory_keys(fig_ctx *ctx, const pca_study *s, int which, const c
     }
 }
 
+/* The spread of the quantity in columns col (mean) and col + 1 (SD) of $t:
+ * a band of one SD, or, with a single checkpoint, where a filled curve has
+ * no width, an error bar of one SD, moved dx off the checkpoint so that
+ * the bars of two quantities stand side by side. */
+static void sd_series(qk_plot *p, int n_models, int col, double dx, const char *color,
+                      const char *title)
+{
+    if (n_models > 1)
+        qk_plot_printf(p, "$t using 1:($%d-$%d):($%d+$%d) with filledcurves fs transparent solid "
+                          "0.15 noborder lc rgb '%s' title \"%s\"", col, col + 1, col, col + 1,
+                       color, title);
+    else
+        qk_plot_printf(p, "$t using ($1%+.2f):%d:%d with yerrorbars pt 7 ps 0 lw 2 lc rgb '%s' "
+                          "title \"%s\"", dx, col, col + 1, color, title);
+}
+
+/* The x of the means: beside their error bars with a single checkpoint. */
+static const char *mean_x(int n_models, double dx, char *buf, size_t cap)
+{
+    if (n_models > 1)
+        return "1";
+    snprintf(buf, cap, "($1%+.2f)", dx);
+    return buf;
+}
+
+/* The subtitle of figures 07 and 09. */
+static void spread_subtitle(const pca_study *s, char *out, size_t cap)
+{
+    char heads[64];
+    pca_heads_phrase(s, heads, sizeof heads);
+    if (s->n_models > 1)
+        snprintf(out, cap, "mean and band of one standard deviation over the heads of each "
+                 "checkpoint (%s)", heads);
+    else
+        snprintf(out, cap, "mean and error bar of one standard deviation over the heads of the "
+                 "checkpoint (%s)", heads);
+}
+
 /* Loads "heads" into s; on a table without heads renders the canvas and
  * returns 1 (*rc its status). */
 static int load_or_canvas(fig_ctx *ctx, pca_study *s, int *rc, qk_err *err)
@@ -69,9 +107,8 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
     fig_begin(&p, 1781, 800, 16);
     trajectory_data(&p, &s, which, 2);
     pca_checkpoint_axis(&p, &s);
-    char sub[160];
-    snprintf(sub, sizeof sub, "mean and band of one standard deviation over the heads of each "
-             "checkpoint (%s)", heads);
+    char sub[192], xq[16], xk[16];
+    spread_subtitle(&s, sub, sizeof sub);
     double top = fig_title(&p, "SmolLM3-3B: position correlation on PC0 during training", sub, 19);
     top = fig_key_top(&p, 14, 4, 4, top);
     qk_plot_printf(&p,
@@ -80,15 +117,17 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
         "set yrange [%.1f:1.0]\nset ytics 0.2\nset format y \"%%.1f\"\n"
         "set grid noxtics ytics\n"
         "set arrow from graph 0, first 0 to graph 1, first 0 nohead back lw 1 lc rgb '%s'\n"
-        "plot $t using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.15 noborder "
-        "lc rgb '%s' title \"±1 SD of {/:Italic r}_q\", \\\n"
-        "     $t using 1:($4-$5):($4+$5) with filledcurves fs transparent solid 0.15 noborder "
-        "lc rgb '%s' title \"±1 SD of {/:Italic r}_k\", \\\n"
-        "     $t using 1:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
+        "plot ", top - 0.05, lo, PCA_COLOR_ZERO);
+    sd_series(&p, s.n_models, 2, -0.03, PCA_COLOR_Q, "±1 SD of {/:Italic r}_q");
+    qk_plot_printf(&p, ", \\\n     ");
+    sd_series(&p, s.n_models, 4, 0.03, PCA_COLOR_K, "±1 SD of {/:Italic r}_k");
+    qk_plot_printf(&p, ", \\\n"
+        "     $t using %s:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
         "title \"mean {/:Italic r}_q (PC0)\", \\\n"
-        "     $t using 1:4 with linespoints pt 5 ps 1.4*qk_ps lw 2.5 lc rgb '%s' "
+        "     $t using %s:4 with linespoints pt 5 ps 1.4*qk_ps lw 2.5 lc rgb '%s' "
         "title \"mean {/:Italic r}_k (PC0)\"\n",
-        top - 0.05, lo, PCA_COLOR_ZERO, PCA_COLOR_Q, PCA_COLOR_K, PCA_COLOR_Q, PCA_COLOR_K);
+        mean_x(s.n_models, -0.03, xq, sizeof xq), PCA_COLOR_Q,
+        mean_x(s.n_models, 0.03, xk, sizeof xk), PCA_COLOR_K);
     fig_key(ctx, "checkpoints", "%d", s.n_models);
     fig_key(ctx, "heads per checkpoint", "%s", heads);
     trajectory_keys(ctx, &s, PCA_R_Q0, "r_q (PC0)");
@@ -114,9 +153,8 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
     fig_begin(&p, 1781, 800, 16);
     trajectory_data(&p, &s, which, 1);
     pca_checkpoint_axis(&p, &s);
-    char sub[160];
-    snprintf(sub, sizeof sub, "mean and band of one standard deviation over the heads of each "
-             "checkpoint (%s)", heads);
+    char sub[192];
+    spread_subtitle(&s, sub, sizeof sub);
     double top = fig_title(&p, "SmolLM3-3B: PC0 explained variance during training", sub, 19);
     top = fig_key_top(&p, 14, 2, 2, top);
     /* the print canvas is lower in font units: a shorter label */
@@ -126,12 +164,11 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p,
         "set tmargin at screen %.4f\n"
         "set ylabel \"%s\"\n"
-        "set format y \"%%.2f\"\nset grid noxtics ytics\n"
-        "plot $t using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.15 noborder "
-        "lc rgb '%s' title \"±1 SD\", \\\n"
+        "set format y \"%%.2f\"\nset grid noxtics ytics\nplot ", top - 0.05, ylabel);
+    sd_series(&p, s.n_models, 2, 0, PCA_COLOR_EV, "±1 SD");
+    qk_plot_printf(&p, ", \\\n"
         "     $t using 1:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
-        "title \"mean explained variance of PC0\"\n",
-        top - 0.05, ylabel, PCA_COLOR_EV, PCA_COLOR_EV);
+        "title \"mean explained variance of PC0\"\n", PCA_COLOR_EV);
     fig_key(ctx, "checkpoints", "%d", s.n_models);
     fig_key(ctx, "heads per checkpoint", "%s", heads);
     trajectory_keys(ctx, &s, PCA_EV0, "PC0 explained variance");

@@ -205,11 +205,15 @@ static int mean_blocks(qk_plot *p, const profile *pr, int min_heads)
     }
     qk_plot_printf(p, "NaN NaN\n");
     qk_plot_data_end(p);
-    qk_plot_data_begin(p, "count"); /* broken at missing bins, as the lines are */
+    /* the heads of each bin as a step over the bin's own interval, from its
+     * lower to its upper edge (adjacent bins meet in a vertical line);
+     * broken at missing bins, as the lines are */
+    qk_plot_data_begin(p, "count");
     for (int i = 0; i < pr->n_bins; i++) {
         if (i > 0 && pr->bin[i] != pr->bin[i - 1] + 1)
             qk_plot_printf(p, "\n");
-        qk_plot_printf(p, "%.2f %d\n", pr->centre[i], pr->heads[i]);
+        qk_plot_printf(p, "%.2f %d\n%.2f %d\n", pr->centre[i] - pr->width / 2, pr->heads[i],
+                       pr->centre[i] + pr->width / 2, pr->heads[i]);
     }
     qk_plot_data_end(p);
     return n_thin;
@@ -335,7 +339,7 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     position_axis(&p, context);
     qk_plot_printf(&p,
         "set arrow from graph 0, first %d to graph 1, first %d nohead dt 2 lw 1.2 lc rgb '%s' front\n"
-        "plot $count using 1:2 with fsteps lw 2 lc rgb '#555555' notitle\n"
+        "plot $count using 1:2 with lines lw 2 lc rgb '#555555' notitle\n"
         "unset multiplot\n",
         min_heads, min_heads, PLAST_REF);
     profile_keys(ctx, &pr, heads, min_heads, first, last);

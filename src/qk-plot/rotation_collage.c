@@ -270,6 +270,10 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
                       "key position (token index)"};
     for (int i = 0; i < n; i++)
         ab_panel(&p, &heads, &h[i], i, n, i == 0 ? &q_bar : i == n - 1 && n > 1 ? &k_bar : NULL);
+    if (n == 1) { /* the key bar beside the only panel, which draws the query bar */
+        set_colorbar(&p, &k_bar, 0.885);
+        fig_colorbox_only(&p);
+    }
     qk_plot_printf(&p, "unset multiplot\n");
     ab_keys(ctx, &heads, h, n);
     fig_key(ctx, "colour scale of positions", "0 to %.0f", scale);
@@ -435,6 +439,10 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
     for (int i = 0; i < n; i++)
         complement_panel(&p, i, n, lim[i], info,
                          i == 0 ? &q_bar : i == n - 1 && n > 1 ? &k_bar : NULL, width, height);
+    if (n == 1) { /* the key bar beside the only panel, which draws the query bar */
+        set_colorbar(&p, &k_bar, 0.905);
+        fig_colorbox_only(&p);
+    }
     qk_plot_printf(&p, "unset multiplot\n");
     free(lim);
 

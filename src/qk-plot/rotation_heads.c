@@ -20,6 +20,15 @@ static void panel_columns(qk_plot *p, int i, int n, double x0, double x1, double
                    l, l + w, bottom, top);
 }
 
+/* The left margin of a row of family panels on screen: the share of the
+ * canvas it has on a canvas of three families (three_wide pixels), kept in
+ * pixels on the narrower canvas of one or two families, so that the tick
+ * labels and the y label stay inside it. */
+static double row_left_margin(const qk_plot *p, double share, double three_wide)
+{
+    return share * fmax(p->width, three_wide) / p->width;
+}
+
 /* Under a row of family panels in print (figures 04 and 07): the tick
  * labels and x label (14) and the panel's models' key (12), one model a
  * row. Returns the panels' bottom; *key_y: the key's top, *key_rows: the
@@ -175,13 +184,14 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
      * title block, under each panel its tick labels and x label (14) and
      * its models' key (12) in rows; the screen layout as it always was */
     int key_rows, print = fig_print(&p);
+    double left = print ? 0.08 : row_left_margin(&p, 0.05, 140 + 540 * 3);
     double key_y, room = print_key_room(&p, &t, nf, &key_y, &key_rows);
     double panel_top = print ? title_bottom - 3.0 * 15 * (1.0 / p.height) : 0.77;
     double bottom = print ? room : 0.25;
     qk_plot_printf(&p, "set grid noxtics ytics\nset xlabel \"bias\\\\_strength × 10^3\"\n"
                        "set ylabel \"density\"\n");
     for (int f = 0; f < nf; f++) {
-        panel_columns(&p, f, nf, print ? 0.08 : 0.05, 0.99, bottom, panel_top, print ? 0.09 : 0.04);
+        panel_columns(&p, f, nf, left, 0.99, bottom, panel_top, print ? 0.09 : 0.04);
         char name[64], title[128];
         rot_family_name(&t, f, name, sizeof name);
         rot_rows rows = rot_rows_family(&t, f);
@@ -560,7 +570,7 @@ typedef struct scatter_frame {
 static scatter_frame scatter_layout(const qk_plot *p, const rot_table *t, int nf,
                                     double title_bottom)
 {
-    scatter_frame sf = {0.055, 0.27, 0.80, 0.045, 0, 1};
+    scatter_frame sf = {row_left_margin(p, 0.055, 140 + 580 * 3), 0.27, 0.80, 0.045, 0, 1};
     if (!fig_print(p))
         return sf;
     sf.left = 7.5 * 14 / p->width; /* the tick labels ("1.00") and the y label */
