@@ -85,6 +85,8 @@ run bin/qk-plot --figure qk-pca/06 --out "$T/one06" --input points="$COLLAGE-poi
 expect_status 0 "qk-pca/06 with one panel"
 bars=$(for b in query key; do grep -c "^set cblabel \"$b position" "$T/one06/figure.gp"; done | tr '\n' ' ')
 expect_same "$bars$(grep -c '^plot ' "$T/one06/figure.gp")" "1 1 2" "qk-pca/06, one panel: query and key bars"
+if grep -q "queries and keys of one head in the plane of its first two" "$T/one06/figure.gp"; then ok; else
+    bad "qk-pca/06, one panel: the title says one head"; fi
 
 # ---- every figure twice --------------------------------------------------------------
 

@@ -257,6 +257,8 @@ run bin/qk-plot --figure qk-rotation/01 --out "$T/one/01" --input points="$PTS-a
     --input panels="$PTS-p1p.tsv" --input heads="$D/rotated.tsv" --input registry=$REG
 expect_status 0 "qk-rotation/01 with one panel"
 expect_same "$(bars "$T/one/01/figure.gp")" "1 1 2" "qk-rotation/01, one panel: query and key bars"
+if grep -q "queries and keys of one head in its" "$T/one/01/figure.gp"; then ok; else
+    bad "qk-rotation/01, one panel: the title says one head"; fi
 expect_same "$(bars "$T/a/01/figure.gp")" "1 1 4" "qk-rotation/01, four panels: query and key bars"
 # figure 08 of a head with one complement pair (the first pair of the drawn head alone)
 read -r layer head < <(awk -F'\t' 'NR > 1 && $2 == 0 { print $4, $5 }' "$PTS-p.tsv")
@@ -271,6 +273,8 @@ expect_status 0 "qk-rotation/08 with one pair"
 expect_same "$(awk -F'\t' '$1 == "pairs shown, their share of the complement variance" { print $2 }' \
     "$T/one/08/numbers.tsv" | cut -d, -f1)" 1 "qk-rotation/08: one pair drawn"
 expect_same "$(bars "$T/one/08/figure.gp")" "1 1 2" "qk-rotation/08, one pair: query and key bars"
+if grep -q "dimensions), its first principal pair" "$T/one/08/figure.gp"; then ok; else
+    bad "qk-rotation/08, one pair: the title says one pair"; fi
 
 # ---- a missing input column exits 2 naming the file ---------------------------------------
 

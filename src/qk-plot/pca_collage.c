@@ -207,9 +207,10 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
         panel_data(&p, &points, i, scale);
     /* an invisible point that makes a panel draw its colour bar */
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    char title[256], sub[256];
-    snprintf(title, sizeof title, "%s: queries and keys of %d heads in the plane of their first "
-             "two components", label, n);
+    char title[256], sub[256], heads_text[32];
+    snprintf(heads_text, sizeof heads_text, "%d heads", n);
+    snprintf(title, sizeof title, "%s: queries and keys of %s in the plane of %s first "
+             "two components", label, n == 1 ? "one head" : heads_text, n == 1 ? "its" : "their");
     snprintf(sub, sizeof sub, "%d of %d query heads; colour = token position (queries blue, keys "
              "red; lighter = earlier; K = 1024 tokens); component signs as the solver gives them",
              n, panels[0].available);

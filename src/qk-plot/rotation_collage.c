@@ -253,9 +253,10 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
     for (int i = 0; i < n; i++)
         ab_data(&p, &points, i, scale);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    char title[256], sub[256];
-    snprintf(title, sizeof title, "%s: queries and keys of %d heads in their \\{a, b\\} plane",
-             label, n);
+    char title[256], sub[256], heads_text[32];
+    snprintf(heads_text, sizeof heads_text, "%d heads", n);
+    snprintf(title, sizeof title, "%s: queries and keys of %s in %s \\{a, b\\} plane", label,
+             n == 1 ? "one head" : heads_text, n == 1 ? "its" : "their");
     snprintf(sub, sizeof sub, "%d of %d heads; colour = token position (queries blue, keys red; "
              "lighter = earlier; K = 1024 tokens); + = cluster means", n, h[0].available);
     fig_multiplot_title(&p, title, sub, 21);
@@ -423,10 +424,11 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
     double (*lim)[4] = qk_calloc((size_t)n, sizeof *lim);
     complement_data(&p, &points, n, scale, lim);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    char title[256], sub[320];
+    char title[256], sub[320], pairs_text[48];
+    snprintf(pairs_text, sizeof pairs_text, "first %d principal pairs", n);
     snprintf(title, sizeof title, "%s, layer %d, head %d: the complement of the \\{a, b\\} "
-             "plane (d − 2 = %d dimensions), first %d principal pairs", label, h->layer, h->head,
-             h->dim - 2, n);
+             "plane (d − 2 = %d dimensions), %s", label, h->layer, h->head,
+             h->dim - 2, n == 1 ? "its first principal pair" : pairs_text);
     snprintf(sub, sizeof sub, "%s; the pairs hold %.1f%% of the complement variance; framed: "
              "active pairs (%d of %d); %d query and %d key points per pair", numbers, 100 * shown,
              active, n, h->complement_q, h->complement_k);
