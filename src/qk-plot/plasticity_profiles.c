@@ -273,6 +273,10 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     if (pr.n_bins == 0 || n_head == 0) {
         free(head_rows);
         free_profile(&pr);
+        /* rows of the model's heads without a model profile: every bin
+         * fell below the stage's minimum of key pairs */
+        if (n_head > 0)
+            return plast_filtered_out(ctx, "query bin", "PLAST_MIN_PAIRS eligible key pairs", err);
         if (n_mean == 0 || n_head == 0)
             return plast_lacks_model(ctx, n_mean ? per_head : mean, err);
         return fig_not_drawn(ctx, err, "The table %s holds no profile bin with a value for %s.",

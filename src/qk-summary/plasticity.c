@@ -18,6 +18,8 @@ static const qk_key plasticity_keys[] = {
     {"plasticity.heads", "count", "query heads of the cross-model study"},
     {"plasticity.families", "count", "model families of the cross-model study"},
     {"plasticity.models_falling", "count", "models whose profile ends lower than it starts (AP_last20 < AP_first20)"},
+    {"plasticity.models_profiled", "count", "models with a profile (AP_first20 and AP_last20: a query bin with enough key pairs)"},
+    {"plasticity.pair2d_cells", "count", "heatmap cells with a value (enough evaluations), all models of the cross-model study"},
     {"plasticity.bin_factor", "number.0", "query bins per capture bucket (when all models have the same)"},
     {"plasticity.ap.low_model", "text", "the model with the lowest ap_overall"},
     {"plasticity.ap.low", AP, "the lowest ap_overall of a model"},
@@ -31,7 +33,8 @@ static const qk_key plasticity_keys[] = {
     {"plasticity.family_drop.low_value", AP, "its mean AP_drop"},
     {"plasticity.family_drop.high", "text", "the family with the largest mean AP_drop"},
     {"plasticity.family_drop.high_value", AP, "its mean AP_drop"},
-    {"plasticity.lbp.models", "count", "models with a published LongBench-Pro overall score"},
+    {"plasticity.lbp.scored", "count", "models with a published LongBench-Pro overall score"},
+    {"plasticity.lbp.models", "count", "models with a published LongBench-Pro overall score and an AP_drop"},
     {"plasticity.lbp.r_drop", "signed.2", "Pearson r of the published LongBench-Pro score with AP_drop"},
     {"plasticity.lbp.r_ap", "signed.2", "Pearson r of the published LongBench-Pro score with ap_overall"},
     {"plasticity.lbp.r_last", "signed.2", "Pearson r of the published LongBench-Pro score with AP_last20"},
@@ -312,16 +315,20 @@ static const plast_model *extreme(const plast_table *t, int which, int sign)
 
 static void cross_values(qk_numbers *w, const plast_table *t)
 {
-    int heads = 0, below = 0, same = t->n_models > 0;
+    int heads = 0, below = 0, profiled = 0, scored = 0, same = t->n_models > 0;
     for (int i = 0; i < t->n_models; i++) {
         heads += t->models[i].n_heads;
         below += t->models[i].last < t->models[i].first;
+        profiled += isfinite(t->models[i].first) && isfinite(t->models[i].last);
+        scored += isfinite(t->models[i].lbp);
         same = same && fabs(t->models[i].bin_factor - t->models[0].bin_factor) < 1e-9;
     }
     qk_numbers_set(w, "plasticity.models", t->n_models);
     qk_numbers_set(w, "plasticity.heads", heads);
     qk_numbers_set(w, "plasticity.families", t->n_families);
     qk_numbers_set(w, "plasticity.models_falling", below);
+    qk_numbers_set(w, "plasticity.models_profiled", profiled);
+    qk_numbers_set(w, "plasticity.lbp.scored", scored);
     /* bins per capture bucket, when every model has the same */
     qk_numbers_set(w, "plasticity.bin_factor", same ? t->models[0].bin_factor : NAN);
     if (t->n_models == 0)
@@ -349,6 +356,16 @@ static void cross_values(qk_numbers *w, const plast_table *t)
     qk_line ap = plast_lbp_fit(t, PLAST_AP), last = plast_lbp_fit(t, PLAST_LAST);
     qk_numbers_set(w, "plasticity.lbp.r_ap", ap.n >= 3 ? ap.r : NAN);
     qk_numbers_set(w, "plasticity.lbp.r_last", last.n >= 3 ? last.r : NAN);
+}
+
+/* The heatmap cells with a value: none when every cell has fewer
+ * evaluations than the count filter of the plasticity stage. */
+static void pair2d_cells(qk_numbers *w, const qk_src *pair2d)
+{
+    int c_ap = qk_src_col(pair2d, "ap"), n = 0;
+    for (int r = 0; r < pair2d->t->n_rows; r++)
+        n += isfinite(qk_src_num(pair2d, r, c_ap));
+    qk_numbers_set(w, "plasticity.pair2d_cells", n);
 }
 
 /* ---- the figure models ------------------------------------------------------------------------ */
@@ -552,6 +569,8 @@ void sum_plasticity(sum_ctx *ctx)
         cross_values(w, &t);
         write_models(w, &tb, &t, registry);
         write_families(w, &tb, &t);
+        if (sum_input(ctx, "pair2d"))
+            pair2d_cells(w, sum_input(ctx, "pair2d"));
     }
     each_figure(ctx, "heatmaps", heatmap_figure, report ? &t : NULL);
     each_figure(ctx, "profiles", profile_figure, report ? &t : NULL);

@@ -1,0 +1,68 @@
+#!/bin/bash
+# End to end: what the report's text says fits the run. Tiny synthetic runs
+# (one head a dataset, twenty examples) in a copy of the tree, each a
+# `make report` with other datasets or parameters: a threshold that removes
+# every plasticity bin, one model or one family, a few heads; the page says
+# what the values support, counts of one in the singular, and
+# tests/numbers-check.py passes on each page.
+set -u
+cd "$(dirname "$0")/.."
+source tests/lib-e2e.sh
+
+tree=build/tests/tmp/report-text
+copy_tree "$tree"
+D=$tree/tiny
+run bin/qk-synth --out "$D" --quiet --heads 1 --examples 20 --dataset llama3.2-3b --dataset qwen3-4b \
+    --dataset smollm3-3b-stage1-step-40000 --dataset smollm3-3b-lc-4k-to-32k-step-4000 \
+    --dataset llama3.1-8b
+expect_status 0 "qk-synth writes the tiny datasets"
+DATA=$(cd "$D" && pwd)
+
+# report ARGS...: make report in the tree; $text is the page as plain text
+# (tags dropped, one line), $R the report folder
+R=$tree/report
+report() {
+    run make -C "$tree" --no-print-directory -j2 DATA="$DATA" report "$@"
+    expect_status 0 "make report $*"
+    text=$(sed 's/<[^>]*>//g' "$R/index.html" | tr '\n' ' ' | tr -s ' ')
+    run python3 tests/numbers-check.py "$R" templates/report.html.in templates/sections/*.html.in
+    expect_status 0 "$*: the page and numbers.tex agree"
+}
+says() { # text, name
+    if [[ "$text" == *"$1"* ]]; then ok; else bad "$2: the page says '$1'"; fi
+}
+says_not() { # text, name
+    if [[ "$text" != *"$1"* ]]; then ok; else bad "$2: the page does not say '$1'"; fi
+}
+canvas() { # figure folder glob, text
+    local f
+    f=$(ls -d "$tree"/figures/$1 2> /dev/null | head -1)
+    if [ -n "$f" ] && grep -q '^drawn	no' "$f/numbers.tsv" && grep -qF -- "$2" "$f/numbers.tsv"; then ok
+    else bad "figure $1 is a canvas saying '$2'"; fi
+}
+
+# ---- no plasticity bin or heatmap cell reaches its threshold ---------------------------
+report PLAST_MIN_PAIRS=100000000 PLAST_PAIR2D_MIN=100000000
+says "No model has a profile here: no query bin of any head reached the minimum number of eligible key pairs" \
+    "no profile"
+says_not "models the profile ends lower than it starts" "no profile: no count of falling profiles"
+says "Here no cell of any model holds a value: none reached the minimum number of evaluations of the plasticity stage (PLAST_PAIR2D_MIN)." \
+    "no heatmap cell"
+says_not "and the range of the cells:" "no heatmap cell: no list of cells"
+says "No model has an APdrop in this run" "no AP_drop by family"
+says "2 models of this run have a published LongBench-Pro overall score (taken from the benchmark's publication, not computed here), but none has an APdrop" \
+    "a published score without AP_drop"
+says_not "For the 0 models" "no correlation over no model"
+says "so there is no plasticity to set against the bias." "SmolLM3 without plasticity"
+says_not "comes with recovered plasticity" "SmolLM3 without plasticity: no verdict"
+says_not "falls from n/a" "SmolLM3 without plasticity: no change from n/a"
+says_not "goes from n/a at n/a" "the extra model's scores without AP"
+canvas 'attention-plasticity/03_*' "was analysed in this run, but no heatmap cell (key distance, query distance) of it reached the minimum of the plasticity stage (PLAST_PAIR2D_MIN evaluations)"
+canvas 'attention-plasticity/07_*' "was analysed in this run, but no query bin of it reached the minimum of the plasticity stage (PLAST_MIN_PAIRS eligible key pairs)"
+canvas 'attention-plasticity/10_*' "have both a published LongBench-Pro score and an AP_drop"
+canvas 'attention-plasticity/11_*' "no query bin reached the minimum of the plasticity stage (PLAST_MIN_PAIRS eligible key pairs)"
+canvas 'attention-plasticity/06_*' "Qwen3-4B (dataset qwen3-4b) was analysed in this run, but no query bin"
+if grep -q 'Choose the model' "$tree"/figures/attention-plasticity/0[367]_*/numbers.tsv; then
+    bad "no canvas blames the model parameter for a threshold"; else ok; fi
+
+finish
