@@ -65,4 +65,26 @@ canvas 'attention-plasticity/06_*' "Qwen3-4B (dataset qwen3-4b) was analysed in 
 if grep -q 'Choose the model' "$tree"/figures/attention-plasticity/0[367]_*/numbers.tsv; then
     bad "no canvas blames the model parameter for a threshold"; else ok; fi
 
+# ---- one dataset a study: one model, one family, one checkpoint ------------------------
+# no range from a value to itself, no count of one in the plural
+degenerate() { # the ranges of the page that start and end at the same value
+    python3 -c 'import re, sys
+t = sys.stdin.read()
+for m in re.finditer(r"from (\S+(?: \([^)]*\))?) to \1(?![\w.])|smallest for (\S+ \([^)]*\)) and largest for \2", t):
+    print(m.group(0))' <<< "$text"
+}
+plural_one() { grep -oE '(^|[^0-9.,])1 (heads|models|checkpoints|families|lengths)\b' <<< "$text"; }
+report DATASETS="qwen3-4b smollm3-3b-stage1-step-40000 llama3.1-8b"
+expect_same "$(degenerate)" "" "one model: no range from a value to itself"
+expect_same "$(plural_one)" "" "one model: no count of one in the plural"
+says "the model's mean of bias_strength &times; L (L the context length captured) is" "one model: bias times L"
+says "The APdrop of the model, Qwen3-4B, is" "one model: its AP_drop"
+says "The mean APdrop of the family, Qwen3, is" "one family: its mean AP_drop"
+says "The one SmolLM3-3B checkpoint of this run, S1-40K," "one checkpoint"
+report DATASETS="llama3.2-3b smollm3-3b-stage1-step-40000 smollm3-3b-lc-4k-to-32k-step-4000"
+expect_same "$(degenerate)" "" "one pre-training checkpoint: no range from a value to itself"
+expect_same "$(plural_one)" "" "one pre-training checkpoint: no count of one in the plural"
+says "At the one pre-training checkpoint, S1-40K, the bias strength is" "one pre-training checkpoint"
+says "At the one long-context checkpoint, LC1-4K, it is" "one long-context checkpoint"
+
 finish

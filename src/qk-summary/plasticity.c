@@ -29,6 +29,7 @@ static const qk_key plasticity_keys[] = {
     {"plasticity.drop.low", AP, "the smallest AP_drop of a model"},
     {"plasticity.drop.high_model", "text", "the model with the largest AP_drop"},
     {"plasticity.drop.high", AP, "the largest AP_drop of a model"},
+    {"plasticity.family_drop.families", "count", "families with a mean AP_drop"},
     {"plasticity.family_drop.low", "text", "the family with the smallest mean AP_drop"},
     {"plasticity.family_drop.low_value", AP, "its mean AP_drop"},
     {"plasticity.family_drop.high", "text", "the family with the largest mean AP_drop"},
@@ -40,6 +41,7 @@ static const qk_key plasticity_keys[] = {
     {"plasticity.lbp.r_last", "signed.2", "Pearson r of the published LongBench-Pro score with AP_last20"},
     {"plasticity.smollm3.checkpoints", "count", "SmolLM3-3B checkpoints of the joint table"},
     {"plasticity.smollm3.lc_checkpoints", "count", "long-context checkpoints (context above the smallest)"},
+    {"plasticity.smollm3.pre_checkpoints", "count", "pre-training checkpoints (the smallest context)"},
     {"plasticity.smollm3.first_label", "text", "the first checkpoint"},
     {"plasticity.smollm3.first_bias", "sig.3", "mean bias_strength at the first checkpoint"},
     {"plasticity.smollm3.peak_label", "text", "the pre-training checkpoint with the highest bias"},
@@ -261,7 +263,7 @@ static void write_models(qk_numbers *w, const tables *tb, const plast_table *t,
 
 static void write_families(qk_numbers *w, const tables *tb, const plast_table *t)
 {
-    int lo = -1, hi = -1;
+    int lo = -1, hi = -1, with_drop = 0;
     double lo_drop = 0, hi_drop = 0;
     for (int f = 0; f < t->n_families; f++) {
         plast_family s;
@@ -284,11 +286,13 @@ static void write_families(qk_numbers *w, const tables *tb, const plast_table *t
         qk_numbers_row(w, tb->families, id);
         if (!isfinite(s.drop)) /* no model of the family with a value */
             continue;
+        with_drop++;
         if (lo < 0 || s.drop < lo_drop)
             lo = f, lo_drop = s.drop;
         if (hi < 0 || s.drop > hi_drop)
             hi = f, hi_drop = s.drop;
     }
+    qk_numbers_set(w, "plasticity.family_drop.families", with_drop);
     if (lo < 0)
         return;
     char name[64];
@@ -536,6 +540,7 @@ static void smollm3_values(qk_numbers *w, const plast_checkpoint *cp, int n)
     if (!s.ok)
         return;
     const plast_checkpoint *b = &cp[s.base];
+    qk_numbers_set(w, "plasticity.smollm3.pre_checkpoints", n - s.n_lc);
     qk_numbers_set_text(w, "plasticity.smollm3.peak_label", "%s", cp[s.peak].label);
     qk_numbers_set(w, "plasticity.smollm3.peak_bias", cp[s.peak].bias);
     qk_numbers_set_text(w, "plasticity.smollm3.base_label", "%s", b->label);

@@ -49,6 +49,7 @@ static const qk_key rotation_keys[] = {
     {"rotation.r_bias_sep.family_max", "signed.2", "highest within-family r of bias_strength and separation_strength"},
     {"rotation.r_bias_sep.family_max_label", "text", "the family with that r"},
     {"rotation.r_bias_sep.families_opposite", "count", "families whose r has the opposite sign of the pooled r"},
+    {"rotation.r_bias_sep.families_with_r", "count", "families with an r of bias_strength and separation_strength"},
     {"rotation.complement.active_tau", "sig.3", "|angle r| from which a complement pair counts as active"},
     {"rotation.complement.active_mean", "number.1", "mean number of active complement pairs of a head"},
     {"rotation.complement.active_var_pct", PCT, "mean share of the complement variance in active pairs (%)"},
@@ -274,7 +275,7 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     const rot_table *h = &s->heads;
     rot_rows all = rot_rows_all(h);
     double pooled = rot_pearson(c->sep, c->bias, &all);
-    int opposite = 0, f_min = -1, f_max = -1;
+    int opposite = 0, with_r = 0, f_min = -1, f_max = -1;
     double r_min = NAN, r_max = NAN;
     for (int f = 0; f < h->n_families; f++) {
         rot_rows rows = rot_rows_family(h, f);
@@ -287,6 +288,7 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
         const char *family = h->models[first].family;
         double r = rot_pearson(c->sep, c->bias, &rows);
         opposite += isfinite(r) && isfinite(pooled) && r * pooled < 0;
+        with_r += isfinite(r);
         if (isfinite(r) && (f_min < 0 || r < r_min))
             f_min = f, r_min = r;
         if (isfinite(r) && (f_max < 0 || r > r_max))
@@ -312,6 +314,7 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     }
     qk_numbers_set(w, "rotation.r_bias_sep.pooled", pooled);
     qk_numbers_set(w, "rotation.r_bias_sep.families_opposite", opposite);
+    qk_numbers_set(w, "rotation.r_bias_sep.families_with_r", with_r);
     /* the range in the page's sentence, named from the registry (no family
      * name is typed in the template) */
     const int ends[2] = {f_min, f_max};
