@@ -65,6 +65,16 @@ canvas 'attention-plasticity/06_*' "Qwen3-4B (dataset qwen3-4b) was analysed in 
 if grep -q 'Choose the model' "$tree"/figures/attention-plasticity/0[367]_*/numbers.tsv; then
     bad "no canvas blames the model parameter for a threshold"; else ok; fi
 
+# ---- two heads pooled: no correlation (it needs three heads), none to compare -----------
+report
+says "bias_strength and separation_strength are correlated with r = n/a. No family has a correlation of its own here" \
+    "two heads: no pooled r"
+says_not "Every family's correlation has the sign of the pooled one" "two heads: nothing to compare"
+f07=$(ls -d "$tree"/figures/qk-rotation/07_*)
+expect_same "$(grep -c '^pooled Pearson r (bias_strength, separation_strength)	n/a (2 heads)$' "$f07/numbers.tsv")" 1 \
+    "figure qk-rotation/07: no pooled r over two heads"
+expect_same "$(grep -c '+n/a' "$f07/numbers.tsv")" 0 "figure qk-rotation/07: a missing r is 'n/a', not '+n/a'"
+
 # ---- one dataset a study: one model, one family, one checkpoint ------------------------
 # no range from a value to itself, no count of one in the plural
 degenerate() { # the ranges of the page that start and end at the same value

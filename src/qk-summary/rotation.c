@@ -268,13 +268,24 @@ static int family_table(qk_numbers *w)
     return t;
 }
 
+/* Pearson r of separation and bias over rows, from at least three heads
+ * with both values (two points always lie on a line: r = +-1 says
+ * nothing), as in figure qk-rotation/07; else NAN. */
+static double bias_sep_r(const columns *c, const rot_rows *rows)
+{
+    int both = 0;
+    for (int i = 0; i < rows->n; i++)
+        both += isfinite(c->sep[rows->index[i]]) && isfinite(c->bias[rows->index[i]]);
+    return both >= 3 ? rot_pearson(c->sep, c->bias, rows) : NAN;
+}
+
 /* The families table and the r of the thesis families and the pooled r. */
 static void write_families(qk_numbers *w, int table, const study *s, const columns *c)
 {
     static const char *const named[] = {"llama", "qwen", "ministral"};
     const rot_table *h = &s->heads;
     rot_rows all = rot_rows_all(h);
-    double pooled = rot_pearson(c->sep, c->bias, &all);
+    double pooled = bias_sep_r(c, &all);
     int opposite = 0, with_r = 0, f_min = -1, f_max = -1;
     double r_min = NAN, r_max = NAN;
     for (int f = 0; f < h->n_families; f++) {
@@ -286,7 +297,7 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
             if (h->family_of[m] == f)
                 models++, first = first < 0 ? m : first;
         const char *family = h->models[first].family;
-        double r = rot_pearson(c->sep, c->bias, &rows);
+        double r = bias_sep_r(c, &rows);
         opposite += isfinite(r) && isfinite(pooled) && r * pooled < 0;
         with_r += isfinite(r);
         if (isfinite(r) && (f_min < 0 || r < r_min))
