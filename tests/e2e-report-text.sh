@@ -91,7 +91,11 @@ says "the model's mean of bias_strength &times; L (L the context length captured
 says "The APdrop of the model, Qwen3-4B, is" "one model: its AP_drop"
 says "The mean APdrop of the family, Qwen3, is" "one family: its mean AP_drop"
 says "The one SmolLM3-3B checkpoint of this run, S1-40K," "one checkpoint"
-report DATASETS="llama3.2-3b smollm3-3b-stage1-step-40000 smollm3-3b-lc-4k-to-32k-step-4000"
+# (and every head too short for the PCA: the checkpoints are in the run, their heads skipped)
+report DATASETS="llama3.2-3b smollm3-3b-stage1-step-40000 smollm3-3b-lc-4k-to-32k-step-4000" PCA_MAX_ROWS=5
+says "The SmolLM3-3B checkpoints of this run were loaded, but the PCA skipped all their heads" \
+    "SmolLM3 heads all skipped by the PCA"
+says_not "The SmolLM3-3B checkpoints are not in this run." "SmolLM3 heads skipped: the checkpoints are in the run"
 expect_same "$(degenerate)" "" "one pre-training checkpoint: no range from a value to itself"
 expect_same "$(plural_one)" "" "one pre-training checkpoint: no count of one in the plural"
 says "At the one pre-training checkpoint, S1-40K, the bias strength is" "one pre-training checkpoint"
