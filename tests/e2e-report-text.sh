@@ -74,6 +74,19 @@ f07=$(ls -d "$tree"/figures/qk-rotation/07_*)
 expect_same "$(grep -c '^pooled Pearson r (bias_strength, separation_strength)	n/a (2 heads)$' "$f07/numbers.tsv")" 1 \
     "figure qk-rotation/07: no pooled r over two heads"
 expect_same "$(grep -c '+n/a' "$f07/numbers.tsv")" 0 "figure qk-rotation/07: a missing r is 'n/a', not '+n/a'"
+# a fan ratio just below the rule (0.184 against 0.124: 1.484) reads below it on the page
+P=$tree/build/report/plasticity.numbers
+figure_flags "$tree/flags-07.numbers" attention-plasticity/07 || bad "figure flags"
+awk -F'\t' -v OFS='\t' '$1 == "value" && $2 == "plasticity.fig07.spread_first" { $4 = 0.184 }
+    $1 == "value" && $2 == "plasticity.fig07.spread_rest" { $4 = 0.124 }
+    $1 == "value" && $2 == "plasticity.fig07.fan_ratio" { $4 = 1.484 }
+    $1 == "value" && $2 == "plasticity.fig07.ap_first" && $4 == "" { $4 = 0.5 } { print }' "$P" > "$tree/fan.numbers"
+run bin/qk-report --template templates/sections/plasticity.html.in --output "$tree/fan.html" \
+    --values "$tree/fan.numbers" --values "$tree/flags-07.numbers"
+expect_status 0 "the plasticity section with a fan ratio of 1.484"
+fan=$(sed 's/<[^>]*>//g' "$tree/fan.html" | tr '\n' ' ' | tr -s ' ')
+if [[ "$fan" == *"do not fan out at the start (spread 0.184 there against 0.124 further on, 1.48 times)"* ]]; then
+    ok; else bad "a fan ratio of 1.484 shows as 1.48 beside 'do not fan out'"; fi
 
 # ---- one dataset a study: one model, one family, one checkpoint ------------------------
 # no range from a value to itself, no count of one in the plural

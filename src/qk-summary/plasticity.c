@@ -82,7 +82,7 @@ static const qk_key profile_fields[] = {
     FIGURE_FIELDS,
     {"spread_first", AP, "SD of the heads' AP per bin, mean over the first fifth of the bins"},
     {"spread_rest", AP, "SD of the heads' AP per bin, mean over the other bins"},
-    {"fan_ratio", "ratio.1", "spread_first over spread_rest (times)"},
+    {"fan_ratio", "ratio.2", "spread_first over spread_rest (times), rounded to the two decimals shown"},
     {NULL, NULL, NULL}};
 
 static const qk_key weight_fields[] = {
@@ -466,7 +466,9 @@ static void profile_figure(sum_ctx *ctx, const char *fig, const char *model, con
     plast_profile_spread(profile, model, &s);
     qk_numbers_field(ctx->out, rec, "spread_first", s.first);
     qk_numbers_field(ctx->out, rec, "spread_rest", s.rest);
-    qk_numbers_field(ctx->out, rec, "fan_ratio", s.rest > 0 ? s.first / s.rest : NAN);
+    /* the rule "at least 1.5 times" is read on the ratio as the page shows
+     * it: 1.496 would print 1.50 beside "do not fan out" */
+    qk_numbers_field(ctx->out, rec, "fan_ratio", s.rest > 0 ? round(100 * s.first / s.rest) / 100 : NAN);
 }
 
 static void weight_figure(sum_ctx *ctx, const char *fig, const char *model, const plast_table *t)
