@@ -87,6 +87,21 @@ expect_status 0 "the plasticity section with a fan ratio of 1.484"
 fan=$(sed 's/<[^>]*>//g' "$tree/fan.html" | tr '\n' ' ' | tr -s ' ')
 if [[ "$fan" == *"do not fan out at the start (spread 0.184 there against 0.124 further on, 1.48 times)"* ]]; then
     ok; else bad "a fan ratio of 1.484 shows as 1.48 beside 'do not fan out'"; fi
+# the share of heads with a recency bias and its count have one base, the heads with a value
+R3=$tree/build/report/rotation.numbers
+figure_flags "$tree/flags-none.numbers" || bad "figure flags"
+awk -F'\t' -v OFS='\t' '$1 == "value" && $2 == "rotation.heads" { $4 = 10 }
+    $1 == "value" && $2 == "rotation.bias.positive_count" { $4 = 5 }
+    $1 == "value" && $2 == "rotation.bias.defined_count" { $4 = 8 }
+    $1 == "value" && $2 == "rotation.bias.positive_pct" { $4 = 62.5 } { print }' "$R3" > "$tree/base.numbers"
+run bin/qk-report --template templates/sections/rotation.html.in --output "$tree/base.html" \
+    --values "$tree/base.numbers" --values "$tree/flags-none.numbers"
+expect_status 0 "the rotation section with 8 of 10 heads with a bias"
+base=$(sed 's/<[^>]*>//g' "$tree/base.html" | tr '\n' ' ' | tr -s ' ')
+if [[ "$base" == *"bias_strength &gt; 0 in 62.5% of the heads with a value (5 of 8; 10 heads in all)"* ]]; then
+    ok; else bad "the recency share and its count over the same heads"; fi
+expect_same "$(number "$R3" rotation.bias.defined_count)" "$(number "$R3" rotation.heads)" \
+    "every head of the tiny run has a bias: the base is all heads"
 
 # ---- one dataset a study: one model, one family, one checkpoint ------------------------
 # no range from a value to itself, no count of one in the plural

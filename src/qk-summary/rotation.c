@@ -26,6 +26,7 @@ static const qk_key rotation_keys[] = {
     {"rotation.q_ahead_count", "count", "number of those models"},
     {"rotation.bias.positive_pct", PCT, "heads with bias_strength > 0, a recency bias (% of heads with a value)"},
     {"rotation.bias.positive_count", "count", "heads with bias_strength > 0"},
+    {"rotation.bias.defined_count", "count", "heads with a bias_strength (the base of rotation.bias.positive_pct)"},
     {"rotation.bias.negative_count", "count", "heads with bias_strength < 0"},
     {"rotation.mu_q.positive_pct", PCT, "heads with mu_Q^a > 0 (%)"},
     {"rotation.bias.mean_x1e3", "number.3", "mean bias_strength (score per token, x 10^3)"},
@@ -412,7 +413,9 @@ static void cross_values(qk_numbers *w, const study *s, const columns *c)
     qk_numbers_set(w, "rotation.rk_gt_rq_pct", sum_pct(k_closer, both));
     q_ahead_models(w, s);
     int positive = rot_count_positive(c->bias, &all);
-    qk_numbers_set(w, "rotation.bias.positive_pct", sum_pct(positive, rot_count_defined(c->bias, &all)));
+    int with_bias = rot_count_defined(c->bias, &all);
+    qk_numbers_set(w, "rotation.bias.positive_pct", sum_pct(positive, with_bias));
+    qk_numbers_set(w, "rotation.bias.defined_count", with_bias);
     qk_numbers_set(w, "rotation.bias.positive_count", positive);
     qk_numbers_set(w, "rotation.bias.negative_count", negative);
     qk_numbers_set(w, "rotation.mu_q.positive_pct",
