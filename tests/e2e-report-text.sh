@@ -129,4 +129,11 @@ expect_same "$(plural_one)" "" "one pre-training checkpoint: no count of one in 
 says "At the one pre-training checkpoint, S1-40K, the bias strength is" "one pre-training checkpoint"
 says "At the one long-context checkpoint, LC1-4K, it is" "one long-context checkpoint"
 
+# ---- an extra model without published RULER scores: no empty tables --------------------
+sed -i '/\truler\t/d' "$tree/workflow/benchmarks.tsv"
+report DATASETS="llama3.1-8b"
+says "No extra model of this run has published per-length RULER scores" "no RULER scores"
+says_not "The published RULER scores by context length" "no RULER scores: no table of them"
+if grep -q '<th>4K</th>' "$R/index.html"; then bad "no RULER scores: no header of a length table"; else ok; fi
+
 finish
