@@ -271,12 +271,18 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     load_mean_profile(ctx, mean_rows, n_mean, &pr);
     free(mean_rows);
     if (pr.n_bins == 0 || n_head == 0) {
+        /* rows of the model's heads, none with a value: every bin fell
+         * below the stage's minimum of key pairs */
+        int c_ap = fig_column(ctx, per_head, "ap"), valued = 0;
+        for (int i = 0; i < n_head && !valued; i++)
+            valued = isfinite(fig_number_at(ctx, per_head, head_rows[i], c_ap));
+        if (n_head > 0 && !valued) {
+            free(head_rows);
+            free_profile(&pr);
+            return plast_filtered_out(ctx, "query bin", "PLAST_MIN_PAIRS eligible key pairs", err);
+        }
         free(head_rows);
         free_profile(&pr);
-        /* rows of the model's heads without a model profile: every bin
-         * fell below the stage's minimum of key pairs */
-        if (n_head > 0)
-            return plast_filtered_out(ctx, "query bin", "PLAST_MIN_PAIRS eligible key pairs", err);
         if (n_mean == 0 || n_head == 0)
             return plast_lacks_model(ctx, n_mean ? per_head : mean, err);
         return fig_not_drawn(ctx, err, "The table %s holds no profile bin with a value for %s.",
