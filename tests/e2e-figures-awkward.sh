@@ -91,7 +91,7 @@ attention-plasticity/06_profile_qwen3_4b attention-plasticity/08_component_weigh
 attention-plasticity/10_ap_drop_vs_lbp attention-plasticity/11_extra_models_ruler "
 expect_same "$(canvases)" "$want" "canvases exactly where the run lacks the data"
 expect_same "$(key attention-plasticity/10_ap_drop_vs_lbp 'this run')" \
-    "1 model of this run has a published LongBench-Pro score: Llama-3.2-3B; a correlation needs at least 3." \
+    "1 model of this run has both a published LongBench-Pro score and an AP_drop: Llama-3.2-3B; a correlation needs at least 3." \
     "figure 10 says why it is not drawn"
 if grep -qF 'no rows of Qwen3-14B (dataset qwen3-14b)' "$TREE/figures/attention-plasticity/02_bucket_heatmap_qwen3_14b/README.md"; then
     ok; else bad "the README of a canvas says which model the run lacks"; fi

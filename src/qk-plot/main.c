@@ -138,10 +138,10 @@ double fig_number_at(const fig_ctx *ctx, const qk_table *t, int row, int col)
 }
 
 /* Length of a printf rendering of a non-finite number ("nan", "-nan",
- * "inf", "-inf") standing as a word at s, else 0. */
+ * "+nan" of a "%+f", "inf", ...) standing as a word at s, else 0. */
 static size_t non_finite_word(const char *start, const char *s)
 {
-    static const char *const words[] = {"-nan", "nan", "-inf", "inf"};
+    static const char *const words[] = {"-nan", "+nan", "nan", "-inf", "+inf", "inf"};
     if (s > start && (isalnum((unsigned char)s[-1]) || s[-1] == '-'))
         return 0;
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {

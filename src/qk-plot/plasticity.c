@@ -47,6 +47,13 @@ void plast_models_of(const fig_ctx *ctx, const qk_table *t, char *out, size_t ca
         snprintf(out, cap, "no model");
 }
 
+int plast_filtered_out(fig_ctx *ctx, const char *what, const char *param, qk_err *err)
+{
+    return fig_not_drawn(ctx, err, "%s (dataset %s) was analysed in this run, but no %s of it reached "
+                         "the minimum of the plasticity stage (%s), so it has no value to draw.",
+                         ctx->model_label, ctx->model, what, param);
+}
+
 int plast_lacks_model(fig_ctx *ctx, const qk_table *t, qk_err *err)
 {
     char models[512];

@@ -204,6 +204,21 @@ static void length_panel(qk_plot *p, const ruler_model *rm, int n, const panel_b
     qk_plot_printf(p, "\nunset y2tics\nunset y2label\nset ytics mirror\nunset object\nunset label\n");
 }
 
+/* Whether any of the n models has a profile bin with a value. */
+static int any_profile_bin(const fig_ctx *ctx, const qk_src *mean, int c_ap, const ruler_model *rm,
+                           int n)
+{
+    int found = 0;
+    for (int k = 0; k < n && !found; k++) {
+        int rows_n;
+        int *rows = plast_model_rows(ctx, mean->t, rm[k].m->id, &rows_n);
+        for (int i = 0; i < rows_n && !found; i++)
+            found = isfinite(qk_src_num(mean, rows[i], c_ap));
+        free(rows);
+    }
+    return found;
+}
+
 int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
 {
     qk_src mean = fig_src(ctx, "mean"), report = fig_src(ctx, "report");
@@ -232,6 +247,14 @@ int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
     }
     /* one robust AP range for both panels: the profiles' bins and the lengths */
     int c_ap = qk_src_col(&mean, "ap");
+    if (!any_profile_bin(ctx, &mean, c_ap, rm, n)) {
+        free(rm);
+        plast_table_free(&t);
+        return fig_not_drawn(ctx, err, "No extra model with published RULER scores has a profile "
+                             "bin with a value in %s: no query bin reached the minimum of the "
+                             "plasticity stage (PLAST_MIN_PAIRS eligible key pairs), so there is no "
+                             "AP to set beside the scores.", fig_path(ctx, mean.t));
+    }
     double *ap = qk_malloc((size_t)(mean.t->n_rows + 1) * sizeof *ap);
     for (int r = 0; r < mean.t->n_rows; r++)
         ap[r] = qk_src_num(&mean, r, c_ap);

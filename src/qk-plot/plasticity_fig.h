@@ -23,6 +23,11 @@ void plast_models_of(const fig_ctx *ctx, const qk_table *t, char *out, size_t ca
 /* The canvas of a figure whose model (--model) table t does not hold. */
 int plast_lacks_model(fig_ctx *ctx, const qk_table *t, qk_err *err);
 
+/* The canvas of a figure whose model was analysed but whose every bin
+ * (what, e.g. "query bin") fell below the plasticity stage's minimum
+ * (param, the Make parameter that sets it). */
+int plast_filtered_out(fig_ctx *ctx, const char *what, const char *param, qk_err *err);
+
 /* Starts a figure with a base font of font_pt points. */
 void plast_begin(qk_plot *p, int width, int height, int font_pt);
 

@@ -179,6 +179,16 @@ static void widen_colour_range(fig_range *r)
     r->hi = r->lo + MIN_COLOUR_SPAN;
 }
 
+/* Whether the model has a row in the model report (input "report"). */
+static int analysed(const fig_ctx *ctx, const char *model)
+{
+    if (!fig_has_input(ctx, "report"))
+        return 0;
+    int n;
+    free(plast_model_rows(ctx, fig_input(ctx, "report"), model, &n));
+    return n > 0;
+}
+
 int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
 {
     const char *model = fig_model(ctx);
@@ -190,6 +200,11 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
     free(rows);
     if (h.n_cells == 0) {
         free(h.cells);
+        /* the plasticity stage writes no cell below its count filter: a
+         * model of the run's model report has been analysed */
+        if (analysed(ctx, model))
+            return plast_filtered_out(ctx, "heatmap cell (key distance, query distance)",
+                                      "PLAST_PAIR2D_MIN evaluations", err);
         return n ? fig_not_drawn(ctx, err, "The table %s holds no cell with a value for %s.",
                                  fig_path(ctx, t), ctx->model_label)
                  : plast_lacks_model(ctx, t, err);

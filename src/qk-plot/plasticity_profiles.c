@@ -275,6 +275,16 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     load_mean_profile(ctx, mean_rows, n_mean, &pr);
     free(mean_rows);
     if (pr.n_bins == 0 || n_head == 0) {
+        /* rows of the model's heads, none with a value: every bin fell
+         * below the stage's minimum of key pairs */
+        int c_ap = fig_column(ctx, per_head, "ap"), valued = 0;
+        for (int i = 0; i < n_head && !valued; i++)
+            valued = isfinite(fig_number_at(ctx, per_head, head_rows[i], c_ap));
+        if (n_head > 0 && !valued) {
+            free(head_rows);
+            free_profile(&pr);
+            return plast_filtered_out(ctx, "query bin", "PLAST_MIN_PAIRS eligible key pairs", err);
+        }
         free(head_rows);
         free_profile(&pr);
         if (n_mean == 0 || n_head == 0)

@@ -205,16 +205,17 @@ static double published_score(const fig_ctx *ctx, const char *model, const char 
 
 /* The models of the report with a published score, in the table's
  * (registry) order. */
-static lbp_point *load_lbp_points(const fig_ctx *ctx, int *n, const char **note)
+static lbp_point *load_lbp_points(const fig_ctx *ctx, int *n, int *scored, const char **note)
 {
     const qk_table *t = fig_input(ctx, "report");
     int c_m = fig_column(ctx, t, "model"), c_d = fig_column(ctx, t, "ap_drop");
     lbp_point *pt = qk_malloc((size_t)(t->n_rows + 1) * sizeof *pt);
-    *n = 0;
+    *n = *scored = 0;
     *note = NULL;
     for (int r = 0; r < t->n_rows; r++) {
         const char *model = qk_table_cell(t, r, c_m);
         double score = published_score(ctx, model, note), drop = fig_number_at(ctx, t, r, c_d);
+        *scored += isfinite(score);
         if (!isfinite(score) || !isfinite(drop))
             continue;
         const char *family = fig_registry(ctx, model, "family", "other");
@@ -337,19 +338,25 @@ static void lbp_keys(fig_ctx *ctx, const lbp_point *pt, int n, double r, double 
 
 int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
 {
-    int n;
+    int n, scored;
     const char *note;
-    lbp_point *pt = load_lbp_points(ctx, &n, &note);
+    lbp_point *pt = load_lbp_points(ctx, &n, &scored, &note);
     if (n < 3) {
-        char names[512] = "";
+        char names[512] = "", without[160] = "";
         for (int i = 0; i < n; i++) {
             size_t used = strlen(names);
             snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : ": ", pt[i].label);
         }
         free(pt);
-        return fig_not_drawn(ctx, err, "%d model%s of this run ha%s a published LongBench-Pro "
-                             "score%s; a correlation needs at least 3.", n, n == 1 ? "" : "s",
-                             n == 1 ? "s" : "ve", names);
+        /* a model with a score but no AP_drop: every query bin below the
+         * plasticity stage's minimum of key pairs */
+        if (scored > n)
+            snprintf(without, sizeof without, " (%d ha%s a score but no AP_drop: no query bin "
+                     "reached PLAST_MIN_PAIRS eligible key pairs)", scored - n,
+                     scored - n == 1 ? "s" : "ve");
+        return fig_not_drawn(ctx, err, "%d model%s of this run ha%s both a published "
+                             "LongBench-Pro score and an AP_drop%s%s; a correlation needs at "
+                             "least 3.", n, n == 1 ? "" : "s", n == 1 ? "s" : "ve", names, without);
     }
     /* families in order of first appearance (the registry order) */
     const char *families[64];

@@ -621,7 +621,7 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
         snprintf(rtext, sizeof rtext, "n/a");
     char key[128];
     snprintf(key, sizeof key, "%s: Pearson r (heads)", name);
-    fig_key(ctx, key, "%+.3f (%d)", r, rows.n);
+    fig_key(ctx, key, "%+.3f (%d)", defined >= 3 ? r : NAN, rows.n);
     if (yr.above + yr.below) {
         snprintf(key, sizeof key, "%s: heads off the drawn y scale (below, above)", name);
         fig_key(ctx, key, "%d, %d", yr.below, yr.above);
@@ -682,9 +682,16 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     /* taller in print, where the keys under the panels take more of it */
     rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, fig_printing ? 1050 : 760, 14);
     rot_rows all = rot_rows_all(&t);
-    double pooled = rot_pearson(sep, bias, &all);
+    /* r from at least three heads with both values, as in the panels */
+    int defined = 0;
+    for (int k = 0; k < all.n; k++)
+        defined += isfinite(sep[all.index[k]]) && isfinite(bias[all.index[k]]);
+    double pooled = defined >= 3 ? rot_pearson(sep, bias, &all) : NAN;
     char sub[256], rtext[32];
-    fig_fmt(rtext, sizeof rtext, "%+.2f", pooled);
+    if (isfinite(pooled))
+        fig_fmt(rtext, sizeof rtext, "%+.2f", pooled);
+    else
+        snprintf(rtext, sizeof rtext, "n/a");
     snprintf(sub, sizeof sub, "one point per head; r = Pearson r within the family; pooled over "
              "all %d heads: r = %s; ▲ ▼: heads beyond a panel's y scale", rot_count_defined(bias, &all),
              rtext);
@@ -692,8 +699,8 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
                                               "(Simpson's paradox)", sub, 17);
     scatter_frame sf = scatter_layout(&p, &t, nf, title_bottom);
     qk_plot_printf(&p, "set grid\nset xlabel \"separation\\\\_strength\"\n");
-    fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d heads)",
-            pooled, all.n);
+    fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d head%s)",
+            pooled, all.n, all.n == 1 ? "" : "s");
     for (int f = 0; f < nf; f++)
         scatter_panel(ctx, &p, &t, f, f, nf, sep, bias, &sf);
     qk_plot_printf(&p, "unset multiplot\n");

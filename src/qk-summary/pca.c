@@ -50,6 +50,7 @@ static const qk_key pca_keys[] = {
     {"pca.tax.mixed_pct", PCT, "mixed heads (% of all heads)"},
     {"pca.tax.mixed_count", "count", "mixed heads"},
     {"pca.t.checkpoints", "count", "SmolLM3-3B training checkpoints"},
+    {"pca.t.in_run", "flag", "the run has SmolLM3-3B checkpoints (their PCA table is an input), whether or not a head was fitted"},
     {"pca.t.heads_min", "count", "query heads per checkpoint (fewest)"},
     {"pca.t.heads_max", "count", "query heads per checkpoint (most)"},
     {"pca.t.rk_peak", "number.3", "highest checkpoint mean of r_k on PC0"},
@@ -497,6 +498,7 @@ void sum_pca(sum_ctx *ctx)
         "content-focused (%)", "mixed (%)"};
     for (int c = 0; checkpoint_fields[c].name; c++)
         qk_numbers_column(w, table, checkpoint_fields[c].name, headers[c]);
+    qk_numbers_set(w, "pca.t.in_run", training != NULL);
     if (training && load_study(&s, training, registry)) {
         write_checkpoints(w, table, &s, registry);
         write_training(w, &s, low);

@@ -18,6 +18,8 @@ static const qk_key plasticity_keys[] = {
     {"plasticity.heads", "count", "query heads of the cross-model study"},
     {"plasticity.families", "count", "model families of the cross-model study"},
     {"plasticity.models_falling", "count", "models whose profile ends lower than it starts (AP_last20 < AP_first20)"},
+    {"plasticity.models_profiled", "count", "models with a profile (AP_first20 and AP_last20: a query bin with enough key pairs)"},
+    {"plasticity.pair2d_cells", "count", "heatmap cells with a value (enough evaluations), all models of the cross-model study"},
     {"plasticity.bin_factor", "number.0", "query bins per capture bucket (when all models have the same)"},
     {"plasticity.ap.low_model", "text", "the model with the lowest ap_overall"},
     {"plasticity.ap.low", AP, "the lowest ap_overall of a model"},
@@ -27,16 +29,19 @@ static const qk_key plasticity_keys[] = {
     {"plasticity.drop.low", AP, "the smallest AP_drop of a model"},
     {"plasticity.drop.high_model", "text", "the model with the largest AP_drop"},
     {"plasticity.drop.high", AP, "the largest AP_drop of a model"},
+    {"plasticity.family_drop.families", "count", "families with a mean AP_drop"},
     {"plasticity.family_drop.low", "text", "the family with the smallest mean AP_drop"},
     {"plasticity.family_drop.low_value", AP, "its mean AP_drop"},
     {"plasticity.family_drop.high", "text", "the family with the largest mean AP_drop"},
     {"plasticity.family_drop.high_value", AP, "its mean AP_drop"},
-    {"plasticity.lbp.models", "count", "models with a published LongBench-Pro overall score"},
+    {"plasticity.lbp.scored", "count", "models with a published LongBench-Pro overall score"},
+    {"plasticity.lbp.models", "count", "models with a published LongBench-Pro overall score and an AP_drop"},
     {"plasticity.lbp.r_drop", "signed.2", "Pearson r of the published LongBench-Pro score with AP_drop"},
     {"plasticity.lbp.r_ap", "signed.2", "Pearson r of the published LongBench-Pro score with ap_overall"},
     {"plasticity.lbp.r_last", "signed.2", "Pearson r of the published LongBench-Pro score with AP_last20"},
     {"plasticity.smollm3.checkpoints", "count", "SmolLM3-3B checkpoints of the joint table"},
     {"plasticity.smollm3.lc_checkpoints", "count", "long-context checkpoints (context above the smallest)"},
+    {"plasticity.smollm3.pre_checkpoints", "count", "pre-training checkpoints (the smallest context)"},
     {"plasticity.smollm3.first_label", "text", "the first checkpoint"},
     {"plasticity.smollm3.first_bias", "sig.3", "mean bias_strength at the first checkpoint"},
     {"plasticity.smollm3.peak_label", "text", "the pre-training checkpoint with the highest bias"},
@@ -77,7 +82,7 @@ static const qk_key profile_fields[] = {
     FIGURE_FIELDS,
     {"spread_first", AP, "SD of the heads' AP per bin, mean over the first fifth of the bins"},
     {"spread_rest", AP, "SD of the heads' AP per bin, mean over the other bins"},
-    {"fan_ratio", "ratio.1", "spread_first over spread_rest (times)"},
+    {"fan_ratio", "ratio.2", "spread_first over spread_rest (times), rounded to the two decimals shown"},
     {NULL, NULL, NULL}};
 
 static const qk_key weight_fields[] = {
@@ -258,7 +263,7 @@ static void write_models(qk_numbers *w, const tables *tb, const plast_table *t,
 
 static void write_families(qk_numbers *w, const tables *tb, const plast_table *t)
 {
-    int lo = -1, hi = -1;
+    int lo = -1, hi = -1, with_drop = 0;
     double lo_drop = 0, hi_drop = 0;
     for (int f = 0; f < t->n_families; f++) {
         plast_family s;
@@ -281,11 +286,13 @@ static void write_families(qk_numbers *w, const tables *tb, const plast_table *t
         qk_numbers_row(w, tb->families, id);
         if (!isfinite(s.drop)) /* no model of the family with a value */
             continue;
+        with_drop++;
         if (lo < 0 || s.drop < lo_drop)
             lo = f, lo_drop = s.drop;
         if (hi < 0 || s.drop > hi_drop)
             hi = f, hi_drop = s.drop;
     }
+    qk_numbers_set(w, "plasticity.family_drop.families", with_drop);
     if (lo < 0)
         return;
     char name[64];
@@ -312,16 +319,20 @@ static const plast_model *extreme(const plast_table *t, int which, int sign)
 
 static void cross_values(qk_numbers *w, const plast_table *t)
 {
-    int heads = 0, below = 0, same = t->n_models > 0;
+    int heads = 0, below = 0, profiled = 0, scored = 0, same = t->n_models > 0;
     for (int i = 0; i < t->n_models; i++) {
         heads += t->models[i].n_heads;
         below += t->models[i].last < t->models[i].first;
+        profiled += isfinite(t->models[i].first) && isfinite(t->models[i].last);
+        scored += isfinite(t->models[i].lbp);
         same = same && fabs(t->models[i].bin_factor - t->models[0].bin_factor) < 1e-9;
     }
     qk_numbers_set(w, "plasticity.models", t->n_models);
     qk_numbers_set(w, "plasticity.heads", heads);
     qk_numbers_set(w, "plasticity.families", t->n_families);
     qk_numbers_set(w, "plasticity.models_falling", below);
+    qk_numbers_set(w, "plasticity.models_profiled", profiled);
+    qk_numbers_set(w, "plasticity.lbp.scored", scored);
     /* bins per capture bucket, when every model has the same */
     qk_numbers_set(w, "plasticity.bin_factor", same ? t->models[0].bin_factor : NAN);
     if (t->n_models == 0)
@@ -349,6 +360,16 @@ static void cross_values(qk_numbers *w, const plast_table *t)
     qk_line ap = plast_lbp_fit(t, PLAST_AP), last = plast_lbp_fit(t, PLAST_LAST);
     qk_numbers_set(w, "plasticity.lbp.r_ap", ap.n >= 3 ? ap.r : NAN);
     qk_numbers_set(w, "plasticity.lbp.r_last", last.n >= 3 ? last.r : NAN);
+}
+
+/* The heatmap cells with a value: none when every cell has fewer
+ * evaluations than the count filter of the plasticity stage. */
+static void pair2d_cells(qk_numbers *w, const qk_src *pair2d)
+{
+    int c_ap = qk_src_col(pair2d, "ap"), n = 0;
+    for (int r = 0; r < pair2d->t->n_rows; r++)
+        n += isfinite(qk_src_num(pair2d, r, c_ap));
+    qk_numbers_set(w, "plasticity.pair2d_cells", n);
 }
 
 /* ---- the figure models ------------------------------------------------------------------------ */
@@ -445,7 +466,9 @@ static void profile_figure(sum_ctx *ctx, const char *fig, const char *model, con
     plast_profile_spread(profile, model, &s);
     qk_numbers_field(ctx->out, rec, "spread_first", s.first);
     qk_numbers_field(ctx->out, rec, "spread_rest", s.rest);
-    qk_numbers_field(ctx->out, rec, "fan_ratio", s.rest > 0 ? s.first / s.rest : NAN);
+    /* the rule "at least 1.5 times" is read on the ratio as the page shows
+     * it: 1.496 would print 1.50 beside "do not fan out" */
+    qk_numbers_field(ctx->out, rec, "fan_ratio", s.rest > 0 ? round(100 * s.first / s.rest) / 100 : NAN);
 }
 
 static void weight_figure(sum_ctx *ctx, const char *fig, const char *model, const plast_table *t)
@@ -519,6 +542,7 @@ static void smollm3_values(qk_numbers *w, const plast_checkpoint *cp, int n)
     if (!s.ok)
         return;
     const plast_checkpoint *b = &cp[s.base];
+    qk_numbers_set(w, "plasticity.smollm3.pre_checkpoints", n - s.n_lc);
     qk_numbers_set_text(w, "plasticity.smollm3.peak_label", "%s", cp[s.peak].label);
     qk_numbers_set(w, "plasticity.smollm3.peak_bias", cp[s.peak].bias);
     qk_numbers_set_text(w, "plasticity.smollm3.base_label", "%s", b->label);
@@ -552,6 +576,8 @@ void sum_plasticity(sum_ctx *ctx)
         cross_values(w, &t);
         write_models(w, &tb, &t, registry);
         write_families(w, &tb, &t);
+        if (sum_input(ctx, "pair2d"))
+            pair2d_cells(w, sum_input(ctx, "pair2d"));
     }
     each_figure(ctx, "heatmaps", heatmap_figure, report ? &t : NULL);
     each_figure(ctx, "profiles", profile_figure, report ? &t : NULL);

@@ -26,6 +26,7 @@ static const qk_key rotation_keys[] = {
     {"rotation.q_ahead_count", "count", "number of those models"},
     {"rotation.bias.positive_pct", PCT, "heads with bias_strength > 0, a recency bias (% of heads with a value)"},
     {"rotation.bias.positive_count", "count", "heads with bias_strength > 0"},
+    {"rotation.bias.defined_count", "count", "heads with a bias_strength (the base of rotation.bias.positive_pct)"},
     {"rotation.bias.negative_count", "count", "heads with bias_strength < 0"},
     {"rotation.mu_q.positive_pct", PCT, "heads with mu_Q^a > 0 (%)"},
     {"rotation.bias.mean_x1e3", "number.3", "mean bias_strength (score per token, x 10^3)"},
@@ -49,6 +50,7 @@ static const qk_key rotation_keys[] = {
     {"rotation.r_bias_sep.family_max", "signed.2", "highest within-family r of bias_strength and separation_strength"},
     {"rotation.r_bias_sep.family_max_label", "text", "the family with that r"},
     {"rotation.r_bias_sep.families_opposite", "count", "families whose r has the opposite sign of the pooled r"},
+    {"rotation.r_bias_sep.families_with_r", "count", "families with an r of bias_strength and separation_strength"},
     {"rotation.complement.active_tau", "sig.3", "|angle r| from which a complement pair counts as active"},
     {"rotation.complement.active_mean", "number.1", "mean number of active complement pairs of a head"},
     {"rotation.complement.active_var_pct", PCT, "mean share of the complement variance in active pairs (%)"},
@@ -267,14 +269,25 @@ static int family_table(qk_numbers *w)
     return t;
 }
 
+/* Pearson r of separation and bias over rows, from at least three heads
+ * with both values (two points always lie on a line: r = +-1 says
+ * nothing), as in figure qk-rotation/07; else NAN. */
+static double bias_sep_r(const columns *c, const rot_rows *rows)
+{
+    int both = 0;
+    for (int i = 0; i < rows->n; i++)
+        both += isfinite(c->sep[rows->index[i]]) && isfinite(c->bias[rows->index[i]]);
+    return both >= 3 ? rot_pearson(c->sep, c->bias, rows) : NAN;
+}
+
 /* The families table and the r of the thesis families and the pooled r. */
 static void write_families(qk_numbers *w, int table, const study *s, const columns *c)
 {
     static const char *const named[] = {"llama", "qwen", "ministral"};
     const rot_table *h = &s->heads;
     rot_rows all = rot_rows_all(h);
-    double pooled = rot_pearson(c->sep, c->bias, &all);
-    int opposite = 0, f_min = -1, f_max = -1;
+    double pooled = bias_sep_r(c, &all);
+    int opposite = 0, with_r = 0, f_min = -1, f_max = -1;
     double r_min = NAN, r_max = NAN;
     for (int f = 0; f < h->n_families; f++) {
         rot_rows rows = rot_rows_family(h, f);
@@ -285,8 +298,9 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
             if (h->family_of[m] == f)
                 models++, first = first < 0 ? m : first;
         const char *family = h->models[first].family;
-        double r = rot_pearson(c->sep, c->bias, &rows);
+        double r = bias_sep_r(c, &rows);
         opposite += isfinite(r) && isfinite(pooled) && r * pooled < 0;
+        with_r += isfinite(r);
         if (isfinite(r) && (f_min < 0 || r < r_min))
             f_min = f, r_min = r;
         if (isfinite(r) && (f_max < 0 || r > r_max))
@@ -312,6 +326,7 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     }
     qk_numbers_set(w, "rotation.r_bias_sep.pooled", pooled);
     qk_numbers_set(w, "rotation.r_bias_sep.families_opposite", opposite);
+    qk_numbers_set(w, "rotation.r_bias_sep.families_with_r", with_r);
     /* the range in the page's sentence, named from the registry (no family
      * name is typed in the template) */
     const int ends[2] = {f_min, f_max};
@@ -398,7 +413,9 @@ static void cross_values(qk_numbers *w, const study *s, const columns *c)
     qk_numbers_set(w, "rotation.rk_gt_rq_pct", sum_pct(k_closer, both));
     q_ahead_models(w, s);
     int positive = rot_count_positive(c->bias, &all);
-    qk_numbers_set(w, "rotation.bias.positive_pct", sum_pct(positive, rot_count_defined(c->bias, &all)));
+    int with_bias = rot_count_defined(c->bias, &all);
+    qk_numbers_set(w, "rotation.bias.positive_pct", sum_pct(positive, with_bias));
+    qk_numbers_set(w, "rotation.bias.defined_count", with_bias);
     qk_numbers_set(w, "rotation.bias.positive_count", positive);
     qk_numbers_set(w, "rotation.bias.negative_count", negative);
     qk_numbers_set(w, "rotation.mu_q.positive_pct",
