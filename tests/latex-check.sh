@@ -126,7 +126,7 @@ expect_status 0 "the example with the rules turned compiles"
 rules_text=$(pdftotext "$T/rules.pdf" - 2> /dev/null | tr '\n' ' ')
 normal_text=$(pdftotext "$pdf" - 2> /dev/null | tr '\n' ' ')
 for want in "queries follow position more closely than the keys" "does not fall after it" \
-            "No model of this run has a published LongBench-Pro" \
+            "No model of this run has both a published" \
             "This run has no dataset of the cross-model study."; do
     if [[ "$rules_text" == *"$want"* && "$normal_text" != *"$want"* ]]; then ok; else
         bad "the rules turned: the text says '$want' (and the example as built does not)"; fi
