@@ -94,4 +94,14 @@ expect_status 0 "make report after the conf's label changed"
 if grep -q "Mine-0.6B" "$TREE/report/index.html" && ! grep -q "My-Model-0.6B" "$TREE/report/index.html"; then
     ok; else bad "the report takes the conf's new label"; fi
 
+# without the conf model the run's registry is the registry's rows again, and
+# the figures that stay (the SmolLM3 ones) name it as it is now
+run tree_make report DATA="$D" DATASETS="qwen3-0.6b smollm3-3b-stage1-step-40000 smollm3-3b-stage1-step-80000 smollm3-3b-lc-4k-to-32k-step-4000"
+expect_status 0 "make report without the conf model"
+run tree_make report DATA="$D" DATASETS="qwen3-0.6b smollm3-3b-stage1-step-40000 smollm3-3b-lc-4k-to-32k-step-4000"
+expect_status 0 "make report without either conf dataset"
+expect_same "$(awk -F'\t' '$1 == "registry" { print $2, $3 }' "$TREE"/figures/qk-pca/07_*/inputs.tsv)" \
+    "build/sets/registry.tsv $(stat -c %s workflow/datasets.tsv)" \
+    "figure qk-pca/07 names the run's registry as it is, the registry's rows alone"
+
 finish

@@ -31,16 +31,13 @@ $(error no dataset directories found in DATA=$(DATA))
 endif
 endif
 
-# The registry of the run (RUN_REGISTRY), which the summaries and figures
-# read: workflow/datasets.tsv, and when the run has datasets it lacks, a copy
-# with their qkreport.conf rows (build/sets/registry.tsv, a record: rewritten
-# only when it changes; workflow/run-registry.awk).
+# The registry of the run (build/sets/registry.tsv), which the summaries and
+# figures read: the rows of workflow/datasets.tsv, and one per dataset of the
+# run it lacks, from its qkreport.conf (workflow/run-registry.awk). A record:
+# one path in every run, rewritten only when its content changes, so that a
+# run with or without such datasets redraws exactly the figures it changes.
 CONF_IDS := $(if $(strip $(DATA)),$(foreach d,$(filter-out $(REGISTRY_IDS),$(RUN_DATASETS)),$(if \
   $(wildcard $(DATA_DIR)/$(d)/qkreport.conf),$(d))))
-ifeq ($(CONF_IDS),)
-RUN_REGISTRY := $(REGISTRY)
-RUN_REGISTRY_IDS := $(REGISTRY_IDS)
-else
 RUN_REGISTRY := build/sets/registry.tsv
 RUN_REGISTRY_TEXT := $(shell mkdir -p build/sets && awk -v ids="$(CONF_IDS)" -f workflow/run-registry.awk \
   $(REGISTRY) $(foreach d,$(CONF_IDS),$(DATA_DIR)/$(d)/qkreport.conf) > $(RUN_REGISTRY).new && \
@@ -53,7 +50,6 @@ RUN_REGISTRY_FILE := $(if $(filter changed,$(RUN_REGISTRY_TEXT)),$(RUN_REGISTRY)
 RUN_REGISTRY_IDS := $(shell awk -F'\t' '!/^\#/ && NF && $$1 != "id" { print $$1 }' $(RUN_REGISTRY_FILE))
 # the facts of the rules (study, family and label of every dataset) from it
 REGISTRY_FACTS := $(call registry_facts,$(RUN_REGISTRY_FILE))$(shell rm -f $(RUN_REGISTRY).new)
-endif
 
 # Datasets in the run registry's order (the SmolLM3 checkpoints in training
 # order, other unlisted ones last), for tables and the report.
