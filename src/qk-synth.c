@@ -12,6 +12,7 @@
 #include "qk/common.h"
 #include "qk/registry.h"
 #include "qk/synth.h"
+#include "qk/source.h"
 
 enum { OPT_OUT = QK_KEY_FIRST, OPT_KEY };
 
@@ -152,7 +153,8 @@ static int parse_args(int argc, char **argv, cli *c)
     return 0;
 }
 
-/* Whether the dataset's folder is complete and holds the key; if so its
+/* Whether the dataset's folder is complete, holds the key and its files are
+ * those qk-synth wrote (none edited, replaced or removed by hand); if so its
  * synth-truth.tsv is touched, so that the build takes it as just made. */
 static int kept(const cli *c, const qk_dataset *ds)
 {
@@ -162,7 +164,11 @@ static int kept(const cli *c, const qk_dataset *ds)
     size_t len = 0;
     int same = c->opts.key && access(truth, F_OK) == 0 &&
                qk_read_file(key, &held, &len, NULL) == 0 && len == c->opts.key_len &&
-               memcmp(held, c->opts.key, len) == 0 && utimensat(AT_FDCWD, truth, NULL, 0) == 0;
+               memcmp(held, c->opts.key, len) == 0;
+    char *lines = same ? qk_source_file_lines(dir, NULL) : NULL;
+    same = same && lines && qk_source_files_as_written(dir, lines) &&
+           utimensat(AT_FDCWD, truth, NULL, 0) == 0;
+    free(lines);
     free(held);
     free(key);
     free(truth);

@@ -8,7 +8,7 @@
 #   - a figure's datasets left out of a run, then back (drawn again, not the canvas);
 #   - a downloaded file replaced by another with an older mtime;
 #   - SEED changed for one dataset and changed back;
-#   - a synthetic file replaced by hand, then put back;
+#   - a synthetic file replaced by hand (said so), then written again by make clean;
 #   - a comment added to a program's and a library's source (nothing reruns);
 #   - make -n, make -q and make help with other parameters (no record written;
 #     after a complete build make -q exits 0 and make -n lists nothing);
@@ -217,12 +217,11 @@ for d in smollm3-3b-stage1-step-40000 mistral-v0.2-7b; do
 done
 same_as demo "$W" "SEED changed back"
 
-# ---- 4a. a synthetic file edited by hand, then put back ---------------------------
+# ---- 4a. a synthetic file edited by hand, then written again ---------------------
 # (qk-synth keeps data of the same key; the store's record lists the files)
 syn=$W/data/synth/$one
 f=$(cd "$syn" && ls -d l*q | head -1)/data.parquet
 other=$(cd "$syn" && ls -d l*q | sed -n 2p)/data.parquet
-cp -p "$syn/$f" "$base/kept.parquet"
 cp "$syn/$other" "$syn/$f"
 mk "$W" DATASETS="$sets" -q report
 expect_status 1 "make -q after a synthetic file was replaced"
@@ -235,11 +234,16 @@ expect_not_ran qk-load mistral-v0.2-7b "a synthetic file replaced by hand"
 outputs_digest "$W" > "$base/edited.digest"
 if cmp -s "$base/edited.digest" "$base/clean-demo.digest"; then
     bad "a synthetic file replaced by hand changes the results"; else ok; fi
-cp "$base/kept.parquet" "$syn/$f"
+if grep -q "^origin	synthetic (qk-synth, seed .*; files changed since qk-synth wrote them)$" \
+    "$W/build/$one/source.txt"; then ok; else bad "the source of the edited data says they were changed"; fi
+if grep -q "files changed since qk-synth wrote them" "$W/report/index.html"; then ok; else
+    bad "the report's data source says the synthetic files were changed"; fi
+# make clean (the records gone): qk-synth writes the edited dataset again
+rm -f "$W"/build/*/synth-source.txt "$W"/build/*/synth-key.txt
 mk "$W" DATASETS="$sets" report
-expect_status 0 "make report after the synthetic file was put back"
-expect_ran qk-load "$one" "the synthetic file put back"
-same_as demo "$W" "the synthetic file put back"
+expect_status 0 "make report after the records of the edited data were removed"
+expect_ran qk-synth "$one" "the edited synthetic data, records removed"
+same_as demo "$W" "the edited synthetic data written again"
 
 # ---- 4b. a comment added at the top of a stage's source and a library file ----------
 # The programs are compiled and linked again, but their code is the same:

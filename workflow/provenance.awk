@@ -7,7 +7,8 @@ FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 function parent(path) { sub(/ \(written by qk-synth\)$/, "", path); sub(/\/[^\/]*$/, "", path); return path }
 {
     src = $(col["source"]); n++
-    if (src ~ /^synthetic/) { made++; made_src = src }
+    # (generated data changed by hand: their source, which says so, is the one named)
+    if (src ~ /^synthetic/) { made++; if (made_src !~ /files changed since/) made_src = src }
     else if (src ~ /written by qk-synth/) { copied++; where[parent(src)] = 1 }
     else { captured++; where[parent(src)] = 1 }
 }

@@ -46,6 +46,14 @@ int qk_source_is_synthetic_capture(const char *root);
  * ("seed=S scale=C mode=M"). */
 int qk_source_synthetic_ok(const char *spec);
 
+/* The "file" lines of the capture folder root, one per input file (as in
+ * the record), in a string to free; NULL on error. */
+char *qk_source_file_lines(const char *root, qk_err *err);
+/* qk-synth keeps the file lines of the data it wrote in ROOT/.synth-files:
+ * whether they are lines, so that data edited by hand are told from its. */
+#define QK_SYNTH_FILES ".synth-files"
+int qk_source_files_as_written(const char *root, const char *lines);
+
 /* Reads the value of key from a record (first occurrence); -1 if absent. */
 int qk_source_record_value(const char *path, const char *key, char *out, size_t cap,
                            qk_err *err);

@@ -133,32 +133,67 @@ static int write_file_lines(FILE *fp, const char *root, qk_err *err)
     if (qk_revision_scan(root, &rev, err) != 0)
         return -1;
     int rc = 0;
-    for (int i = 0; rc == 0 && i < rev.n; i++)
+    for (int i = 0; i < rev.n; i++)
         for (int j = 0; rc == 0 && j < rev.configs[i].n_paths; j++)
             rc = write_file_line(fp, root, rev.configs[i].paths[j], err);
     qk_revision_free(&rev);
     return rc;
 }
 
+char *qk_source_file_lines(const char *root, qk_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    int rc = write_file_lines(mem, root, err);
+    fclose(mem);
+    if (rc != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+int qk_source_files_as_written(const char *root, const char *lines)
+{
+    char *path = qk_path_join(root, QK_SYNTH_FILES);
+    uint8_t *held = NULL;
+    size_t len = 0;
+    int same = qk_read_file(path, &held, &len, NULL) == 0 && len == strlen(lines) &&
+               memcmp(held, lines, len) == 0;
+    free(held);
+    free(path);
+    return same;
+}
+
 /* The synthetic description, and with an input folder (the data qk-synth
  * wrote) its files too, so that a file edited or replaced there by hand
- * reloads the dataset as it would a download's. */
+ * reloads the dataset as it would a download's; the origin then says that
+ * the files are no longer those qk-synth wrote. */
 static int write_synthetic(FILE *fp, const qk_source_spec *spec, qk_err *err)
 {
     char seed[64], scale[64], mode[64];
     synth_value(spec->synthetic, "seed", seed, sizeof seed);
     synth_value(spec->synthetic, "scale", scale, sizeof scale);
     synth_value(spec->synthetic, "mode", mode, sizeof mode);
+    char *lines = NULL;
+    if (spec->input) {
+        char *root = qk_revision_resolve(spec->input, NULL, spec->dataset, err);
+        if (!root)
+            return -1;
+        lines = qk_source_file_lines(root, err);
+        int as_written = lines && qk_source_files_as_written(root, lines);
+        free(root);
+        if (!lines)
+            return -1;
+        if (!as_written)
+            snprintf(mode + strlen(mode), sizeof mode - strlen(mode),
+                     "; files changed since qk-synth wrote them");
+    }
     fprintf(fp, "source\tsynthetic\norigin\tsynthetic (qk-synth, seed %s, scale %s, mode %s)\n"
-                "revision\t-\n", seed, scale, mode);
-    if (!spec->input)
-        return 0;
-    char *root = qk_revision_resolve(spec->input, NULL, spec->dataset, err);
-    if (!root)
-        return -1;
-    int rc = write_file_lines(fp, root, err);
-    free(root);
-    return rc;
+                "revision\t-\n%s", seed, scale, mode, lines ? lines : "");
+    free(lines);
+    return 0;
 }
 
 static int write_directory(FILE *fp, const qk_source_spec *spec, qk_err *err)

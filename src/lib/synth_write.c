@@ -3,6 +3,7 @@
  * _saver_state.json as the capture tool writes them, and synth-truth.tsv,
  * all in a temporary directory renamed into place when complete. */
 #include "qk/synth.h"
+#include "qk/source.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -634,6 +635,13 @@ static int write_contents(dataset_writer *w, qk_err *err)
     }
     if (rc == 0 && w->o->key)
         rc = write_text_file(w->dir, ".synth-key", (const char *)w->o->key, w->o->key_len, err);
+    if (rc == 0) {
+        /* what it wrote, so that files changed by hand are told from it
+         * (the mtimes survive the rename of the folder into place) */
+        char *lines = qk_source_file_lines(w->dir, err);
+        rc = lines ? write_text_file(w->dir, QK_SYNTH_FILES, lines, strlen(lines), err) : -1;
+        free(lines);
+    }
     if (rc == 0) {
         /* the last file: its presence marks the dataset as complete */
         fflush(w->tsv);
