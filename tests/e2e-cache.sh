@@ -413,7 +413,7 @@ expect_status 0 "make archive PCA_TAX_HIGH=0.8"
 mk "$W" DATASETS="$sets" archive
 expect_status 0 "make archive"
 expect_same "$(sha256sum < "$pdf")" "$pdf_sum" "the thesis example of the same inputs has the same bytes"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 for run_args in "DATASETS='$sets'|0.7" "DATASETS='$sets' PCA_TAX_HIGH=0.8|0.8"; do
     args=${run_args%|*} high=${run_args##*|}
     a=$W/dist/qkreport-results-$commit-$(printf '%s' "$args" | sha256sum | cut -c1-8).tar.gz

@@ -7,11 +7,13 @@
 # of every file (bin/qk-archive, docs/archive.md). Check it with
 #   bin/qk-archive verify dist/qkreport-results-<commit>.tar.gz
 
-# The name: the commit, and when the run sets parameters to other values than
+# The name: the commit (SUITE_VERSION), and when the run sets parameters to other values than
 # their defaults (DATA, DATASETS, ...: rebuild_args, config.mk), the first 8
 # hex digits of the SHA-256 of those arguments, so that archives of other
 # parameters or data folders do not take each other's name.
-ARCHIVE_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# (the suite version: the commit, "-dirty" when the tree has changes, so that
+# an archive of edited code never takes the name of the commit's)
+ARCHIVE_COMMIT := $(SUITE_VERSION)
 ARCHIVE_PARAMS_ID := $(if $(REBUILD_ARGS),-$(shell printf '%s' $(call \
   shell_word,$(REBUILD_ARGS)) | sha256sum | cut -c1-8))
 ARCHIVE_FILE   := dist/qkreport-results-$(ARCHIVE_COMMIT)$(ARCHIVE_PARAMS_ID).tar.gz
