@@ -11,12 +11,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib-e2e.sh
 
-T=build/tests/tmp/e2e-conf-models
-rm -rf "$T"
-mkdir -p "$T"
-TREE=$T/tree
-copy_tree "$TREE"
-D=$(pwd)/$T/downloads
+tree_under e2e-conf-models
 synth() { # dataset, heads, [folder]
     bin/qk-synth --quiet --out "$T/synth" --dataset "$1" --heads "$2" --seed 5 || bad "qk-synth $1"
     mkdir -p "$D" && mv "$T/synth/$1" "$D/${3:-$1}"

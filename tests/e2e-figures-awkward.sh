@@ -22,12 +22,7 @@ for p in qk-synth qk-plot qk-report; do
     fi
 done
 
-T=build/tests/tmp/e2e-figures-awkward
-rm -rf "$T"
-mkdir -p "$T"
-TREE=$T/tree
-copy_tree "$TREE"
-D=$(pwd)/$T/downloads
+tree_under e2e-figures-awkward
 REG=workflow/datasets.tsv
 
 # ---- the downloads -----------------------------------------------------------------

@@ -152,6 +152,16 @@ figure_flags() {
 
 # copy_tree DEST: the project's files in DEST, plus the compiled programs
 # and library (mtimes kept, so nothing recompiles), for running make there.
+# tree_under NAME: T=build/tests/tmp/NAME made empty, TREE=$T/tree a copy of
+# the tree in it, D=$T/downloads (absolute) for the data a test writes
+tree_under() {
+    T=build/tests/tmp/$1
+    rm -rf "$T" && mkdir -p "$T"
+    TREE=$T/tree
+    copy_tree "$TREE"
+    D=$(pwd)/$T/downloads
+}
+
 copy_tree() {
     rm -rf "$1" && mkdir -p "$1/build"
     git ls-files --cached --others --exclude-standard -z | grep -zv '^tests/data/' |
