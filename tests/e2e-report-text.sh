@@ -65,6 +65,27 @@ canvas 'attention-plasticity/06_*' "Qwen3-4B (dataset qwen3-4b) was analysed in 
 if grep -q 'Choose the model' "$tree"/figures/attention-plasticity/0[367]_*/numbers.tsv; then
     bad "no canvas blames the model parameter for a threshold"; else ok; fi
 
+# section_with NAME SECTION NUMBERS FLAGS KEY=VALUE...: templates/sections/
+# SECTION.html.in rendered from NUMBERS with those values set (KEY?=VALUE:
+# only where the value is missing) into $tree/NAME.html; its text (no tags,
+# one line) in section_text
+section_with() {
+    local name=$1 section=$2 numbers=$3 flags=$4
+    shift 4
+    awk -F'\t' -v OFS='\t' -v sets="$*" '
+        BEGIN { n = split(sets, s, " ")
+                for (i = 1; i <= n; i++) {
+                    at = index(s[i], "="); key = substr(s[i], 1, at - 1)
+                    if (key ~ /\?$/) fill[substr(key, 1, length(key) - 1)] = substr(s[i], at + 1)
+                    else set[key] = substr(s[i], at + 1) } }
+        $1 == "value" && ($2 in set) { $4 = set[$2] }
+        $1 == "value" && ($2 in fill) && $4 == "" { $4 = fill[$2] }
+        { print }' "$numbers" > "$tree/$name.numbers"
+    run bin/qk-report --template "templates/sections/$section.html.in" --output "$tree/$name.html" \
+        --values "$tree/$name.numbers" --values "$flags"
+    section_text=$(sed 's/<[^>]*>//g' "$tree/$name.html" | tr '\n' ' ' | tr -s ' ')
+}
+
 # ---- two heads pooled: no correlation (it needs three heads), none to compare -----------
 report
 says "bias_strength and separation_strength are correlated with r = n/a. No family has a correlation of its own here" \
@@ -77,27 +98,19 @@ expect_same "$(grep -c '+n/a' "$f07/numbers.tsv")" 0 "figure qk-rotation/07: a m
 # a fan ratio just below the rule (0.184 against 0.124: 1.484) reads below it on the page
 P=$tree/build/report/plasticity.numbers
 figure_flags "$tree/flags-07.numbers" attention-plasticity/07 || bad "figure flags"
-awk -F'\t' -v OFS='\t' '$1 == "value" && $2 == "plasticity.fig07.spread_first" { $4 = 0.184 }
-    $1 == "value" && $2 == "plasticity.fig07.spread_rest" { $4 = 0.124 }
-    $1 == "value" && $2 == "plasticity.fig07.fan_ratio" { $4 = 1.484 }
-    $1 == "value" && $2 == "plasticity.fig07.ap_first" && $4 == "" { $4 = 0.5 } { print }' "$P" > "$tree/fan.numbers"
-run bin/qk-report --template templates/sections/plasticity.html.in --output "$tree/fan.html" \
-    --values "$tree/fan.numbers" --values "$tree/flags-07.numbers"
+section_with fan plasticity "$P" "$tree/flags-07.numbers" plasticity.fig07.spread_first=0.184 \
+    plasticity.fig07.spread_rest=0.124 plasticity.fig07.fan_ratio=1.484 plasticity.fig07.ap_first?=0.5
 expect_status 0 "the plasticity section with a fan ratio of 1.484"
-fan=$(sed 's/<[^>]*>//g' "$tree/fan.html" | tr '\n' ' ' | tr -s ' ')
+fan=$section_text
 if [[ "$fan" == *"do not fan out at the start (spread 0.184 there against 0.124 further on, 1.48 times)"* ]]; then
     ok; else bad "a fan ratio of 1.484 shows as 1.48 beside 'do not fan out'"; fi
 # the share of heads with a recency bias and its count have one base, the heads with a value
 R3=$tree/build/report/rotation.numbers
 figure_flags "$tree/flags-none.numbers" || bad "figure flags"
-awk -F'\t' -v OFS='\t' '$1 == "value" && $2 == "rotation.heads" { $4 = 10 }
-    $1 == "value" && $2 == "rotation.bias.positive_count" { $4 = 5 }
-    $1 == "value" && $2 == "rotation.bias.defined_count" { $4 = 8 }
-    $1 == "value" && $2 == "rotation.bias.positive_pct" { $4 = 62.5 } { print }' "$R3" > "$tree/base.numbers"
-run bin/qk-report --template templates/sections/rotation.html.in --output "$tree/base.html" \
-    --values "$tree/base.numbers" --values "$tree/flags-none.numbers"
+section_with base rotation "$R3" "$tree/flags-none.numbers" rotation.heads=10 \
+    rotation.bias.positive_count=5 rotation.bias.defined_count=8 rotation.bias.positive_pct=62.5
 expect_status 0 "the rotation section with 8 of 10 heads with a bias"
-base=$(sed 's/<[^>]*>//g' "$tree/base.html" | tr '\n' ' ' | tr -s ' ')
+base=$section_text
 if [[ "$base" == *"bias_strength &gt; 0 in 62.5% of the heads with a value (5 of 8; 10 heads in all)"* ]]; then
     ok; else bad "the recency share and its count over the same heads"; fi
 expect_same "$(number "$R3" rotation.bias.defined_count)" "$(number "$R3" rotation.heads)" \
