@@ -3,7 +3,19 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 SHELL := /bin/bash
+# the recipes give options after operands (qk-load DIR -o STORE), which
+# getopt reads only without POSIXLY_CORRECT
+unexport POSIXLY_CORRECT
 .DEFAULT_GOAL := report
+
+# The tools of the recipes (mktemp, sort, pdflatex) write temporary files
+# under TMPDIR: one that is set but where no file can be made stops make
+# here with one line, rather than failing steps halfway.
+ifneq ($(strip $(TMPDIR)),)
+ifneq ($(shell t=$$(TMPDIR='$(TMPDIR)' mktemp 2>/dev/null) && rm -f "$$t" && echo ok),ok)
+$(error TMPDIR=$(TMPDIR) is not a folder where files can be made: set TMPDIR to one, or unset it to use /tmp)
+endif
+endif
 
 # Install missing Debian packages before anything asks pkg-config.
 ifeq ($(filter clean distclean help,$(MAKECMDGOALS)),)

@@ -71,6 +71,34 @@ if grep -q $'[\r\x1b]' "$e2e_out"; then bad "into a file: no control bytes"; els
 odd=$(grep -vE "$step_line" "$e2e_out" | head -3)
 expect_same "$odd" "" "into a file: every line is a step line"
 
+# a TMPDIR where no file can be made stops make at once with one line and
+# removes no output (the pruning of results/ and figures/ once read an
+# empty list of outputs to keep from it and removed every figure)
+figures_now() { find "$tree/figures" "$tree/results" -type f | sort | md5sum; }
+before=$(figures_now)
+run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL TMPDIR="$tree/no-such-folder" make -C "$tree" \
+    --no-print-directory DATASETS="$sets" SCALE=demo PLAST_MIN_PAIRS=34 report
+expect_status 2 "make with an unusable TMPDIR"
+expect_one_line_naming "TMPDIR=$tree/no-such-folder" "not a folder where files can be made" \
+    "make with an unusable TMPDIR: one line naming it"
+expect_same "$(figures_now)" "$before" "make with an unusable TMPDIR: no output removed"
+run bash -c "cd '$tree' && workflow/prune.sh build/sets/no-such-list"
+expect_status 1 "prune.sh without its list fails"
+expect_same "$(figures_now)" "$before" "prune.sh without its list removes nothing"
+
+# a step under a locale whose decimal point is a comma (bash's clock,
+# EPOCHREALTIME, follows it) times the step right and does not fail
+mkdir -p "$tree/locales"
+run localedef -i de_DE -f UTF-8 "$tree/locales/de_DE.UTF-8"
+expect_status 0 "a German locale is made (Debian package locales)"
+# (the old reading gave the fraction of the end time over 10^5: 0.0 to
+# 0.9 s, or an error; a step of 1.2 s tells it apart)
+run env LOCPATH="$tree/locales" LC_ALL=de_DE.UTF-8 workflow/qk-step TEST demo -- sleep 1.2
+expect_status 0 "a step under de_DE.UTF-8"
+secs=$(grep -oE '[0-9]+\.[0-9] s$' "$e2e_out" | tr -d ' s')
+if [ -n "$secs" ] && awk -v s="$secs" 'BEGIN { exit !(s >= 1.2 && s < 30) }'; then ok; else
+    bad "a step of 1.2 s under de_DE.UTF-8 is timed as such (got '$(cat "$e2e_out")')"; fi
+
 # the pipeline on "real downloads": the synthetic folder given as DATA;
 # a changed Parquet file reloads that dataset
 run make -C "$tree" --no-print-directory V=1 DATA=data/synth DATASETS=mistral-v0.2-7b load
@@ -79,7 +107,9 @@ expect_out "bin/qk-load --quiet --registry workflow/datasets.tsv --dataset mistr
 run make -C "$tree" --no-print-directory V=1 DATA=data/synth DATASETS=mistral-v0.2-7b load
 if commands_run | grep -q '^bin/'; then bad "DATA=: stores up to date"; else ok; fi
 touch "$(ls -d "$tree"/data/synth/mistral-v0.2-7b/l*q | head -1)/data.parquet"
-run make -C "$tree" --no-print-directory V=1 DATA=data/synth DATASETS=mistral-v0.2-7b load
+# (with POSIXLY_CORRECT in the environment, which would stop getopt at the
+# first operand of qk-load DIR -o STORE)
+run env POSIXLY_CORRECT=1 make -C "$tree" --no-print-directory V=1 DATA=data/synth DATASETS=mistral-v0.2-7b load
 expect_status 0 "DATA= after touching a file"
 expect_out "bin/qk-load --quiet --registry workflow/datasets.tsv --dataset mistral-v0.2-7b" "DATA=: a changed file reloads its dataset"
 
