@@ -109,6 +109,27 @@ run bin/qk-plot --figure inventory/01 --out "$T/figure" --input inventory="$T/in
 expect_status 2 "qk-plot, missing style: exit status 2"
 expect_one_line_naming "$T/no-such-style.gp" "No such file" "qk-plot, missing style: named"
 
+# the user's ~/.gnuplot does not reach the figures (a decimal comma, a
+# label, line colours): the same bytes as without it
+mkdir -p "$T/home"
+printf 'set decimalsign ","\nset label 99 "FROM HOME" at screen 0.5,0.5\nset linetype 1 lc rgb "#ff00ff" lw 5\n' \
+    > "$T/home/.gnuplot"
+run env HOME="$T/home" bin/qk-plot --figure inventory/01 --out "$T/figure-home" \
+    --input inventory="$T/inventory.tsv"
+expect_status 0 "qk-plot with a ~/.gnuplot"
+for f in figure.png figure.svg figure.pdf; do
+    if cmp -s "$T/figure-home/$f" "$T/figure/$f.before" 2>/dev/null ||
+       cmp -s "$T/figure-home/$f" "$T/figure/$f"; then ok; else
+        bad "qk-plot with a ~/.gnuplot: $f as without it"; fi
+done
+# gnuplot not on the PATH: said so in one line
+mkdir -p "$T/empty-path"
+run env PATH="$T/empty-path" "$PWD/bin/qk-plot" --figure inventory/01 --out "$T/figure" \
+    --input inventory="$T/inventory.tsv"
+expect_status 2 "qk-plot without gnuplot: exit status 2"
+expect_one_line_naming "$T/figure" "cannot run gnuplot (not on the PATH?" \
+    "qk-plot without gnuplot: one line saying so"
+
 # a count that is not an integer is refused, naming the table
 awk -F'\t' 'BEGIN { OFS = "\t" } NR == 1 { for (i = 1; i <= NF; i++) if ($i == "q_heads") c = i }
      NR > 1 { $c = "nan" } { print }' "$T/inventory.tsv" > "$T/inventory-nan.tsv"

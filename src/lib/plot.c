@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,7 +62,7 @@ static int write_script(const qk_plot *p, const char *path, const char *style_pa
     if (qk_atomic_open(&out, path, err) != 0)
         return -1;
     fprintf(out.fp, "# gnuplot script of this figure; render with e.g.\n"
-                    "#   gnuplot -e 'set terminal pngcairo size %d,%d; set output \"x.png\"' figure.gp\n",
+                    "#   gnuplot -d -e 'set terminal pngcairo size %d,%d; set output \"x.png\"' figure.gp\n",
             p->width, p->height);
     if (style_path) {
         uint8_t *style;
@@ -103,15 +104,16 @@ static void gnuplot_error(const char *said, char *out, size_t cap)
 
 /* Runs gnuplot on the saved script for the terminals of p->media, into
  * temporaries (NULL for a terminal not wanted). TZ=UTC0 makes cairo write
- * the PDF date as D:...Z, the one form stamp_pdf_dates rewrites. gnuplot's
- * messages go to a file: its warnings are passed on, a failure becomes
- * one line. */
+ * the PDF date as D:...Z, the one form stamp_pdf_dates rewrites; -d keeps
+ * the user's ~/.gnuplot (a decimal sign, line colours) out of the figure.
+ * gnuplot's messages go to a file: its warnings are passed on, a failure
+ * becomes one line. */
 static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const char *svg,
                        const char *pdf, const char *said_path, qk_err *err)
 {
     /* the path reaches the shell as a variable, so no quoting can break it */
     setenv("QK_GNUPLOT_SAID", said_path, 1);
-    FILE *pipe = popen("TZ=UTC0 gnuplot 2>\"$QK_GNUPLOT_SAID\"", "w");
+    FILE *pipe = popen("TZ=UTC0 gnuplot -d 2>\"$QK_GNUPLOT_SAID\"", "w");
     if (!pipe)
         return qk_fail(err, "cannot start gnuplot: %s", strerror(errno));
     if (png)
@@ -140,7 +142,13 @@ static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const 
     if (status != 0) {
         char line[512];
         gnuplot_error(said ? (const char *)said : "", line, sizeof line);
-        rc = qk_fail(err, "gnuplot failed (status %d): %s", status, line);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+            rc = qk_fail(err, "cannot run gnuplot (not on the PATH? Debian package "
+                              "gnuplot-nox): %s", line);
+        else if (WIFEXITED(status))
+            rc = qk_fail(err, "gnuplot failed (exit status %d): %s", WEXITSTATUS(status), line);
+        else
+            rc = qk_fail(err, "gnuplot failed (status %d): %s", status, line);
     } else if (said && len > 0) {
         fwrite(said, 1, len, stderr); /* warnings stay visible */
     }
