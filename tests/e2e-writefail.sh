@@ -130,6 +130,24 @@ expect_status 2 "qk-plot without gnuplot: exit status 2"
 expect_one_line_naming "$T/figure" "cannot run gnuplot (not on the PATH?" \
     "qk-plot without gnuplot: one line saying so"
 
+# qk-plot stopped while gnuplot draws (a gnuplot that waits): no temporary
+# of the figure is left. (SIGTERM: a background job of a script ignores
+# SIGINT; both go through the same handler.)
+mkdir -p "$T/slow-path"
+printf '#!/bin/sh\necho $$ > "%s"\nexec sleep 30\n' "$T/slow-gnuplot.pid" > "$T/slow-path/gnuplot"
+chmod +x "$T/slow-path/gnuplot"
+env PATH="$T/slow-path:$PATH" bin/qk-plot --figure inventory/01 --out "$T/figure-int" \
+    --input inventory="$T/inventory.tsv" 2> /dev/null &
+plot_pid=$!
+for _ in $(seq 100); do [ -s "$T/slow-gnuplot.pid" ] && break; sleep 0.1; done
+kill -TERM "$plot_pid"
+wait "$plot_pid"
+e2e_status=$?
+kill "$(cat "$T/slow-gnuplot.pid")" 2> /dev/null
+expect_status 143 "qk-plot stopped by SIGTERM"
+left=$(ls -A "$T/figure-int" 2> /dev/null | grep tmp)
+expect_same "$left" "" "qk-plot stopped by SIGTERM: no temporary left"
+
 # a count that is not an integer is refused, naming the table
 awk -F'\t' 'BEGIN { OFS = "\t" } NR == 1 { for (i = 1; i <= NF; i++) if ($i == "q_heads") c = i }
      NR > 1 { $c = "nan" } { print }' "$T/inventory.tsv" > "$T/inventory-nan.tsv"

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,9 +114,17 @@ static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const 
 {
     /* the path reaches the shell as a variable, so no quoting can break it */
     setenv("QK_GNUPLOT_SAID", said_path, 1);
+    /* a gnuplot that is gone (not installed, crashed) closes the pipe: the
+     * writes then fail instead of stopping the program, and its status
+     * says what happened */
+    struct sigaction ignore = {.sa_handler = SIG_IGN}, before;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &before);
     FILE *pipe = popen("TZ=UTC0 gnuplot -d 2>\"$QK_GNUPLOT_SAID\"", "w");
-    if (!pipe)
+    if (!pipe) {
+        sigaction(SIGPIPE, &before, NULL);
         return qk_fail(err, "cannot start gnuplot: %s", strerror(errno));
+    }
     if (png)
         fprintf(pipe,
                 "set terminal pngcairo size %d,%d font \"DejaVu Sans,10\" enhanced\n"
@@ -132,6 +141,7 @@ static int run_gnuplot(const qk_plot *p, const char *gp, const char *png, const 
                 PDF_WIDTH_CM, PDF_WIDTH_CM * p->height / p->width, ink, 2 * ink, ink, pdf, gp);
     }
     int status = pclose(pipe);
+    sigaction(SIGPIPE, &before, NULL);
     uint8_t *said = NULL;
     size_t len = 0;
     qk_err read_err;
@@ -273,6 +283,11 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
     char *gp = qk_path_join(dir, keep_gp ? ".figure.gp.tmp" : ".figure.print.gp.tmp");
     char *gp_final = qk_path_join(dir, "figure.gp");
     char *said = qk_path_join(dir, ".gnuplot.said.tmp");
+    /* removed if the program is stopped (Ctrl-C) while they exist */
+    char *temps[5] = {tmp[0], tmp[1], tmp[2], gp, said};
+    for (int i = 0; i < 5; i++)
+        if (temps[i])
+            qk_temp_begin(temps[i]);
     int rc = qk_mkdirs(dir, err);
     if (rc == 0)
         rc = write_script(p, gp, style_path, err);
@@ -287,6 +302,9 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
             rc = qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
     if (rc == 0 && keep_gp && rename(gp, gp_final) != 0)
         rc = qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
+    for (int i = 0; i < 5; i++)
+        if (temps[i])
+            qk_temp_end(temps[i]);
     for (int i = 0; i < 3; i++) {
         if (rc != 0 && tmp[i])
             unlink(tmp[i]);
