@@ -189,18 +189,30 @@ static int prepare(void *arg, const qk_stage *stage, qk_err *err)
 
 static qk_plast_rows rows_of(const qk_store_config *c, const float *vectors)
 {
-    return (qk_plast_rows){c->rows, vectors, c->position, c->example_id, c->bucket};
+    return (qk_plast_rows){c->rows, vectors, c->position, c->example_id, c->bucket, c};
+}
+
+/* A thread's cache: the layout of the heads of a layer and the keys of a
+ * key head are made once for the heads that share them. */
+static void *thread_init(void *arg)
+{
+    (void)arg;
+    return qk_plast_cache_new();
+}
+
+static void thread_free(void *state)
+{
+    qk_plast_cache_free(state);
 }
 
 static int analyse(void *arg, void *state, const qk_stage_head *h, void *result, qk_err *err)
 {
-    (void)state;
     const run_ctx *ctx = arg;
     int dim = ctx->stage->store.dim;
     qk_plast_rows q = rows_of(h->q, h->q_vectors), k = rows_of(h->k, h->k_vectors);
     qk_plast_head_init(result, dim, &ctx->grid);
     return qk_plast_analyse(&q, &k, dim, &ctx->grid, &ctx->opt->params, h->job->layer,
-                            h->job->head, result, err);
+                            h->job->head, state, result, err);
 }
 
 /* ---- output --------------------------------------------------------------------------- */
@@ -381,21 +393,21 @@ static void write_model_pair2d(FILE *fp, const void *arg)
 }
 
 /* --floor: the mean per head of the CPU time and of its floor, one TSV
- * line (docs/plasticity.md, "Speed"). */
+ * line (docs/plasticity.md, "The floor"). */
 static void print_floor(const qk_plast_head *results, int n, int threads)
 {
-    double total = 0.0, gemm = 0.0, erfc = 0.0, evals = 0.0;
+    double total = 0.0, gemm = 0.0, pp = 0.0, evals = 0.0;
     for (int i = 0; i < n; i++) {
         total += results[i].timing.total;
         gemm += results[i].timing.floor_gemm;
-        erfc += results[i].timing.floor_erfc;
-        evals += (double)results[i].timing.n_erfc;
+        pp += results[i].timing.floor_pp;
+        evals += (double)results[i].timing.n_pp;
     }
-    double per = n ? 1.0 / n : 0.0, floor = (gemm + erfc) * per;
+    double per = n ? 1.0 / n : 0.0, floor = (gemm + pp) * per;
     printf("stage\theads\tthreads\ts_per_head\tfloor_s_per_head\tratio_to_floor"
-           "\tfloor_gemm_s_per_head\tfloor_erfc_s_per_head\terfc_per_head\n");
+           "\tfloor_gemm_s_per_head\tfloor_pp_s_per_head\tpp_per_head\n");
     printf("plasticity\t%d\t%d\t%.6f\t%.6f\t%.3f\t%.6f\t%.6f\t%.0f\n", n, threads,
-           total * per, floor, floor > 0.0 ? total * per / floor : NAN, gemm * per, erfc * per,
+           total * per, floor, floor > 0.0 ? total * per / floor : NAN, gemm * per, pp * per,
            evals * per);
 }
 
@@ -425,8 +437,9 @@ int main(int argc, char **argv)
     run_ctx ctx = {.stage = &stage, .opt = &o};
     qk_stage_spec spec = {.store = o.store, .verify = o.verify, .threads = o.threads,
                           .what = "plasticity", .result_size = sizeof(qk_plast_head),
-                          .max_heads = o.max_heads, .progress_every = 25, .ctx = &ctx,
-                          .prepare = prepare, .analyse = analyse};
+                          .max_heads = o.max_heads, .progress_every = 25, .share_key = 1,
+                          .ctx = &ctx, .prepare = prepare, .thread_init = thread_init,
+                          .thread_free = thread_free, .analyse = analyse};
     qk_stage_run(&stage, &spec);
     qk_plast_head *results = stage.results;
     int n = stage.n_jobs;

@@ -8,9 +8,9 @@ Usage: bench_plasticity.py --store STORE [--qk-plasticity bin/qk-plasticity]
 Times, on the heads of one store (thesis size: about 8000 queries and 8000
 keys of d = 128 per head, B = 8192, 128K context):
   1. qk-plasticity --floor on the first --heads heads with one thread: the
-     CPU time per head and its floor, the GEMMs and erfc evaluations the
+     CPU time per head and its floor, the GEMMs and PP evaluations the
      computation cannot avoid timed alone in the same run (docs/plasticity.md,
-     "Speed"), and the wall time per head (--timing; the store is opened and
+     "The floor"), and the wall time per head (--timing; the store is opened and
      checked before the clock starts);
   2. a numpy implementation of the same per-head computation (orientation,
      positional regression, Householder rotation, diagnostics with
@@ -298,7 +298,7 @@ def main():
     print(f"qk-plasticity, 1 thread, {n_c} heads: {c_cpu:.4f} s per head "
           f"(CPU; wall {c_wall / n_c:.4f} with the floor timed after each head)")
     print(f"floor per head: {floor:.4f} s (GEMMs {float(fig['floor_gemm_s_per_head']):.4f}, "
-          f"{float(fig['erfc_per_head']):.0f} erfc {float(fig['floor_erfc_s_per_head']):.4f}); "
+          f"{float(fig['pp_per_head']):.0f} PP {float(fig['floor_pp_s_per_head']):.4f}); "
           f"qk-plasticity / floor: {c_cpu / floor:.2f}")
 
     profiles = c_profiles(os.path.join(work, "c1"))
@@ -320,7 +320,7 @@ def main():
     print(f"{what}, 1 BLAS thread, the same {n_c} heads after a warm-up head: "
           f"{np_cpu:.4f} s per head (CPU; wall {np_wall:.4f})")
     print(f"numpy / qk-plasticity per head: {np_cpu / c_cpu:.1f} (CPU); numpy / floor: "
-          f"{np_cpu / floor:.1f}, the most any implementation doing these GEMMs and erfc "
+          f"{np_cpu / floor:.1f}, the most any implementation doing these GEMMs and PP "
           f"evaluations could reach")
     print(f"largest |ap_numpy - ap_C| over the profile bins of those heads: {worst:.3g}")
 

@@ -60,7 +60,7 @@ PLAST_TABLES  := $(foreach s,$(PLAST_STUDIES),$(addprefix results/$(s)/,head_met
 plasticity: $(PLAST_OUTPUTS) $(PLAST_TABLES)
 
 # Benchmark (prints figures, passes or fails nothing): per-head CPU time at
-# thesis size beside its floor (qk-plasticity --floor: the GEMMs and erfc
+# thesis size beside its floor (qk-plasticity --floor: the GEMMs and PP
 # evaluations alone) and against a numpy implementation of the same
 # computation, and one whole model on PLAST_THREADS cores; on the
 # thesis-scale synthetic model that bench.mk writes.

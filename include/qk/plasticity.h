@@ -76,6 +76,9 @@ typedef struct qk_plast_rows {
     const int32_t *position;
     const int32_t *example_id;
     const int32_t *bucket;
+    /* What the rows are: rows with the same non-NULL source hold the same
+     * data, so a cache may reuse what it made from them; NULL: unknown. */
+    const void *source;
 } qk_plast_rows;
 
 /* Scalars of a profile (docs/plasticity.md, "Profile scalars"): segments of
@@ -96,14 +99,15 @@ typedef struct qk_plast_scalars {
 /* CPU time of one head (qk_plast_params.time_floor; thread CPU seconds)
  * and of its floor: the work the computation cannot avoid, timed alone
  * right after the analysis with the same operands (docs/plasticity.md,
- * "Speed"): the BLAS calls at the same shapes (S = K M^T and the variance
- * GEMM of every block of pairs) and one erfc per evaluated (pair, bin)
- * through the same batched erfc. Exact diagonal mode only; NaN otherwise. */
+ * "The floor"): the BLAS calls at the same shapes (S = K M^T and the
+ * variance GEMM of every block of pairs) and one PP per evaluated (pair,
+ * bin) through the same batched PP. Exact diagonal mode only; NaN
+ * otherwise. */
 typedef struct qk_plast_timing {
     double total;      /* the whole qk_plast_analyse of the head */
     double floor_gemm; /* the GEMMs alone */
-    double floor_erfc; /* the erfc evaluations alone */
-    int64_t n_erfc;    /* how many */
+    double floor_pp;   /* the PP evaluations alone */
+    int64_t n_pp;      /* how many */
 } qk_plast_timing;
 
 /* Everything computed for one (query head, key head). */
@@ -136,12 +140,21 @@ typedef struct qk_plast_head {
 void qk_plast_head_init(qk_plast_head *h, int d, const qk_plast_grid *g);
 void qk_plast_head_free(qk_plast_head *h);
 
+/* What a thread keeps from one head to the next: the layout of the last
+ * head's positions (the heads of a layer share their tokens) and the
+ * oriented keys of its key head (query heads of one key head share them).
+ * A result never depends on what the cache held. */
+typedef struct qk_plast_cache qk_plast_cache;
+qk_plast_cache *qk_plast_cache_new(void);
+void qk_plast_cache_free(qk_plast_cache *c);
+
 /* Analyses one head: q and k rows of dimension d. layer and q_head key the
- * random streams. Returns 0, or -1 with a message (bad positions, too few
- * rows, non-finite vectors). h must be initialised with the same d and g. */
+ * random streams; cache (NULL: none) is the calling thread's. Returns 0,
+ * or -1 with a message (bad positions, too few rows, non-finite vectors).
+ * h must be initialised with the same d and g. */
 int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
                      const qk_plast_grid *g, const qk_plast_params *p, int layer, int q_head,
-                     qk_plast_head *h, qk_err *err);
+                     qk_plast_cache *cache, qk_plast_head *h, qk_err *err);
 
 /* The model level (docs/plasticity.md, "Model level"): per bin and per cell the mean over the
  * heads that have a value, then the scalars of the model profile; the
@@ -176,24 +189,90 @@ void qk_plast_profile_scalars(const double *ap, const int64_t *weights, const qk
  * forms give the same bits on every x86-64 machine (SSE2 or AVX kernel). */
 double qk_plast_erfc(double x);
 void qk_plast_erfc_n(const double *x, double *y, int64_t n);
-/* qk_plast_pp of n (m, v) pairs, the same bits as one by one. pp may be m
- * or v. */
-void qk_plast_pp_n(const double *m, const double *v, double *pp, int64_t n);
-/* The same in two steps, as the stage runs them: x[i] = the erfc argument
- * of PP for m = a[i] - b[i] and v[i] (|m| / sqrt(2 v), 0 or +inf for v <= 0),
- * then PP of those arguments in place. */
-void qk_plast_pp_arg_n(const double *a, const double *b, const double *v, double *x, int64_t n);
-void qk_plast_pp_of_arg_n(double *x, int64_t n);
 /* Chooses the AVX kernel of the batches (if the machine has AVX) or the
  * SSE2 baseline; returns whether AVX was in use. For the tests, which
  * check that both give the same bits. */
 int qk_plast_erfc_use_avx(int on);
 /* Standard normal CDF, 0.5 qk_plast_erfc(-z / sqrt 2). */
 double qk_plast_phi(double z);
-/* 4 Phi(z) Phi(-z), from Phi(-|z|) alone, so no 1 - p cancels. */
+/* PP of D ~ N(z, 1) (qk_plast_pp(z, 1)). */
 double qk_plast_pp_z(double z);
-/* PP of D ~ N(m, v); v <= 0: p is 1, 0 or 1/2 by the sign of m. */
+/* PP of D ~ N(m, v): qk_plast_pp_y of m^2 / v (formed in double, then
+ * rounded to float); v = 0 gives PP 0, or 1 when m = 0 too. */
 double qk_plast_pp(double m, double v);
+
+/* PP(y) = 4 Phi(z) Phi(-z) of y = z^2 in single precision (plasticity_pp.c):
+ * absolute error below 6e-8; 0 from y = 60 on (PP(60) = 1.4e-14) and for
+ * NaN. The batch gives the same bits. */
+float qk_plast_pp_y(float y);
+void qk_plast_pp_y_n(const float *y, float *pp, int64_t n);
+
+/* A head's PP sums per (heatmap cell, query bin), and its evaluations per
+ * cell: element (cell, b) of sum is sum[cell * stride + b], cell = column *
+ * n_cells + row. One spare row after the last cell. */
+typedef struct qk_plast_acc {
+    int n_cells, stride;     /* stride: n_bins, padded for whole vectors */
+    double two_b, inv_two_b; /* 2B, and 1 / 2B when 2B is a power of two (else 0) */
+    double *sum;             /* [(n_cells * n_cells + 1) * stride] */
+    int64_t *count;          /* [n_cells * n_cells + 1] */
+} qk_plast_acc;
+
+/* The geometry of acc for grid g (sum and count left NULL). */
+void qk_plast_acc_shape(qk_plast_acc *acc, const qk_plast_grid *g);
+
+/* A same-example key pair: keys a < b in a head's key order (position of
+ * a <= position of b), eligible for the query bins first .. n_bins - 1. */
+typedef struct qk_plast_key_pair {
+    int32_t a, b;
+    int32_t first;
+    int32_t dist_cell; /* |t_a - t_b| / B */
+    int64_t pos_sum;   /* t_a + t_b */
+} qk_plast_key_pair;
+
+/* A block of key pairs evaluated together (the exact diagonal mode): pair i
+ * is evaluated at bins f = max(first, b0) .. last: m = S[a][b] - S[b][b]
+ * (score: the S rows of the pairs' keys, key k at row k - key0, n_bins
+ * columns) rounded to float, y = m^2 / max(v, FLT_MIN) in float with v =
+ * V[i][b - b0] (rows of last - b0 + 1), and PP(y) is added to acc in the
+ * pair's heatmap column (dist_cell) and the row that rows gives: one byte
+ * per evaluation, pair after pair, QK_PLAST_NO_ROW for a bin not kept
+ * (nothing added). acc's counts are left alone. */
+#define QK_PLAST_NO_ROW 0xff
+typedef struct qk_plast_block {
+    const qk_plast_key_pair *pairs;
+    int64_t n;
+    const uint8_t *rows;
+    const double *score;
+    int64_t key0;
+    int n_bins;
+    const float *v;
+    int b0, last;
+} qk_plast_block;
+
+void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk);
+/* The heatmap rows of bins 0..n-1 of a pair for a block's rows: the row
+ * qk_plast_acc_add gives x = tau2[b] - pos_sum, or QK_PLAST_NO_ROW where
+ * tau2[b] is NaN (a bin not kept). */
+void qk_plast_heatmap_rows(const qk_plast_acc *acc, const double *tau2, double pos_sum, int n,
+                           uint8_t *out);
+/* count[r] += the number of rows[0..n) equal to r, for each r other than
+ * QK_PLAST_NO_ROW. */
+void qk_plast_count_rows(const uint8_t *rows, int n, int64_t *count);
+/* Adds one PP value to acc and counts it: bin `bin`, heatmap column col,
+ * row floor(x / 2B) of x = 2 tau_b - pos_sum, clamped to the grid (the
+ * rows of a block's evaluations are made the same way). */
+void qk_plast_acc_add(const qk_plast_acc *acc, int col, int bin, double x, double pp);
+/* out[c] = (ka[c] - kb[c])^2 rounded to float, c < d: the operand of the
+ * variance GEMM (differences and squares in double). */
+void qk_plast_pair_squares(const double *ka, const double *kb, int d, float *out);
+
+/* The instruction sets of qk_plast_pp_y_n, qk_plast_pp_block and
+ * qk_plast_pair_squares: the best
+ * the machine has is used; qk_plast_pp_isa(level) caps it (the tests
+ * compare them) and returns the level in use before. Every level gives the
+ * same bits. */
+enum { QK_PLAST_ISA_SCALAR = 0, QK_PLAST_ISA_AVX2 = 1, QK_PLAST_ISA_AVX512 = 2 };
+int qk_plast_pp_isa(int want);
 
 /* Sign vector s[d]: the sign of the unweighted mean of the per-bucket mean
  * keys, +1 where it is 0. k is n x d. */
@@ -203,17 +282,11 @@ void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *buck
 void qk_plast_orientation_rows(const float *vec, const int64_t *rows, int64_t n, int d,
                                const int32_t *bucket, double *sign);
 
-/* OLS per column x_i = alpha_i + beta_i t of x (n x d); r2[i] is
- * 1 - SS_res / max(SS_tot, 1e-12), at most 1; constant t gives beta = 0,
- * alpha = mean, r2 = 0. Returns the mean of r2. */
-double qk_plast_regress(const double *x, const double *t, int64_t n, int d, double *alpha,
-                        double *beta, double *r2);
-
 /* The Householder vector w of H = I - 2 w w^T with H u = e1, u = beta/|beta|.
  * Returns 0 (H = I, w untouched) when |beta| < 1e-12 or u is e1. */
 int qk_plast_householder(const double *beta, int d, double *w);
-/* x <- x H = x - 2 (x w) w^T for the n rows of x; tmp holds n doubles. */
-void qk_plast_reflect_rows(double *x, int64_t n, int d, const double *w, double *tmp);
+/* out <- x H = x - 2 (x w) w^T for the n rows of x (out may be x). */
+void qk_plast_reflect_rows(const double *x, int64_t n, int d, const double *w, double *out);
 
 /* w_i = max(r2_i, 0) / sum_j max(r2_j, 0), or 1/d when the sum is <= 0. */
 void qk_plast_component_weights(const double *r2, int d, double *w);
@@ -221,12 +294,6 @@ void qk_plast_component_weights(const double *r2, int d, double *w);
 /* Bias-corrected sample skewness and excess kurtosis (NaN for n < 3 / n < 4
  * or constant data). */
 void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt);
-/* The same for ncols columns of n rows x[i * stride + c], with the same
- * bits as column by column; also each column's mean and sum of squared
- * deviations from it. */
-void qk_plast_skew_kurt_columns(const double *x, int64_t n, int64_t stride, int ncols,
-                                double *skew, double *kurt, double *mean, double *ss);
-
 /* Two-sided one-sample Kolmogorov-Smirnov test of x[n] against N(0,1): the
  * p-value of the exact distribution of D_n. */
 double qk_plast_ks_norm(const double *x, int64_t n);

@@ -1,6 +1,6 @@
 /* The complementary error function of the plasticity stage, in batches that
- * vectorise (docs/plasticity.md, "Speed"): every (pair, bin) evaluation of
- * a head needs one, about 3.4 million per thesis-size head, and libm's
+ * vectorise: the normal CDF of the Kolmogorov-Smirnov diagnostics
+ * (plasticity_ks.c) takes some 300,000 per thesis-size head, and libm's
  * erfc is scalar. For x >= 0
  *
  *     erfc(x) = exp(-x^2) G(x),   G = the scaled erfc exp(x^2) erfc(x),
@@ -66,8 +66,6 @@ static const double erfc_exp[12] = {
 #define ERFC_N_EXP ((int)(sizeof erfc_exp / sizeof erfc_exp[0]))
 #define ERFC_MAGIC 6755399441055744.0 /* 1.5 2^52: adding it rounds to an integer */
 #define ERFC_HALF_MASK (~((UINT64_C(1) << 27) - 1)) /* keeps 26 significant bits */
-#define ERFC_SQRT1_2 0.70710678118654752440
-#define ERFC_INF __builtin_inf()
 
 /* ---- the scalar form: the reference every kernel reproduces lane by lane ---------------- */
 
@@ -118,22 +116,6 @@ static double erfc_scalar(double x)
     return x < 0.0 ? 2.0 - erfc_pos_scalar(0.0 - x) : erfc_pos_scalar(x);
 }
 
-/* the erfc argument of PP: |m / sqrt(v)| / sqrt 2, or 0 / +inf for v <= 0 */
-static double pp_arg_scalar(double m, double v)
-{
-    if (v > 0.0) {
-        double z = m / sqrt(v);
-        return (z < 0.0 ? 0.0 - z : z) * ERFC_SQRT1_2;
-    }
-    return m == 0.0 ? 0.0 : ERFC_INF;
-}
-
-static double pp_of_arg_scalar(double x)
-{
-    double s = 0.5 * erfc_pos_scalar(x);
-    return 4.0 * s * (1.0 - s);
-}
-
 /* ---- the x86 kernels ----------------------------------------------------------------------- */
 
 #ifdef QK_X86
@@ -149,14 +131,11 @@ static double pp_of_arg_scalar(double x)
 #define V_SUB _mm_sub_pd
 #define V_MUL _mm_mul_pd
 #define V_DIV _mm_div_pd
-#define V_SQRT _mm_sqrt_pd
 #define V_AND _mm_and_pd
 #define V_ANDNOT _mm_andnot_pd /* ~a & b */
 #define V_OR _mm_or_pd
 #define V_GE _mm_cmpge_pd
-#define V_GT _mm_cmpgt_pd
 #define V_LT _mm_cmplt_pd
-#define V_EQ _mm_cmpeq_pd
 #define V_NAN(a) _mm_cmpunord_pd(a, a)
 #define V_ANY(a) (_mm_movemask_pd(a) != 0)
 #define V_HALF_MASK _mm_castsi128_pd(_mm_set1_epi64x((int64_t)ERFC_HALF_MASK))
@@ -173,14 +152,11 @@ static double pp_of_arg_scalar(double x)
 #undef V_SUB
 #undef V_MUL
 #undef V_DIV
-#undef V_SQRT
 #undef V_AND
 #undef V_ANDNOT
 #undef V_OR
 #undef V_GE
-#undef V_GT
 #undef V_LT
-#undef V_EQ
 #undef V_NAN
 #undef V_ANY
 #undef V_HALF_MASK
@@ -207,14 +183,11 @@ __attribute__((target("avx"))) static inline __m256d shl52_avx(__m256d a)
 #define V_SUB _mm256_sub_pd
 #define V_MUL _mm256_mul_pd
 #define V_DIV _mm256_div_pd
-#define V_SQRT _mm256_sqrt_pd
 #define V_AND _mm256_and_pd
 #define V_ANDNOT _mm256_andnot_pd
 #define V_OR _mm256_or_pd
 #define V_GE(a, b) _mm256_cmp_pd(a, b, _CMP_GE_OQ)
-#define V_GT(a, b) _mm256_cmp_pd(a, b, _CMP_GT_OQ)
 #define V_LT(a, b) _mm256_cmp_pd(a, b, _CMP_LT_OQ)
-#define V_EQ(a, b) _mm256_cmp_pd(a, b, _CMP_EQ_OQ)
 #define V_NAN(a) _mm256_cmp_pd(a, a, _CMP_UNORD_Q)
 #define V_ANY(a) (_mm256_movemask_pd(a) != 0)
 #define V_HALF_MASK _mm256_castsi256_pd(_mm256_set1_epi64x((int64_t)ERFC_HALF_MASK))
@@ -269,32 +242,6 @@ static void erfc_run(const double *x, double *y, int64_t n)
 #endif
 }
 
-void qk_plast_pp_arg_n(const double *a, const double *b, const double *v, double *x, int64_t n)
-{
-#ifdef QK_X86
-    if (use_avx())
-        pp_arg_run_avx(a, b, v, x, n);
-    else
-        pp_arg_run_sse2(a, b, v, x, n);
-#else
-    for (int64_t i = 0; i < n; i++)
-        x[i] = pp_arg_scalar(a[i] - b[i], v[i]);
-#endif
-}
-
-static void pp_of_arg_run(double *x, int64_t n)
-{
-#ifdef QK_X86
-    if (use_avx())
-        pp_of_arg_run_avx(x, n);
-    else
-        pp_of_arg_run_sse2(x, n);
-#else
-    for (int64_t i = 0; i < n; i++)
-        x[i] = pp_of_arg_scalar(x[i]);
-#endif
-}
-
 void qk_plast_erfc_n(const double *x, double *y, int64_t n)
 {
     int64_t whole = n / CHUNK * CHUNK;
@@ -304,35 +251,7 @@ void qk_plast_erfc_n(const double *x, double *y, int64_t n)
         y[i] = erfc_scalar(x[i]);
 }
 
-void qk_plast_pp_of_arg_n(double *x, int64_t n)
-{
-    int64_t whole = n / CHUNK * CHUNK;
-    if (whole > 0)
-        pp_of_arg_run(x, whole);
-    for (int64_t i = whole; i < n; i++)
-        x[i] = pp_of_arg_scalar(x[i]);
-}
-
-void qk_plast_pp_n(const double *m, const double *v, double *pp, int64_t n)
-{
-    static const double zeros[CHUNK];
-    for (int64_t i = 0; i < n; i += CHUNK) {
-        int64_t len = n - i < CHUNK ? n - i : CHUNK;
-        double x[CHUNK];
-        qk_plast_pp_arg_n(m + i, zeros, v + i, x, len);
-        qk_plast_pp_of_arg_n(x, len);
-        memcpy(pp + i, x, (size_t)len * sizeof *x);
-    }
-}
-
 double qk_plast_erfc(double x)
 {
     return erfc_scalar(x);
-}
-
-double qk_plast_pp(double m, double v)
-{
-    /* v <= 0: D is the constant m, p is 1 or 0 (PP 0), or 1/2 when m = 0
-     * (PP 1) */
-    return pp_of_arg_scalar(pp_arg_scalar(m, v));
 }

@@ -1,10 +1,10 @@
-/* The body of the vectorised erfc and PP of plasticity_erfc.c, included
+/* The body of the vectorised erfc of plasticity_erfc.c, included
  * once per x86 instruction set. The includer defines KERNEL_ATTR (a target
  * attribute or nothing), KERNEL_SUFFIX, the vector type V of KERNEL_LANES
  * doubles and the operations on it (V_LOAD, V_STORE, V_SET1, V_ADD, V_SUB,
- * V_MUL, V_DIV, V_SQRT, V_AND, V_ANDNOT, V_OR, V_GE, V_LT, V_EQ, V_GT,
+ * V_MUL, V_DIV, V_AND, V_ANDNOT, V_OR, V_GE, V_LT,
  * V_NAN, V_ANY, V_SHL52). Each lane goes through exactly the operations of
- * erfc_scalar, pp_arg_scalar and pp_of_arg_scalar, in the same order:
+ * erfc_scalar, in the same order:
  * every instruction set gives their bits. UNROLL vectors are evaluated side
  * by side, so that the long dependency chains of the polynomials overlap. */
 
@@ -121,42 +121,6 @@ KERNEL_ATTR static void KNAME(erfc_run, KERNEL_SUFFIX)(const double *x, double *
         {
             V out = SELECT(neg[u], V_SUB(V_SET1(2.0), r[u]), r[u]);
             V_STORE(y + i + u * KERNEL_LANES, out);
-        }
-    }
-}
-
-/* The erfc argument of PP for m = a - b: x = |m / sqrt(v)| / sqrt 2; v <= 0
- * (or NaN): 0 if m = 0 (PP 1), else +inf (PP 0). Any n: the last values
- * through pp_arg_scalar. */
-KERNEL_ATTR static void KNAME(pp_arg_run, KERNEL_SUFFIX)(const double *a, const double *b,
-                                                        const double *v, double *x, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + KERNEL_LANES <= n; i += KERNEL_LANES) {
-        V mv = V_SUB(V_LOAD(a + i), V_LOAD(b + i)), vv = V_LOAD(v + i);
-        V positive = V_GT(vv, V_SET1(0.0));
-        V z = V_DIV(mv, V_SQRT(SELECT(positive, vv, V_SET1(1.0))));
-        V az = SELECT(V_LT(z, V_SET1(0.0)), V_SUB(V_SET1(0.0), z), z);
-        V xv = V_MUL(az, V_SET1(ERFC_SQRT1_2));
-        V flat = V_ANDNOT(V_EQ(mv, V_SET1(0.0)), V_SET1(ERFC_INF));
-        V_STORE(x + i, SELECT(positive, xv, flat));
-    }
-    for (; i < n; i++)
-        x[i] = pp_arg_scalar(a[i] - b[i], v[i]);
-}
-
-/* PP = 4 s (1 - s), s = erfc(x) / 2, in place. n: a multiple of STEP. */
-KERNEL_ATTR static void KNAME(pp_of_arg_run, KERNEL_SUFFIX)(double *x, int64_t n)
-{
-    for (int64_t i = 0; i < n; i += STEP) {
-        V xv[UNROLL], e[UNROLL];
-        _Pragma("GCC unroll 4") EACH xv[u] = V_LOAD(x + i + u * KERNEL_LANES);
-        ERFC_POS(xv, e);
-        _Pragma("GCC unroll 4") EACH
-        {
-            V s = V_MUL(V_SET1(0.5), e[u]);
-            V r = V_MUL(V_MUL(V_SET1(4.0), s), V_SUB(V_SET1(1.0), s));
-            V_STORE(x + i + u * KERNEL_LANES, r);
         }
     }
 }

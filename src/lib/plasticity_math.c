@@ -1,7 +1,7 @@
-/* The small numerical pieces of the plasticity stage: the normal CDF and
- * PP, orientation, the positional regression, the Householder reflection,
- * component weights and sample skewness/kurtosis (docs/plasticity.md,
- * "Per head" steps 2-6 and the diagnostics). */
+/* The small numerical pieces of the plasticity stage: the normal CDF,
+ * orientation, the Householder reflection, component weights and sample
+ * skewness/kurtosis (docs/plasticity.md, "Per head" steps 2-6 and the
+ * diagnostics). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 
 #include "qk/moments.h"
 #include "qk/plasticity.h"
+#include "plasticity_internal.h"
 #include "plasticity_vec.h"
 
 double qk_plast_phi(double z)
@@ -31,6 +32,33 @@ static int cmp_int32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
+}
+
+/* The sum of each bucket's rows in row order (part, slot[i]: row i's
+ * bucket) and their count, from doubles k or from the float rows rows[i]
+ * of vec (widened). */
+QK_WIDE static void bucket_sums(const double *k, const float *vec, const int64_t *rows,
+                                int64_t n, int d, const int64_t *slot, double *part,
+                                int64_t *count)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double *p = part + slot[i] * d;
+        int c = 0;
+        if (k) {
+            const double *row = k + i * d;
+            for (; c + 8 <= d; c += 8)
+                store8(p + c, load8(p + c) + load8(row + c));
+            for (; c < d; c++)
+                p[c] += row[c];
+        } else {
+            const float *row = vec + rows[i] * d;
+            for (; c + 8 <= d; c += 8)
+                store8(p + c, load8(p + c) + load8f(row + c));
+            for (; c < d; c++)
+                p[c] += (double)row[c];
+        }
+        count[slot[i]]++;
+    }
 }
 
 /* The orientation of rows given either as doubles k (n x d) or as the
@@ -56,24 +84,7 @@ static void orientation(const double *k, const float *vec, const int64_t *rows, 
      * bucket means in bucket order */
     double *part = qk_calloc((size_t)(nb > 0 ? nb : 1) * (size_t)d, sizeof *part);
     int64_t *count = qk_calloc((size_t)(nb > 0 ? nb : 1), sizeof *count);
-    for (int64_t i = 0; i < n; i++) {
-        double *p = part + slot[i] * d;
-        int c = 0;
-        if (k) {
-            const double *row = k + i * d;
-            for (; c + 2 <= d; c += 2)
-                store2(p + c, load2(p + c) + load2(row + c));
-            for (; c < d; c++)
-                p[c] += row[c];
-        } else {
-            const float *row = vec + rows[i] * d;
-            for (; c + 2 <= d; c += 2)
-                store2(p + c, load2(p + c) + load2f(row + c));
-            for (; c < d; c++)
-                p[c] += (double)row[c];
-        }
-        count[slot[i]]++;
-    }
+    bucket_sums(k, vec, rows, n, d, slot, part, count);
     double *total = qk_calloc((size_t)d, sizeof *total);
     for (int64_t b = 0; b < nb; b++) {
         double inv = 1.0 / (double)count[b];
@@ -101,70 +112,6 @@ void qk_plast_orientation_rows(const float *vec, const int64_t *rows, int64_t n,
     orientation(NULL, vec, rows, n, d, bucket, sign);
 }
 
-/* ---- positional regression (steps 3 and 5) ----------------------------------------- */
-
-double qk_plast_regress(const double *x, const double *t, int64_t n, int d, double *alpha,
-                        double *beta, double *r2)
-{
-    size_t rows = (size_t)(n > 0 ? n : 1);
-    /* BLAS operands on 64-byte boundaries (see qk_doubles) */
-    double *tc = qk_doubles(rows);
-    double *weight = qk_doubles(rows);
-    double *mean = qk_doubles((size_t)d);
-    double *ss_tot = qk_calloc((size_t)d, sizeof *ss_tot);
-    double *ss_res = qk_calloc((size_t)d, sizeof *ss_res);
-    double t_mean = 0.0, stt = 0.0;
-    for (int64_t i = 0; i < n; i++)
-        t_mean += t[i];
-    t_mean = n > 0 ? t_mean / (double)n : 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        tc[i] = t[i] - t_mean;
-        stt += tc[i] * tc[i];
-        weight[i] = 1.0 / (double)n;
-    }
-    memset(beta, 0, (size_t)d * sizeof *beta);
-    if (n > 0) {
-        /* column means and X^T (t - tbar) / Stt: two GEMVs */
-        cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, d, 1.0, x, d, weight, 1, 0.0, mean, 1);
-        if (stt > 0.0)
-            cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, d, 1.0 / stt, x, d, tc, 1, 0.0,
-                        beta, 1);
-    }
-    for (int c = 0; c < d; c++)
-        alpha[c] = mean[c] - beta[c] * t_mean;
-    /* sums of squares about the mean and about the fitted line */
-    for (int64_t i = 0; i < n; i++) {
-        const double *row = x + i * d;
-        v2d ti = {t[i], t[i]};
-        int c = 0;
-        for (; c + 2 <= d; c += 2) {
-            v2d xv = load2(row + c);
-            v2d dev = xv - load2(mean + c);
-            v2d res = xv - (load2(alpha + c) + load2(beta + c) * ti);
-            store2(ss_tot + c, load2(ss_tot + c) + dev * dev);
-            store2(ss_res + c, load2(ss_res + c) + res * res);
-        }
-        for (; c < d; c++) {
-            double dev = row[c] - mean[c];
-            double res = row[c] - (alpha[c] + beta[c] * t[i]);
-            ss_tot[c] += dev * dev;
-            ss_res[c] += res * res;
-        }
-    }
-    double r2_sum = 0.0;
-    for (int c = 0; c < d; c++) {
-        double v = stt > 0.0 ? 1.0 - ss_res[c] / fmax(ss_tot[c], 1e-12) : 0.0;
-        r2[c] = v > 1.0 ? 1.0 : v;
-        r2_sum += r2[c];
-    }
-    free(ss_res);
-    free(ss_tot);
-    free(mean);
-    free(weight);
-    free(tc);
-    return d > 0 ? r2_sum / d : 0.0;
-}
-
 /* ---- Householder basis (step 4) ------------------------------------------------------- */
 
 int qk_plast_householder(const double *beta, int d, double *w)
@@ -186,13 +133,11 @@ int qk_plast_householder(const double *beta, int d, double *w)
     return 1;
 }
 
-void qk_plast_reflect_rows(double *x, int64_t n, int d, const double *w, double *tmp)
+QK_WIDE void qk_plast_reflect_rows(const double *x, int64_t n, int d, const double *w,
+                                   double *out)
 {
-    if (n <= 0)
-        return;
-    /* tmp = x w, then x -= 2 tmp w^T: O(n d), H is never formed */
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, d, 1.0, x, d, w, 1, 0.0, tmp, 1);
-    cblas_dger(CblasRowMajor, (int)n, d, -2.0, tmp, 1, w, 1, x, d);
+    for (int64_t i = 0; i < n; i++)
+        reflect_row(x + i * d, w, d, out + i * d);
 }
 
 /* ---- component weights (step 6) --------------------------------------------------------- */
@@ -210,8 +155,8 @@ void qk_plast_component_weights(const double *r2, int d, double *w)
 
 /* Skewness and kurtosis from n, the mean and the sums of the 2nd to 4th
  * powers of the deviations. */
-static void skew_kurt_finish(int64_t n, double mean, double m2, double m3, double m4,
-                             double *skew, double *kurt)
+void qk_plast_skew_kurt_finish(int64_t n, double mean, double m2, double m3, double m4,
+                               double *skew, double *kurt)
 {
     *skew = *kurt = NAN;
     if (n < 3)
@@ -247,46 +192,6 @@ void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt)
         m3 += dev2 * dev;
         m4 += dev2 * dev2;
     }
-    skew_kurt_finish(n, mean, m2, m3, m4, skew, kurt);
+    qk_plast_skew_kurt_finish(n, mean, m2, m3, m4, skew, kurt);
 }
 
-void qk_plast_skew_kurt_columns(const double *x, int64_t n, int64_t stride, int ncols,
-                                double *skew, double *kurt, double *mean, double *ss)
-{
-    double *m3 = qk_calloc((size_t)(ncols > 0 ? ncols : 1), sizeof *m3);
-    double *m4 = qk_calloc((size_t)(ncols > 0 ? ncols : 1), sizeof *m4);
-    for (int c = 0; c < ncols; c++)
-        mean[c] = ss[c] = 0.0;
-    /* row by row: each column still sums its values in row order, so the
-     * results are those of qk_plast_skew_kurt on the column */
-    for (int64_t i = 0; i < n; i++) {
-        const double *row = x + i * stride;
-        int c = 0;
-        for (; c + 2 <= ncols; c += 2)
-            store2(mean + c, load2(mean + c) + load2(row + c));
-        for (; c < ncols; c++)
-            mean[c] += row[c];
-    }
-    for (int c = 0; c < ncols; c++)
-        mean[c] = n ? mean[c] / (double)n : 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        const double *row = x + i * stride;
-        int c = 0;
-        for (; c + 2 <= ncols; c += 2) {
-            v2d dev = load2(row + c) - load2(mean + c), dev2 = dev * dev;
-            store2(ss + c, load2(ss + c) + dev2);
-            store2(m3 + c, load2(m3 + c) + dev2 * dev);
-            store2(m4 + c, load2(m4 + c) + dev2 * dev2);
-        }
-        for (; c < ncols; c++) {
-            double dev = row[c] - mean[c], dev2 = dev * dev;
-            ss[c] += dev2;
-            m3[c] += dev2 * dev;
-            m4[c] += dev2 * dev2;
-        }
-    }
-    for (int c = 0; c < ncols; c++)
-        skew_kurt_finish(n, mean[c], ss[c], m3[c], m4[c], &skew[c], &kurt[c]);
-    free(m4);
-    free(m3);
-}
