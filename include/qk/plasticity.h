@@ -256,7 +256,8 @@ void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk);
 void qk_plast_heatmap_rows(const qk_plast_acc *acc, const double *tau2, double pos_sum, int n,
                            uint8_t *out);
 /* count[r] += the number of rows[0..n) equal to r, for each r other than
- * QK_PLAST_NO_ROW. */
+ * QK_PLAST_NO_ROW; the rows other than QK_PLAST_NO_ROW must not decrease
+ * (those of a pair's bins do not). */
 void qk_plast_count_rows(const uint8_t *rows, int n, int64_t *count);
 /* Adds one PP value to acc and counts it: bin `bin`, heatmap column col,
  * row floor(x / 2B) of x = 2 tau_b - pos_sum, clamped to the grid (the
@@ -278,9 +279,12 @@ int qk_plast_pp_isa(int want);
  * keys, +1 where it is 0. k is n x d. */
 void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
                           double *sign);
-/* The same for the float rows vec[rows[i] * d ...] (i < n), widened. */
-void qk_plast_orientation_rows(const float *vec, const int64_t *rows, int64_t n, int d,
-                               const int32_t *bucket, double *sign);
+/* The same in two steps: the distinct buckets of bucket[0..n) in ascending
+ * order (returns how many) and each row's place among them (slot); then the
+ * sign from each bucket's sum of rows (part, nb x d) and count. */
+int64_t qk_plast_bucket_slots(const int32_t *bucket, int64_t n, int64_t *slot);
+void qk_plast_orientation_sign(const double *part, const int64_t *count, int64_t nb, int d,
+                               double *sign);
 
 /* The Householder vector w of H = I - 2 w w^T with H u = e1, u = beta/|beta|.
  * Returns 0 (H = I, w untouched) when |beta| < 1e-12 or u is e1. */

@@ -65,7 +65,8 @@ struct qk_plast_cache {
     const qk_plast_layout *key_layout;
     int key_scaled, d;
     double *sign;            /* [d] orientation */
-    double *keys;            /* [nk * d] oriented (and scaled) */
+    double *scale;           /* [d] the sign times the keys' power of two */
+    float *keys;             /* [nk * d] the store's floats */
 };
 
 qk_plast_cache *qk_plast_cache_new(void)
@@ -76,8 +77,10 @@ qk_plast_cache *qk_plast_cache_new(void)
 static void forget_keys(qk_plast_cache *c)
 {
     free(c->sign);
+    free(c->scale);
     free(c->keys);
     c->sign = NULL;
+    c->scale = NULL;
     c->keys = NULL;
     c->key_source = NULL;
     c->key_layout = NULL;
@@ -134,122 +137,135 @@ static int64_t *choose_rows(int64_t n, int64_t max_tokens, qk_rng *rng, int64_t 
     return rows;
 }
 
-/* The largest |v[c]| of a row, as the bits of a float (their order is the
- * order of the magnitudes): all exponent bits set (0x7f800000 or more)
- * means an infinite or NaN component. Branch-free over the row. */
-static uint32_t row_abs_max(const float *v, int d)
-{
-    typedef uint32_t v4u __attribute__((vector_size(16)));
-    const v4u magnitude = {0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu};
-    v4u most = {0, 0, 0, 0};
-    int c = 0;
-    for (; c + 4 <= d; c += 4) {
-        v4u b;
-        memcpy(&b, v + c, sizeof b);
-        b &= magnitude;
-        v4u more = b > most; /* all ones where b is larger */
-        most = (b & more) | (most & ~more);
-    }
-    uint32_t top = most[0] > most[1] ? most[0] : most[1];
-    top = top > most[2] ? top : most[2];
-    top = top > most[3] ? top : most[3];
-    for (; c < d; c++) {
-        uint32_t b;
-        memcpy(&b, &v[c], sizeof b);
-        b &= 0x7fffffffu;
-        top = b > top ? b : top;
-    }
-    return top;
-}
-
 /* Positions must lie on the grid: queries in a bin < n_bins, keys in a
- * heatmap cell < n_cells; vectors must be finite. *abs_max: the largest
- * magnitude of a component. */
-static int check_rows(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d,
-                      const qk_plast_grid *g, char kind, float *abs_max, qk_err *err)
+ * heatmap cell < n_cells. */
+static int check_positions(const qk_plast_rows *r, const int64_t *rows, int64_t n,
+                           const qk_plast_grid *g, char kind, qk_err *err)
 {
     const char *what = kind == 'q' ? "query" : "key";
-    uint32_t most = 0;
     for (int64_t i = 0; i < n; i++) {
-        int64_t row = rows[i];
-        int32_t t = r->position[row];
+        int32_t t = r->position[rows[i]];
         int off = t < 0 || (kind == 'q' ? qk_plast_bin_of(g, t) >= g->n_bins
                                          : t / g->bucket_size >= g->n_cells);
         if (off)
             return qk_fail(err, "%s row %lld: position %d is outside the grid of the "
-                           "dataset", what, (long long)row, t);
-        const float *v = r->vector + row * d;
-        uint32_t top = row_abs_max(v, d);
-        if (top >= 0x7f800000u)
-            for (int c = 0; c < d; c++)
-                if (!isfinite(v[c]))
-                    return qk_fail(err, "%s row %lld: component %d is not finite", what,
-                                   (long long)row, c);
-        most = top > most ? top : most;
+                           "dataset", what, (long long)rows[i], t);
     }
-    memcpy(abs_max, &most, sizeof *abs_max);
     return 0;
+}
+
+/* The message for the first component of rows[] of r that is not finite
+ * (the passes that read the vectors only tell that there is one). */
+static int not_finite(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d, char kind,
+                      qk_err *err)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int c = 0; c < d; c++)
+            if (!isfinite(r->vector[rows[i] * d + c]))
+                return qk_fail(err, "%s row %lld: component %d is not finite",
+                               kind == 'q' ? "query" : "key", (long long)rows[i], c);
+    return qk_fail(err, "%s rows: a component is not finite", kind == 'q' ? "query" : "key");
 }
 
 /* ---- keys ------------------------------------------------------------------------------- */
 
-/* Rows rows[0..n) of r as doubles, each multiplied by sign, into x (n x d). */
-QK_WIDE static void gather_into(const qk_plast_rows *r, const int64_t *rows, int64_t n, int d,
-                                const double *sign, double *x)
+/* One pass over the keys src[0..n) of k, in the layout's order: their
+ * floats into out (n x d), each bucket's sum of rows (part[slot[i]], in this
+ * order) and count. Returns the sum of x - x over every component: NaN when
+ * one is not finite. */
+QK_WIDE static double gather_keys(const qk_plast_rows *k, const int64_t *src, const int64_t *slot,
+                                  int64_t n, int d, float *out, double *part, int64_t *count)
 {
+    v8d bad = splat8(0.0);
+    double bad1 = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (i + GATHER_AHEAD < n) { /* the rows come in any order */
-            const char *ahead = (const char *)(r->vector + rows[i + GATHER_AHEAD] * d);
+            const char *ahead = (const char *)(k->vector + src[i + GATHER_AHEAD] * d);
             for (size_t b = 0; b < (size_t)d * sizeof(float); b += 64)
                 __builtin_prefetch(ahead + b);
         }
-        const float *src = r->vector + rows[i] * d;
-        double *dst = x + i * d;
+        const float *row = k->vector + src[i] * d;
+        double *p = part + slot[i] * d;
+        memcpy(out + i * d, row, (size_t)d * sizeof *out);
+        int c = 0;
+        for (; c + 8 <= d; c += 8) {
+            v8d v = load8f(row + c);
+            bad += v - v;
+            store8(p + c, load8(p + c) + v);
+        }
+        for (; c < d; c++) {
+            bad1 += (double)row[c] - (double)row[c];
+            p[c] += row[c];
+        }
+        count[slot[i]]++;
+    }
+    return lanes_sum8(bad) + bad1;
+}
+
+/* out_i = (in_i s) H for the n rows of in (floats): s the orientation sign
+ * times a power of two, H = I - 2 w w^T (w NULL: I). */
+QK_WIDE static void orient_reflect(const float *in, int64_t n, int d, const double *s,
+                                   const double *w, double *out)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float *row = in + i * d;
+        double *o = out + i * d;
         int c = 0;
         for (; c + 8 <= d; c += 8)
-            store8(dst + c, load8(sign + c) * load8f(src + c));
+            store8(o + c, load8(s + c) * load8f(row + c));
         for (; c < d; c++)
-            dst[c] = sign[c] * (double)src[c];
+            o[c] = s[c] * (double)row[c];
+        if (w)
+            reflect_row(o, w, d, o);
     }
 }
 
-/* The keys of a head in the layout's order, oriented, and scaled by a power
- * of two for the single-precision evaluation (exact: |k H| <= |k| <=
- * sqrt(d) k_max stays near 2^20), with the orientation sign: kept in the
- * cache for the next query head of the same key head, or made. */
+/* The keys of a head in the layout's order, as the store's floats, with
+ * the orientation sign and the scale of the single-precision evaluation (a
+ * power of two: exact; |k H| <= |k| <= sqrt(d) k_max stays near 2^20): kept
+ * in the cache for the next query head of the same key head, or made. */
 static int head_keys(const qk_plast_rows *k, const int64_t *krows, int64_t nk, int d,
-                     const qk_plast_grid *g, const qk_plast_layout *l, int scaled,
-                     qk_plast_cache *c, qk_err *err)
+                     const qk_plast_layout *l, int scaled, qk_plast_cache *c, qk_err *err)
 {
     if (c->key_source && c->key_source == k->source && c->key_layout == l &&
         c->key_scaled == scaled && c->d == d && nk == k->n)
         return 0;
     forget_keys(c);
-    float k_max;
-    if (check_rows(k, krows, nk, d, g, 'k', &k_max, err) != 0)
-        return -1;
-    int32_t *kb = qk_malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kb);
-    for (int64_t i = 0; i < nk; i++)
-        kb[i] = k->bucket[krows[i]];
-    c->sign = qk_doubles((size_t)d);
-    qk_plast_orientation_rows(k->vector, krows, nk, d, kb, c->sign);
-    free(kb);
-    double *sign = qk_doubles((size_t)d);
-    double scale = scaled ? qk_plast_near_2_20(sqrt((double)d) * k_max) : 1.0;
-    for (int i = 0; i < d; i++)
-        sign[i] = c->sign[i] * scale;
-    int64_t *src = qk_malloc((size_t)(nk > 0 ? nk : 1) * sizeof *src);
-    for (int64_t i = 0; i < nk; i++)
+    size_t n = (size_t)(nk > 0 ? nk : 1);
+    int64_t *src = qk_malloc(n * sizeof *src), *slot = qk_malloc(n * sizeof *slot);
+    int32_t *kb = qk_malloc(n * sizeof *kb);
+    for (int64_t i = 0; i < nk; i++) {
         src[i] = krows[l->k_order[i]];
-    c->keys = qk_plast_raw_doubles((size_t)(nk > 0 ? nk : 1) * d);
-    gather_into(k, src, nk, d, sign, c->keys);
+        kb[i] = k->bucket[src[i]];
+    }
+    int64_t nb = qk_plast_bucket_slots(kb, nk, slot);
+    double *part = qk_calloc((size_t)(nb > 0 ? nb : 1) * d, sizeof *part);
+    int64_t *count = qk_calloc((size_t)(nb > 0 ? nb : 1), sizeof *count);
+    c->keys = qk_malloc(n * d * sizeof *c->keys);
+    double bad = gather_keys(k, src, slot, nk, d, c->keys, part, count);
+    int rc = 0;
+    if (bad != bad) {
+        rc = not_finite(k, krows, nk, d, 'k', err);
+        forget_keys(c);
+    } else {
+        c->sign = qk_doubles((size_t)d);
+        qk_plast_orientation_sign(part, count, nb, d, c->sign);
+        double k_max = nk > 0 ? fabs(c->keys[cblas_isamax((int)(nk * d), c->keys, 1)]) : 0.0;
+        double scale = scaled ? qk_plast_near_2_20(sqrt((double)d) * k_max) : 1.0;
+        c->scale = qk_doubles((size_t)d);
+        for (int i = 0; i < d; i++)
+            c->scale[i] = c->sign[i] * scale;
+        c->key_source = nk == k->n ? k->source : NULL; /* a subset is the head's own */
+        c->key_layout = l;
+        c->key_scaled = scaled;
+        c->d = d;
+    }
+    free(count);
+    free(part);
+    free(kb);
+    free(slot);
     free(src);
-    free(sign);
-    c->key_source = nk == k->n ? k->source : NULL; /* a subset is the head's own */
-    c->key_layout = l;
-    c->key_scaled = scaled;
-    c->d = d;
-    return 0;
+    return rc;
 }
 
 /* ---- the work of a head -------------------------------------------------------------------- */
@@ -767,8 +783,8 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     qk_rng_seed(&rng, kk, 4);
     int64_t *krows = choose_rows(k->n, p->max_tokens, &rng, &nk);
     int rc = -1;
-    float q_max;
-    if (check_rows(q, qrows, nq, d, g, 'q', &q_max, err) != 0)
+    if (check_positions(q, qrows, nq, g, 'q', err) != 0 ||
+        check_positions(k, krows, nk, g, 'k', err) != 0)
         goto out;
     if (!c->layout || !qk_plast_layout_fits(c->layout, q, qrows, nq, k, krows, nk, g, p)) {
         forget_keys(c);
@@ -779,18 +795,18 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     }
     w->l = c->layout;
     int scaled = p->pair_mode == QK_PLAST_PAIRS_EXACT && p->cov == QK_PLAST_COV_DIAG;
-    if (head_keys(k, krows, nk, d, g, w->l, scaled, c, err) != 0)
+    if (head_keys(k, krows, nk, d, w->l, scaled, c, err) != 0)
         goto out;
     h->n_q = nq;
     h->n_k = nk;
     kk[3] = STREAM_NOISE_DIMS;
     qk_rng_seed(&rng, kk, 4);
-    qk_plast_queries(q, qrows, w->l, d, c->sign, p, &rng, c, h, &w->qm);
+    if (qk_plast_queries(q, qrows, w->l, d, c->sign, p, &rng, c, h, &w->qm) != 0) {
+        not_finite(q, qrows, nq, d, 'q', err);
+        goto out;
+    }
     w->k = qk_plast_cache_buffer(c, QK_PLAST_BUF_KEYS, (size_t)(nk > 0 ? nk : 1) * d);
-    if (w->qm.reflect)
-        qk_plast_reflect_rows(c->keys, nk, d, w->qm.hv, w->k);
-    else
-        memcpy(w->k, c->keys, (size_t)nk * d * sizeof *w->k);
+    orient_reflect(c->keys, nk, d, c->scale, w->qm.reflect ? w->qm.hv : NULL, w->k);
     memcpy(h->bin_pairs, w->l->bin_pairs, (size_t)w->n_bins * sizeof *h->bin_pairs);
     h->n_key_pairs = w->l->n_pairs;
     rc = 0;

@@ -28,6 +28,9 @@ enum { QK_PLAST_BUF_QUERIES, QK_PLAST_BUF_KEYS, QK_PLAST_BUF_COLUMNS, QK_PLAST_N
  * content is left as the last head left it. */
 double *qk_plast_cache_buffer(qk_plast_cache *c, int which, size_t n);
 
+/* The instruction set the kernels use (QK_PLAST_ISA_*, qk_plast_pp_isa). */
+int qk_plast_isa(void);
+
 /* The longest of the n spans start[i] .. start[i + 1], at least 1. */
 int64_t qk_plast_longest_span(const int64_t *start, int n);
 
@@ -103,7 +106,8 @@ void qk_plast_layout_free(qk_plast_layout *l);
  * bins and the orientation sign: fills h (regression, diagnostics, the
  * bins' queries and positions) and returns the rotated queries in bin order
  * (nq x d), the Householder vector in hv (*reflect = 0: H = I) and the bin
- * model: mean[n_bins x d] and the diagonal var[n_bins x d]. */
+ * model: mean[n_bins x d] and the diagonal var[n_bins x d]. Returns -1,
+ * with nothing in m to free, when a component of a query is not finite. */
 typedef struct qk_plast_query_model {
     double *q;      /* [nq * d] oriented, rotated, in bin order (a cache buffer) */
     double *hv;     /* [d] */
@@ -112,9 +116,9 @@ typedef struct qk_plast_query_model {
     double *var;    /* [n_bins * d] diagonal of C_b */
 } qk_plast_query_model;
 
-void qk_plast_queries(const qk_plast_rows *q, const int64_t *q_rows, const qk_plast_layout *l,
-                      int d, const double *sign, const qk_plast_params *p, qk_rng *noise_rng,
-                      qk_plast_cache *c, qk_plast_head *h, qk_plast_query_model *m);
+int qk_plast_queries(const qk_plast_rows *q, const int64_t *q_rows, const qk_plast_layout *l,
+                     int d, const double *sign, const qk_plast_params *p, qk_rng *noise_rng,
+                     qk_plast_cache *c, qk_plast_head *h, qk_plast_query_model *m);
 void qk_plast_query_model_free(qk_plast_query_model *m);
 
 #endif

@@ -11,6 +11,9 @@
  *     its matrix stays small;
  *   - otherwise the Pelz-Good (1976) asymptotic series (n > 140 only). */
 #include <cblas.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include "qk/moments.h"
 #include "qk/plasticity.h"
 #include "qk/stats.h"
+#include "plasticity_internal.h"
 #include "plasticity_vec.h"
 
 /* The steps i / n (i = 0..n) of an empirical CDF: every KS test of a head
@@ -92,17 +96,17 @@ static const double *cell_edges(void)
     return edge;
 }
 
-/* Which cells may hold the largest term, from the counts: into candidate[],
- * with the rank before each cell in before[]. Returns how many values they
- * hold. */
-static int64_t candidate_cells(const int64_t *count, int64_t n, int64_t *before,
-                               unsigned char *candidate)
+/* Which of the cells lo..hi (the others are empty) may hold the largest
+ * term, from the counts: into candidate[], with the rank before each cell
+ * in before[]. Returns how many values they hold. */
+static int64_t candidate_cells(const int64_t *count, int64_t n, int lo, int hi, int64_t *before,
+                               int32_t *candidate)
 {
     const double *edge = cell_edges();
     const double *step = cdf_steps(n);
     double floor_d = 0.0; /* D is at least this */
     int64_t rank = 0;
-    for (int c = 0; c < KS_CELLS; c++) {
+    for (int c = lo; c <= hi; c++) {
         before[c] = rank;
         rank += count[c];
         if (count[c] == 0)
@@ -112,7 +116,7 @@ static int64_t candidate_cells(const int64_t *count, int64_t n, int64_t *before,
         floor_d = first_below > floor_d ? first_below : floor_d;
     }
     int64_t held = 0;
-    for (int c = 0; c < KS_CELLS; c++) {
+    for (int c = lo; c <= hi; c++) {
         double above = step[before[c] + count[c]] - edge[c];
         double below = edge[c + 1] - step[before[c]];
         candidate[c] = count[c] > 0 && (above > below ? above : below) + KS_SLACK >= floor_d;
@@ -121,38 +125,132 @@ static int64_t candidate_cells(const int64_t *count, int64_t n, int64_t *before,
     return held;
 }
 
+/* A thread's buffers for the statistic, kept from test to test: the
+ * counts per cell (zero between tests), the ranks and the candidates per
+ * cell, each value's cell, and the candidates' values. */
+typedef struct ks_buffers {
+    int64_t *count, *before, *slot;
+    int32_t *candidate; /* 32-bit flags, for a gather */
+    int32_t *cell;
+    double *vals;
+    int64_t room;
+} ks_buffers;
+
+static ks_buffers *ks_buffers_for(int64_t n)
+{
+    static _Thread_local ks_buffers kb;
+    if (!kb.count) {
+        kb.count = qk_calloc(KS_CELLS, sizeof *kb.count);
+        kb.before = qk_malloc(KS_CELLS * sizeof *kb.before);
+        kb.slot = qk_malloc(KS_CELLS * sizeof *kb.slot);
+        kb.candidate = qk_malloc(KS_CELLS * sizeof *kb.candidate);
+    }
+    if (kb.room < n) {
+        free(kb.cell);
+        free(kb.vals);
+        kb.cell = qk_malloc((size_t)n * sizeof *kb.cell);
+        kb.vals = qk_malloc((size_t)n * 2 * sizeof *kb.vals);
+        kb.room = n;
+    }
+    return &kb;
+}
+
+/* The cells of x[0..n) and their counts, with the first and the last cell
+ * that holds a value (count is zero on entry). */
+static void count_cells(const double *x, int64_t n, int32_t *cell, int64_t *count, int *lo,
+                        int *hi)
+{
+    int l = KS_CELLS, h = -1;
+    for (int64_t i = 0; i < n; i++) {
+        int c = ks_cell(x[i]);
+        cell[i] = c;
+        count[c]++;
+        l = c < l ? c : l;
+        h = c > h ? c : h;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define KS_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
+
+/* count_cells, the cells eight at a time (the same operations as ks_cell) */
+KS_AVX512 static void count_cells_avx512(const double *x, int64_t n, int32_t *cell,
+                                         int64_t *count, int *lo, int *hi)
+{
+    __m256i least = _mm256_set1_epi32(KS_CELLS), most = _mm256_set1_epi32(-1);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d y = _mm512_mul_pd(_mm512_add_pd(_mm512_loadu_pd(x + i), _mm512_set1_pd(KS_EDGE)),
+                                  _mm512_set1_pd(KS_CELLS_PER_UNIT));
+        /* below 0 or NaN: cell 0 (max takes the second operand on NaN) */
+        y = _mm512_min_pd(_mm512_max_pd(y, _mm512_setzero_pd()), _mm512_set1_pd(KS_CELLS - 1));
+        __m256i c = _mm512_cvttpd_epi32(y);
+        _mm256_storeu_si256((__m256i *)(void *)(cell + i), c);
+        least = _mm256_min_epi32(least, c);
+        most = _mm256_max_epi32(most, c);
+    }
+    int32_t l8[8], h8[8];
+    _mm256_storeu_si256((__m256i *)(void *)l8, least);
+    _mm256_storeu_si256((__m256i *)(void *)h8, most);
+    int l = KS_CELLS, h = -1;
+    for (int k = 0; k < 8; k++) {
+        l = l8[k] < l ? l8[k] : l;
+        h = h8[k] > h ? h8[k] : h;
+    }
+    for (; i < n; i++) {
+        cell[i] = ks_cell(x[i]);
+        l = cell[i] < l ? cell[i] : l;
+        h = cell[i] > h ? cell[i] : h;
+    }
+    for (i = 0; i < n; i++)
+        count[cell[i]]++;
+    *lo = l;
+    *hi = h;
+}
+
+#endif
+
 double qk_plast_ks_statistic(const double *x, int64_t n)
 {
-    int64_t *count = qk_calloc(2 * KS_CELLS, sizeof *count), *before = count + KS_CELLS;
-    int32_t *cell = qk_malloc((size_t)n * sizeof *cell);
-    unsigned char candidate[KS_CELLS];
-    for (int64_t i = 0; i < n; i++) {
-        cell[i] = ks_cell(x[i]);
-        count[cell[i]]++;
-    }
-    int64_t held = candidate_cells(count, n, before, candidate);
+    if (n <= 0)
+        return 0.0;
+    ks_buffers *kb = ks_buffers_for(n);
+    int64_t *count = kb->count, *before = kb->before;
+    int lo, hi;
+#if defined(__x86_64__) && defined(__GNUC__)
+    int wide = qk_plast_isa() == QK_PLAST_ISA_AVX512;
+#else
+    int wide = 0;
+#endif
+    if (wide)
+        count_cells_avx512(x, n, kb->cell, count, &lo, &hi);
+    else
+        count_cells(x, n, kb->cell, count, &lo, &hi);
+    int64_t held = candidate_cells(count, n, lo, hi, before, kb->candidate);
     /* the candidates' values, cell by cell (slot[c]: the next free place of
      * cell c), sorted within each cell, then their Phi in one batch */
-    double *vals = qk_malloc((size_t)(held > 0 ? held : 1) * 2 * sizeof *vals);
-    double *cdf = vals + held;
-    int64_t *slot = qk_malloc(KS_CELLS * sizeof *slot);
-    for (int64_t c = 0, at = 0; c < KS_CELLS; c++) {
+    double *vals = kb->vals, *cdf = kb->vals + held;
+    int64_t *slot = kb->slot;
+    for (int64_t c = lo, at = 0; c <= hi; c++) {
         slot[c] = at;
-        at += candidate[c] ? count[c] : 0;
+        at += kb->candidate[c] ? count[c] : 0;
     }
+    const int32_t *cell = kb->cell;
     for (int64_t i = 0; i < n; i++)
-        if (candidate[cell[i]])
+        if (kb->candidate[cell[i]])
             vals[slot[cell[i]]++] = x[i];
-    for (int64_t c = 0, at = 0; c < KS_CELLS; c++)
-        if (candidate[c]) {
+    for (int64_t c = lo, at = 0; c <= hi; c++)
+        if (kb->candidate[c]) {
             qk_sort_doubles(vals + at, count[c]);
             at += count[c];
         }
     phi_n(vals, cdf, held);
     const double *step = cdf_steps(n);
     double stat = 0.0;
-    for (int64_t c = 0, at = 0; c < KS_CELLS; c++) {
-        if (!candidate[c])
+    for (int64_t c = lo, at = 0; c <= hi; c++) {
+        if (!kb->candidate[c])
             continue;
         for (int64_t k = 0; k < count[c]; k++) {
             int64_t i = before[c] + k; /* the value's place in the sorted sample */
@@ -164,10 +262,7 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
         }
         at += count[c];
     }
-    free(slot);
-    free(vals);
-    free(cell);
-    free(count);
+    memset(count + lo, 0, (size_t)(hi - lo + 1) * sizeof *count);
     return stat;
 }
 

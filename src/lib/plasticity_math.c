@@ -19,10 +19,6 @@ double qk_plast_phi(double z)
 
 double qk_plast_pp_z(double z)
 {
-    /* s = Phi(-|z|) is computed directly, so it keeps full relative
-     * precision however small it is; 1 - s is then exact enough, and PP is
-     * the same for z and -z by construction (qk_plast_pp_n with v = 1:
-     * z / sqrt(1) = z) */
     return qk_plast_pp(z, 1.0);
 }
 
@@ -34,40 +30,8 @@ static int cmp_int32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The sum of each bucket's rows in row order (part, slot[i]: row i's
- * bucket) and their count, from doubles k or from the float rows rows[i]
- * of vec (widened). */
-QK_WIDE static void bucket_sums(const double *k, const float *vec, const int64_t *rows,
-                                int64_t n, int d, const int64_t *slot, double *part,
-                                int64_t *count)
+int64_t qk_plast_bucket_slots(const int32_t *bucket, int64_t n, int64_t *slot)
 {
-    for (int64_t i = 0; i < n; i++) {
-        double *p = part + slot[i] * d;
-        int c = 0;
-        if (k) {
-            const double *row = k + i * d;
-            for (; c + 8 <= d; c += 8)
-                store8(p + c, load8(p + c) + load8(row + c));
-            for (; c < d; c++)
-                p[c] += row[c];
-        } else {
-            const float *row = vec + rows[i] * d;
-            for (; c + 8 <= d; c += 8)
-                store8(p + c, load8(p + c) + load8f(row + c));
-            for (; c < d; c++)
-                p[c] += (double)row[c];
-        }
-        count[slot[i]]++;
-    }
-}
-
-/* The orientation of rows given either as doubles k (n x d) or as the
- * float rows rows[i] of vec (widened: the same values). */
-static void orientation(const double *k, const float *vec, const int64_t *rows, int64_t n,
-                        int d, const int32_t *bucket, double *sign)
-{
-    /* the distinct buckets in ascending order, and each row's place among
-     * them */
     int32_t *ids = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
     memcpy(ids, bucket, (size_t)n * sizeof *ids);
     qsort(ids, (size_t)n, sizeof *ids, cmp_int32);
@@ -75,17 +39,18 @@ static void orientation(const double *k, const float *vec, const int64_t *rows, 
     for (int64_t i = 0; i < n; i++)
         if (i == 0 || ids[i] != ids[nb - 1])
             ids[nb++] = ids[i];
-    int64_t *slot = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *slot);
     for (int64_t i = 0; i < n; i++) {
         const int32_t *hit = bsearch(&bucket[i], ids, (size_t)nb, sizeof *ids, cmp_int32);
         slot[i] = hit - ids;
     }
-    /* the sum of each bucket in row order, then the unweighted sum of the
-     * bucket means in bucket order */
-    double *part = qk_calloc((size_t)(nb > 0 ? nb : 1) * (size_t)d, sizeof *part);
-    int64_t *count = qk_calloc((size_t)(nb > 0 ? nb : 1), sizeof *count);
-    bucket_sums(k, vec, rows, n, d, slot, part, count);
-    double *total = qk_calloc((size_t)d, sizeof *total);
+    free(ids);
+    return nb;
+}
+
+void qk_plast_orientation_sign(const double *part, const int64_t *count, int64_t nb, int d,
+                               double *sign)
+{
+    double *total = qk_calloc((size_t)(d > 0 ? d : 1), sizeof *total);
     for (int64_t b = 0; b < nb; b++) {
         double inv = 1.0 / (double)count[b];
         for (int c = 0; c < d; c++)
@@ -94,22 +59,24 @@ static void orientation(const double *k, const float *vec, const int64_t *rows, 
     for (int c = 0; c < d; c++)
         sign[c] = total[c] < 0.0 ? -1.0 : 1.0;
     free(total);
-    free(count);
-    free(part);
-    free(slot);
-    free(ids);
 }
 
 void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,
                           double *sign)
 {
-    orientation(k, NULL, NULL, n, d, bucket, sign);
-}
-
-void qk_plast_orientation_rows(const float *vec, const int64_t *rows, int64_t n, int d,
-                               const int32_t *bucket, double *sign)
-{
-    orientation(NULL, vec, rows, n, d, bucket, sign);
+    int64_t *slot = qk_malloc((size_t)(n > 0 ? n : 1) * sizeof *slot);
+    int64_t nb = qk_plast_bucket_slots(bucket, n, slot);
+    double *part = qk_calloc((size_t)(nb > 0 ? nb : 1) * (size_t)d, sizeof *part);
+    int64_t *count = qk_calloc((size_t)(nb > 0 ? nb : 1), sizeof *count);
+    for (int64_t i = 0; i < n; i++) {
+        for (int c = 0; c < d; c++)
+            part[slot[i] * d + c] += k[i * d + c];
+        count[slot[i]]++;
+    }
+    qk_plast_orientation_sign(part, count, nb, d, sign);
+    free(count);
+    free(part);
+    free(slot);
 }
 
 /* ---- Householder basis (step 4) ------------------------------------------------------- */

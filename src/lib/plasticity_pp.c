@@ -207,6 +207,19 @@ static inline pair_view view_of(const qk_plast_acc *acc, const qk_plast_block *b
     return pv;
 }
 
+/* pairs ahead whose S rows are fetched early: the pairs of a block come in
+ * heatmap-column order, their keys anywhere in the range's rows of S */
+#define PAIRS_AHEAD 6
+
+static inline void prefetch_pair(const qk_plast_acc *acc, const qk_plast_block *blk, int64_t k)
+{
+    pair_view pv = view_of(acc, blk, k);
+    for (int b = 0; b < pv.n; b += 8) {
+        __builtin_prefetch(pv.sa + b);
+        __builtin_prefetch(pv.sb + b);
+    }
+}
+
 static void block_scalar(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
     const uint8_t *rows = blk->rows;
@@ -309,6 +322,8 @@ AVX512 static void block_avx512(const qk_plast_acc *acc, const qk_plast_block *b
 {
     const uint8_t *rows = blk->rows;
     for (int64_t k = 0; k < blk->n; k++) {
+        if (k + PAIRS_AHEAD < blk->n)
+            prefetch_pair(acc, blk, k + PAIRS_AHEAD);
         pair_view pv = view_of(acc, blk, k);
         for (int i = 0; i < pv.n; i += 16) {
             __mmask16 lanes = pv.n - i >= 16 ? 0xffff : (__mmask16)((1u << (pv.n - i)) - 1);
@@ -357,12 +372,14 @@ AVX512 static void count_avx512(const uint8_t *rows, int n, int64_t *count)
         __mmask64 lanes = n - i >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (n - i)) - 1);
         __m512i r = _mm512_maskz_loadu_epi8(lanes, rows + i);
         __mmask64 left = lanes & ~_mm512_cmpeq_epi8_mask(r, _mm512_set1_epi8((char)QK_PLAST_NO_ROW));
-        while (left) { /* one distinct row at a time: a pair has a few */
-            int row = rows[i + __builtin_ctzll(left)];
-            __mmask64 same = left & _mm512_cmpeq_epi8_mask(r, _mm512_set1_epi8((char)row));
-            count[row] += __builtin_popcountll(same);
-            left &= ~same;
-        }
+        if (!left)
+            continue;
+        /* the rows of a pair's kept bins only grow: every one from the
+         * first to the last (each counted apart, so the counts overlap) */
+        int lo = rows[i + __builtin_ctzll(left)], hi = rows[i + 63 - __builtin_clzll(left)];
+        for (int row = lo; row <= hi; row++)
+            count[row] += __builtin_popcountll(
+                left & _mm512_cmpeq_epi8_mask(r, _mm512_set1_epi8((char)row)));
     }
 }
 
@@ -470,6 +487,8 @@ AVX2 static void block_avx2(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
     const uint8_t *rows = blk->rows;
     for (int64_t k = 0; k < blk->n; k++) {
+        if (k + PAIRS_AHEAD < blk->n)
+            prefetch_pair(acc, blk, k + PAIRS_AHEAD);
         pair_view pv = view_of(acc, blk, k);
         for (int i = 0; i < pv.n; i += 8) {
             __m256i lo = first_lanes(pv.n - i, 4), hi = first_lanes(pv.n - i - 4, 4);
@@ -520,13 +539,12 @@ AVX2 static void count_avx2(const uint8_t *rows, int n, int64_t *count)
         __m256i r = _mm256_loadu_si256((const __m256i *)(const void *)(rows + i));
         uint32_t left = ~(uint32_t)_mm256_movemask_epi8(
             _mm256_cmpeq_epi8(r, _mm256_set1_epi8((char)QK_PLAST_NO_ROW)));
-        while (left) {
-            int row = rows[i + __builtin_ctz(left)];
-            uint32_t same =
-                left & (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, _mm256_set1_epi8((char)row)));
-            count[row] += __builtin_popcount(same);
-            left &= ~same;
-        }
+        if (!left)
+            continue;
+        int lo = rows[i + __builtin_ctz(left)], hi = rows[i + 31 - __builtin_clz(left)];
+        for (int row = lo; row <= hi; row++)
+            count[row] += __builtin_popcount(
+                left & (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, _mm256_set1_epi8((char)row))));
     }
     for (; i < n; i++)
         if (rows[i] != QK_PLAST_NO_ROW)
@@ -562,7 +580,7 @@ static int best_isa(void)
     return QK_PLAST_ISA_SCALAR;
 }
 
-static int isa(void)
+int qk_plast_isa(void)
 {
     int c = __atomic_load_n(&isa_choice, __ATOMIC_RELAXED);
     if (c < 0) {
@@ -574,7 +592,7 @@ static int isa(void)
 
 int qk_plast_pp_isa(int want)
 {
-    int before = isa();
+    int before = qk_plast_isa();
     int best = best_isa();
     __atomic_store_n(&isa_choice, want < best ? want : best, __ATOMIC_RELAXED);
     return before;
@@ -583,11 +601,11 @@ int qk_plast_pp_isa(int want)
 void qk_plast_pp_y_n(const float *y, float *pp, int64_t n)
 {
 #ifdef QK_X86
-    if (isa() == QK_PLAST_ISA_AVX512) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
         pp_y_avx512(y, pp, n);
         return;
     }
-    if (isa() == QK_PLAST_ISA_AVX2) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
         pp_y_avx2(y, pp, n);
         return;
     }
@@ -599,11 +617,11 @@ void qk_plast_pp_y_n(const float *y, float *pp, int64_t n)
 void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
 #ifdef QK_X86
-    if (isa() == QK_PLAST_ISA_AVX512) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
         block_avx512(acc, blk);
         return;
     }
-    if (isa() == QK_PLAST_ISA_AVX2) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
         block_avx2(acc, blk);
         return;
     }
@@ -614,11 +632,11 @@ void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk)
 void qk_plast_pair_squares(const double *ka, const double *kb, int d, float *out)
 {
 #ifdef QK_X86
-    if (isa() == QK_PLAST_ISA_AVX512) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
         squares_avx512(ka, kb, d, out);
         return;
     }
-    if (isa() == QK_PLAST_ISA_AVX2) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
         squares_avx2(ka, kb, d, out);
         return;
     }
@@ -630,11 +648,11 @@ void qk_plast_heatmap_rows(const qk_plast_acc *acc, const double *tau2, double p
                            uint8_t *out)
 {
 #ifdef QK_X86
-    if (isa() == QK_PLAST_ISA_AVX512) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
         rows_avx512(acc, tau2, pos_sum, n, out);
         return;
     }
-    if (isa() == QK_PLAST_ISA_AVX2) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
         rows_avx2(acc, tau2, pos_sum, n, out);
         return;
     }
@@ -646,11 +664,11 @@ void qk_plast_heatmap_rows(const qk_plast_acc *acc, const double *tau2, double p
 void qk_plast_count_rows(const uint8_t *rows, int n, int64_t *count)
 {
 #ifdef QK_X86
-    if (isa() == QK_PLAST_ISA_AVX512) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
         count_avx512(rows, n, count);
         return;
     }
-    if (isa() == QK_PLAST_ISA_AVX2) {
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
         count_avx2(rows, n, count);
         return;
     }

@@ -25,11 +25,14 @@
 #define GATHER_AHEAD 8
 
 /* Pass A: rows src[i] of q, oriented, into x (n x d); colsum[c] += x_ic,
- * tcsum[c] += tc_i x_ic. */
-QK_WIDE static void pass_gather(const qk_plast_rows *q, const int64_t *src, int64_t n, int d,
-                                const double *sign, const double *tc, double *x, double *colsum,
-                                double *tcsum)
+ * tcsum[c] += tc_i x_ic. Returns the sum of x - x over every component: NaN
+ * when one is not finite. */
+QK_WIDE static double pass_gather(const qk_plast_rows *q, const int64_t *src, int64_t n, int d,
+                                  const double *sign, const double *tc, double *x,
+                                  double *colsum, double *tcsum)
 {
+    v8d bad = splat8(0.0);
+    double bad1 = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (i + GATHER_AHEAD < n) { /* the rows come in bin order, not in the file's */
             const char *ahead = (const char *)(q->vector + src[i + GATHER_AHEAD] * d);
@@ -42,17 +45,20 @@ QK_WIDE static void pass_gather(const qk_plast_rows *q, const int64_t *src, int6
         int c = 0;
         for (; c + 8 <= d; c += 8) {
             v8d v = load8(sign + c) * load8f(row + c);
+            bad += v - v;
             store8(out + c, v);
             store8(colsum + c, load8(colsum + c) + v);
             store8(tcsum + c, load8(tcsum + c) + t * v);
         }
         for (; c < d; c++) {
             double v = sign[c] * (double)row[c];
+            bad1 += v - v;
             out[c] = v;
             colsum[c] += v;
             tcsum[c] += tc[i] * v;
         }
     }
+    return lanes_sum8(bad) + bad1;
 }
 
 /* Pass B: the sums of squares about the mean and about the line alpha +
@@ -317,9 +323,9 @@ static int *tested_columns(int d, const qk_plast_params *p, qk_rng *rng, int *n_
     return dims;
 }
 
-void qk_plast_queries(const qk_plast_rows *q, const int64_t *q_rows, const qk_plast_layout *l,
-                      int d, const double *sign, const qk_plast_params *p, qk_rng *noise_rng,
-                      qk_plast_cache *cache, qk_plast_head *h, qk_plast_query_model *m)
+int qk_plast_queries(const qk_plast_rows *q, const int64_t *q_rows, const qk_plast_layout *l,
+                     int d, const double *sign, const qk_plast_params *p, qk_rng *noise_rng,
+                     qk_plast_cache *cache, qk_plast_head *h, qk_plast_query_model *m)
 {
     int64_t n = l->nq;
     int n_bins = l->grid.n_bins;
@@ -343,7 +349,15 @@ void qk_plast_queries(const qk_plast_rows *q, const int64_t *q_rows, const qk_pl
     }
     double *colsum = qk_doubles(nd), *tcsum = qk_doubles(nd);
     m->q = qk_plast_cache_buffer(cache, QK_PLAST_BUF_QUERIES, rows * nd);
-    pass_gather(q, src, n, d, sign, tc, m->q, colsum, tcsum);
+    double bad = pass_gather(q, src, n, d, sign, tc, m->q, colsum, tcsum);
+    if (bad != bad) {
+        free(tcsum);
+        free(colsum);
+        free(tc);
+        free(src);
+        memset(m, 0, sizeof *m);
+        return -1;
+    }
     double *mean = qk_doubles(nd), *alpha = qk_doubles(nd), *beta = qk_doubles(nd);
     regression(colsum, tcsum, n, t_mean, stt, d, mean, alpha, beta);
 
@@ -430,6 +444,7 @@ void qk_plast_queries(const qk_plast_rows *q, const int64_t *q_rows, const qk_pl
     free(colsum);
     free(tc);
     free(src);
+    return 0;
 }
 
 void qk_plast_query_model_free(qk_plast_query_model *m)
