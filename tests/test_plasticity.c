@@ -1286,6 +1286,42 @@ START_TEST(test_cache_changes_nothing)
 }
 END_TEST
 
+/* The instruction set changes no result: a head analysed with the scalar
+ * kernels, with AVX2 and with AVX-512 (where the machine has them) gives
+ * the same bits, in both covariance modes. */
+START_TEST(test_isa_changes_nothing)
+{
+    planted p;
+    small_head(&p);
+    qk_plast_grid g = planted_grid(&p, 4);
+    qk_plast_params par;
+    qk_plast_params_default(&par);
+    par.min_pairs_per_bin = 8;
+    par.pair2d_min_count = 5;
+    qk_plast_rows q, k;
+    planted_rows(&p, &q, &k);
+    int before = qk_plast_pp_isa(QK_PLAST_ISA_AVX512);
+    for (int mode = 0; mode < 2; mode++) {
+        par.cov = mode ? QK_PLAST_COV_FULL : QK_PLAST_COV_DIAG;
+        qk_plast_head best, other;
+        qk_err err;
+        qk_plast_head_init(&best, p.d, &g);
+        ck_assert_int_eq(qk_plast_analyse(&q, &k, p.d, &g, &par, 3, 0, NULL, &best, &err), 0);
+        for (int level = QK_PLAST_ISA_SCALAR; level < QK_PLAST_ISA_AVX512; level++) {
+            qk_plast_pp_isa(level);
+            qk_plast_head_init(&other, p.d, &g);
+            ck_assert_int_eq(qk_plast_analyse(&q, &k, p.d, &g, &par, 3, 0, NULL, &other, &err), 0);
+            expect_same_head(&best, &other);
+            qk_plast_head_free(&other);
+            qk_plast_pp_isa(QK_PLAST_ISA_AVX512);
+        }
+        qk_plast_head_free(&best);
+    }
+    qk_plast_pp_isa(before);
+    planted_free(&p);
+}
+END_TEST
+
 START_TEST(test_sampled_pairs_seeded)
 {
     planted p;
@@ -1625,6 +1661,7 @@ static Suite *plasticity_suite(void)
     tcase_add_test(head, test_exact_full_equals_brute_force);
     tcase_add_test(head, test_floor_changes_nothing);
     tcase_add_test(head, test_cache_changes_nothing);
+    tcase_add_test(head, test_isa_changes_nothing);
     tcase_add_test(head, test_sampled_pairs_seeded);
     tcase_add_test(head, test_subsample_rows);
     tcase_add_test(head, test_same_example_pair);

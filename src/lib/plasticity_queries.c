@@ -16,6 +16,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QK_X86 1
+#endif
 
 #include "qk/moments.h"
 #include "plasticity_internal.h"
@@ -115,13 +119,41 @@ QK_WIDE static void pass_rotate(double *x, int d, const double *w, const int64_t
     }
 }
 
+/* The 8-value lines of tile (line k: rows at..at+7 of tested column k)
+ * into cols + at + k * stride (at and stride multiples of 8). Streaming
+ * stores where there are: the lines go to memory without being read
+ * first, and the KS tests read them once, in order. */
+#ifdef QK_X86
+__attribute__((target("avx512f"))) static void stream_lines(const double *tile, int n_test,
+                                                          double *cols, int64_t stride)
+{
+    for (int k = 0; k < n_test; k++)
+        _mm512_stream_pd(cols + (size_t)k * stride, _mm512_load_pd(tile + k * 8));
+}
+#endif
+
+static void store_lines(const double *tile, int n_test, double *cols, int64_t stride)
+{
+#ifdef QK_X86
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
+        stream_lines(tile, n_test, cols, stride);
+        return;
+    }
+#endif
+    for (int k = 0; k < n_test; k++)
+        memcpy(cols + (size_t)k * stride, tile + k * 8, 8 * sizeof *cols);
+}
+
 /* Pass D: about the column means, the sums of the 2nd to 4th powers;
  * about the bin means, the sums of squares; the centred tested columns
- * (col[k] of column dims[k]) one after the other. */
+ * (column dims[k] into cols + k * stride, stride a multiple of 8 above n, cols
+ * and tile 64-byte aligned). The tested values of 8 rows wait in tile (8
+ * per column), so that each column gets whole cache lines: a store per
+ * value would wait for its line to be read, n_test lines a row. */
 QK_WIDE static void pass_moments(const double *x, int d, const int64_t *bin_row, int n_bins,
                                  const double *colmean, const double *binmean, const int *dims,
                                  int n_test, double *m2, double *m3, double *m4, double *binss,
-                                 double *cols)
+                                 double *tile, double *cols, int64_t stride)
 {
     int64_t n = bin_row[n_bins];
     for (int b = 0; b < n_bins; b++) {
@@ -147,17 +179,21 @@ QK_WIDE static void pass_moments(const double *x, int d, const int64_t *bin_row,
                 double bdev = row[c] - bmean[c];
                 bss[c] += bdev * bdev;
             }
+            int j = (int)(i % 8);
             for (int k = 0; k < n_test; k++)
-                cols[(size_t)k * n + i] = row[dims[k]] - colmean[dims[k]];
+                tile[k * 8 + j] = row[dims[k]] - colmean[dims[k]];
+            if (j == 7 || i == n - 1)
+                store_lines(tile, n_test, cols + (i - j), stride);
         }
     }
 }
 
 /* col[k] /= sd[k] for the n_test columns of n values. */
-QK_WIDE static void scale_columns(double *cols, int64_t n, int n_test, const double *sd)
+QK_WIDE static void scale_columns(double *cols, int64_t n, int n_test, int64_t stride,
+                                  const double *sd)
 {
     for (int k = 0; k < n_test; k++) {
-        double *col = cols + (size_t)k * n;
+        double *col = cols + (size_t)k * stride;
         v8d s = splat8(sd[k]);
         int64_t i = 0;
         for (; i + 8 <= n; i += 8)
@@ -273,7 +309,8 @@ static void regression(const double *colsum, const double *tcsum, int64_t n, dou
  * the KS tests of the n_test centred columns (scaled here). */
 static void noise_summary(int64_t n, int d, const double *mean, const double *m2,
                           const double *m3, const double *m4, const int *dims, int n_test,
-                          double *cols, const qk_plast_params *p, qk_plast_head *h)
+                          double *cols, int64_t stride, const qk_plast_params *p,
+                          qk_plast_head *h)
 {
     int nd = d - 1;
     double *skews = qk_malloc((size_t)nd * sizeof *skews);
@@ -290,9 +327,9 @@ static void noise_summary(int64_t n, int d, const double *mean, const double *m2
         double sd = sqrt(m2[dims[k]] / (double)(n - 1));
         sds[k] = sd > 0.0 ? sd : 1.0;
     }
-    scale_columns(cols, n, n_test, sds);
+    scale_columns(cols, n, n_test, stride, sds);
     for (int k = 0; k < n_test; k++) /* reuse skews for the statistics */
-        skews[k] = qk_plast_ks_norm_statistic(cols + (size_t)k * n, n);
+        skews[k] = qk_plast_ks_norm_statistic(cols + (size_t)k * stride, n);
     if (n_test > 0) {
         int below;
         qk_plast_ks_summary(n, skews, n_test, p->p_alpha, &h->noise_med_ks_p, &below);
@@ -409,12 +446,15 @@ int qk_plast_queries(const qk_plast_rows *q, const int64_t *q_rows, const qk_pla
     int n_test = 0;
     int *dims = tested_columns(d, p, noise_rng, &n_test);
     double *m2 = qk_doubles(nd), *m3 = qk_doubles(nd), *m4 = qk_doubles(nd);
-    double *cols =
-        qk_plast_cache_buffer(cache, QK_PLAST_BUF_COLUMNS, (size_t)(n_test > 0 ? n_test : 1) * rows);
+    int64_t stride = (n + 7) / 8 * 8;
+    size_t tested = (size_t)(n_test > 0 ? n_test : 1);
+    double *cols = qk_plast_cache_buffer(cache, QK_PLAST_BUF_COLUMNS, tested * (size_t)stride);
+    double *tile = qk_doubles(tested * 8); /* zeroed: no line stored holds an unset value */
     pass_moments(m->q, d, l->bin_row, n_bins, mean, m->mean, dims, n_test, m2, m3, m4, m->var,
-                 cols);
+                 tile, cols, stride);
+    free(tile);
     if (d > 1 && n >= 3)
-        noise_summary(n, d, mean, m2, m3, m4, dims, n_test, cols, p, h);
+        noise_summary(n, d, mean, m2, m3, m4, dims, n_test, cols, stride, p, h);
     for (int b = 0; b < n_bins; b++) {
         int64_t nb = l->bin_queries[b];
         double *mb = m->mean + (size_t)b * d, *vb = m->var + (size_t)b * d;
