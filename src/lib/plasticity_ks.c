@@ -109,8 +109,8 @@ static int64_t candidate_cells(const int64_t *count, int64_t n, int lo, int hi, 
     for (int c = lo; c <= hi; c++) {
         before[c] = rank;
         rank += count[c];
-        if (count[c] == 0)
-            continue;
+        /* an empty cell's two are bounds too (of the values of rank r and
+         * r + 1, below and above it) or at most 0: no branch */
         double last_above = step[rank] - edge[c + 1], first_below = edge[c] - step[before[c]];
         floor_d = last_above > floor_d ? last_above : floor_d;
         floor_d = first_below > floor_d ? first_below : floor_d;
@@ -234,13 +234,15 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
     double *vals = kb->vals, *cdf = kb->vals + held;
     int64_t *slot = kb->slot;
     for (int64_t c = lo, at = 0; c <= hi; c++) {
-        slot[c] = at;
+        slot[c] = kb->candidate[c] ? at : held; /* the others all write to vals[held] */
         at += kb->candidate[c] ? count[c] : 0;
     }
-    const int32_t *cell = kb->cell;
-    for (int64_t i = 0; i < n; i++)
-        if (kb->candidate[cell[i]])
-            vals[slot[cell[i]]++] = x[i];
+    const int32_t *cell = kb->cell, *candidate = kb->candidate;
+    for (int64_t i = 0; i < n; i++) { /* no branch: which cells hold candidates is random */
+        int32_t c = cell[i];
+        vals[slot[c]] = x[i];
+        slot[c] += candidate[c];
+    }
     for (int64_t c = lo, at = 0; c <= hi; c++)
         if (kb->candidate[c]) {
             qk_sort_doubles(vals + at, count[c]);
