@@ -236,7 +236,7 @@ typedef struct qk_plast_key_pair {
  * V[i][b - b0] (rows of last - b0 + 1), and PP(y) is added to acc in the
  * pair's heatmap column (dist_cell) and the row that rows gives: one byte
  * per evaluation, pair after pair, QK_PLAST_NO_ROW for a bin not kept
- * (nothing added). acc's counts are left alone. */
+ * (nothing added). acc's counts are left alone; v is overwritten. */
 #define QK_PLAST_NO_ROW 0xff
 typedef struct qk_plast_block {
     const qk_plast_key_pair *pairs;
@@ -245,7 +245,7 @@ typedef struct qk_plast_block {
     const double *score;
     int64_t key0;
     int n_bins;
-    const float *v;
+    float *v;
     int b0, last;
 } qk_plast_block;
 

@@ -16,8 +16,9 @@
  * algorithm, every float operation rounded as here, against mpmath: largest
  * absolute error 5.5e-8.
  *
- * The evaluations of a key pair go straight into the head's accumulator
- * (qk_plast_acc): PP summed per (heatmap cell, bin), and counted per cell.
+ * A block of key pairs is evaluated in three passes over its variances:
+ * y in place, PP of all of them in one batch, and the additions to the
+ * head's accumulator (qk_plast_acc): PP summed per (heatmap cell, bin).
  * The scalar form, the AVX2 kernel and the AVX-512 kernel (picked at run
  * time) do the same IEEE operations lane by lane and add every value to
  * its own element in the same order, so they give the same bits on any
@@ -187,7 +188,7 @@ void qk_plast_acc_add(const qk_plast_acc *acc, int col, int bin, double x, doubl
 /* What the kernels take from a block for one of its pairs. */
 typedef struct pair_view {
     const double *sa, *sb; /* from its first evaluated bin */
-    const float *v;
+    float *v;              /* V, then y, then PP, from its first evaluated bin */
     double *sum;           /* its heatmap column of the accumulator, row 0, same bin */
     int n;                 /* bins evaluated (<= 0: none) */
 } pair_view;
@@ -220,15 +221,25 @@ static inline void prefetch_pair(const qk_plast_acc *acc, const qk_plast_block *
     }
 }
 
-static void block_scalar(const qk_plast_acc *acc, const qk_plast_block *blk)
+/* The three passes of a block (qk_plast_pp_block) in scalar form: v <- y,
+ * then PP in place (qk_plast_pp_y_n), then the additions. */
+static void block_y_scalar(const qk_plast_acc *acc, const qk_plast_block *blk)
+{
+    for (int64_t i = 0; i < blk->n; i++) {
+        pair_view pv = view_of(acc, blk, i);
+        for (int b = 0; b < pv.n; b++)
+            pv.v[b] = y_of(pv.sa[b] - pv.sb[b], pv.v[b]);
+    }
+}
+
+static void block_add_scalar(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
     const uint8_t *rows = blk->rows;
     for (int64_t i = 0; i < blk->n; i++) {
         pair_view pv = view_of(acc, blk, i);
         for (int b = 0; b < pv.n; b++)
             if (rows[b] != QK_PLAST_NO_ROW)
-                pv.sum[(size_t)rows[b] * acc->stride + b] +=
-                    qk_plast_pp_y(y_of(pv.sa[b] - pv.sb[b], pv.v[b]));
+                pv.sum[(size_t)rows[b] * acc->stride + b] += pv.v[b];
         rows += pv.n > 0 ? pv.n : 0;
     }
 }
@@ -318,9 +329,8 @@ add8_avx512(const qk_plast_acc *acc, const pair_view *pv, const uint8_t *rows, i
     }
 }
 
-AVX512 static void block_avx512(const qk_plast_acc *acc, const qk_plast_block *blk)
+AVX512 static void block_y_avx512(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
-    const uint8_t *rows = blk->rows;
     for (int64_t k = 0; k < blk->n; k++) {
         if (k + PAIRS_AHEAD < blk->n)
             prefetch_pair(acc, blk, k + PAIRS_AHEAD);
@@ -336,11 +346,20 @@ AVX512 static void block_avx512(const qk_plast_acc *acc, const qk_plast_block *b
                                           _mm512_cvtpd_ps(m_hi), 1);
             __m512 v = _mm512_max_ps(_mm512_maskz_loadu_ps(lanes, pv.v + i),
                                      _mm512_set1_ps(FLT_MIN));
-            __m512 pp = pp16(_mm512_div_ps(_mm512_mul_ps(m, m), v));
-            add8_avx512(acc, &pv, rows, i, lo, _mm512_cvtps_pd(_mm512_castps512_ps256(pp)));
-            if (hi)
-                add8_avx512(acc, &pv, rows, i + 8, hi,
-                            _mm512_cvtps_pd(_mm512_extractf32x8_ps(pp, 1)));
+            _mm512_mask_storeu_ps(pv.v + i, lanes, _mm512_div_ps(_mm512_mul_ps(m, m), v));
+        }
+    }
+}
+
+AVX512 static void block_add_avx512(const qk_plast_acc *acc, const qk_plast_block *blk)
+{
+    const uint8_t *rows = blk->rows;
+    for (int64_t k = 0; k < blk->n; k++) {
+        pair_view pv = view_of(acc, blk, k);
+        for (int i = 0; i < pv.n; i += 8) {
+            __mmask8 lanes = pv.n - i >= 8 ? 0xff : (__mmask8)((1u << (pv.n - i)) - 1);
+            add8_avx512(acc, &pv, rows, i, lanes,
+                        _mm512_cvtps_pd(_mm256_maskz_loadu_ps(lanes, pv.v + i)));
         }
         rows += pv.n > 0 ? pv.n : 0;
     }
@@ -483,27 +502,36 @@ add4_avx2(const qk_plast_acc *acc, const pair_view *pv, const uint8_t *rows, int
     }
 }
 
-AVX2 static void block_avx2(const qk_plast_acc *acc, const qk_plast_block *blk)
+AVX2 static void block_y_avx2(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
-    const uint8_t *rows = blk->rows;
     for (int64_t k = 0; k < blk->n; k++) {
         if (k + PAIRS_AHEAD < blk->n)
             prefetch_pair(acc, blk, k + PAIRS_AHEAD);
         pair_view pv = view_of(acc, blk, k);
         for (int i = 0; i < pv.n; i += 8) {
             __m256i lo = first_lanes(pv.n - i, 4), hi = first_lanes(pv.n - i - 4, 4);
+            __m256i lanes = first_lanes(pv.n - i, 8);
             __m256d m_lo = _mm256_sub_pd(_mm256_maskload_pd(pv.sa + i, lo),
                                          _mm256_maskload_pd(pv.sb + i, lo));
             __m256d m_hi = _mm256_sub_pd(_mm256_maskload_pd(pv.sa + i + 4, hi),
                                          _mm256_maskload_pd(pv.sb + i + 4, hi));
             __m256 m = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(m_lo)),
                                             _mm256_cvtpd_ps(m_hi), 1);
-            __m256 v = _mm256_max_ps(_mm256_maskload_ps(pv.v + i, first_lanes(pv.n - i, 8)),
-                                     _mm256_set1_ps(FLT_MIN));
-            __m256 pp = pp8(_mm256_div_ps(_mm256_mul_ps(m, m), v));
-            add4_avx2(acc, &pv, rows, i, lo, _mm256_cvtps_pd(_mm256_castps256_ps128(pp)));
-            if (pv.n - i > 4)
-                add4_avx2(acc, &pv, rows, i + 4, hi, _mm256_cvtps_pd(_mm256_extractf128_ps(pp, 1)));
+            __m256 v = _mm256_max_ps(_mm256_maskload_ps(pv.v + i, lanes), _mm256_set1_ps(FLT_MIN));
+            _mm256_maskstore_ps(pv.v + i, lanes, _mm256_div_ps(_mm256_mul_ps(m, m), v));
+        }
+    }
+}
+
+AVX2 static void block_add_avx2(const qk_plast_acc *acc, const qk_plast_block *blk)
+{
+    const uint8_t *rows = blk->rows;
+    for (int64_t k = 0; k < blk->n; k++) {
+        pair_view pv = view_of(acc, blk, k);
+        for (int i = 0; i < pv.n; i += 4) {
+            __m256i lanes = first_lanes(pv.n - i, 4);
+            __m128 pp = _mm_maskload_ps(pv.v + i, _mm256_castsi256_si128(first_lanes(pv.n - i, 8)));
+            add4_avx2(acc, &pv, rows, i, lanes, _mm256_cvtps_pd(pp));
         }
         rows += pv.n > 0 ? pv.n : 0;
     }
@@ -614,19 +642,30 @@ void qk_plast_pp_y_n(const float *y, float *pp, int64_t n)
         pp[i] = qk_plast_pp_y(y[i]);
 }
 
+/* In three passes over the block's V (each pair's row of it): y = m^2 / v
+ * in place, then PP of the whole in place through qk_plast_pp_y_n (the
+ * batch the floor times), then the additions to acc. The entries before a
+ * pair's first bin get a PP too, never added. */
 void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
+    int64_t entries = blk->n * (int64_t)(blk->last - blk->b0 + 1);
 #ifdef QK_X86
     if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
-        block_avx512(acc, blk);
+        block_y_avx512(acc, blk);
+        qk_plast_pp_y_n(blk->v, blk->v, entries);
+        block_add_avx512(acc, blk);
         return;
     }
     if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
-        block_avx2(acc, blk);
+        block_y_avx2(acc, blk);
+        qk_plast_pp_y_n(blk->v, blk->v, entries);
+        block_add_avx2(acc, blk);
         return;
     }
 #endif
-    block_scalar(acc, blk);
+    block_y_scalar(acc, blk);
+    qk_plast_pp_y_n(blk->v, blk->v, entries);
+    block_add_scalar(acc, blk);
 }
 
 void qk_plast_pair_squares(const double *ka, const double *kb, int d, float *out)
