@@ -42,9 +42,9 @@ static const qk_option options_table[] = {
     QK_OPTION_THREADS,
     {OPT_MAX_HEADS, "max-heads", "N", "analyse only the first N heads (by layer, head)"},
     {OPT_TIMING, "timing", NULL, "print the wall time per head on stdout"},
-    {OPT_FLOOR, "floor", NULL, "also time every head and its floor (its GEMMs and erfc "
-     "evaluations alone, thread CPU time) and print them as a tab-separated header and line "
-     "on stdout"},
+    {OPT_FLOOR, "floor", NULL, "also time every head and its floor (its GEMMs and PP "
+     "evaluations alone, thread CPU time) and print the means over the heads after each "
+     "thread's first as a tab-separated header and line on stdout"},
     QK_OPTION_NO_VERIFY,
     QK_OPTION_QUIET,
     QK_OPTIONS_END};
@@ -393,20 +393,28 @@ static void write_model_pair2d(FILE *fp, const void *arg)
 }
 
 /* --floor: the mean per head of the CPU time and of its floor, one TSV
- * line (docs/plasticity.md, "The floor"). */
+ * line (docs/plasticity.md, "The floor"), over the heads after each
+ * thread's first (all of them when no other is left): the first pays the
+ * thread's one-time costs. */
 static void print_floor(const qk_plast_head *results, int n, int threads)
 {
+    int warm = 0, counted = 0;
+    for (int i = 0; i < n; i++)
+        warm += results[i].timing.warm_up;
     double total = 0.0, gemm = 0.0, pp = 0.0, evals = 0.0;
     for (int i = 0; i < n; i++) {
+        if (warm < n && results[i].timing.warm_up)
+            continue;
         total += results[i].timing.total;
         gemm += results[i].timing.floor_gemm;
         pp += results[i].timing.floor_pp;
         evals += (double)results[i].timing.n_pp;
+        counted++;
     }
-    double per = n ? 1.0 / n : 0.0, floor = (gemm + pp) * per;
+    double per = counted ? 1.0 / counted : 0.0, floor = (gemm + pp) * per;
     printf("stage\theads\tthreads\ts_per_head\tfloor_s_per_head\tratio_to_floor"
            "\tfloor_gemm_s_per_head\tfloor_pp_s_per_head\tpp_per_head\n");
-    printf("plasticity\t%d\t%d\t%.6f\t%.6f\t%.3f\t%.6f\t%.6f\t%.0f\n", n, threads,
+    printf("plasticity\t%d\t%d\t%.6f\t%.6f\t%.3f\t%.6f\t%.6f\t%.0f\n", counted, threads,
            total * per, floor, floor > 0.0 ? total * per / floor : NAN, gemm * per, pp * per,
            evals * per);
 }

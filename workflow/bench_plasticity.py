@@ -7,19 +7,22 @@ Usage: bench_plasticity.py --store STORE [--qk-plasticity bin/qk-plasticity]
 
 Times, on the heads of one store (thesis size: about 8000 queries and 8000
 keys of d = 128 per head, B = 8192, 128K context):
-  1. qk-plasticity --floor on the first --heads heads with one thread: the
-     CPU time per head and its floor, the GEMMs and PP evaluations the
+  1. qk-plasticity --floor on the first --heads + 1 heads with one thread:
+     the CPU time per head and its floor, the GEMMs and PP evaluations the
      computation cannot avoid timed alone in the same run (docs/plasticity.md,
-     "The floor"), and the wall time per head (--timing; the store is opened and
-     checked before the clock starts);
+     "The floor"), as means over the --heads heads after the first, and the
+     wall time per head (--timing; the store is opened and checked before the
+     clock starts);
   2. a numpy implementation of the same per-head computation (orientation,
      positional regression, Householder rotation, diagnostics with
      scipy.stats, per-bin diagonal Gaussian model, exact enumeration of the
      same-example key pairs, PP per (pair, bin), profile and heatmap) on the
-     same heads, with one BLAS thread: wall and CPU time. One head is run
-     first, untimed: the Python process's one-time costs (scipy's lazy
-     imports, the first BLAS call, the allocator's growth) would otherwise
-     add some 0.4 s to the first head;
+     same --heads heads, with one BLAS thread: wall and CPU time.
+  Both run the first head as a warm-up, untimed: a process's one-time costs
+  are no per-head work (numpy: scipy's lazy imports, the first BLAS call,
+  the allocator's growth, some 0.4 s; qk-plasticity: its buffers' first
+  use, the layout of the heads' positions, some 0.03 s). The model time
+  (3.) has them all;
   3. one whole model with --threads threads: every head, or the first
      --model-heads heads with the time scaled to all heads (said so).
 Prints the per-head times, the floor and the ratios (CPU time against CPU
@@ -292,11 +295,15 @@ def main():
     work = args.workdir or tempfile.mkdtemp(prefix="bench-plasticity-")
     os.makedirs(work, exist_ok=True)
 
-    n_c, c_wall, fig = run_c(args, args.heads, 1, os.path.join(work, "c1"), floor=True)
+    n_run, c_wall, fig = run_c(args, args.heads + 1, 1, os.path.join(work, "c1"), floor=True)
+    n_c = int(fig["heads"])  # the heads after the warm-up
+    if n_c != n_run - 1:
+        sys.exit(f"bench_plasticity: {fig['heads']} heads timed of {n_run}: expected {n_run - 1}")
+    timed = heads[1:1 + n_c]
     c_cpu = float(fig["s_per_head"])
     floor = float(fig["floor_s_per_head"])
-    print(f"qk-plasticity, 1 thread, {n_c} heads: {c_cpu:.4f} s per head "
-          f"(CPU; wall {c_wall / n_c:.4f} with the floor timed after each head)")
+    print(f"qk-plasticity, 1 thread, {n_c} heads after a warm-up head: {c_cpu:.4f} s per head "
+          f"(CPU; wall {c_wall / n_run:.4f} over all {n_run}, the floor timed after each head)")
     print(f"floor per head: {floor:.4f} s (GEMMs {float(fig['floor_gemm_s_per_head']):.4f}, "
           f"{float(fig['pp_per_head']):.0f} PP {float(fig['floor_pp_s_per_head']):.4f}); "
           f"qk-plasticity / floor: {c_cpu / floor:.2f}")
@@ -305,11 +312,10 @@ def main():
     numpy_head(store, heads[0][2], heads[0][3])  # the untimed warm-up
     worst = 0.0
     cpu0 = time.process_time()
-    seconds, results = best_seconds(lambda: [numpy_head(store, h[2], h[3]) for h in heads[:n_c]],
-                                    1)
+    seconds, results = best_seconds(lambda: [numpy_head(store, h[2], h[3]) for h in timed], 1)
     np_cpu = (time.process_time() - cpu0) / n_c
     np_wall = seconds / n_c
-    for h, (ap_np, _cells, _overall) in zip(heads[:n_c], results):
+    for h, (ap_np, _cells, _overall) in zip(timed, results):
         cprof = profiles.get((h[0], h[1]), {})
         for b, v in cprof.items():
             if np.isnan(v) != np.isnan(ap_np[b]):

@@ -108,6 +108,8 @@ typedef struct qk_plast_timing {
     double floor_gemm; /* the GEMMs alone */
     double floor_pp;   /* the PP evaluations alone */
     int64_t n_pp;      /* how many */
+    int warm_up;       /* 1: the first head of its cache (or of none), which pays the
+                          thread's one-time costs: its buffers' first use, the layout */
 } qk_plast_timing;
 
 /* Everything computed for one (query head, key head). */

@@ -67,6 +67,7 @@ struct qk_plast_cache {
     double *sign;            /* [d] orientation */
     double *scale;           /* [d] the sign times the keys' power of two */
     float *keys;             /* [nk * d] the store's floats */
+    int64_t heads;           /* analysed with it so far */
 };
 
 qk_plast_cache *qk_plast_cache_new(void)
@@ -835,6 +836,7 @@ int qk_plast_analyse(const qk_plast_rows *q, const qk_plast_rows *k, int d,
     uint64_t keys[3] = {p->seed, (uint64_t)layer, (uint64_t)q_head};
     int rc = -1;
     double cpu0 = qk_thread_cpu();
+    h->timing.warm_up = c->heads++ == 0;
     if (prepare(q, k, d, g, p, keys, c, h, &w, err) != 0)
         goto out;
     acc_init(&w.acc, g);
