@@ -530,6 +530,24 @@ START_TEST(test_ks_statistic_matches_full_sort)
     ck_assert_double_eq(qk_plast_ks_statistic(inf, 3), ks_statistic_by_sort(inf, 3));
     double big[9] = {-INFINITY, -1e300, -9.0, -8.0, 0.0, 7.99, 8.0, 1e300, INFINITY};
     ck_assert_double_eq(qk_plast_ks_statistic(big, 9), ks_statistic_by_sort(big, 9));
+    /* a NaN anywhere (in the eight-at-a-time part or after it) gives NaN,
+     * and the next test is not disturbed; so does an empty sample */
+    double x[20];
+    for (int i = 0; i < 20; i++)
+        x[i] = 0.1 * i - 1.0;
+    double want = ks_statistic_by_sort(x, 20);
+    for (int level = QK_PLAST_ISA_SCALAR; level <= QK_PLAST_ISA_AVX512; level++) {
+        int before = qk_plast_pp_isa(level);
+        for (int at = 0; at < 20; at += 9) {
+            double keep = x[at];
+            x[at] = NAN;
+            ck_assert(isnan(qk_plast_ks_statistic(x, 20)));
+            x[at] = keep;
+            ck_assert_double_eq(qk_plast_ks_statistic(x, 20), want);
+        }
+        qk_plast_pp_isa(before);
+    }
+    ck_assert(isnan(qk_plast_ks_statistic(x, 0)));
 }
 END_TEST
 

@@ -303,13 +303,11 @@ void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt);
 /* Two-sided one-sample Kolmogorov-Smirnov test of x[n] against N(0,1): the
  * p-value of the exact distribution of D_n. */
 double qk_plast_ks_norm(const double *x, int64_t n);
-/* Its statistic sup |F_n - Phi| over x[n] (no NaN): the number a full sort
- * of x gives. */
+/* Its statistic sup |F_n - Phi| over x[n]: the number a full sort of x
+ * gives; NaN for n <= 0 or a NaN in x. */
 double qk_plast_ks_statistic(const double *x, int64_t n);
 /* P(D_n >= x) for the two-sided statistic of n samples. */
 double qk_plast_kolmogorov_sf(int64_t n, double x);
-/* The statistic of qk_plast_ks_norm: NaN for n <= 0 or a NaN in x. */
-double qk_plast_ks_norm_statistic(const double *x, int64_t n);
 /* k tests of n values each, from their statistics stat[k]: the median of
  * their p-values (as qk_plast_median gives it) and how many are below
  * alpha, the same numbers as from every p-value. p falls as D grows, so

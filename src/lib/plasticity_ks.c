@@ -156,33 +156,39 @@ static ks_buffers *ks_buffers_for(int64_t n)
 }
 
 /* The cells of x[0..n) and their counts, with the first and the last cell
- * that holds a value (count is zero on entry). */
-static void count_cells(const double *x, int64_t n, int32_t *cell, int64_t *count, int *lo,
-                        int *hi)
+ * that holds a value (count is zero on entry). Returns whether a value is
+ * NaN (its cell is 0). */
+static int count_cells(const double *x, int64_t n, int32_t *cell, int64_t *count, int *lo,
+                       int *hi)
 {
-    int l = KS_CELLS, h = -1;
+    int l = KS_CELLS, h = -1, nan = 0;
     for (int64_t i = 0; i < n; i++) {
         int c = ks_cell(x[i]);
         cell[i] = c;
         count[c]++;
         l = c < l ? c : l;
         h = c > h ? c : h;
+        nan |= isnan(x[i]);
     }
     *lo = l;
     *hi = h;
+    return nan;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define KS_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
 
 /* count_cells, the cells eight at a time (the same operations as ks_cell) */
-KS_AVX512 static void count_cells_avx512(const double *x, int64_t n, int32_t *cell,
-                                         int64_t *count, int *lo, int *hi)
+KS_AVX512 static int count_cells_avx512(const double *x, int64_t n, int32_t *cell,
+                                        int64_t *count, int *lo, int *hi)
 {
     __m256i least = _mm256_set1_epi32(KS_CELLS), most = _mm256_set1_epi32(-1);
+    __mmask8 nan = 0;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m512d y = _mm512_mul_pd(_mm512_add_pd(_mm512_loadu_pd(x + i), _mm512_set1_pd(KS_EDGE)),
+        __m512d xv = _mm512_loadu_pd(x + i);
+        nan |= _mm512_cmp_pd_mask(xv, xv, _CMP_UNORD_Q);
+        __m512d y = _mm512_mul_pd(_mm512_add_pd(xv, _mm512_set1_pd(KS_EDGE)),
                                   _mm512_set1_pd(KS_CELLS_PER_UNIT));
         /* below 0 or NaN: cell 0 (max takes the second operand on NaN) */
         y = _mm512_min_pd(_mm512_max_pd(y, _mm512_setzero_pd()), _mm512_set1_pd(KS_CELLS - 1));
@@ -199,15 +205,18 @@ KS_AVX512 static void count_cells_avx512(const double *x, int64_t n, int32_t *ce
         l = l8[k] < l ? l8[k] : l;
         h = h8[k] > h ? h8[k] : h;
     }
+    int tail_nan = 0;
     for (; i < n; i++) {
         cell[i] = ks_cell(x[i]);
         l = cell[i] < l ? cell[i] : l;
         h = cell[i] > h ? cell[i] : h;
+        tail_nan |= isnan(x[i]);
     }
     for (i = 0; i < n; i++)
         count[cell[i]]++;
     *lo = l;
     *hi = h;
+    return nan != 0 || tail_nan;
 }
 
 #endif
@@ -215,7 +224,7 @@ KS_AVX512 static void count_cells_avx512(const double *x, int64_t n, int32_t *ce
 double qk_plast_ks_statistic(const double *x, int64_t n)
 {
     if (n <= 0)
-        return 0.0;
+        return NAN;
     ks_buffers *kb = ks_buffers_for(n);
     int64_t *count = kb->count, *before = kb->before;
     int lo, hi;
@@ -224,10 +233,12 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
 #else
     int wide = 0;
 #endif
-    if (wide)
-        count_cells_avx512(x, n, kb->cell, count, &lo, &hi);
-    else
-        count_cells(x, n, kb->cell, count, &lo, &hi);
+    int nan = wide ? count_cells_avx512(x, n, kb->cell, count, &lo, &hi)
+                   : count_cells(x, n, kb->cell, count, &lo, &hi);
+    if (nan) {
+        memset(count + lo, 0, (size_t)(hi - lo + 1) * sizeof *count);
+        return NAN;
+    }
     int64_t held = candidate_cells(count, n, lo, hi, before, kb->candidate);
     /* the candidates' values, cell by cell (slot[c]: the next free place of
      * cell c), sorted within each cell, then their Phi in one batch */
@@ -268,19 +279,9 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
     return stat;
 }
 
-double qk_plast_ks_norm_statistic(const double *x, int64_t n)
-{
-    if (n <= 0)
-        return NAN;
-    for (int64_t i = 0; i < n; i++)
-        if (isnan(x[i]))
-            return NAN;
-    return qk_plast_ks_statistic(x, n);
-}
-
 double qk_plast_ks_norm(const double *x, int64_t n)
 {
-    return qk_plast_kolmogorov_sf(n, qk_plast_ks_norm_statistic(x, n));
+    return qk_plast_kolmogorov_sf(n, qk_plast_ks_statistic(x, n));
 }
 
 /* lgamma(j + 1) = log j! for j = 0..n. Every KS test of a head has the

@@ -329,7 +329,7 @@ static void noise_summary(int64_t n, int d, const double *mean, const double *m2
     }
     scale_columns(cols, n, n_test, stride, sds);
     for (int k = 0; k < n_test; k++) /* reuse skews for the statistics */
-        skews[k] = qk_plast_ks_norm_statistic(cols + (size_t)k * stride, n);
+        skews[k] = qk_plast_ks_statistic(cols + (size_t)k * stride, n);
     if (n_test > 0) {
         int below;
         qk_plast_ks_summary(n, skews, n_test, p->p_alpha, &h->noise_med_ks_p, &below);
