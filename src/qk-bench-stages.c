@@ -39,14 +39,17 @@ __m256d Sleef_atan2d4_u35avx2(__m256d, __m256d);
 __m512d Sleef_atan2d8_u35avx512f(__m512d, __m512d);
 #endif
 
-enum { STAGE_PCA, STAGE_ROTATE, STAGE_COMPLEMENT, N_STAGES };
-static const char *const stage_name[N_STAGES] = {"pca", "rotate", "complement"};
-static const char *const stage_prog[N_STAGES] = {"qk-pca", "qk-rotate", "qk-complement"};
+/* read is no program: the floor every stage shares, reading the rows, alone
+ * (what make bench-e2e adds to qk-plasticity's own floor) */
+enum { STAGE_PCA, STAGE_ROTATE, STAGE_COMPLEMENT, STAGE_READ, N_STAGES };
+static const char *const stage_name[N_STAGES] = {"pca", "rotate", "complement", "read"};
+static const char *const stage_prog[N_STAGES] = {"qk-pca", "qk-rotate", "qk-complement", NULL};
 
 enum { OPT_STAGES = QK_KEY_FIRST, OPT_FLOOR_ONLY, OPT_BINDIR, OPT_TMPDIR, OPT_REPEAT, OPT_PRINT };
 
 static const qk_option options_table[] = {
-    {OPT_STAGES, "stages", "LIST", "comma-separated stages (default pca,rotate,complement)"},
+    {OPT_STAGES, "stages", "LIST", "comma-separated stages (default pca,rotate,complement; "
+     "read: the reading of the rows alone, a floor without a stage)"},
     {OPT_FLOOR_ONLY, "floor-only", NULL, "time the floors only (seconds and ratio are nan)"},
     QK_OPTION_THREADS,
     {OPT_BINDIR, "bindir", "DIR", "where the stage programs are (default: beside this one)"},
@@ -94,7 +97,7 @@ static void parse_stages(const char *list, options *o)
                 o->stage_on[i] = found = 1;
         if (!found)
             qk_die(QK_EXIT_USAGE, NULL, "--stages: unknown stage '%s' (pca, rotate, "
-                   "complement)", tok);
+                   "complement, read)", tok);
     }
     free(copy);
 }
@@ -114,7 +117,7 @@ static void parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     for (int i = 0; i < N_STAGES; i++)
-        o->stage_on[i] = 1;
+        o->stage_on[i] = stage_prog[i] != NULL;
     o->repeat = 1;
     o->tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     const char *bindir = NULL, *value;
@@ -422,7 +425,17 @@ static void floor_project(floor_work *w, const qk_store_config *c, const float *
 
 static int stage_usable(int stage, int64_t n_q, int64_t n_k)
 {
-    return stage == STAGE_PCA ? qk_pca_head_usable(n_q, n_k) : qk_rot_head_usable(n_q, n_k);
+    return stage == STAGE_READ  ? 1
+           : stage == STAGE_PCA ? qk_pca_head_usable(n_q, n_k)
+                                : qk_rot_head_usable(n_q, n_k);
+}
+
+/* Every row of a config read as doubles, a block at a time: the part of
+ * every floor that reads. */
+static void floor_read(floor_work *w, const qk_store_config *c, const float *vec)
+{
+    for (int64_t start = 0; start < c->rows; start += FLOOR_BLOCK)
+        read_block(w, c, vec, start, block_rows(c, start));
 }
 
 /* The floor work of one head, once the key config's moments are done. */
@@ -430,6 +443,10 @@ static void floor_head(int stage, floor_work *w, const qk_store_config *cq, cons
                        const qk_store_config *ck, const float *vk)
 {
     int d = w->dim;
+    if (stage == STAGE_READ) {
+        floor_read(w, cq, vq);
+        return;
+    }
     if (stage == STAGE_PCA || stage == STAGE_ROTATE) {
         floor_moments(w, cq, vq);
         int n_dir = stage == STAGE_PCA ? (d < 2 ? d : 2) : 1;
@@ -494,7 +511,9 @@ static double time_floor(const options *o, int stage, atan2_fn atan2_vec, int *h
             const float *vq = qk_store_vectors(&s, jobs[j].q_config, &bq, &err);
             if (!vq)
                 qk_die(QK_EXIT_DATA, o->store, "%s", err.msg);
-            if (!key_read && stage != STAGE_COMPLEMENT)
+            if (!key_read && stage == STAGE_READ)
+                floor_read(&w, ck, vk);
+            else if (!key_read && stage != STAGE_COMPLEMENT)
                 floor_moments(&w, ck, vk);
             key_read = 1;
             floor_head(stage, &w, cq, vq, ck, vk);
@@ -540,7 +559,7 @@ int main(int argc, char **argv)
      * during the run weighs on both */
     for (int r = 0; r < o.repeat; r++) {
         for (int i = 0; i < N_STAGES; i++)
-            if (o.stage_on[i] && !o.floor_only)
+            if (o.stage_on[i] && !o.floor_only && stage_prog[i])
                 secs[i] = fastest(secs[i], time_stage(&o, i, &files));
         for (int i = 0; i < N_STAGES; i++)
             if (o.stage_on[i])

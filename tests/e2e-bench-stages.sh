@@ -48,6 +48,12 @@ expect_status 0 "qk-bench-stages --print floor"
 check=$(awk -F'\t' 'NR == 1 && NF == 2 && $1 == "floor" && $2 > 0 { print "ok" }' "$e2e_out")
 expect_same "$check$(wc -l < "$e2e_out")" "ok1" "--print floor: one line floor<TAB>SECONDS"
 
+# read: the reading of the rows alone, a floor without a stage program
+run bin/qk-bench-stages --quiet --tmpdir "$T/tmp" --stages read "$STORE"
+expect_status 0 "qk-bench-stages --stages read"
+check=$(awk -F'\t' 'NR == 2 { print $1, $2, $3, ($4 > 0), $5 }' "$e2e_out")
+expect_same "$check$(wc -l < "$e2e_out")" "read 3 nan 1 nan2" "read: its floor alone, no stage time"
+
 run bin/qk-bench-stages --stages pca,sideways "$STORE"
 expect_status 1 "qk-bench-stages with an unknown stage"
 run bin/qk-bench-stages

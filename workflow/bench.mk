@@ -26,7 +26,9 @@ bench-load: bin/qk-bench-load bin/qk-load $(BENCH_DIR)/data/$(BENCH_DATASET)/syn
 # the 23-dataset thesis set (workflow/bench_e2e.py). The stages run with the
 # pipeline's own flags, on one dataset at a time. The load floor is the best
 # of three runs of ZSTD_decompress over every page: one run alone varies by
-# a third.
+# a third. The plasticity floor is its GEMMs and PP evaluations
+# (qk-plasticity --floor) and the reading of the rows from the store that
+# the floor of every other stage holds too (qk-bench-stages --stages read).
 BENCH_E2E_DATASETS ?= qwen3-8b llama3.2-1b smollm3-3b-lc-32k-to-64k-step-20000
 BENCH_E2E_WORK     := $(BENCH_DIR)/e2e
 
@@ -46,6 +48,7 @@ BENCH_E2E_STAGES = \
   --stage 'plasticity=bin/qk-plasticity $(PLAST_FLAGS) --out-dir {out} {store}'
 BENCH_E2E_FLOORS = --floor 'load=bin/qk-bench-load --repeat 3 {data}' \
   --floor 'plasticity=bin/qk-plasticity --floor --threads 1 --max-heads 8 --out-dir {out}/floor {store}' \
+  --floor 'plasticity=bin/qk-bench-stages --quiet --floor-only --stages read --print floor {store}' \
   $(BENCH_E2E_STAGE_FLOORS)
 
 .PHONY: bench-e2e

@@ -8,8 +8,9 @@ A stage is a command template (--stage NAME=TEMPLATE, in pipeline order) in whic
 Make passes the templates with the pipeline's own flags, so the benchmark runs exactly
 what `make report` runs. A floor is a command template (--floor NAME=TEMPLATE) that
 prints one line "floor<TAB>SECONDS" (or the qk-bench-load report): the work the stage
-cannot avoid, timed alone at the same shapes. For every stage the output bytes also get
-a write floor: a plain sequential write of that many bytes, with fsync, as the stages do.
+cannot avoid, timed alone at the same shapes; a stage given several floors gets their sum.
+For every stage the output bytes also get a write floor: a plain sequential write of that
+many bytes, with fsync, as the stages do.
 
 Each stage runs once per dataset (the data stay in the page cache between stages, as in a
 real run); CPU time and peak RSS come from wait4(), bytes read and written from the sizes
@@ -127,7 +128,9 @@ def outputs_of(template, fill):
 
 def main():
     a = parse_args()
-    stages, floors = split_pairs(a.stage), dict(split_pairs(a.floor))
+    stages, floors = split_pairs(a.stage), {}
+    for name, template in split_pairs(a.floor):
+        floors.setdefault(name, []).append(template)
     os.makedirs(a.work, exist_ok=True)
     rows = {name: dict(wall=0.0, cpu=0.0, rss=0, read=0, written=0, floor=0.0, heads=0)
             for name, _ in stages}
@@ -149,8 +152,8 @@ def main():
                 heads = heads_of(fill["store"])
             written = size_of(outputs_of(template, fill), since=began - 1)
             floor = write_floor(written, a.work)
-            if name in floors:
-                floor += floor_seconds(run_measured(floors[name].format(**fill))[3], heads)
+            for template_f in floors.get(name, []):
+                floor += floor_seconds(run_measured(template_f.format(**fill))[3], heads)
             r = rows[name]
             r["wall"] += wall
             r["cpu"] += cpu
