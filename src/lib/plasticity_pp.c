@@ -642,30 +642,45 @@ void qk_plast_pp_y_n(const float *y, float *pp, int64_t n)
         pp[i] = qk_plast_pp_y(y[i]);
 }
 
+static void block_y(const qk_plast_acc *acc, const qk_plast_block *blk)
+{
+#ifdef QK_X86
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
+        block_y_avx512(acc, blk);
+        return;
+    }
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
+        block_y_avx2(acc, blk);
+        return;
+    }
+#endif
+    block_y_scalar(acc, blk);
+}
+
+static void block_add(const qk_plast_acc *acc, const qk_plast_block *blk)
+{
+#ifdef QK_X86
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
+        block_add_avx512(acc, blk);
+        return;
+    }
+    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
+        block_add_avx2(acc, blk);
+        return;
+    }
+#endif
+    block_add_scalar(acc, blk);
+}
+
 /* In three passes over the block's V (each pair's row of it): y = m^2 / v
  * in place, then PP of the whole in place through qk_plast_pp_y_n (the
  * batch the floor times), then the additions to acc. The entries before a
  * pair's first bin get a PP too, never added. */
 void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
-    int64_t entries = blk->n * (int64_t)(blk->last - blk->b0 + 1);
-#ifdef QK_X86
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
-        block_y_avx512(acc, blk);
-        qk_plast_pp_y_n(blk->v, blk->v, entries);
-        block_add_avx512(acc, blk);
-        return;
-    }
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
-        block_y_avx2(acc, blk);
-        qk_plast_pp_y_n(blk->v, blk->v, entries);
-        block_add_avx2(acc, blk);
-        return;
-    }
-#endif
-    block_y_scalar(acc, blk);
-    qk_plast_pp_y_n(blk->v, blk->v, entries);
-    block_add_scalar(acc, blk);
+    block_y(acc, blk);
+    qk_plast_pp_y_n(blk->v, blk->v, blk->n * (int64_t)(blk->last - blk->b0 + 1));
+    block_add(acc, blk);
 }
 
 void qk_plast_pair_squares(const double *ka, const double *kb, int d, float *out)
