@@ -835,6 +835,15 @@ static void analyse_ok(const planted *p, const qk_plast_grid *g, const qk_plast_
     ck_assert_msg(rc == 0, "analyse: %s", err.msg);
 }
 
+/* The parameters of the small planted head's tests: the defaults with
+ * thresholds its few pairs reach. */
+static void small_head_params(qk_plast_params *par)
+{
+    qk_plast_params_default(par);
+    par->min_pairs_per_bin = 8;
+    par->pair2d_min_count = 5;
+}
+
 /* ---- the brute-force reference (plain loops, no BLAS, no shared code) ---------------- */
 
 typedef struct reference {
@@ -1120,9 +1129,7 @@ START_TEST(test_exact_diag_equals_brute_force)
     qk_plast_grid g = planted_grid(&p, 4);
     ck_assert_int_eq(g.n_bins, 32);
     qk_plast_params par;
-    qk_plast_params_default(&par);
-    par.min_pairs_per_bin = 8;
-    par.pair2d_min_count = 5;
+    small_head_params(&par);
     qk_plast_head h;
     analyse_ok(&p, &g, &par, &h);
     reference r;
@@ -1155,9 +1162,7 @@ START_TEST(test_exact_diag_pairs_after_last_kept_bin)
     }
     qk_plast_grid g = planted_grid(&p, 4);
     qk_plast_params par;
-    qk_plast_params_default(&par);
-    par.min_pairs_per_bin = 8;
-    par.pair2d_min_count = 5;
+    small_head_params(&par);
     qk_plast_head h;
     analyse_ok(&p, &g, &par, &h);
     ck_assert_msg(isnan(h.bin_ap[g.n_bins / 2]), "bin %d has no queries", g.n_bins / 2);
@@ -1178,9 +1183,7 @@ START_TEST(test_floor_changes_nothing)
     small_head(&p);
     qk_plast_grid g = planted_grid(&p, 4);
     qk_plast_params par;
-    qk_plast_params_default(&par);
-    par.min_pairs_per_bin = 8;
-    par.pair2d_min_count = 5;
+    small_head_params(&par);
     qk_plast_head plain, timed;
     analyse_ok(&p, &g, &par, &plain);
     par.time_floor = 1;
@@ -1206,10 +1209,8 @@ START_TEST(test_exact_full_equals_brute_force)
     small_head(&p);
     qk_plast_grid g = planted_grid(&p, 4);
     qk_plast_params par;
-    qk_plast_params_default(&par);
+    small_head_params(&par);
     par.cov = QK_PLAST_COV_FULL;
-    par.min_pairs_per_bin = 8;
-    par.pair2d_min_count = 5;
     qk_plast_head h;
     analyse_ok(&p, &g, &par, &h);
     reference r;
@@ -1258,9 +1259,7 @@ START_TEST(test_cache_changes_nothing)
     small_head(&p);
     qk_plast_grid g = planted_grid(&p, 4);
     qk_plast_params par;
-    qk_plast_params_default(&par);
-    par.min_pairs_per_bin = 8;
-    par.pair2d_min_count = 5;
+    small_head_params(&par);
     float *other_k = malloc((size_t)p.nk * p.d * sizeof *other_k);
     float *other_q = malloc((size_t)p.nq * p.d * sizeof *other_q);
     for (int64_t i = 0; i < p.nk * p.d; i++)
@@ -1313,22 +1312,15 @@ START_TEST(test_isa_changes_nothing)
     small_head(&p);
     qk_plast_grid g = planted_grid(&p, 4);
     qk_plast_params par;
-    qk_plast_params_default(&par);
-    par.min_pairs_per_bin = 8;
-    par.pair2d_min_count = 5;
-    qk_plast_rows q, k;
-    planted_rows(&p, &q, &k);
+    small_head_params(&par);
     int before = qk_plast_pp_isa(QK_PLAST_ISA_AVX512);
     for (int mode = 0; mode < 2; mode++) {
         par.cov = mode ? QK_PLAST_COV_FULL : QK_PLAST_COV_DIAG;
         qk_plast_head best, other;
-        qk_err err;
-        qk_plast_head_init(&best, p.d, &g);
-        ck_assert_int_eq(qk_plast_analyse(&q, &k, p.d, &g, &par, 3, 0, NULL, &best, &err), 0);
+        analyse_ok(&p, &g, &par, &best);
         for (int level = QK_PLAST_ISA_SCALAR; level < QK_PLAST_ISA_AVX512; level++) {
             qk_plast_pp_isa(level);
-            qk_plast_head_init(&other, p.d, &g);
-            ck_assert_int_eq(qk_plast_analyse(&q, &k, p.d, &g, &par, 3, 0, NULL, &other, &err), 0);
+            analyse_ok(&p, &g, &par, &other);
             expect_same_head(&best, &other);
             qk_plast_head_free(&other);
             qk_plast_pp_isa(QK_PLAST_ISA_AVX512);

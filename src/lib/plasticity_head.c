@@ -24,9 +24,6 @@
 #include "plasticity_internal.h"
 #include "plasticity_vec.h"
 
-/* rows ahead whose vectors are fetched early */
-#define GATHER_AHEAD 8
-
 double *qk_plast_raw_doubles(size_t n)
 {
     size_t bytes = ((n ? n : 1) * sizeof(double) + 63) / 64 * 64;
@@ -180,11 +177,8 @@ QK_WIDE static double gather_keys(const qk_plast_rows *k, const int64_t *src, co
     v8d bad = splat8(0.0);
     double bad1 = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        if (i + GATHER_AHEAD < n) { /* the rows come in any order */
-            const char *ahead = (const char *)(k->vector + src[i + GATHER_AHEAD] * d);
-            for (size_t b = 0; b < (size_t)d * sizeof(float); b += 64)
-                __builtin_prefetch(ahead + b);
-        }
+        if (i + GATHER_AHEAD < n) /* the rows come in any order */
+            prefetch_row(k->vector + src[i + GATHER_AHEAD] * d, (size_t)d * sizeof(float));
         const float *row = k->vector + src[i] * d;
         double *p = part + slot[i] * d;
         memcpy(out + i * d, row, (size_t)d * sizeof *out);
@@ -357,12 +351,6 @@ static void score_table(head_work *w)
 
 /* pairs ahead whose rows are prefetched */
 #define PREFETCH_AHEAD 24
-
-static inline void prefetch_row(const void *row, size_t bytes)
-{
-    for (size_t i = 0; i < bytes; i += 64) /* one line at a time */
-        __builtin_prefetch((const char *)row + i);
-}
 
 /* delta = k_a - k_b of one pair into out[d]. */
 static void pair_difference(const head_work *w, const qk_plast_key_pair *p, double *out)
@@ -567,8 +555,14 @@ static void centred_bin(const head_work *w, int b, double *qc)
     }
 }
 
-/* v = delta_1^2 sigma2_pos + |Qc delta|^2 / (n_b - 1) + 1e-12 |delta_perp|^2,
- * from z = Qc delta. */
+/* v = delta_1^2 sigma2_pos + |Qc delta|^2 / (n_b - 1) + 1e-12 |delta_perp|^2
+ * from its parts: delta_1^2, sigma2_pos, zz = |Qc delta|^2, |delta_perp|^2. */
+static inline double full_v(double d0, double s2, double zz, int64_t n_b, double perp)
+{
+    return d0 * s2 + zz / (double)(n_b - 1) + QK_PLAST_FULL_RIDGE * perp;
+}
+
+/* full_v of delta, from z = Qc delta. */
 static double full_variance(const head_work *w, int b, const double *delta, const double *z,
                             int64_t n_b)
 {
@@ -577,8 +571,7 @@ static double full_variance(const head_work *w, int b, const double *delta, cons
         zz += z[j] * z[j];
     for (int c = 1; c < w->d; c++)
         perp += delta[c] * delta[c];
-    return delta[0] * delta[0] * w->qm.var[(size_t)b * w->d] + zz / (double)(n_b - 1) +
-           QK_PLAST_FULL_RIDGE * perp;
+    return full_v(delta[0] * delta[0], w->qm.var[(size_t)b * w->d], zz, n_b, perp);
 }
 
 /* The keys in position order (ties in key order): the keys before a bin
@@ -658,8 +651,7 @@ static void exact_full(head_work *w, const qk_plast_head *h)
             double zz = 0.0;
             for (int64_t j = 0; j < n_b; j++)
                 zz += (ya[j] - yb[j]) * (ya[j] - yb[j]);
-            double v = d0[i] * s2 + zz / (double)(n_b - 1) + QK_PLAST_FULL_RIDGE * perp[i];
-            accumulate(w, h, pair, b, mean_term(w, pair, b), v);
+            accumulate(w, h, pair, b, mean_term(w, pair, b), full_v(d0[i], s2, zz, n_b, perp[i]));
         }
     }
     free(perp);

@@ -17,6 +17,15 @@ enum { STREAM_SUBSAMPLE_Q = 1, STREAM_SUBSAMPLE_K = 2, STREAM_NOISE_DIMS = 3, ST
  * in full before they are read. */
 double *qk_plast_raw_doubles(size_t n);
 
+/* Rows of the store gathered in an order of their own (bins, key order)
+ * fetch the vector GATHER_AHEAD rows ahead early, a cache line at a time. */
+#define GATHER_AHEAD 8
+static inline void prefetch_row(const void *row, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i += 64)
+        __builtin_prefetch((const char *)row + i);
+}
+
 /* The power of two that brings x > 0 into [2^19, 2^20) (1 for x = 0 or
  * not finite): a scale that changes no bit of a product or a sum. */
 double qk_plast_near_2_20(double x);

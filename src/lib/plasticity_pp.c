@@ -252,6 +252,26 @@ static void squares_scalar(const double *ka, const double *kb, int d, float *out
     }
 }
 
+static void pp_y_scalar(const float *y, float *pp, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        pp[i] = qk_plast_pp_y(y[i]);
+}
+
+static void rows_scalar(const qk_plast_acc *acc, const double *tau2, double pos_sum, int n,
+                        uint8_t *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = row_byte(acc, tau2[i] - pos_sum);
+}
+
+static void count_scalar(const uint8_t *rows, int n, int64_t *count)
+{
+    for (int i = 0; i < n; i++)
+        if (rows[i] != QK_PLAST_NO_ROW)
+            count[rows[i]]++;
+}
+
 /* ---- AVX-512: 16 evaluations a step ------------------------------------------------- */
 
 #ifdef QK_X86
@@ -381,8 +401,7 @@ AVX512 static void rows_avx512(const qk_plast_acc *acc, const double *tau2, doub
                               _mm_set1_epi8((char)QK_PLAST_NO_ROW));
         _mm_storel_epi64((__m128i *)(void *)(out + i), r);
     }
-    for (; i < n; i++)
-        out[i] = row_byte(acc, tau2[i] - pos_sum);
+    rows_scalar(acc, tau2 + i, pos_sum, n - i, out + i);
 }
 
 AVX512 static void count_avx512(const uint8_t *rows, int n, int64_t *count)
@@ -453,8 +472,7 @@ AVX2 static void pp_y_avx2(const float *y, float *pp, int64_t n)
         _mm256_storeu_ps(pp + i, a);
         _mm256_storeu_ps(pp + i + 8, b);
     }
-    for (; i < n; i++)
-        pp[i] = qk_plast_pp_y(y[i]);
+    pp_y_scalar(y + i, pp + i, n - i);
 }
 
 /* lanes i < n of a vector of 4 doubles (all ones) or 8 floats */
@@ -556,8 +574,7 @@ AVX2 static void rows_avx2(const qk_plast_acc *acc, const double *tau2, double p
         int four = _mm_cvtsi128_si32(r);
         memcpy(out + i, &four, sizeof four);
     }
-    for (; i < n; i++)
-        out[i] = row_byte(acc, tau2[i] - pos_sum);
+    rows_scalar(acc, tau2 + i, pos_sum, n - i, out + i);
 }
 
 AVX2 static void count_avx2(const uint8_t *rows, int n, int64_t *count)
@@ -574,9 +591,7 @@ AVX2 static void count_avx2(const uint8_t *rows, int n, int64_t *count)
             count[row] += __builtin_popcount(
                 left & (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, _mm256_set1_epi8((char)row))));
     }
-    for (; i < n; i++)
-        if (rows[i] != QK_PLAST_NO_ROW)
-            count[rows[i]]++;
+    count_scalar(rows + i, n - i, count);
 }
 
 AVX2 static void squares_avx2(const double *ka, const double *kb, int d, float *out)
@@ -626,50 +641,40 @@ int qk_plast_pp_isa(int want)
     return before;
 }
 
+/* The kernels of each instruction set (QK_PLAST_ISA_*). */
+typedef struct pp_kernels {
+    void (*pp_y)(const float *y, float *pp, int64_t n);
+    void (*block_y)(const qk_plast_acc *acc, const qk_plast_block *blk);
+    void (*block_add)(const qk_plast_acc *acc, const qk_plast_block *blk);
+    void (*squares)(const double *ka, const double *kb, int d, float *out);
+    void (*rows)(const qk_plast_acc *acc, const double *tau2, double pos_sum, int n,
+                 uint8_t *out);
+    void (*count)(const uint8_t *rows, int n, int64_t *count);
+} pp_kernels;
+
+#define SCALAR_KERNELS                                                                       \
+    {pp_y_scalar, block_y_scalar, block_add_scalar, squares_scalar, rows_scalar, count_scalar}
+static const pp_kernels kernels[3] = {
+    [QK_PLAST_ISA_SCALAR] = SCALAR_KERNELS,
+#ifdef QK_X86
+    [QK_PLAST_ISA_AVX2] = {pp_y_avx2, block_y_avx2, block_add_avx2, squares_avx2, rows_avx2,
+                           count_avx2},
+    [QK_PLAST_ISA_AVX512] = {pp_y_avx512, block_y_avx512, block_add_avx512, squares_avx512,
+                             rows_avx512, count_avx512},
+#else
+    [QK_PLAST_ISA_AVX2] = SCALAR_KERNELS, /* never chosen: best_isa() is scalar */
+    [QK_PLAST_ISA_AVX512] = SCALAR_KERNELS,
+#endif
+};
+
+static const pp_kernels *use(void)
+{
+    return &kernels[qk_plast_isa()];
+}
+
 void qk_plast_pp_y_n(const float *y, float *pp, int64_t n)
 {
-#ifdef QK_X86
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
-        pp_y_avx512(y, pp, n);
-        return;
-    }
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
-        pp_y_avx2(y, pp, n);
-        return;
-    }
-#endif
-    for (int64_t i = 0; i < n; i++)
-        pp[i] = qk_plast_pp_y(y[i]);
-}
-
-static void block_y(const qk_plast_acc *acc, const qk_plast_block *blk)
-{
-#ifdef QK_X86
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
-        block_y_avx512(acc, blk);
-        return;
-    }
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
-        block_y_avx2(acc, blk);
-        return;
-    }
-#endif
-    block_y_scalar(acc, blk);
-}
-
-static void block_add(const qk_plast_acc *acc, const qk_plast_block *blk)
-{
-#ifdef QK_X86
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
-        block_add_avx512(acc, blk);
-        return;
-    }
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
-        block_add_avx2(acc, blk);
-        return;
-    }
-#endif
-    block_add_scalar(acc, blk);
+    use()->pp_y(y, pp, n);
 }
 
 /* In three passes over the block's V (each pair's row of it): y = m^2 / v
@@ -678,56 +683,24 @@ static void block_add(const qk_plast_acc *acc, const qk_plast_block *blk)
  * pair's first bin get a PP too, never added. */
 void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
-    block_y(acc, blk);
-    qk_plast_pp_y_n(blk->v, blk->v, blk->n * (int64_t)(blk->last - blk->b0 + 1));
-    block_add(acc, blk);
+    const pp_kernels *k = use();
+    k->block_y(acc, blk);
+    k->pp_y(blk->v, blk->v, blk->n * (int64_t)(blk->last - blk->b0 + 1));
+    k->block_add(acc, blk);
 }
 
 void qk_plast_pair_squares(const double *ka, const double *kb, int d, float *out)
 {
-#ifdef QK_X86
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
-        squares_avx512(ka, kb, d, out);
-        return;
-    }
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
-        squares_avx2(ka, kb, d, out);
-        return;
-    }
-#endif
-    squares_scalar(ka, kb, d, out);
+    use()->squares(ka, kb, d, out);
 }
 
 void qk_plast_heatmap_rows(const qk_plast_acc *acc, const double *tau2, double pos_sum, int n,
                            uint8_t *out)
 {
-#ifdef QK_X86
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
-        rows_avx512(acc, tau2, pos_sum, n, out);
-        return;
-    }
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
-        rows_avx2(acc, tau2, pos_sum, n, out);
-        return;
-    }
-#endif
-    for (int i = 0; i < n; i++)
-        out[i] = row_byte(acc, tau2[i] - pos_sum);
+    use()->rows(acc, tau2, pos_sum, n, out);
 }
 
 void qk_plast_count_rows(const uint8_t *rows, int n, int64_t *count)
 {
-#ifdef QK_X86
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
-        count_avx512(rows, n, count);
-        return;
-    }
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX2) {
-        count_avx2(rows, n, count);
-        return;
-    }
-#endif
-    for (int i = 0; i < n; i++)
-        if (rows[i] != QK_PLAST_NO_ROW)
-            count[rows[i]]++;
+    use()->count(rows, n, count);
 }

@@ -25,9 +25,6 @@
 #include "plasticity_internal.h"
 #include "plasticity_vec.h"
 
-/* rows ahead whose vectors are fetched early */
-#define GATHER_AHEAD 8
-
 /* Pass A: rows src[i] of q, oriented, into x (n x d); colsum[c] += x_ic,
  * tcsum[c] += tc_i x_ic. Returns the sum of x - x over every component: NaN
  * when one is not finite. */
@@ -38,11 +35,8 @@ QK_WIDE static double pass_gather(const qk_plast_rows *q, const int64_t *src, in
     v8d bad = splat8(0.0);
     double bad1 = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        if (i + GATHER_AHEAD < n) { /* the rows come in bin order, not in the file's */
-            const char *ahead = (const char *)(q->vector + src[i + GATHER_AHEAD] * d);
-            for (size_t b = 0; b < (size_t)d * sizeof(float); b += 64)
-                __builtin_prefetch(ahead + b);
-        }
+        if (i + GATHER_AHEAD < n) /* the rows come in bin order, not in the file's */
+            prefetch_row(q->vector + src[i + GATHER_AHEAD] * d, (size_t)d * sizeof(float));
         const float *row = q->vector + src[i] * d;
         double *out = x + i * d;
         v8d t = splat8(tc[i]);
