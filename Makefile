@@ -17,11 +17,25 @@ $(error TMPDIR=$(TMPDIR) is not a folder where files can be made: set TMPDIR to 
 endif
 endif
 
-# Install missing Debian packages before anything asks pkg-config.
+# A make that builds nothing: a dry run (-n), a question (-q), or one
+# whose goals are all help or clean goals. It writes no record
+# (config.mk, load.mk) and publishes nothing.
+QK_NO_BUILD_GOALS := help clean distclean
+QK_BUILDS_NOTHING := $(or $(findstring n,$(firstword -$(MAKEFLAGS))),$(findstring \
+  q,$(firstword -$(MAKEFLAGS))),$(if $(MAKECMDGOALS),$(if $(filter-out \
+  $(QK_NO_BUILD_GOALS),$(MAKECMDGOALS)),,yes)),$(if $(QK_VALIDATE),yes))
+
+# Install missing Debian packages before anything asks pkg-config. (Not
+# again while the package database is as it was when the last check passed:
+# build/.deps-ok holds its time and the check's own checksum.)
 ifeq ($(filter clean distclean help,$(MAKECMDGOALS)),)
+QK_DEPS_KEY := $(shell stat -c %Y /var/lib/dpkg/status 2>/dev/null) $(shell cksum < workflow/deps.sh)
+ifneq ($(file <build/.deps-ok),$(QK_DEPS_KEY))
 QK_DEPS := $(shell sh workflow/deps.sh >&2 && echo ok)
 ifneq ($(QK_DEPS),ok)
 $(error qkreport: required Debian packages are missing (see the lines above))
+endif
+$(shell mkdir -p build)$(file >build/.deps-ok,$(QK_DEPS_KEY))
 endif
 endif
 
@@ -38,18 +52,32 @@ export QK_MAKE_PID := $(shell echo $$PPID)
 endif
 export QK_LOCKED := $(CURDIR)
 
-# A make that builds nothing: a dry run (-n), a question (-q), or one
-# whose goals are all help or clean goals. It writes no record
-# (config.mk, load.mk) and does not prune results/.
-QK_NO_BUILD_GOALS := help clean distclean
-QK_BUILDS_NOTHING := $(or $(findstring n,$(firstword -$(MAKEFLAGS))),$(findstring \
-  q,$(firstword -$(MAKEFLAGS))),$(if $(MAKECMDGOALS),$(if $(filter-out \
-  $(QK_NO_BUILD_GOALS),$(MAKECMDGOALS)),,yes)))
+ifeq ($(if $(QK_BUILDS_NOTHING),inner,$(filter $(CURDIR),$(QK_INNER))),)
+# ---- the run -----------------------------------------------------------------------
+# A make that builds runs its goals in a second make (the inner one, which
+# reads the rules below) and then says in its last line what became of the
+# published folders: a failed run leaves them as the last good run did.
+# (workflow/run.sh) First, when the command line or the environment gives a
+# parameter or setting (or DATA), a make that checks them all and runs
+# nothing else (workflow/validate.mk). The names it checks are those of the
+# last run (build/sets/checked-vars.txt; every run checks when there is none).
+export QK_INNER := $(CURDIR)
+QK_GOALS := $(or $(MAKECMDGOALS),report)
+QK_CHECKED_VARS := $(file <build/sets/checked-vars.txt)
+QK_TYPED := $(or $(MAKEOVERRIDES),$(if $(QK_CHECKED_VARS),,none known),$(foreach \
+  v,$(QK_CHECKED_VARS) DATA DATASETS,$(if $(filter environment%,$(origin $(v))),$(v))))
+.PHONY: $(QK_GOALS)
+$(wordlist 2,$(words $(QK_GOALS)),$(QK_GOALS)): $(firstword $(QK_GOALS)) ; @:
+$(firstword $(QK_GOALS)):
+	+@workflow/run.sh "$(MAKE)" $(if $(QK_TYPED),yes,no) $(QK_GOALS)
+else
+# ---- the rules ---------------------------------------------------------------------
 
 # Rules may name prerequisites computed from the target ($$*).
 .SECONDEXPANSION:
 
 include workflow/config.mk
+include workflow/publish.mk
 include workflow/build.mk
 include workflow/blas.mk
 include workflow/datasets.mk
@@ -70,27 +98,23 @@ include workflow/slurm.mk
 include workflow/fuzz.mk
 include workflow/browser.mk
 include workflow/bench.mk
+include workflow/validate.mk
+$(call write_record,build/sets/checked-vars.txt,$(CHECKED_VARS))
 
 # The parameter groups in use, as a record: the report's parameter table
 # depends on it (report.mk).
 $(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
 
-# `make report` and `make archive` leave in results/, figures/ and report/
-# exactly what this run makes: outputs of earlier runs on other datasets are
-# removed (build/ keeps their intermediates, so they come back quickly).
-# (the thesis example is kept when this run makes it or brings it up to date:
-# THESIS_EXAMPLE_KEPT, latex.mk)
-# They are removed only once this run's outputs are all made (a run that
-# fails leaves the previous run's outputs in place), before the archive
-# packs the folders; build/sets/pruned.txt marks the list last applied.
+# `make report` (and `make archive`) publish exactly what this run makes:
+# results/, figures/ and report/ then hold its outputs and nothing else
+# (build/ keeps the intermediates of earlier runs on other datasets, so
+# they come back quickly). The thesis example is kept when this run makes
+# it or brings it up to date (THESIS_EXAMPLE_KEPT, latex.mk).
 RESULT_FILES = $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) $(REPORT_OUTPUTS) \
-  $(dir $(ALL_FIGURES)) $(if $(filter archive thesis-example check-latex $(THESIS_EXAMPLE),$(MAKECMDGOALS)),$(THESIS_EXAMPLE)) \
+  $(ALL_FIGURES) $(if $(filter archive thesis-example check-latex,$(MAKECMDGOALS)),$(THESIS_EXAMPLE)) \
   $(THESIS_EXAMPLE_KEPT)
-ifneq ($(filter report archive,$(or $(MAKECMDGOALS),report)),)
-$(call write_record,build/sets/result-files.txt,$(sort $(RESULT_FILES)))
-endif
-build/sets/pruned.txt: build/sets/result-files.txt $$(filter-out %/,$$(RESULT_FILES)) $$(ALL_FIGURES)
-	$(quiet)workflow/prune.sh $< > /dev/null && cp $< $@
+$(call publish_goal,report,$(sort $(call shown,$(filter-out $(ALL_FIGURES),$(RESULT_FILES)) \
+  $(dir $(ALL_FIGURES)))),$(RESULT_FILES),all)
 
 .PHONY: all deps clean distclean help
 all: programs
@@ -133,3 +157,4 @@ help:
 	@echo "variables: DATA=<dir of downloads>  DATASETS=\"id id ...\"  SCALE=demo|thesis  SEED=<n>"
 	@echo "           V=1 (every command)  CLUSTER=slurm SLURM_FLAGS=\"...\"  BLAS_CORE=<kernel>|native"
 	@echo "           MIN_FREE=<MB left free on the disk by qk-synth and qk-load, 0: no check>"
+endif

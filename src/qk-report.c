@@ -629,7 +629,7 @@ static void write_numbers_md(const renderer *r, FILE *fp, int n_latex, const lat
               "environment (`\\usepackage{booktabs}`):\n\n| file | table |\n|---|---|\n", fp);
         for (int i = 0; i < n_latex; i++) {
             const qk_ntable *t = qk_nset_table(&r->numbers, latex[i].name);
-            fprintf(fp, "| `%s` | ", latex[i].path);
+            fprintf(fp, "| `%s` | ", qk_shown_path(latex[i].path));
             put_escaped(fp, t->caption, AS_MD_CELL);
             fputs(" |\n", fp);
         }

@@ -2,6 +2,7 @@
  * query/key geometry and its exact population truth (docs/synth.md). */
 #include <cblas.h>
 #include <fcntl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,10 +104,11 @@ static int parse_option(cli *c, int key, const char *value)
         break;
     case 'S': {
         char *end;
+        errno = 0;
         unsigned long long s = strtoull(value, &end, 10);
-        if (*value == '\0' || *value == '-' || *end != '\0') {
-            fprintf(stderr, "qk-synth: error: --seed must be a non-negative integer, not '%s'\n",
-                    value);
+        if (*value == '\0' || *value == '-' || *end != '\0' || errno == ERANGE) {
+            fprintf(stderr, "qk-synth: error: --seed must be an integer from 0 to "
+                            "18446744073709551615, not '%s'\n", value);
             return -1;
         }
         c->opts.seed = s;
@@ -138,6 +140,7 @@ static int parse_args(int argc, char **argv, cli *c)
     for (int key; (key = qk_args_next(&a, &value)) != -1;)
         if (parse_option(c, key, value) != 0)
             return -1;
+    qk_args_operands(&a, 0, -1);
     if (a.n_operands > 0) {
         fprintf(stderr, "qk-synth: error: unexpected argument '%s'\n", a.operands[0]);
         return -1;

@@ -57,9 +57,9 @@ static void parse_args(int argc, char **argv, options *o)
         case OPT_RK: o->rk_column = value; break;
         }
     }
-    qk_args_operands(&a, 1, 1);
     if (o->low > o->high)
         qk_die(QK_EXIT_USAGE, NULL, "--low %g is above --high %g", o->low, o->high);
+    qk_args_operands(&a, 1, 1);
     o->input = a.operands[0];
     o->output = a.output ? qk_strdup(a.output) : qk_path_beside(o->input, "taxonomy.tsv");
 }

@@ -73,7 +73,8 @@ expect_same "$odd" "" "into a file: every line is a step line"
 
 # a TMPDIR where no file can be made stops make at once with one line and
 # removes no output (the pruning of results/ and figures/ once read an
-# empty list of outputs to keep from it and removed every figure)
+# empty list of outputs to keep from it and removed every figure; the
+# publication must not either)
 figures_now() { find "$tree/figures" "$tree/results" -type f | sort | md5sum; }
 before=$(figures_now)
 run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL TMPDIR="$tree/no-such-folder" make -C "$tree" \
@@ -82,9 +83,9 @@ expect_status 2 "make with an unusable TMPDIR"
 expect_one_line_naming "TMPDIR=$tree/no-such-folder" "not a folder where files can be made" \
     "make with an unusable TMPDIR: one line naming it"
 expect_same "$(figures_now)" "$before" "make with an unusable TMPDIR: no output removed"
-run bash -c "cd '$tree' && workflow/prune.sh build/sets/no-such-list"
-expect_status 1 "prune.sh without its list fails"
-expect_same "$(figures_now)" "$before" "prune.sh without its list removes nothing"
+run bash -c "cd '$tree' && workflow/publish.sh all build/sets/no-such-list"
+expect_status 2 "publish.sh without its list fails"
+expect_same "$(figures_now)" "$before" "publish.sh without its list removes nothing"
 
 # a step under a locale whose decimal point is a comma (bash's clock,
 # EPOCHREALTIME, follows it) times the step right and does not fail

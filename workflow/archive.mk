@@ -26,11 +26,10 @@ ARCHIVE_INPUTS := results figures report $(THESIS_EXAMPLE_TEX)
 archive_params = $(foreach g,$(sort $(PARAM_GROUPS)),$(foreach l,$(call param_lines,$(g)),--param \
   $(call shell_word,$(g).$(call unhide_spaces,$(l)))))
 
-# report/index.html already depends on every table and figure; they are
-# listed too so that the rule stays right if the report stops showing one.
-$(ARCHIVE_FILE): build/report/blas.tsv report/index.html $(ALL_FIGURES) $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) \
-                 $(REPORT_OUTPUTS) $(FIGURE_PDFS) $(THESIS_EXAMPLE) $(THESIS_EXAMPLE_TEX) \
-                 bin/qk-archive build/report/parameters.tsv build/sets/pruned.txt
+# It packs the published folders, once this run published them all
+# (PUBLISH_ALL, Makefile).
+$(ARCHIVE_FILE): build/report/blas.tsv $(PUBLISH_ALL) $(THESIS_EXAMPLE_TEX) \
+                 bin/qk-archive build/report/parameters.tsv
 	@mkdir -p $(@D)
 	$(call step,ARCHIVE,$@) bin/qk-archive create --quiet --output $@ --suite-version '$(SUITE_VERSION)' $(archive_params) \
 	  --param "BLAS=$$(sed -n 's/^blas_library\t//p' build/report/blas.tsv)" \

@@ -4,5 +4,5 @@
 chromium:
 	@sh workflow/deps.sh browser
 
-check-browser: report/index.html chromium
+check-browser: report chromium
 	tests/browser-check.sh report/index.html

@@ -29,7 +29,9 @@ HEADERS   := $(wildcard include/qk/*.h src/lib/*.h)
 # or flags (make CFLAGS=-O0) rebuilds every object and program. (A stage
 # reruns only if its program's code changed: build/progs/<prog>.id.)
 COMPILE_RECORD := build/sets/compile.txt
-$(call write_record,$(COMPILE_RECORD),cc=$(CC) $(subst $(space),_,$(shell $(CC) --version 2>/dev/null | \
+# (written in the make that checks the parameters too, which builds the
+# programs first: QK_VALIDATE)
+$(call $(if $(QK_VALIDATE),write_record_always,write_record),$(COMPILE_RECORD),cc=$(CC) $(subst $(space),_,$(shell $(CC) --version 2>/dev/null | \
   head -1)) cflags=$(CFLAGS) ldflags=$(LDFLAGS) $(QK_CFLAGS) $(QK_LIBS))
 
 build/obj/lib/%.o: src/lib/%.c $(HEADERS) $(COMPILE_RECORD) | deps

@@ -8,17 +8,26 @@
 # content changes, and the rules that use it list it as a prerequisite, so
 # Make reruns exactly what a changed key affects (docs/cache.md).
 
-# param VAR, DEFAULT: declares a parameter of the pipeline: VAR is DEFAULT
-# unless the command line or the environment sets it. Every parameter is
+# param VAR, DEFAULT[, CHECK]: declares a parameter of the pipeline: VAR is
+# DEFAULT unless the command line or the environment sets it. Every parameter is
 # listed in a param_group (below), and the rebuild commands of the report and
 # the figure READMEs name it when a run gives it another value (rebuild_args).
-param = $(eval $(1) ?= $(2))$(eval param_default.$(1) := $(2))$(eval PARAMS += $(1))
+# CHECK says which values it takes (checked before any work, validate.mk).
+param = $(eval $(1) ?= $(2))$(eval param_default.$(1) := $(2))$(eval PARAMS += $(1))$(call checked_by,$(1),$(3))
 PARAMS :=
+# checked_by VAR, CHECK: the value of VAR (a parameter, or a setting that
+# changes no output, such as a thread count) must pass CHECK, one of
+#   PROGRAM --OPTION  the program's own parser takes it for that option
+#   dataset           a dataset id of the registry or of the run
+#   count             a whole number from 0
+#   one of: A B ...   one of these words
+checked_by = $(if $(strip $(2)),$(eval param_check.$(1) := $(2))$(eval CHECKED_VARS += $(1)))
+CHECKED_VARS :=
 
 # Synthetic dataset (qk-synth): used when DATA is not given.
-$(call param,SEED,20260215)
-$(call param,SCALE,demo)
-$(call param,SYNTH_MODE,population)
+$(call param,SEED,20260215,qk-synth --seed)
+$(call param,SCALE,demo,qk-synth --scale)
+$(call param,SYNTH_MODE,population,qk-synth --mode)
 
 # Real downloads: DATA=<dir> holds <dir>/<dataset id>/lLLhHH{q,k}/data.parquet.
 $(call param,DATA,)
@@ -30,13 +39,14 @@ $(call param,DATASETS,)
 # error, removing the partial file, rather than fill the disk. Not a cache
 # key: it never changes an output.
 MIN_FREE   ?= 256
+$(call checked_by,MIN_FREE,qk-load --min-free)
 
 REGISTRY   := workflow/datasets.tsv
 
 # The date every PDF records (the figures' figure.pdf, the thesis example):
 # SOURCE_DATE_EPOCH when set (reproducible-builds.org), else 0, the Unix
 # epoch, so that a PDF's bytes do not depend on when it was made.
-$(call param,SOURCE_DATE_EPOCH,0)
+$(call param,SOURCE_DATE_EPOCH,0,count)
 export SOURCE_DATE_EPOCH
 
 # What make prints: by default one short line a step ("  PCA     qwen3-8b
@@ -48,6 +58,7 @@ export SOURCE_DATE_EPOCH
 # with CLUSTER=slurm it runs as one Slurm job (workflow/qk-srun) with
 # THREADS CPUs, sized from INPUT, and succeeds only if it left OUTPUTS.
 V ?= 0
+$(call checked_by,V,one of: 0 1)
 CLUSTER ?=
 ifneq ($(filter-out slurm,$(CLUSTER)),)
 $(error CLUSTER=$(CLUSTER): the only cluster known is slurm)
@@ -84,6 +95,8 @@ holds_text = $(or $(call same_text,$(1),$(2)$(newline)),$(call same_text,$(1),$(
 # write_record PATH, WORDS: PATH holds WORDS, one a line (a word may stand
 # for a line with spaces: see param_group).
 write_record = $(call write_text,$(1),$(call record_text,$(2)))
+write_record_always = $(if $(and $(wildcard $(1)),$(call holds_text,$(file <$(1)),$(call \
+  record_text,$(2)))),,$(file >$(1),$(call record_text,$(2))))
 record_text = $(call unhide_spaces,$(subst $(space),$(newline),$(strip $(1))))
 # (both or neither empty, else each found in the other: the same text)
 same_text = $(if $(1)$(2),$(and $(1),$(2),$(findstring <$(1)>,<$(2)>),$(findstring <$(2)>,<$(1)>)),same)

@@ -18,8 +18,15 @@ $(error DATASETS names ids not in $(REGISTRY): $(filter-out $(REGISTRY_IDS),$(DA
 endif
 RUN_DATASETS := $(if $(strip $(DATASETS)),$(DATASETS),$(REGISTRY_IDS))
 else
-DATA_DIR     := $(patsubst %/,%,$(DATA))
-ifeq ($(wildcard $(DATA_DIR)/.),)
+# The rules reach DATA through a link build/data-link to it, so that a
+# folder whose name holds spaces, quotes or other letters Make reads as
+# syntax works as any other (qk-load records the folder the link resolves
+# to, so the link changes no output).
+DATA_DIR     := build/data-link
+DATA_LINKED := $(shell d=$(call shell_word,$(DATA)); test -d "$$d" || exit; t=$$(realpath -s -- "$$d") && \
+  { [ "$$(readlink build/data-link)" = "$$t" ] || { mkdir -p build && ln -sfn -- "$$t" build/data-link.new && \
+  mv -Tf build/data-link.new build/data-link; }; } && echo yes)
+ifneq ($(DATA_LINKED),yes)
 $(error DATA=$(DATA) is not a directory)
 endif
 # every sub-directory that is a registry id or carries a qkreport.conf
@@ -80,11 +87,11 @@ RUN_SET := $(call set_record,run,$(ORDERED_DATASETS))
 # the dataset id without MODEL_PREFIX. It depends on the record of its
 # dataset list, so a run on other datasets remakes it.
 define merge_rule
-results/$(1)/$(2): $(foreach d,$(3),build/$(d)/$(4)) $(call prog,qk-merge) $(call set_record,$(1),$(3))
+$(STAGE)/results/$(1)/$(2): $(foreach d,$(3),build/$(d)/$(4)) $(call prog,qk-merge) $(call set_record,$(1),$(3))
 	@mkdir -p $$(@D)
 	$$(call step,MERGE,$(1)/$(2)) bin/qk-merge --model-from-dir$(if $(5), --strip-prefix $(5)) --output $$@ \
 	  $(foreach d,$(3),build/$(d)/$(4))
-MERGED_TABLES += results/$(1)/$(2)
+MERGED_TABLES += $(STAGE)/results/$(1)/$(2)
 endef
 merge = $(eval $(call merge_rule,$(1),$(2),$(3),$(4),$(5)))
 MERGED_TABLES :=

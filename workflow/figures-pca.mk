@@ -8,8 +8,8 @@
 
 PCA_CROSS_STUDY    := attention_plasticity
 PCA_TRAINING_STUDY := smollm3_training_progress
-PCA_X := results/$(PCA_CROSS_STUDY)
-PCA_T := results/$(PCA_TRAINING_STUDY)
+PCA_X := $(STAGE)/results/$(PCA_CROSS_STUDY)
+PCA_T := $(STAGE)/results/$(PCA_TRAINING_STUDY)
 
 # The taxonomy thresholds of the run, as a table for the figures that draw them.
 build/pca/thresholds.tsv: build/params/pca.txt

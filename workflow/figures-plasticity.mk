@@ -8,25 +8,25 @@
 #   make plasticity-figures                all of them
 
 PLAST_X_STUDY := attention_plasticity
-PLAST_X := results/$(PLAST_X_STUDY)
+PLAST_X := $(STAGE)/results/$(PLAST_X_STUDY)
 PLAST_BENCHMARKS := workflow/benchmarks.tsv
 
 PLAST_E_STUDY := extra
-PLAST_E := results/$(PLAST_E_STUDY)
+PLAST_E := $(STAGE)/results/$(PLAST_E_STUDY)
 
 PLAST_X_DATASETS := $(if $(filter $(PLAST_X_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_X_STUDY)))
 PLAST_E_DATASETS := $(if $(filter $(PLAST_E_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_E_STUDY)))
 # The model each of figures 01-08 shows (a parameter; the figure folders
 # keep the names of the defaults), and the results/ folder of its study.
-$(call param,PLAST_FIG01_MODEL,ministral3-14b)
-$(call param,PLAST_FIG02_MODEL,qwen3-14b)
-$(call param,PLAST_FIG03_MODEL,llama3.2-3b)
-$(call param,PLAST_FIG04_MODEL,llama3.2-11b)
-$(call param,PLAST_FIG05_MODEL,ministral3-3b)
-$(call param,PLAST_FIG06_MODEL,qwen3-4b)
-$(call param,PLAST_FIG07_MODEL,llama3.2-3b)
-$(call param,PLAST_FIG08_MODEL,qwen3-14b)
-plast_dir = results/$(call study_of,$(1))
+$(call param,PLAST_FIG01_MODEL,ministral3-14b,dataset)
+$(call param,PLAST_FIG02_MODEL,qwen3-14b,dataset)
+$(call param,PLAST_FIG03_MODEL,llama3.2-3b,dataset)
+$(call param,PLAST_FIG04_MODEL,llama3.2-11b,dataset)
+$(call param,PLAST_FIG05_MODEL,ministral3-3b,dataset)
+$(call param,PLAST_FIG06_MODEL,qwen3-4b,dataset)
+$(call param,PLAST_FIG07_MODEL,llama3.2-3b,dataset)
+$(call param,PLAST_FIG08_MODEL,qwen3-14b,dataset)
+plast_dir = $(STAGE)/results/$(call study_of,$(1))
 
 # The same models as "NN=dataset" lists for the report section (qk-summary).
 PLAST_HEATMAPS := 01=$(PLAST_FIG01_MODEL) 02=$(PLAST_FIG02_MODEL) 03=$(PLAST_FIG03_MODEL) \

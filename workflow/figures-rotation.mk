@@ -6,8 +6,8 @@
 #   make figures/qk-rotation/09   one figure and only what it depends on
 #   make rotation-figures         all of them
 
-ROT_X := results/rotation
-ROT_T := results/smollm3_training_progress
+ROT_X := $(STAGE)/results/rotation
+ROT_T := $(STAGE)/results/smollm3_training_progress
 ROT_HAS_X := $(filter $(ROT_X)/rotated.csv,$(ROT_TABLES))
 ROT_HAS_T := $(filter $(ROT_T)/rotated.csv,$(ROT_TABLES))
 

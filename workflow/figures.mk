@@ -13,9 +13,12 @@
 
 FIGURE_TABLE := workflow/figures.tsv
 
+# a figure's folder in the stage (STUDY, NN_NAME)
+fig_dir = $(STAGE)/figures/$(1)/$(2)
+
 # A mean over heads is drawn in full only where at least this share of the
 # model's heads contribute (a lighter line or faded cell elsewhere).
-$(call param,FIG_MIN_SHARE,0.5)
+$(call param,FIG_MIN_SHARE,0.5,qk-plot --min-share)
 $(call param_group,figures,FIG_MIN_SHARE SOURCE_DATE_EPOCH)
 
 # The tables this run makes besides the per-dataset files build/<ds>/...:
@@ -34,8 +37,8 @@ fig_absent = $(strip $(foreach i,$(1),$(if $(call fig_made,$(call fig_input_file
 # inventory every dataset of the run.
 input_datasets = $(strip \
   $(if $(filter build/report/inventory.tsv,$(1)),$(RUN_DATASETS), \
-  $(if $(filter results/rotation/%,$(1)),$(call study_datasets,attention_plasticity), \
-  $(if $(filter results/%,$(1)),$(call study_datasets,$(word 2,$(subst /, ,$(1)))), \
+  $(if $(filter $(STAGE)/results/rotation/%,$(1)),$(call study_datasets,attention_plasticity), \
+  $(if $(filter $(STAGE)/results/%,$(1)),$(call study_datasets,$(word 2,$(subst /, ,$(call shown,$(1))))), \
   $(if $(filter build/%,$(1)),$(filter $(word 2,$(subst /, ,$(1))),$(RUN_DATASETS)))))))
 figure_datasets = $(filter $(sort $(foreach i,$(1),$(call input_datasets,$(call fig_input_file,$(i))))),$(ORDERED_DATASETS))
 
@@ -47,27 +50,27 @@ fig_param_groups = $(if $(strip $(DATA)),,synth) $(if $(filter-out -,$(1)),blas 
 
 # figure_rule STUDY, NN_NAME, MODEL (- for none), STAGES (- for none), NAME=TABLE inputs
 define figure_rule
-figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figure.svg figures/$(1)/$(2)/figure.pdf \
-figures/$(1)/$(2)/figure.gp figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/readme.tsv &: \
+$(call fig_dir,$(1),$(2))/figure.png $(call fig_dir,$(1),$(2))/figure.svg $(call fig_dir,$(1),$(2))/figure.pdf \
+$(call fig_dir,$(1),$(2))/figure.gp $(call fig_dir,$(1),$(2))/numbers.tsv $(call fig_dir,$(1),$(2))/inputs.tsv $(call fig_dir,$(1),$(2))/readme.tsv &: \
     $(foreach i,$(call fig_present,$(5)),$(call fig_input_file,$(i))) $(call prog,qk-plot) \
     templates/gnuplot/style.gp build/params/figures.txt \
     $(if $(filter-out -,$(3)),build/params/figure-models.txt) $(call fig_absent_record,$(1),$(2),$(5))
-	$$(call step,PLOT,$(1)/$(firstword $(subst _, ,$(2)))) bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out figures/$(1)/$(2) \
+	$$(call step,PLOT,$(1)/$(firstword $(subst _, ,$(2)))) bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out $(call fig_dir,$(1),$(2)) \
 	  $(foreach i,$(call fig_present,$(5)),--input $(i)) $(foreach a,$(call fig_absent,$(5)),--absent $(a)) \
 	  $(if $(filter-out -,$(3)),--model $(3)) --min-share $(FIG_MIN_SHARE) \
 	  $(if $(call fig_absent,$(5)),--run-datasets "$(ORDERED_DATASETS)")
 
 # the stores behind the figure and their provenance, by inventory column name
-figures/$(1)/$(2)/stores.tsv: $(foreach d,$(call fig_stores,$(3),$(5)),build/$(d)/inventory.tsv) \
+$(call fig_dir,$(1),$(2))/stores.tsv: $(foreach d,$(call fig_stores,$(3),$(5)),build/$(d)/inventory.tsv) \
     $(call set_record,figure-$(1)-$(firstword $(subst _, ,$(2))),$(call fig_stores,$(3),$(5)))
 	@mkdir -p $$(@D)
 	$$(quiet)$$(call select_columns,$$(filter %/inventory.tsv,$$^),$$(STORE_COLUMNS),$$@)
 
-figures/$(1)/$(2)/source.tsv: figures/$(1)/$(2)/stores.tsv workflow/provenance.awk
+$(call fig_dir,$(1),$(2))/source.tsv: $(call fig_dir,$(1),$(2))/stores.tsv workflow/provenance.awk
 	$$(quiet)awk -f workflow/provenance.awk $$< > $$@.tmp && mv -f $$@.tmp $$@
 
 # the parameters of the stages that feed the figure
-figures/$(1)/$(2)/parameters.tsv: build/report/parameters.tsv
+$(call fig_dir,$(1),$(2))/parameters.tsv: build/report/parameters.tsv
 	@mkdir -p $$(@D)
 	$$(quiet)awk -F'\t' -v keep=" $(strip $(call fig_param_groups,$(4),$(3))) " -v id="$(1)/$(firstword $(subst _, ,$(2)))" \
 	  'NR == 1 || (index(keep, " " $$$$1 " ") && ($$$$1 != "figure-models" || $$$$2 == id))' $$< > $$@.tmp \
@@ -75,22 +78,22 @@ figures/$(1)/$(2)/parameters.tsv: build/report/parameters.tsv
 
 # (every file of qk-plot's group it reads is a prerequisite: after a build
 # killed between two of qk-plot's renames, a missing one reruns qk-plot)
-figures/$(1)/$(2)/README.md: figures/$(1)/$(2)/figure.png figures/$(1)/$(2)/figure.pdf \
-    figures/$(1)/$(2)/readme.tsv \
-    figures/$(1)/$(2)/numbers.tsv figures/$(1)/$(2)/inputs.tsv figures/$(1)/$(2)/stores.tsv \
-    figures/$(1)/$(2)/source.tsv figures/$(1)/$(2)/parameters.tsv templates/figure-README.md.in \
+$(call fig_dir,$(1),$(2))/README.md: $(call fig_dir,$(1),$(2))/figure.png $(call fig_dir,$(1),$(2))/figure.pdf \
+    $(call fig_dir,$(1),$(2))/readme.tsv \
+    $(call fig_dir,$(1),$(2))/numbers.tsv $(call fig_dir,$(1),$(2))/inputs.tsv $(call fig_dir,$(1),$(2))/stores.tsv \
+    $(call fig_dir,$(1),$(2))/source.tsv $(call fig_dir,$(1),$(2))/parameters.tsv templates/figure-README.md.in \
     $(call prog,qk-report) build/params/report.txt $(REBUILD_VALUES)
 	$$(call step,README,$(1)/$(firstword $(subst _, ,$(2)))) bin/qk-report --markdown --template templates/figure-README.md.in --output $$@ \
-	  --values figures/$(1)/$(2)/readme.tsv --values figures/$(1)/$(2)/source.tsv --values $(REBUILD_VALUES) \
-	  --table numbers=figures/$(1)/$(2)/numbers.tsv \
-	  --table inputs=figures/$(1)/$(2)/inputs.tsv --table stores=figures/$(1)/$(2)/stores.tsv \
-	  --table parameters=figures/$(1)/$(2)/parameters.tsv --set suite_version=$$(SUITE_VERSION)
+	  --values $(call fig_dir,$(1),$(2))/readme.tsv --values $(call fig_dir,$(1),$(2))/source.tsv --values $(REBUILD_VALUES) \
+	  --table numbers=$(call fig_dir,$(1),$(2))/numbers.tsv \
+	  --table inputs=$(call fig_dir,$(1),$(2))/inputs.tsv --table stores=$(call fig_dir,$(1),$(2))/stores.tsv \
+	  --table parameters=$(call fig_dir,$(1),$(2))/parameters.tsv --set suite_version=$$(SUITE_VERSION)
 
-.PHONY: figures/$(1)/$(firstword $(subst _, ,$(2)))
-figures/$(1)/$(firstword $(subst _, ,$(2))): figures/$(1)/$(2)/README.md
-ALL_FIGURES += figures/$(1)/$(2)/README.md
-FIGURE_PDFS += figures/$(1)/$(2)/figure.pdf
-FIGURES_$(1) += figures/$(1)/$(2)/README.md
+# `make figures/<study>/<NN>`: the figure's folder, published alone
+$(call publish_goal,figures/$(1)/$(firstword $(subst _, ,$(2))),figures/$(1)/$(2)/,$(call fig_dir,$(1),$(2))/README.md)
+ALL_FIGURES += $(call fig_dir,$(1),$(2))/README.md
+FIGURE_PDFS += $(call fig_dir,$(1),$(2))/figure.pdf
+FIGURES_$(1) += $(call fig_dir,$(1),$(2))/README.md
 FIGURE_MODELS += $(if $(filter-out -,$(3)),$(1)/$(firstword $(subst _, ,$(2)))=$(3))
 endef
 
@@ -132,8 +135,10 @@ FIGURE_MODELS :=
 $(foreach row,$(FIGURE_ROWS),$(call figure_row,$(row)))
 $(call param_group,figure-models,$(FIGURE_MODELS))
 
-.PHONY: figures pca-figures rotation-figures plasticity-figures
-figures: $(ALL_FIGURES)
-pca-figures: $(FIGURES_qk-pca)
-rotation-figures: $(FIGURES_qk-rotation)
-plasticity-figures: $(FIGURES_attention-plasticity) $(PLAST_JOINT_TABLE)
+# the figures of a study, or all, each goal publishing what it made
+fig_folders = $(call shown,$(dir $(1)))
+$(call publish_goal,figures,$(call fig_folders,$(ALL_FIGURES)),$(ALL_FIGURES))
+$(call publish_goal,pca-figures,$(call fig_folders,$(FIGURES_qk-pca)),$(FIGURES_qk-pca))
+$(call publish_goal,rotation-figures,$(call fig_folders,$(FIGURES_qk-rotation)),$(FIGURES_qk-rotation))
+$(call publish_goal,plasticity-figures,$(call fig_folders,$(FIGURES_attention-plasticity)) \
+  $(call shown,$(PLAST_JOINT_TABLE)),$(FIGURES_attention-plasticity) $(PLAST_JOINT_TABLE))

@@ -9,7 +9,7 @@
 # `workflow/deps.sh latex` (installed when run as root).
 
 THESIS_EXAMPLE_TEX := templates/thesis-example.tex
-THESIS_EXAMPLE := report/thesis-example.pdf
+THESIS_EXAMPLE := $(STAGE)/report/thesis-example.pdf
 THESIS_BUILD := build/thesis-example
 
 .PHONY: latex thesis-example check-latex
@@ -17,24 +17,24 @@ latex:
 	@sh workflow/deps.sh latex
 
 # A thesis example an earlier make left stays beside the report (the
-# Makefile's list of what `make report` keeps) only as one made from the
+# Makefile's list of what `make report` publishes) only as one made from the
 # current report: `make report` brings it up to date with the rest. Without
-# pdflatex on the PATH it is not kept (workflow/prune.sh removes it), so it
+# pdflatex on the PATH it is not kept (the publication removes it), so it
 # never shows other numbers than the report beside it.
 THESIS_EXAMPLE_KEPT := $(if $(wildcard $(THESIS_EXAMPLE)),$(if $(wildcard \
   $(addsuffix /pdflatex,$(subst :, ,$(PATH)))),$(THESIS_EXAMPLE)))
-report: $(THESIS_EXAMPLE_KEPT)
 
 # (every figure PDF, not only those the example shows: the example is the
 # way a thesis uses them, and its rule the one place that needs them all;
 # the LaTeX packages are checked when there is no example yet, so that a
 # kept one leaves `make -q report` and `make -n report` quiet)
-$(THESIS_EXAMPLE): $(THESIS_EXAMPLE_TEX) workflow/pdflatex.sh report/numbers.tex $(REPORT_TEX_TABLES) \
+$(THESIS_EXAMPLE): $(THESIS_EXAMPLE_TEX) workflow/pdflatex.sh $(STAGE)/report/numbers.tex $(REPORT_TEX_TABLES) \
                    $(FIGURE_PDFS) | $(if $(THESIS_EXAMPLE_KEPT),,latex)
-	$(call step,LATEX,$@) workflow/pdflatex.sh $< $(THESIS_BUILD) $@
+	$(call step,LATEX,$(call shown,$@)) workflow/pdflatex.sh --root $(STAGE) $< $(THESIS_BUILD) $@
 
-thesis-example: $(THESIS_EXAMPLE)
+$(call publish_goal,thesis-example,$(call shown,$(THESIS_EXAMPLE)),$(THESIS_EXAMPLE))
 
-check-latex: $(THESIS_EXAMPLE) $(call prog,qk-plot) | latex
+# (on the published report, which then holds the example: RESULT_FILES, Makefile)
+check-latex: report $(call prog,qk-plot) | latex
 	@FIG_MIN_SHARE=$(FIG_MIN_SHARE) RUN_DATASETS="$(ORDERED_DATASETS)" tests/latex-check.sh $(THESIS_EXAMPLE_TEX) $(THESIS_BUILD) \
-	  $(THESIS_EXAMPLE) $(FIGURE_PDFS)
+	  $(call shown,$(THESIS_EXAMPLE) $(FIGURE_PDFS))

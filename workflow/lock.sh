@@ -2,17 +2,26 @@
 # lock.sh DIR PID: takes the build lock DIR/.lock for process PID (the make
 # that parses the Makefile) and holds it until PID exits, or prints one
 # line and fails when another make of this tree holds it. The lock is an
-# flock(1) on a file descriptor that a background `tail --pid` keeps open:
-# it is released whenever that make ends, also by kill -9.
+# flock(1) on a file descriptor that a background watcher keeps open while
+# that make runs: it is released whenever the make ends, also by kill -9,
+# and when it is a zombie its parent has not reaped.
 # Once held, it removes the temporaries of builds that were killed.
 set -u
 dir=$1 pid=$2
 mkdir -p "$dir"
 exec 9>>"$dir/.lock"
-# A make that just ended may hold the lock a moment longer (tail polls its
-# pid every 0.2 s): wait for it only when its make is gone.
+# alive PID: the process runs (a zombie, ended but not yet reaped by its
+# parent, does not)
+alive() {
+    local stat
+    read -r stat 2>/dev/null < "/proc/$1/stat" || return 1
+    set -- ${stat##*) }
+    [ "$1" != Z ] && [ "$1" != X ]
+}
+# A make that just ended may hold the lock a moment longer (its watcher
+# polls it every 0.2 s): wait for it only when its make is gone.
 holder=$(cat "$dir/.lock.pid" 2>/dev/null)
-if ! flock -n 9 && { [ -n "$holder" ] && kill -0 "$holder" 2>/dev/null || ! flock -w 2 9; }; then
+if ! flock -n 9 && { [ -n "$holder" ] && alive "$holder" || ! flock -w 2 9; }; then
     echo "another make is running in this tree${holder:+ (pid $holder)}; wait for it to finish or stop it"
     exit 0
 fi
@@ -26,7 +35,12 @@ if ! flock -w 10 -x 7; then
     exit 0
 fi
 exec 7>&-
-tail --pid="$pid" -s 0.2 -f /dev/null >/dev/null 2>&1 </dev/null &
+# the watcher that holds the lock (fd 9) while the make runs
+( exec 7>&- >/dev/null 2>&1 </dev/null; while alive "$pid"; do sleep 0.2; done ) &
+# A publication a killed make began after its commit point is finished
+# first (workflow/publish.sh), so that results/, figures/ and report/ are
+# one run's.
+workflow/publish.sh --resume || { echo "cannot finish the publication of build/publish/journal"; exit 0; }
 # (copies of the tree that tests build under build/ have their own make
 # and lock: any folder holding a Makefile is left alone)
 # (found first, by name: a test for each of thousands of folders took seconds)
@@ -37,7 +51,7 @@ for d in bin build results figures report dist data/synth; do
         prune+=(-path "$copy" -o)
     done < <(find "$d" -mindepth 2 -name Makefile -type f -printf '%h\0' 2>/dev/null)
     find "$d" -mindepth 1 \( "${prune[@]}" -false \) -prune -o \
-        \( -name '*.tmp.*' -o -name '*.tmp' -o -name '*.new' \) -type f -print0 2>/dev/null |
+        \( -name '*.tmp.*' -o -name '*.tmp' -o -name '*.new' -o -name '.*.qkpub' \) -type f -print0 2>/dev/null |
         xargs -0 -r rm -f
 done
 # qk-synth builds a dataset in data/synth/.<id>.tmp-XXXXXX and swaps it in

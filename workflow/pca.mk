@@ -2,11 +2,12 @@
 # head taxonomy, and the study tables results/<study>/qk.csv (10 rows a head)
 # and results/<study>/qk_heads.csv (one row a head, with its category).
 
-$(call param,PCA_TAX_HIGH,0.7)
-$(call param,PCA_TAX_LOW,0.3)
+$(call param,PCA_TAX_HIGH,0.7,qk-taxonomy --high)
+$(call param,PCA_TAX_LOW,0.3,qk-taxonomy --low)
 PCA_THREADS   ?= 2
+$(call checked_by,PCA_THREADS,qk-pca --threads)
 # use only the first N rows of each config; 0 = all rows (the analysis default)
-$(call param,PCA_MAX_ROWS,0)
+$(call param,PCA_MAX_ROWS,0,qk-pca --max-rows)
 
 # The thresholds change only the taxonomy, the row cap only the PCA; the
 # thread count never changes an output, so it is no parameter.
@@ -29,10 +30,10 @@ $(foreach s,$(PCA_STUDIES),\
   $(call merge,$(s),qk_heads.csv,$(call study_datasets,$(s)),taxonomy.tsv,$(call study_model_prefix,$(s))))
 
 PCA_OUTPUTS := $(foreach d,$(RUN_DATASETS),build/$(d)/pca.tsv build/$(d)/pca_heads.tsv build/$(d)/taxonomy.tsv)
-PCA_TABLES  := $(foreach s,$(PCA_STUDIES),results/$(s)/qk.csv results/$(s)/qk_heads.csv)
+PCA_TABLES  := $(foreach s,$(PCA_STUDIES),$(STAGE)/results/$(s)/qk.csv $(STAGE)/results/$(s)/qk_heads.csv)
 
-.PHONY: pca bench-pca
-pca: $(PCA_OUTPUTS) $(PCA_TABLES)
+.PHONY: bench-pca
+$(call publish_goal,pca,$(call shown,$(PCA_TABLES)),$(PCA_OUTPUTS) $(PCA_TABLES))
 
 # Per-head time at thesis size (8000 + 8000 rows x 128), one core, against
 # scikit-learn on the same vectors; prints figures, passes or fails nothing.
@@ -47,13 +48,13 @@ bench: bench-pca
 # Figure 06: four heads of one dataset (the figure's model), drawn as the
 # thesis drew them (random.Random(SEED).sample of its sorted query heads);
 # at most POINTS vectors per kind and head are plotted.
-$(call param,PCA_COLLAGE_DATASET,llama3.2-3b)
-$(call param,PCA_COLLAGE_SEED,42)
-$(call param,PCA_COLLAGE_PANELS,4)
-$(call param,PCA_COLLAGE_POINTS,2000)
+$(call param,PCA_COLLAGE_DATASET,llama3.2-3b,dataset)
+$(call param,PCA_COLLAGE_SEED,42,qk-pca-collage --seed)
+$(call param,PCA_COLLAGE_PANELS,4,qk-pca-collage --panels)
+$(call param,PCA_COLLAGE_POINTS,2000,qk-pca-collage --max-points)
 $(call param_group,pca-collage,PCA_COLLAGE_DATASET PCA_COLLAGE_SEED PCA_COLLAGE_PANELS PCA_COLLAGE_POINTS)
 # the per-head table with the categories of the collage's heads
-PCA_COLLAGE_HEADS := results/$(call study_of,$(PCA_COLLAGE_DATASET))/qk_heads.csv
+PCA_COLLAGE_HEADS := $(STAGE)/results/$(call study_of,$(PCA_COLLAGE_DATASET))/qk_heads.csv
 
 PCA_COLLAGE_OUT :=
 ifneq ($(filter $(PCA_COLLAGE_DATASET),$(RUN_DATASETS)),)

@@ -1,7 +1,8 @@
 #!/bin/bash
-# pdflatex.sh TEX BUILD_DIR PDF: compiles TEX with pdflatex, run from the
-# repository root so that the document finds report/ and figures/ as a
-# thesis beside them would, twice (the second pass resolves the cross
+# pdflatex.sh [--root DIR] TEX BUILD_DIR PDF: compiles TEX with pdflatex, run
+# from the repository root (or DIR, the stage that holds report/ and figures/
+# before they are published) so that the document finds report/ and
+# figures/ as a thesis beside them would, twice (the second pass resolves the cross
 # references), with its auxiliary files and log in BUILD_DIR (emptied
 # first); then writes PDF atomically. A LaTeX error (an unknown \qk key, a
 # missing figure or table) stops the run, and so does a reference or
@@ -10,11 +11,20 @@
 # The PDF is dated SOURCE_DATE_EPOCH (default 0) with FORCE_SOURCE_DATE=1;
 # with \pdftrailerid{} in the document the same sources give the same bytes.
 set -u
+root=.
+if [ "${1:-}" = --root ]; then
+    root=$2
+    shift 2
+fi
 if [ $# -ne 3 ]; then
-    echo "usage: workflow/pdflatex.sh TEX BUILD_DIR PDF" >&2
+    echo "usage: workflow/pdflatex.sh [--root DIR] TEX BUILD_DIR PDF" >&2
     exit 1
 fi
 tex=$1 dir=$2 pdf=$3
+if [ "$root" != . ]; then
+    tex=$(realpath -m "$tex") dir=$(realpath -m "$dir") pdf=$(realpath -m "$pdf")
+    cd "$root" || exit 2
+fi
 name=$(basename "$tex" .tex)
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-0} FORCE_SOURCE_DATE=1
 # log lines unbroken (TeX wraps them at 79 characters by default)

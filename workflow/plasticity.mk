@@ -5,17 +5,18 @@
 # (smollm3_model_report.csv for the SmolLM3 study), model_bucket_plasticity.csv
 # and model_pair2d.csv, merged by qk-merge with a model column.
 
-$(call param,PLAST_COV,diag)
-$(call param,PLAST_BIN_FACTOR,10)
-$(call param,PLAST_MIN_PAIRS,32)
-$(call param,PLAST_PAIR2D_MIN,32)
-$(call param,PLAST_PAIRS,exact)
-$(call param,PLAST_PAIRS_PER_BIN,256)
-$(call param,PLAST_SEED,0)
-$(call param,PLAST_MAX_TOKENS,50000)
-$(call param,PLAST_NORMALITY_DIMS,64)
-$(call param,PLAST_P_ALPHA,0.01)
+$(call param,PLAST_COV,diag,qk-plasticity --cov)
+$(call param,PLAST_BIN_FACTOR,10,qk-plasticity --bin-factor)
+$(call param,PLAST_MIN_PAIRS,32,qk-plasticity --min-pairs)
+$(call param,PLAST_PAIR2D_MIN,32,qk-plasticity --pair2d-min-count)
+$(call param,PLAST_PAIRS,exact,qk-plasticity --pairs)
+$(call param,PLAST_PAIRS_PER_BIN,256,qk-plasticity --pairs-per-bin)
+$(call param,PLAST_SEED,0,qk-plasticity --seed)
+$(call param,PLAST_MAX_TOKENS,50000,qk-plasticity --max-tokens)
+$(call param,PLAST_NORMALITY_DIMS,64,qk-plasticity --normality-dims)
+$(call param,PLAST_P_ALPHA,0.01,qk-plasticity --p-alpha)
 PLAST_THREADS        ?= 2
+$(call checked_by,PLAST_THREADS,qk-plasticity --threads)
 
 # The thread count never changes an output, so it is no parameter.
 $(call param_group,plasticity,PLAST_COV PLAST_BIN_FACTOR PLAST_MIN_PAIRS PLAST_PAIR2D_MIN \
@@ -52,12 +53,12 @@ plast_study_tables = \
 $(foreach s,$(PLAST_STUDIES),$(call plast_study_tables,$(s),$(call study_datasets,$(s)),$(call study_model_prefix,$(s))))
 
 PLAST_OUTPUTS := $(foreach d,$(RUN_DATASETS),$(call plast_outputs,$(d)))
-PLAST_TABLES  := $(foreach s,$(PLAST_STUDIES),$(addprefix results/$(s)/,head_metrics.csv \
+PLAST_TABLES  := $(foreach s,$(PLAST_STUDIES),$(addprefix $(STAGE)/results/$(s)/,head_metrics.csv \
   head_bucket_plasticity.csv head_component_weights.csv head_pair2d.csv \
   $(call plast_model_report,$(s)) model_bucket_plasticity.csv model_pair2d.csv))
 
-.PHONY: plasticity bench-plasticity
-plasticity: $(PLAST_OUTPUTS) $(PLAST_TABLES)
+.PHONY: bench-plasticity
+$(call publish_goal,plasticity,$(call shown,$(PLAST_TABLES)),$(PLAST_OUTPUTS) $(PLAST_TABLES))
 
 # Benchmark (prints figures, passes or fails nothing): per-head CPU time at
 # thesis size beside its floor (qk-plasticity --floor: the GEMMs and PP
@@ -82,14 +83,14 @@ bench: bench-plasticity
 # One row per SmolLM3-3B checkpoint: its rotation summary beside its plasticity
 # scalars (figure attention-plasticity/09 and the report's SmolLM3 part).
 PLAST_T_STUDY := smollm3_training_progress
-PLAST_T := results/$(PLAST_T_STUDY)
+PLAST_T := $(STAGE)/results/$(PLAST_T_STUDY)
 PLAST_JOINT := $(PLAST_T)/joint_rotation_plasticity.csv
 PLAST_T_DATASETS := $(if $(filter $(PLAST_T_STUDY),$(RUN_STUDIES)),$(call study_datasets,$(PLAST_T_STUDY)))
 PLAST_JOINT_TABLE := $(if $(strip $(PLAST_T_DATASETS)),$(PLAST_JOINT))
 ifneq ($(strip $(PLAST_T_DATASETS)),)
 $(PLAST_JOINT): $(PLAST_T)/model_summary.csv $(PLAST_T)/smollm3_model_report.csv $(RUN_REGISTRY) \
     $(call prog,qk-joint)
-	$(call step,JOINT,$@) bin/qk-joint --summary $(PLAST_T)/model_summary.csv \
+	$(call step,JOINT,$(call shown,$@)) bin/qk-joint --summary $(PLAST_T)/model_summary.csv \
 	  --plasticity $(PLAST_T)/smollm3_model_report.csv --registry $(RUN_REGISTRY) \
 	  --prefix $(call study_model_prefix,$(PLAST_T_STUDY)) --output $@
 endif

@@ -52,7 +52,7 @@ build/report/inventory.numbers: build/report/inventory.tsv $(call prog,qk-summar
 build/report/figure-list.txt: $(call prog,qk-plot)
 	@mkdir -p $(@D)
 	$(quiet)bin/qk-plot --list > $@.tmp && mv -f $@.tmp $@
-REPORT_FIGURE_IDS := $(foreach f,$(ALL_FIGURES),$(word 2,$(subst /, ,$(f)))/$(firstword $(subst _, ,$(word 3,$(subst /, ,$(f))))))
+REPORT_FIGURE_IDS := $(foreach f,$(call shown,$(ALL_FIGURES)),$(word 2,$(subst /, ,$(f)))/$(firstword $(subst _, ,$(word 3,$(subst /, ,$(f))))))
 REPORT_FIGURE_NUMBERS := $(ALL_FIGURES:README.md=numbers.tsv)
 # figures_drawn FILES: the ids (study/NN) of the figures/<study>/<NN_name>/numbers.tsv
 # files that have no "drawn" row saying no
@@ -77,17 +77,17 @@ REPORT_INPUTS += build/report/inventory.numbers build/report/figures.numbers \
 REPORT_INPUTS += $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES)
 
 # table NAME -> report/tables/NAME.tex with dashes for dots (pca.models -> pca-models.tex)
-latex_table_file = report/tables/$(subst .,-,$(1)).tex
+latex_table_file = $(STAGE)/report/tables/$(subst .,-,$(1)).tex
 REPORT_TEX_TABLES = $(foreach t,$(REPORT_LATEX_TABLES),$(call latex_table_file,$(t)))
-REPORT_OUTPUTS = report/index.html report/numbers.tex report/numbers.md $(REPORT_TEX_TABLES)
+REPORT_OUTPUTS = $(addprefix $(STAGE)/report/,index.html numbers.tex numbers.md) $(REPORT_TEX_TABLES)
 
 $(REPORT_OUTPUTS) &: templates/report.html.in $(call prog,qk-report) $(REPORT_INPUTS) \
                    build/params/report.txt $(RUN_SET) $(ALL_FIGURES)
-	@mkdir -p report/tables
-	$(call step,REPORT,report/index.html) bin/qk-report --template $< --output report/index.html \
-	  --numbers-tex report/numbers.tex --numbers-md report/numbers.md \
+	@mkdir -p $(STAGE)/report/tables
+	$(call step,REPORT,report/index.html) bin/qk-report --template $< --output $(STAGE)/report/index.html \
+	  --numbers-tex $(STAGE)/report/numbers.tex --numbers-md $(STAGE)/report/numbers.md \
 	  $(foreach t,$(REPORT_LATEX_TABLES),--latex-table $(t)=$(call latex_table_file,$(t))) \
 	  $(REPORT_FLAGS)
 
 .PHONY: report
-report: $(REPORT_OUTPUTS) build/sets/pruned.txt
+# `make report`: everything, published all together (RESULT_FILES, Makefile)

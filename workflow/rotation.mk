@@ -6,12 +6,13 @@
 # results/smollm3_training_progress/ the checkpoints and results/<study>/
 # any other study's models (results/extra/).
 
-$(call param,ROT_B_MODE,eigen)
-$(call param,ROT_B_SIGN,canonical)
-$(call param,ROT_OMEGA_GRID,400)
-$(call param,ROT_OMEGA_REFINE,20)
-$(call param,ROT_ACTIVE_TAU,0.1)
+$(call param,ROT_B_MODE,eigen,qk-rotate --b-mode)
+$(call param,ROT_B_SIGN,canonical,qk-rotate --b-sign)
+$(call param,ROT_OMEGA_GRID,400,qk-rotate --omega-grid)
+$(call param,ROT_OMEGA_REFINE,20,qk-rotate --omega-refine)
+$(call param,ROT_ACTIVE_TAU,0.1,qk-complement --active-tau)
 ROT_THREADS      ?= 2
+$(call checked_by,ROT_THREADS,qk-rotate --threads)
 
 # The axis and omega parameters change qk-rotate's outputs, the threshold
 # only qk-complement's; the thread count changes nothing, so it is no
@@ -56,10 +57,10 @@ define rotation_study_rules
 $(call merge,$(1),rotated.csv,$(2),rotated.tsv,$(3))
 $(call merge,$(1),complement_pairs.csv,$(2),complement_pairs.tsv,$(3))
 
-results/$(1)/model_summary.csv: results/$(1)/rotated.csv $(call prog,qk-rotate)
-	$$(call step,SUMMARY,$$@) bin/qk-rotate --summary --output $$@ $$<
+$(STAGE)/results/$(1)/model_summary.csv: $(STAGE)/results/$(1)/rotated.csv $(call prog,qk-rotate)
+	$$(call step,SUMMARY,$$(call shown,$$@)) bin/qk-rotate --summary --output $$@ $$<
 
-ROT_TABLES += results/$(1)/rotated.csv results/$(1)/complement_pairs.csv results/$(1)/model_summary.csv
+ROT_TABLES += $(addprefix $(STAGE)/results/$(1)/,rotated.csv complement_pairs.csv model_summary.csv)
 endef
 ROT_TABLES :=
 $(if $(ROT_CROSS_DATASETS),$(eval $(call rotation_study_rules,rotation,$(ROT_CROSS_DATASETS),)))
@@ -69,8 +70,8 @@ $(foreach s,$(ROT_OTHER_STUDIES),$(eval $(call rotation_study_rules,$(s),$(call 
 ROT_OUTPUTS := $(foreach d,$(RUN_DATASETS),build/$(d)/rotation.tsv build/$(d)/rotation_axes.bin \
   build/$(d)/rotated.tsv build/$(d)/complement_pairs.tsv build/$(d)/complement_heads.tsv)
 
-.PHONY: rotation bench-rotate
-rotation: $(ROT_OUTPUTS) $(ROT_TABLES)
+.PHONY: bench-rotate
+$(call publish_goal,rotation,$(call shown,$(ROT_TABLES)),$(ROT_OUTPUTS) $(ROT_TABLES))
 
 # Per-head time of rotate + complement at thesis size (about 8000 + 8000 rows
 # x 128, made in memory by the synthetic generator), one core, against numpy
@@ -88,11 +89,11 @@ bench: bench-rotate
 # them in their {a, b} planes, 08 the complement pairs of the first one
 # drawn. At most POINTS (01) and COMPLEMENT_POINTS (08, per pair) vectors per
 # kind.
-$(call param,ROT_FIG_DATASET,llama3.2-3b)
-$(call param,ROT_FIG_SEED,42)
-$(call param,ROT_FIG_PANELS,4)
-$(call param,ROT_FIG_POINTS,2000)
-$(call param,ROT_FIG_COMPLEMENT_POINTS,1000)
+$(call param,ROT_FIG_DATASET,llama3.2-3b,dataset)
+$(call param,ROT_FIG_SEED,42,qk-rotation-points --seed)
+$(call param,ROT_FIG_PANELS,4,qk-rotation-points --panels)
+$(call param,ROT_FIG_POINTS,2000,qk-rotation-points --max-points)
+$(call param,ROT_FIG_COMPLEMENT_POINTS,1000,qk-rotation-points --complement-max-points)
 $(call param_group,rotation-points,ROT_FIG_DATASET ROT_FIG_SEED ROT_FIG_PANELS ROT_FIG_POINTS \
   ROT_FIG_COMPLEMENT_POINTS)
 

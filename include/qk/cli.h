@@ -28,7 +28,7 @@ typedef struct qk_option {
 /* Keys of the long-only options: a program's own count up from
  * QK_KEY_FIRST; the shared ones are far above. */
 enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_MIN_FREE,
-       QK_KEY_HELP = 'h' };
+       QK_KEY_CHECK_OPTIONS, QK_KEY_HELP = 'h' };
 
 /* The shared options, with one meaning in every program: a program lists
  * those it takes in its table, where its help shows them; the parser
@@ -74,6 +74,7 @@ typedef struct qk_args {
     const char *output; /* -o FILE; NULL if not given */
     int threads;        /* -j N; 2 if not given */
     int verify;         /* 0 after --no-verify */
+    int check_only;     /* --check-options: qk_args_operands exits 0 */
     char **operands;    /* the arguments that are no options (after the last qk_args_next) */
     int n_operands;
     int argc;
@@ -88,7 +89,11 @@ void qk_args_init(qk_args *a, const qk_program *prog, int argc, char **argv);
  * and --version print and exit 0; an unknown option or a missing value is
  * a usage error). -1 when the options are read: operands are then set. */
 int qk_args_next(qk_args *a, const char **value);
-/* Usage error unless the operands number min to max (max < 0: no limit). */
+/* Usage error unless the operands number min to max (max < 0: no limit).
+ * After --check-options (every program has it: the options are parsed and
+ * their values checked, and nothing is done, for a pipeline that checks
+ * what the user typed before any work) it exits 0 instead: a program calls
+ * it once its options are read and checked together. */
 void qk_args_operands(const qk_args *a, int min, int max);
 
 /* The help text (stdout for --help). */

@@ -114,6 +114,11 @@ char *qk_path_dir(const char *path);
 /* NAME in the directory of path: path up to its last '/', then name (name
  * alone when path has no '/'); malloc'ed. */
 char *qk_path_beside(const char *path, const char *name);
+/* path as the user knows it: an output the pipeline builds in its stage
+ * (the folder QK_STAGE names, "build/stage/") before publishing it is named
+ * by its published path, so that the texts written about it say that;
+ * any other path as it is. */
+const char *qk_shown_path(const char *path);
 
 /* Seconds on the monotonic clock, for timing. */
 double qk_now(void);

@@ -19,6 +19,8 @@
 static const qk_option help_options[] = {
     {QK_KEY_HELP, "help", NULL, "this text"},
     {QK_KEY_VERSION, "version", NULL, "print the version"},
+    {QK_KEY_CHECK_OPTIONS, "check-options", NULL,
+     "check the options and their values, then exit 0 without reading or writing anything"},
 };
 
 static int has_short(const qk_option *o)
@@ -239,6 +241,7 @@ int qk_args_next(qk_args *a, const char **value)
         case QK_KEY_VERSION:
             printf("%s %s\n", a->prog->name, QK_VERSION_STRING);
             exit(QK_EXIT_OK);
+        case QK_KEY_CHECK_OPTIONS: a->check_only = 1; break;
         case '?': qk_usage_error(a->prog);
         default: return c;
         }
@@ -247,6 +250,8 @@ int qk_args_next(qk_args *a, const char **value)
 
 void qk_args_operands(const qk_args *a, int min, int max)
 {
+    if (a->check_only)
+        exit(QK_EXIT_OK);
     if (a->n_operands < min || (max >= 0 && a->n_operands > max))
         qk_usage_error(a->prog);
 }

@@ -564,6 +564,13 @@ char *qk_path_beside(const char *path, const char *name)
     return out;
 }
 
+const char *qk_shown_path(const char *path)
+{
+    const char *stage = getenv("QK_STAGE");
+    size_t n = stage ? strlen(stage) : 0;
+    return n && strncmp(path, stage, n) == 0 ? path + n : path;
+}
+
 double qk_now(void)
 {
     struct timespec ts;

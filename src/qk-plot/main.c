@@ -212,7 +212,7 @@ static void add_absent(fig_ctx *ctx, const char *spec)
     ctx->input_names[n] = qk_strdup(spec);
     if (eq) {
         ctx->input_names[n][eq - spec] = '\0';
-        ctx->absent_files[n] = qk_strdup(eq + 1);
+        ctx->absent_files[n] = qk_strdup(qk_shown_path(eq + 1));
     }
     ctx->input_paths[n] = NULL;
 }
@@ -270,7 +270,7 @@ static void write_inputs_table(const fig_ctx *ctx)
         if (qk_read_file(ctx->input_paths[i], &data, &n, &err) != 0)
             qk_die(QK_EXIT_DATA, ctx->input_paths[i], "%s", err.msg);
         fprintf(out.fp, "%s\t%s\t%zu\t%016" PRIx64 "\n", ctx->input_names[i],
-                ctx->input_paths[i], n, XXH3_64bits(data, n));
+                qk_shown_path(ctx->input_paths[i]), n, XXH3_64bits(data, n));
         free(data);
     }
     qk_text_close(&out);
@@ -311,9 +311,9 @@ int main(int argc, char **argv)
         case 'l': list_figures(stdout); return QK_EXIT_OK;
         }
     }
+    qk_args_operands(&a, 0, 0);
     if (!ctx.id || !ctx.out_dir)
         qk_usage_error(&program);
-    qk_args_operands(&a, 0, 0);
     const fig_def *f = find_figure(ctx.id);
     if (!f)
         qk_die(QK_EXIT_USAGE, NULL, "unknown figure '%s' (see --list)", ctx.id);

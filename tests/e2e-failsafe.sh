@@ -1,0 +1,165 @@
+#!/bin/bash
+# A failed run never touches the last good report. On a complete build,
+# each way a run can fail (a parameter refused, gnuplot failing, a corrupt
+# Parquet file, a full disk while figures, the report or the publication
+# are written, Ctrl-C, kill -9), under -j1 and -j2, leaves results/,
+# figures/ and report/ byte for byte as they were, and says so in its last
+# line; a refused input runs no stage; the next good run gives the bytes of
+# a clean build. A DATA folder with a space and quotes in its name works,
+# and a make left a zombie by its parent does not hold the lock.
+set -u
+cd "$(dirname "$0")/.."
+source tests/lib-e2e.sh
+tree_under e2e-failsafe
+sets="llama3.2-1b smollm3-3b-stage1-step-40000"
+
+mk() { run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory DATASETS="$sets" "$@"; }
+published() { outputs_digest "$TREE" | sha256sum; }
+# the steps of the pipeline in make's output (compiling is no stage)
+stages_in_output() { grep -E '^  (SYNTH|LOAD|PCA|TAXON|ROTATE|COMPLEM|PLAST|MERGE|SUMMARY|JOINT|COLLAGE|POINTS|PLOT|README|REPORT|PUBLISH) ' "$e2e_out"; }
+last_line_says_unchanged() { # name
+    if tail -1 "$e2e_err" | grep -q "results/, figures/ and report/ are unchanged"; then ok; else
+        bad "$1: the last line says the published folders are unchanged ($(tail -1 "$e2e_err"))"; fi
+}
+
+mk -j2 report
+expect_status 0 "a complete build"
+clean=$(published)
+(cd "$TREE" && outputs_digest .) > "$T/clean.sha"
+
+# ---- every input refused before any work, in one line ---------------------------------
+# refused NAME=VALUE TEXT: both -j1 and -j2 stop with status 2, one line
+# naming the parameter, no stage, nothing published
+refused() {
+    local j
+    for j in -j1 -j2; do
+        mk $j report "$1"
+        expect_status 2 "$1 ($j): status 2"
+        if [ "$(grep -c "^make: ${1%%=*}=" "$e2e_err")" -eq 1 ] && grep -qF "$2" "$e2e_err"; then ok; else
+            bad "$1 ($j): one line naming the parameter and '$2'"; sed 's/^/  /' "$e2e_err" >&2; fi
+        expect_same "$(stages_in_output)" "" "$1 ($j): no stage ran"
+        expect_same "$(published)" "$clean" "$1 ($j): results/, figures/ and report/ unchanged"
+        last_line_says_unchanged "$1 ($j)"
+    done
+}
+refused FIG_MIN_SHARE=nan "FIG_MIN_SHARE=nan"
+refused PCA_TAX_HIGH=2 "[0, 1]"
+refused PCA_TAX_HIGH=abc "abc"
+refused PCA_TAX_LOW=0.8 "above"
+refused SEED=99999999999999999999 "18446744073709551615"
+refused SEED=-1 "SEED=-1"
+refused MIN_FREE=abc "MIN_FREE=abc"
+refused PLAST_MIN_PAIRS=1e400 "PLAST_MIN_PAIRS"
+refused ROT_FIG_DATASET=no-such-model "not a dataset"
+refused PLAST_THREADS=0 "PLAST_THREADS=0"
+refused V=2 "one of"
+# the refused runs wrote no record: the next run runs nothing
+mk report
+expect_same "$(stages_in_output)" "" "after refused values, make report runs nothing"
+mk -q report
+expect_status 0 "after refused values, make -q report: up to date"
+
+# ---- failures during the run ----------------------------------------------------------
+# fails_untouched NAME: the last run failed and published nothing
+fails_untouched() {
+    expect_status 2 "$1: status 2"
+    expect_same "$(published)" "$clean" "$1: results/, figures/ and report/ unchanged"
+    last_line_says_unchanged "$1"
+    if find "$TREE/results" "$TREE/figures" "$TREE/report" -name '.*.qkpub' | grep -q .; then
+        bad "$1: no temporary left in the published folders"; else ok; fi
+}
+
+# gnuplot fails: a gnuplot on the PATH that exits 1
+mkdir -p "$T/badbin"
+printf '#!/bin/sh\ncat > /dev/null\nexit 1\n' > "$T/badbin/gnuplot" && chmod +x "$T/badbin/gnuplot"
+for j in -j1 -j2; do
+    PATH="$T/badbin:$PATH" mk $j report FIG_MIN_SHARE=0.6
+    fails_untouched "gnuplot failing ($j)"
+done
+
+# a full disk (a file size limit) while the figures are drawn, then while
+# the report is written (a template changed, so that only it is remade)
+for j in -j1 -j2; do
+    (ulimit -f 40; mk $j report FIG_MIN_SHARE=0.6)
+    fails_untouched "full disk at the figures ($j)"
+done
+mk report
+echo '<!-- one more line -->' >> "$TREE/templates/report.html.in"
+for j in -j1 -j2; do
+    (ulimit -f 40; mk $j report)
+    fails_untouched "full disk at the report ($j)"
+done
+
+# a full disk while publishing: a published figure removed by hand is
+# copied back, and cannot be
+rm "$TREE/figures/qk-pca/05_explained_variance/figure.png"
+gone=$(published)
+(ulimit -f 20; mk report)
+expect_status 2 "full disk at the publication: status 2"
+expect_same "$(published)" "$gone" "full disk at the publication: the published folders as they were"
+if find "$TREE/results" "$TREE/figures" "$TREE/report" -name '.*.qkpub' | grep -q .; then
+    bad "full disk at the publication: no temporary left"; else ok; fi
+git -C "$TREE" checkout -q templates/report.html.in 2>/dev/null ||
+    sed -i '$d' "$TREE/templates/report.html.in"
+
+# a corrupt Parquet file of a download
+dl=$T/downloads
+mkdir -p "$dl"
+cp -r "$TREE/data/synth/llama3.2-1b" "$dl/"
+mk report DATA="$dl" DATASETS=llama3.2-1b
+expect_status 0 "a build of a download"
+dlclean=$(published)
+printf 'PAR1 not a parquet file' > "$dl/llama3.2-1b/l00h00q/data.parquet"
+for j in -j1 -j2; do
+    mk $j report DATA="$dl" DATASETS=llama3.2-1b
+    expect_status 2 "a corrupt Parquet file ($j): status 2"
+    expect_same "$(published)" "$dlclean" "a corrupt Parquet file ($j): published folders unchanged"
+    last_line_says_unchanged "a corrupt Parquet file ($j)"
+done
+
+# Ctrl-C and kill -9 in the middle of a run
+for sig in INT KILL; do
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL setsid make -C "$TREE" --no-print-directory -j2 \
+        DATASETS="$sets" report PLAST_MIN_PAIRS=30 > /dev/null 2>&1 &
+    pid=$!
+    sleep 4
+    kill -"$sig" -- -"$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    sleep 1
+    expect_same "$(published)" "$clean" "SIG$sig in the middle of a run: published folders unchanged"
+done
+
+# ---- the next good run gives the bytes of a clean build ------------------------------
+mk -j2 report
+expect_status 0 "a good run after the failures"
+(cd "$TREE" && outputs_digest .) > "$T/after.sha"
+if diff "$T/clean.sha" "$T/after.sha" > "$T/after.diff"; then ok; else
+    bad "after the failures, a good run gives the bytes of the clean build ($(head -3 "$T/after.diff"))"; fi
+
+# ---- any name --------------------------------------------------------------------------
+odd="$T/with space and 'quote' ü"
+mkdir -p "$odd"
+cp -r "$TREE/data/synth/llama3.2-1b" "$odd/"
+mk report DATA="$odd" DATASETS=llama3.2-1b
+expect_status 0 "DATA with a space, quotes and a non-ASCII letter"
+if grep -qF "DATA=" "$TREE/report/index.html"; then ok; else bad "the report names the DATA folder"; fi
+
+# ---- a zombie make does not hold the lock ---------------------------------------------
+python3 - "$TREE" <<'PY' > "$T/zombie.out"
+import os, subprocess, sys, time
+tree = sys.argv[1]
+env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+p = subprocess.Popen(["make", "-C", tree, "--no-print-directory", "report", "PLAST_MIN_PAIRS=29"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+time.sleep(1.5)
+os.kill(p.pid, 9)
+time.sleep(0.5)
+state = open(f"/proc/{p.pid}/stat").read().rsplit(") ", 1)[1][0]
+r = subprocess.run(["make", "-C", tree, "--no-print-directory", "-q", "report"],
+                   capture_output=True, text=True, env=env)
+print(state, "another make" in r.stderr)
+p.wait()
+PY
+expect_same "$(cat "$T/zombie.out")" "Z False" "a zombie make does not hold the lock"
+
+finish

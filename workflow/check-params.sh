@@ -1,0 +1,64 @@
+#!/bin/bash
+# check-params.sh IDS: checks the values a run gives its parameters, before
+# any work (workflow/validate.mk). Reads lines NAME<TAB>VALUE<TAB>CHECK<TAB>TYPED
+# (TYPED: 1 when the command line or the environment gave the value, 0 for
+# a default), CHECK as param and checked_by describe it (config.mk):
+#   PROGRAM --OPTION  the program's own parser takes VALUE for OPTION
+#                     (PROGRAM --check-options; then every option of a
+#                     program with a typed value is checked together, for
+#                     the rules that tie two of them)
+#   dataset           one of IDS (the registry's and the run's datasets)
+#   count             a whole number from 0 to 2^63 - 1
+#   one of: A B ...   one of these words
+# Prints one line for each value refused, "make: NAME=VALUE: problem", and
+# exits 2 if any was; else prints nothing.
+set -u
+ids=" $1 "
+status=0
+declare -A prog_args prog_names prog_typed
+
+refuse() { # name, value, problem
+    echo "make: $1=$2: $3" >&2
+    status=2
+}
+
+# the first line of a program's message, without "PROG: error: --OPTION: "
+problem() {
+    local line
+    line=$(head -1 <<< "$1")
+    line=${line#*: error: }
+    echo "${line#--*: }"
+}
+
+while IFS=$'\t' read -r name value check typed; do
+    case $check in
+    qk-*)
+        prog=${check%% *} opt=${check#* }
+        prog_args[$prog]+=" $(printf '%q %q' "$opt" "$value")"
+        prog_names[$prog]+=" $name=$value"
+        [ "$typed" = 1 ] || continue
+        prog_typed[$prog]=1
+        if ! msg=$(bin/"$prog" --check-options "$opt" "$value" 2>&1 >/dev/null); then
+            refuse "$name" "$value" "$(problem "$msg") ($prog $opt)"
+        fi ;;
+    dataset)
+        [ "$typed" = 1 ] && [[ $ids != *" $value "* ]] &&
+            refuse "$name" "$value" "not a dataset of workflow/datasets.tsv or of DATA" ;;
+    count)
+        [ "$typed" = 1 ] && ! [[ $value =~ ^[0-9]{1,18}$ ]] &&
+            refuse "$name" "$value" "expected a whole number from 0" ;;
+    "one of: "*)
+        words=${check#one of: }
+        [ "$typed" = 1 ] && [[ " $words " != *" $value "* ]] &&
+            refuse "$name" "$value" "expected one of: $words" ;;
+    esac
+done
+[ "$status" -eq 0 ] || exit "$status"
+# the options of one program together (qk-taxonomy: --low not above --high)
+for prog in "${!prog_typed[@]}"; do
+    if ! msg=$(eval "bin/$prog --check-options ${prog_args[$prog]}" 2>&1 >/dev/null); then
+        echo "make:${prog_names[$prog]}: $(problem "$msg") ($prog)" >&2
+        status=2
+    fi
+done
+exit "$status"

@@ -1,0 +1,124 @@
+#!/bin/bash
+# publish.sh: moves what a run built in the stage (build/stage/) into the
+# published folders results/, figures/ and report/, all of it or none.
+#
+#   publish.sh all LIST    the published folders become exactly LIST: its
+#                          files are copied in, every other file there goes
+#                          (figures/README.md and report/README.md stay)
+#   publish.sh some LIST   only LIST's files are copied in (one figure)
+#   publish.sh --resume    finishes a publication that was stopped after
+#                          its commit point (lock.sh runs it first)
+#   publish.sh --changed   prints "changed" when a published file was
+#                          edited, removed or added since the last
+#                          publication (Make then publishes again)
+#
+# LIST holds one path a line, relative to the tree: a file, or a folder
+# ending in / (every file the stage has in it). A publication copies each
+# file that differs to a hidden temporary beside its place (.NAME.qkpub),
+# then writes the journal build/publish/journal (the commit point: renames
+# and removals, nothing that can run out of space), then carries it out.
+# Stopped before the journal (an error, a full disk, a kill), it leaves the
+# published folders as they were (the temporaries go, or lock.sh removes
+# them); stopped after, the next make finishes it (--resume).
+set -u -o pipefail
+STAGE=${QK_STAGE:-build/stage}
+STAGE=${STAGE%/}
+DIR=build/publish
+JOURNAL=$DIR/journal
+LISTING=$DIR/published.txt
+TREES=(results figures report)
+# tracked documentation, never published nor removed
+KEEP=$'figures/README.md\nreport/README.md'
+
+die() { echo "publish: $*" >&2; exit 2; }
+
+# listing: every published file with its size and modification time
+listing() {
+    find "${TREES[@]}" -type f -printf '%p\t%s\t%T@\n' 2>/dev/null | LC_ALL=C sort
+}
+
+# carries out the journal: "R PATH" renames PATH's temporary onto PATH,
+# "D PATH" removes PATH; then empty folders go and the listing is noted
+commit() {
+    local op path tmp
+    while IFS=$'\t' read -r op path; do
+        case $op in
+        R) tmp=$(dirname "$path")/.$(basename "$path").qkpub
+           [ -e "$tmp" ] && { mv -f "$tmp" "$path" || return 1; } ;;
+        D) rm -f "$path" || return 1 ;;
+        esac
+    done < "$JOURNAL"
+    find results figures report/tables -mindepth 1 -type d -empty -delete 2>/dev/null
+    listing > "$LISTING.new" && mv -f "$LISTING.new" "$LISTING" && rm -f "$JOURNAL"
+}
+
+# the files a LIST names, one a line, sorted
+expand() {
+    local entry
+    while IFS= read -r entry || [ -n "$entry" ]; do
+        [ -n "$entry" ] || continue
+        case $entry in
+        */) [ -d "$STAGE/$entry" ] || die "$STAGE/$entry: not built"
+            (cd "$STAGE" && find "${entry%/}" -type f ! -name '*.tmp' ! -name '*.tmp.*') ;;
+        *) [ -f "$STAGE/$entry" ] || die "$STAGE/$entry: not built"
+           echo "$entry" ;;
+        esac
+    done < "$1" | LC_ALL=C sort -u
+}
+
+# copies the files of FILES that differ from their published copy to their
+# temporaries; prints the journal's rename lines. Removes its temporaries
+# and fails on any error.
+prepare() {
+    local f tmp made=()
+    while IFS= read -r f; do
+        cmp -s "$STAGE/$f" "$f" 2>/dev/null && continue
+        tmp=$(dirname "$f")/.$(basename "$f").qkpub
+        if ! { mkdir -p "$(dirname "$f")" && cp "$STAGE/$f" "$tmp"; } 2> "$DIR/error"; then
+            rm -f "${made[@]}" "$tmp"
+            die "$f: $(sed 's/^[^:]*: //; s/.*: //' "$DIR/error" | head -1); results/, figures/ and report/ are unchanged"
+        fi
+        made+=("$tmp")
+        printf 'R\t%s\n' "$f"
+    done < "$1"
+}
+
+# the published files that LIST's files replace in mode all: every other
+# file of the published folders (the tracked READMEs aside)
+removals() {
+    { cat "$1"; echo "$KEEP"; } | LC_ALL=C sort -u > "$DIR/keep.txt" || return 1
+    find "${TREES[@]}" -type f ! -name '.*.qkpub' 2>/dev/null | LC_ALL=C sort |
+        LC_ALL=C comm -23 - "$DIR/keep.txt" | sed 's/^/D\t/'
+}
+
+mkdir -p "$DIR" || exit 2
+case ${1:-} in
+--resume)
+    [ -f "$JOURNAL" ] || exit 0
+    echo "qkreport: finishing the publication the last make began" >&2
+    commit || die "cannot finish the publication in $JOURNAL"
+    exit 0 ;;
+--changed)
+    [ -f "$LISTING" ] && cmp -s <(listing) "$LISTING" || echo changed
+    exit 0 ;;
+all | some) mode=$1 list=${2:?LIST}
+    trap 'rm -f "$JOURNAL.new"' EXIT ;;
+*) echo "usage: workflow/publish.sh all|some LIST | --resume | --changed" >&2; exit 1 ;;
+esac
+
+[ -f "$JOURNAL" ] && { commit || die "cannot finish the publication in $JOURNAL"; }
+[ -r "$list" ] || die "$list: cannot be read"
+files=$DIR/files.txt
+expand "$list" > "$files" || exit 2
+[ -s "$files" ] || die "$list names no file"
+prepare "$files" > "$JOURNAL.new" || { rm -f "$JOURNAL.new"; exit 2; }
+if [ "$mode" = all ]; then
+    removals "$files" >> "$JOURNAL.new" || { rm -f "$JOURNAL.new"; die "cannot list the published folders"; }
+fi
+# the commit point (a make that is gone publishes nothing: its steps stop)
+if [ -n "${QK_MAKE_PID:-}" ] && ! kill -0 "$QK_MAKE_PID" 2>/dev/null; then
+    rm -f "$JOURNAL.new"
+    exit 2
+fi
+mv -f "$JOURNAL.new" "$JOURNAL" || die "cannot write $JOURNAL"
+commit || die "cannot finish the publication in $JOURNAL"

@@ -1,0 +1,35 @@
+#!/bin/bash
+# run.sh MAKE CHECK GOAL...: a make that builds (the Makefile's outer make
+# runs it): with CHECK "yes", first the make that checks every parameter
+# the user typed and runs nothing else (workflow/validate.mk; its "***"
+# lines are left out, the check's own line says what is wrong), then the
+# make of the goals. When either fails, the last line says what became of
+# the published folders results/, figures/ and report/, and the status is
+# the make's.
+set -u
+make=$1 check=$2
+shift 2
+mkdir -p build/publish
+rm -f build/publish/published-now.txt
+
+failed() { # status
+    local published
+    published=$(cat build/publish/published-now.txt 2>/dev/null | tr '\n' ' ')
+    if [ -f build/publish/journal ]; then
+        echo "make $*: failed while publishing; the next make finishes the publication" >&2
+    elif [ -n "$published" ]; then
+        echo "make ${goals[*]}: failed; published before the failure: ${published% }; the rest of results/, figures/ and report/ is unchanged" >&2
+    else
+        echo "make ${goals[*]}: failed; results/, figures/ and report/ are unchanged (the last good run's)" >&2
+    fi
+    exit "$1"
+}
+
+goals=("$@")
+if [ "$check" = yes ]; then
+    $make --no-print-directory QK_VALIDATE=1 qk-validate 2> build/.validate.err
+    status=$?
+    grep -v '^make\(\[[0-9]*\]\)\?: \*\*\*' build/.validate.err >&2
+    [ "$status" -eq 0 ] || failed "$status"
+fi
+$make --no-print-directory "$@" || failed $?

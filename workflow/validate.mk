@@ -1,0 +1,18 @@
+# What the user typed is checked before any work: a make that builds first
+# runs `make QK_VALIDATE=1 qk-validate` (Makefile), which writes no record,
+# builds the programs the checks need and checks every parameter or setting
+# the command line or the environment gives (checked_by, config.mk), with
+# the programs' own parsers (workflow/check-params.sh). A value refused
+# stops the run there, with one line naming it, before any stage ran.
+# (DATA, DATASETS and the registry are checked as the Makefile is read:
+# datasets.mk.)
+
+ifneq ($(QK_VALIDATE),)
+var_typed = $(if $(filter command% environment% override,$(origin $(1))),1,0)
+VALIDATE_PROGRAMS := $(sort $(foreach v,$(CHECKED_VARS),$(filter qk-%,$(firstword $(param_check.$(v))))))
+
+.PHONY: qk-validate
+qk-validate: $(addprefix bin/,$(VALIDATE_PROGRAMS))
+	@{ $(foreach v,$(CHECKED_VARS),printf '%s\t%s\t%s\t%s\n' $(v) $(call shell_word,$($(v))) \
+	  '$(param_check.$(v))' $(call var_typed,$(v));) } | workflow/check-params.sh "$(REGISTRY_IDS) $(RUN_DATASETS)"
+endif
