@@ -15,7 +15,7 @@
 #include "qk/store.h"
 
 enum { OPT_DATASET = QK_KEY_FIRST, OPT_REGISTRY, OPT_REVISION, OPT_INVENTORY, OPT_SOURCE,
-       OPT_SOURCE_RECORD, OPT_SYNTHETIC, OPT_STATS, OPT_VERIFY };
+       OPT_SOURCE_RECORD, OPT_SYNTHETIC, OPT_STATS, OPT_VERIFY, OPT_CHECK_CONF };
 
 static const qk_option options_table[] = {
     QK_OPTION_OUTPUT("store file to write (written atomically)"),
@@ -36,6 +36,9 @@ static const qk_option options_table[] = {
      "vector_sum, vector_abs_sum; nothing is written"},
     {OPT_VERIFY, "verify", "STORE", "check a store's structure and checksum and decode every "
                                     "config's vectors"},
+    {OPT_CHECK_CONF, "check-conf", "FILE", "check a qkreport.conf (every key, value and label) "
+     "and nothing else: silent if it is right, else one line naming the file and line (exit "
+     "status 2)"},
     QK_OPTION_MIN_FREE,
     QK_OPTION_QUIET,
     QK_OPTIONS_END};
@@ -44,6 +47,7 @@ static const qk_program program = {
     "qk-load",
     "qk-load [OPTIONS] DIR -o STORE\n"
     "qk-load --stats PATH\n"
+    "qk-load --check-conf FILE\n"
     "qk-load --source-record FILE [--synthetic SPEC] [--dataset ID] DIR",
     "Reads the query/key configs (lLLhHHq, lLLhHHk) of one downloaded revision of\n"
     "the sniffed-qk dataset, pairs each query head with its key head (GQA),\n"
@@ -63,6 +67,7 @@ typedef struct options {
     const char *inventory;
     const char *stats;
     const char *verify;
+    const char *check_conf;
     const char *source;
     const char *source_record;
     const char *synthetic;
@@ -74,16 +79,18 @@ static void parse_args(int argc, char **argv, options *o)
     o->registry = "workflow/datasets.tsv";
     /* where the value of option OPT_DATASET + k goes (the order of the enum) */
     const char **field[] = {&o->dataset, &o->registry, &o->revision, &o->inventory, &o->source,
-                            &o->source_record, &o->synthetic, &o->stats, &o->verify};
+                            &o->source_record, &o->synthetic, &o->stats, &o->verify,
+                            &o->check_conf};
     const char *value;
     qk_args a;
     qk_args_init(&a, &program, argc, argv);
     for (int key; (key = qk_args_next(&a, &value)) != -1;)
         *field[key - OPT_DATASET] = value;
     o->output = a.output;
-    if (o->stats || o->verify) {
+    if (o->stats || o->verify || o->check_conf) {
         if (a.n_operands != 0)
-            qk_die(QK_EXIT_USAGE, NULL, "--stats and --verify take no other arguments");
+            qk_die(QK_EXIT_USAGE, NULL, "--stats, --verify and --check-conf take no other "
+                                        "arguments");
         return;
     }
     if (o->synthetic && !qk_source_synthetic_ok(o->synthetic))
@@ -522,5 +529,11 @@ int main(int argc, char **argv)
         return run_stats(o.stats, o.dataset);
     if (o.verify)
         return run_verify(o.verify);
+    if (o.check_conf) {
+        qk_err err;
+        if (qk_dataset_conf_check(o.check_conf, &err) != 0)
+            qk_die(QK_EXIT_DATA, o.check_conf, "%s", err.msg);
+        return QK_EXIT_OK;
+    }
     return run_load(&o);
 }

@@ -99,22 +99,18 @@ static const qk_table *find_table(const renderer *r, const char *name)
 }
 
 /* How a value is written: as it is (Markdown text, where a command in a
- * code block must read as typed), in a Markdown table cell ('|' escaped) or
+ * code block must read as typed), in a Markdown table cell (qk_md_cell) or
  * as HTML text. */
 enum escape { AS_TEXT, AS_MD_CELL, AS_HTML };
 
 static void put_escaped(FILE *fp, const char *s, enum escape how)
 {
-    if (how == AS_HTML) {
+    if (how == AS_HTML)
         qk_html_text(fp, s);
-        return;
-    }
-    for (; *s; s++) {
-        if (*s == '|' && how == AS_MD_CELL)
-            fputs("\\|", fp);
-        else
-            fputc(*s, fp);
-    }
+    else if (how == AS_MD_CELL)
+        qk_md_cell(fp, s);
+    else
+        fputs(s, fp);
 }
 
 /* A cell aligned as a number: all of it a finite number (a version such as

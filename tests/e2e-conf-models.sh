@@ -89,6 +89,62 @@ expect_status 0 "make report after the conf's label changed"
 if grep -q "Mine-0.6B" "$TREE/report/index.html" && ! grep -q "My-Model-0.6B" "$TREE/report/index.html"; then
     ok; else bad "the report takes the conf's new label"; fi
 
+# a label of any printable text: HTML, Markdown, LaTeX and gnuplot specials,
+# quotes and a percent sign reach every output escaped for it, and are drawn
+# or typeset as written
+conf=$D/my-model/qkreport.conf
+set_label() { sed -i '/^label = /d' "$conf" && printf 'label = %s\n' "$1" >> "$conf"; }
+odd='<b>My</b> & "Model" '"'x'"' 50% $x_1$ {a}#^~\'
+set_label "$odd"
+run bin/qk-load --check-conf "$conf"
+expect_status 0 "qk-load --check-conf takes a label of printable text"
+expect_out_lines 0 "qk-load --check-conf says nothing of a right conf"
+run tree_make report DATA="$D"
+expect_status 0 "make report with a label of HTML, Markdown, LaTeX and gnuplot specials"
+expect_same "$(awk -F'\t' '$1 == "my-model" { print $4 }' "$TREE/build/sets/registry.tsv")" "$odd" \
+    "the run's registry holds the label as written"
+html='&lt;b&gt;My&lt;/b&gt; &amp; &quot;Model&quot; '"'x'"' 50% $x_1$ {a}#^~\'
+if grep -qF -- "$html" "$TREE/report/index.html"; then ok; else bad "the report page holds the label HTML-escaped"; fi
+if grep -qF -- "<b>My</b>" "$TREE/report/index.html"; then bad "the report page holds the label's tags as tags"; else ok; fi
+if iconv -f UTF-8 -t UTF-8 "$TREE/report/index.html" "$TREE/report/numbers.tex" > /dev/null; then ok
+else bad "the report page and numbers.tex are UTF-8"; fi
+tex='\textless{}b\textgreater{}My\textless{}/b\textgreater{} \& "Model" '"'x'"' 50\% \$x\_1\$ \{a\}\#\textasciicircum{}\textasciitilde{}\textbackslash{}'
+if grep -qF -- "$tex" "$TREE"/report/tables/*.tex; then ok; else bad "a table fragment holds the label LaTeX-escaped"; fi
+if grep -qF -- 'My</b>' "$TREE"/report/numbers.tex "$TREE"/report/tables/*.tex; then
+    bad "a LaTeX file holds the label unescaped"; else ok; fi
+md='\<b>My\</b> & "Model" '"'x'"' 50% \$x_1\$ {a}#^\~\\'
+if grep -qF -- "it holds Qwen3-0.6B, $md. " "$TREE"/figures/attention-plasticity/01_*/README.md; then ok
+else bad "figure attention-plasticity/01's README holds the label Markdown-escaped"; fi
+# the figures: gnuplot reads the label in inline data and in a tic list as
+# written (a quote as \042, the enhanced-text markup escaped, '%' doubled
+# where gnuplot reads a format); every figure was drawn (make's status)
+gp='"<b>My</b> \\& \042Model\042 '"'x'"' 50% $x\\_1$ \\{a\\}#\\^\\~\\\\"'
+if grep -qF -- " $gp " "$TREE"/figures/inventory/01_*/figure.gp; then ok
+else bad "the inventory figure's data hold the label escaped for gnuplot"; fi
+if grep -qF -- "${gp/50%/50%%}" "$TREE"/figures/qk-rotation/02_*/figure.gp; then ok
+else bad "figure qk-rotation/02's tic list holds the label escaped for gnuplot"; fi
+run gnuplot -d -e 'set terminal pngcairo; set output "/dev/null"' "$(echo "$TREE"/figures/inventory/01_*/figure.gp)"
+expect_status 0 "gnuplot draws the inventory figure's script"
+expect_same "$(cat "$e2e_err")" "" "gnuplot has no warning on the inventory figure's script"
+
+# a conf line that is wrong stops make with one line naming the conf and
+# the line, before any stage (and qk-load --check-conf says the same)
+set_label "$(printf 'My\tModel')"
+run bin/qk-load --check-conf "$conf"
+expect_status 2 "qk-load --check-conf on a label with a tab"
+expect_error_lines "qk-load --check-conf: one line" \
+    "qk-load: error: $conf: line 11: label holds a control character"
+run tree_make report DATA="$D"
+expect_status 2 "make report with a label with a tab"
+if grep -qF -- "error: $conf: line 11: label holds a control character" "$e2e_err" &&
+   ! grep -q "qk-plot\|registry.tsv" "$e2e_err"; then ok
+else bad "make names the conf and its line, no later step"; fi
+set_label "$(printf 'caf\xe9')"
+run bin/qk-load --check-conf "$conf"
+expect_error_lines "qk-load --check-conf: a label not in UTF-8" \
+    "qk-load: error: $conf: line 11: label is not valid UTF-8"
+set_label "Mine-0.6B"
+
 # without the conf model the run's registry is the registry's rows again, and
 # the figures that stay (the SmolLM3 ones) name it as it is now
 run tree_make report DATA="$D" DATASETS="qwen3-0.6b smollm3-3b-stage1-step-40000 smollm3-3b-stage1-step-80000 smollm3-3b-lc-4k-to-32k-step-4000"

@@ -119,6 +119,44 @@ START_TEST(test_markup)
 }
 END_TEST
 
+/* An escaper's output for s, into a static buffer. */
+static const char *escaped(void (*put)(FILE *, const char *), const char *s)
+{
+    static char out[1024];
+    FILE *fp = fmemopen(out, sizeof out, "w");
+    put(fp, s);
+    fclose(fp);
+    return out;
+}
+
+/* A label of any printable text, escaped for each output so that it shows
+ * as written; text without markup stays as it is. */
+#define ODD "<b>My</b> & \"Model\" 'x' 50% $x_1$ {a}#^~\\ [l](u) *e* _u_ `c` &amp; |"
+START_TEST(test_escapers)
+{
+    ck_assert_str_eq(escaped(qk_html_text, ODD),
+                     "&lt;b&gt;My&lt;/b&gt; &amp; &quot;Model&quot; 'x' 50% $x_1$ {a}#^~\\ "
+                     "[l](u) *e* _u_ `c` &amp;amp; |");
+    ck_assert_str_eq(escaped(qk_latex_text, ODD),
+                     "\\textless{}b\\textgreater{}My\\textless{}/b\\textgreater{} \\& \"Model\" "
+                     "'x' 50\\% \\$x\\_1\\$ \\{a\\}\\#\\textasciicircum{}\\textasciitilde{}"
+                     "\\textbackslash{} [l](u) *e* \\_u\\_ `c` \\&amp; \\textbar{}");
+    ck_assert_str_eq(escaped(qk_md_cell, ODD),
+                     "\\<b>My\\</b> & \"Model\" 'x' 50% \\$x_1\\$ {a}#^\\~\\\\ [l\\](u) \\*e\\* "
+                     "\\_u\\_ \\`c\\` \\&amp; \\|");
+    /* as before: text of the tables without markup */
+    static const char *const plain[] = {"mean |r_q_a|, r_k < -0.3 (heads)", "A & B", "x > 1",
+                                        "[0, 1]", "10^3", "S1-40K", "Llama-3.2-3B", "a_b"};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "%s", plain[i]);
+        if (i == 0)
+            snprintf(want, sizeof want, "mean \\|r_q_a\\|, r_k < -0.3 (heads)");
+        ck_assert_str_eq(escaped(qk_md_cell, plain[i]), want);
+    }
+}
+END_TEST
+
 static const qk_key scalars[] = {{"s.count", "count", "heads"},
                                  {"s.r", "signed.2", "Pearson r"},
                                  {"s.name", "text", "a label"},
@@ -185,6 +223,7 @@ int main(void)
     tcase_add_test(tc, test_typeset_extreme);
     tcase_add_test(tc, test_typeset_missing_and_text);
     tcase_add_test(tc, test_markup);
+    tcase_add_test(tc, test_escapers);
     tcase_add_test(tc, test_round_trip);
     suite_add_tcase(s, tc);
     return qk_test_run(s);

@@ -98,10 +98,68 @@ START_TEST(conf_describes_an_unlisted_model)
     strcat(list, "127\n");
     write_text(path, list);
     ck_assert_int_eq(qk_dataset_conf_load(path, &d, &err), -1);
-    ck_assert_ptr_nonnull(strstr(err.msg, "bad value"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "line 1: nope_layers takes layer numbers below 128, "
+                                          "comma-separated, or -, not '0,1,2,"));
     d.n_kv_heads = 4;
     ck_assert_int_eq(qk_dataset_validate(&d, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "not a multiple"));
+}
+END_TEST
+
+/* Each kind of wrong line of a qkreport.conf: one message naming its line
+ * (qk-load prefixes the file). */
+START_TEST(conf_check_names_the_wrong_line)
+{
+    static const struct {
+        const char *line, *msg;
+    } cases[] = {
+        {"n_layers 28", "expected 'key = value'"},
+        {"colour = blue", "unknown key 'colour'"},
+        {"label =", "label is empty"},
+        {"family =   ", "family is empty"},
+        {"label = My\tModel", "label holds a control character"},
+        {"label = My\x7fModel", "label holds a control character"},
+        {"label = My\xc2\x85Model", "label holds a control character"}, /* U+0085, C1 */
+        {"label = My\x1b[2JModel", "label holds a control character"},
+        {"label = caf\xe9", "label is not valid UTF-8"},           /* Latin-1 */
+        {"label = \xc0\xaf", "label is not valid UTF-8"},          /* overlong '/' */
+        {"label = \xed\xa0\x80", "label is not valid UTF-8"},      /* a surrogate */
+        {"label = \xe2\x82", "label is not valid UTF-8"},          /* cut short */
+        {"n_layers = 28.5", "n_layers takes a whole number, 1 or more, not '28.5'"},
+        {"context_length = 8K", "context_length takes a whole number, 1 or "
+                                "more, not '8K'"},
+        {"n_q_heads = 0", "n_q_heads takes a whole number, 1 or more, not '0'"},
+        {"rope_theta = fast", "rope_theta takes a number, 0 or more, not 'fast'"},
+        {"nope_layers = 3,x", "nope_layers takes layer numbers below 128, "
+                              "comma-separated, or -, not '3,x'"},
+        {"label = 0123456789012345678901234567890123456789012345678901234567890123",
+         "label is longer than 63 bytes"},
+    };
+    qk_mkdirs("build/tests/tmp", NULL);
+    const char *path = "build/tests/tmp/qkreport.conf";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256], want[256];
+        snprintf(text, sizeof text, "# line 1\nfamily = mine\n%s\nn_layers = 2\n", cases[i].line);
+        write_text(path, text);
+        qk_err err;
+        ck_assert_int_eq(qk_dataset_conf_check(path, &err), -1);
+        snprintf(want, sizeof want, "line 3: %s", cases[i].msg);
+        ck_assert_str_eq(err.msg, want);
+    }
+    /* any printable UTF-8 is a label: quotes, markup of HTML, Markdown, LaTeX
+     * and gnuplot, and letters beyond ASCII; blanks around it are not part
+     * of it (a tab among them too) */
+    const char *odd = "<b>My</b> & \"Model\" 'x' 50% $x_1$ {a}#^~\\|*`@ \xc3\xa9\xe2\x86\x92\xf0\x9f\x99\x82";
+    char text[256];
+    snprintf(text, sizeof text, "label\t=  %s \t\r\nfamily = f\xc3\xbcr\n", odd);
+    write_text(path, text);
+    qk_dataset d;
+    memset(&d, 0, sizeof d);
+    qk_err err;
+    ck_assert_msg(qk_dataset_conf_check(path, &err) == 0, "%s", err.msg);
+    ck_assert_msg(qk_dataset_conf_load(path, &d, &err) == 0, "%s", err.msg);
+    ck_assert_str_eq(d.label, odd);
+    ck_assert_str_eq(d.family, "f\xc3\xbcr");
 }
 END_TEST
 
@@ -111,6 +169,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, registry_lists_the_23_datasets);
     tcase_add_test(tc, conf_describes_an_unlisted_model);
+    tcase_add_test(tc, conf_check_names_the_wrong_line);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

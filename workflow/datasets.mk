@@ -50,6 +50,9 @@ RUN_REGISTRY_TEXT := $(shell mkdir -p build/sets && awk -v ids="$(CONF_IDS)" -f 
   $(REGISTRY) $(foreach d,$(CONF_IDS),$(DATA_DIR)/$(d)/qkreport.conf) > $(RUN_REGISTRY).new && \
   if cmp -s $(RUN_REGISTRY).new $(RUN_REGISTRY); then echo same; elif [ -n "$(QK_BUILDS_NOTHING)" ]; \
   then echo changed; else mv -f $(RUN_REGISTRY).new $(RUN_REGISTRY) && echo written; fi)
+ifeq ($(RUN_REGISTRY_TEXT),)
+$(error a qkreport.conf of DATA=$(DATA) is wrong (the line above; bin/qk-load --check-conf FILE checks one))
+endif
 ifeq ($(RUN_REGISTRY_TEXT),changed)
 .PHONY: $(RUN_REGISTRY)
 endif

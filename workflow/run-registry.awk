@@ -12,6 +12,12 @@
 # goes among the registry's checkpoints in training order (stage 1, 2, 3,
 # then the long-context phases 4K→32K and 32K→64K, each by step), since the
 # figures draw the checkpoints in registry order; any other row goes last.
+#
+# A conf line the row cannot hold as qk-load reads it (no '=', a key that
+# is no column, an empty value, a control character such as a tab) stops
+# it with one line on stderr naming the file and line, as qk-load
+# --check-conf does, and exit status 2; the rest of the check (value types,
+# UTF-8) is qk-load's, which reads the conf before any stage uses the row.
 
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
 
@@ -34,7 +40,12 @@ FNR == 1 { file++ }
 
 file == 1 {
     if ($0 ~ /^#/ || NF == 0) { head[++n_head] = $0; next }
-    if ($1 == "id") { n_cols = NF; for (i = 1; i <= NF; i++) col[i] = $i; head[++n_head] = $0; next }
+    if ($1 == "id") {
+        n_cols = NF
+        for (i = 1; i <= NF; i++) { col[i] = $i; is_col[$i] = 1 }
+        head[++n_head] = $0
+        next
+    }
     row[++n_rows] = $0; row_id[n_rows] = $1
     study_col = 0
     for (i = 1; i <= n_cols; i++) if (col[i] == "study") study_col = i
@@ -42,15 +53,29 @@ file == 1 {
     next
 }
 
+function conf_error(msg) {
+    printf "error: %s: line %d: %s\n", FILENAME, FNR, msg > "/dev/stderr"
+    failed = 1
+    exit 2
+}
+
 # a conf file: its key = value lines
 {
-    line = trim($0)
-    if (line == "" || line ~ /^#/ || index(line, "=") == 0) next
+    line = $0
+    sub(/[\r\n]+$/, "", line)
+    line = trim(line)
+    if (line == "" || line ~ /^#/) next
+    if (index(line, "=") == 0) conf_error("expected 'key = value'")
     key = trim(substr(line, 1, index(line, "=") - 1))
-    conf[file - 1, key] = trim(substr(line, index(line, "=") + 1))
+    value = trim(substr(line, index(line, "=") + 1))
+    if (!(key in is_col)) conf_error("unknown key '" key "'")
+    if (value == "") conf_error(key " is empty")
+    if (value ~ /[\001-\037\177]/) conf_error(key " holds a control character")
+    conf[file - 1, key] = value
 }
 
 END {
+    if (failed) exit 2
     for (c = 1; c <= n_ids; c++) {
         id = id_of[c]
         dflt["id"] = id; dflt["label"] = id; dflt["study"] = "extra"

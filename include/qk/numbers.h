@@ -154,6 +154,11 @@ void qk_latex_text(FILE *fp, const char *s);
 void qk_latex_markup(FILE *fp, const char *s);
 /* Text for HTML: < > & " escaped. */
 void qk_html_text(FILE *fp, const char *s);
+/* Text for a Markdown table cell, shown as it is: a backslash before '|'
+ * and before each character where Markdown would read it as markup
+ * (emphasis, code, a tag, an entity, a link, strikethrough, math); text
+ * without markup ("r_q", "r < 0.3") stays as it is. */
+void qk_md_cell(FILE *fp, const char *s);
 /* A header in light HTML as plain text (tags dropped, entities decoded). */
 void qk_plain_markup(FILE *fp, const char *s);
 

@@ -33,7 +33,20 @@ void qk_plot_printf(qk_plot *p, const char *fmt, ...) __attribute__((format(prin
  * qk_plot_printf; qk_plot_data_end closes it. */
 void qk_plot_data_begin(qk_plot *p, const char *name);
 void qk_plot_data_end(qk_plot *p);
-/* A gnuplot string literal with quotes and backslashes escaped. */
+/* How text goes into a double-quoted gnuplot string or a quoted field of
+ * inline data (its quotes not included): QK_PLOT_MARKUP keeps the
+ * enhanced-text markup ("{/:Italic r}_q"), escaping only quotes and
+ * backslashes; QK_PLOT_LITERAL draws the text as it is (the markup
+ * characters _ ^ { } @ & ~ \ escaped, a quote as \042, which also holds in
+ * inline data); QK_PLOT_FORMAT (with either) doubles '%', for a label of a
+ * tic list, which gnuplot reads as a format. At most n bytes of text. */
+enum { QK_PLOT_MARKUP = 0, QK_PLOT_LITERAL = 1, QK_PLOT_FORMAT = 2 };
+void qk_plot_put_text(FILE *fp, const char *text, size_t n, int how);
+/* text with a backslash before each enhanced-text markup character, for
+ * a part of a markup text (a title) that must show literally; cut to fit
+ * cap (at a whole character). Returns the length written. */
+size_t qk_plot_enhanced_escape(char *out, size_t cap, const char *text);
+/* A gnuplot string literal with quotes and backslashes escaped (markup kept). */
 void qk_plot_quoted(qk_plot *p, const char *text);
 
 /* Writes DIR/figure.gp, DIR/figure.png, DIR/figure.svg and DIR/figure.pdf

@@ -46,8 +46,17 @@ void qk_registry_free(qk_registry *reg);
 const qk_dataset *qk_registry_find(const qk_registry *reg, const char *id);
 
 /* Parses a qkreport.conf ("key = value" lines with the registry's column
- * names, '#' comments); fields not given keep their values in *d. */
+ * names, '#' comments, blanks around keys and values); fields not given
+ * keep their values in *d. The first line that is wrong stops it with
+ * "line N: ...": no '=', an unknown key, an empty value, a control
+ * character (a tab too) or bytes that are not UTF-8 in the value, a value
+ * of the wrong type (a number where a number is expected) or too long.
+ * Text values (a label) may hold any other printable UTF-8: every output
+ * escapes them. */
 int qk_dataset_conf_load(const char *path, qk_dataset *d, qk_err *err);
+/* The check of a qkreport.conf alone: qk_dataset_conf_load into a
+ * scratch dataset (qk-load --check-conf). */
+int qk_dataset_conf_check(const char *path, qk_err *err);
 
 /* Checks internal consistency (positive sizes, n_q divisible by n_kv ...). */
 int qk_dataset_validate(const qk_dataset *d, qk_err *err);

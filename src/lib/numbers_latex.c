@@ -4,16 +4,6 @@
 
 #include <stdlib.h>
 
-/* A value as plain text with '|' escaped, for a Markdown table cell. */
-static void put_md_cell(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '|')
-            fputc('\\', fp);
-        fputc(*s, fp);
-    }
-}
-
 void qk_nset_write_tex(const qk_nset *s, FILE *fp)
 {
     fputs("% The numbers of the report, typeset as report/index.html shows them (written by\n"
@@ -70,9 +60,9 @@ void qk_nset_write_md(const qk_nset *s, FILE *fp)
         qk_number_put(mem, v, QK_AS_PLAIN, 0);
         fclose(mem);
         fprintf(fp, "| `%s` | ", v->key);
-        put_md_cell(fp, text);
+        qk_md_cell(fp, text);
         fputs(" | ", fp);
-        put_md_cell(fp, v->meaning);
+        qk_md_cell(fp, v->meaning);
         fputs(" |\n", fp);
         free(text);
     }

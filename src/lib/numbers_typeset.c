@@ -2,6 +2,7 @@
  * (include/qk/numbers.h, conventions in docs/report-numbers.md). */
 #include "qk/numbers.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,40 @@ void qk_html_text(FILE *fp, const char *s)
         case '"': fputs("&quot;", fp); break;
         default: fputc(*s, fp);
         }
+    }
+}
+
+static int is_word(char c) { return isalnum((unsigned char)c) || (unsigned char)c >= 0x80; }
+
+/* Whether the character at s[i] would be read as Markdown (GitHub's,
+ * CommonMark with tables, strikethrough and math) in a table cell: where
+ * it is, not only what it is, so that text without such markup ("r_q",
+ * "r < 0.3", "A & B") is written as it is. */
+static int md_special(const char *s, size_t i)
+{
+    char c = s[i], next = s[i + 1];
+    switch (c) {
+    case '|': case '\\': case '`': case '*': case '~': case '$':
+        return 1;
+    case '_': /* emphasis only at a word's edge */
+        return !(i > 0 && is_word(s[i - 1]) && is_word(next));
+    case '<': /* a tag, comment or autolink */
+        return isalpha((unsigned char)next) || next == '/' || next == '!' || next == '?';
+    case '&': /* an entity */
+        return isalnum((unsigned char)next) || next == '#';
+    case ']': /* the end of a link's text */
+        return next == '(' || next == '[';
+    default:
+        return 0;
+    }
+}
+
+void qk_md_cell(FILE *fp, const char *s)
+{
+    for (size_t i = 0; s[i]; i++) {
+        if (md_special(s, i))
+            fputc('\\', fp);
+        fputc(s[i], fp);
     }
 }
 

@@ -35,14 +35,52 @@ void qk_plot_data_begin(qk_plot *p, const char *name) { fprintf(p->mem, "$%s << 
 
 void qk_plot_data_end(qk_plot *p) { fputs("EOD\n", p->mem); }
 
+/* The characters the enhanced-text mode reads as markup. */
+#define ENHANCED_SPECIALS "_^{}@&~\\"
+
+void qk_plot_put_text(FILE *fp, const char *text, size_t n, int how)
+{
+    for (size_t i = 0; i < n && text[i]; i++) {
+        char c = text[i];
+        if ((how & QK_PLOT_LITERAL) && strchr(ENHANCED_SPECIALS, c))
+            fputs("\\\\", fp); /* "\\_": the string holds \_, drawn as _ */
+        if ((how & QK_PLOT_LITERAL) && c == '"')
+            fputs("\\042", fp); /* a quote ends a field of inline data, even after \ */
+        else if (c == '%' && (how & QK_PLOT_FORMAT))
+            fputs("%%", fp);
+        else if (c == '"' || c == '\\')
+            fprintf(fp, "\\%c", c);
+        else
+            fputc(c, fp);
+    }
+}
+
+size_t qk_plot_enhanced_escape(char *out, size_t cap, const char *text)
+{
+    size_t len = 0;
+    while (*text) {
+        /* a character: one byte, or a UTF-8 lead byte and its continuations */
+        size_t n = 1;
+        while ((text[n] & 0xc0) == 0x80)
+            n++;
+        size_t need = n + (strchr(ENHANCED_SPECIALS, *text) != NULL);
+        if (len + need >= cap)
+            break;
+        if (need > n)
+            out[len++] = '\\';
+        memcpy(out + len, text, n);
+        len += n;
+        text += n;
+    }
+    if (cap > 0)
+        out[len] = '\0';
+    return len;
+}
+
 void qk_plot_quoted(qk_plot *p, const char *text)
 {
     fputc('"', p->mem);
-    for (; *text; text++) {
-        if (*text == '"' || *text == '\\')
-            fputc('\\', p->mem);
-        fputc(*text, p->mem);
-    }
+    qk_plot_put_text(p->mem, text, strlen(text), QK_PLOT_MARKUP);
     fputc('"', p->mem);
 }
 

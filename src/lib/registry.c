@@ -2,6 +2,7 @@
 #include "qk/registry.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,24 @@ static int copy_text(char *dst, size_t cap, const char *src)
     return 0;
 }
 
+/* The text columns: where each goes in a qk_dataset, and its room. */
+typedef struct text_field {
+    const char *name;
+    size_t offset, cap;
+} text_field;
+#define TEXT_FIELD(f) {#f, offsetof(qk_dataset, f), sizeof ((qk_dataset *)0)->f}
+static const text_field text_fields[] = {TEXT_FIELD(id), TEXT_FIELD(study), TEXT_FIELD(family),
+                                         TEXT_FIELD(label), TEXT_FIELD(revision),
+                                         TEXT_FIELD(rope_scaling)};
+
+static const text_field *find_text(const char *key)
+{
+    for (size_t i = 0; i < sizeof text_fields / sizeof text_fields[0]; i++)
+        if (strcmp(key, text_fields[i].name) == 0)
+            return &text_fields[i];
+    return NULL;
+}
+
 /* Sets one field of d from its registry column name; -1 if the value is
  * malformed, -2 if the key is unknown. */
 static int set_field(qk_dataset *d, const char *key, const char *val)
@@ -62,20 +81,12 @@ static int set_field(qk_dataset *d, const char *key, const char *val)
         {"context_length", &d->context_length, 1, 1 << 30},
         {"bucket_size", &d->bucket_size, 1, 1 << 30},
     };
-    struct { const char *name; char *dst; size_t cap; } texts[] = {
-        {"id", d->id, sizeof d->id},
-        {"study", d->study, sizeof d->study},
-        {"family", d->family, sizeof d->family},
-        {"label", d->label, sizeof d->label},
-        {"revision", d->revision, sizeof d->revision},
-        {"rope_scaling", d->rope_scaling, sizeof d->rope_scaling},
-    };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (strcmp(key, ints[i].name) == 0)
             return parse_int(val, ints[i].lo, ints[i].hi, ints[i].dst);
-    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
-        if (strcmp(key, texts[i].name) == 0)
-            return copy_text(texts[i].dst, texts[i].cap, val);
+    const text_field *t = find_text(key);
+    if (t)
+        return copy_text((char *)d + t->offset, t->cap, val);
     if (strcmp(key, "rope_theta") == 0) {
         char *end;
         d->rope_theta = strtod(val, &end);
@@ -218,6 +229,72 @@ static char *trim(char *s)
     return s;
 }
 
+#define QK_STR_(x) #x
+#define QK_STR(x) QK_STR_(x)
+
+/* The first byte of text that is not printable UTF-8: a control character
+ * (C0, DEL or C1; a tab too) gives 'c', a malformed, overlong or surrogate
+ * sequence 'u'; 0 if there is none. */
+static char unprintable(const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    while (*s) {
+        unsigned c = *s, n = c < 0x80 ? 0 : c >= 0xc2 && c < 0xe0 ? 1 : c >= 0xe0 && c < 0xf0 ? 2
+                             : c >= 0xf0 && c < 0xf5 ? 3 : 9;
+        if (n == 9)
+            return 'u';
+        unsigned cp = n ? c & (0x3f >> n) : c;
+        for (unsigned k = 1; k <= n; k++) {
+            if ((s[k] & 0xc0) != 0x80)
+                return 'u';
+            cp = cp << 6 | (s[k] & 0x3f);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000))) ||
+            (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return 'u';
+        if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+            return 'c';
+        s += n + 1;
+    }
+    return 0;
+}
+
+/* A value set_field refuses, as a message: what the key takes. */
+static int bad_value(qk_err *err, int lineno, const char *key, const char *val)
+{
+    const text_field *t = find_text(key);
+    if (t)
+        return qk_fail(err, "line %d: %s is longer than %zu bytes", lineno, key, t->cap - 1);
+    const char *want = strcmp(key, "rope_theta") == 0 ? "a number, 0 or more"
+                       : strcmp(key, "nope_layers") == 0 ||
+                               strcmp(key, "cross_attention_layers") == 0
+                           ? "layer numbers below " QK_STR(QK_MAX_LAYERS) ", comma-separated, or -"
+                           : "a whole number, 1 or more";
+    /* the value last: a long one is what a message too long loses */
+    return qk_fail(err, "line %d: %s takes %s, not '%s'", lineno, key, want, val);
+}
+
+/* One "key = value" line (trimmed, not a comment) into d: every way the
+ * line can be wrong gives its own message. */
+static int conf_line(char *s, int lineno, qk_dataset *d, qk_err *err)
+{
+    char *eq = strchr(s, '=');
+    if (!eq)
+        return qk_fail(err, "line %d: expected 'key = value'", lineno);
+    *eq = '\0';
+    char *key = trim(s), *val = trim(eq + 1);
+    qk_dataset probe = *d;
+    if (set_field(&probe, key, "") == -2)
+        return qk_fail(err, "line %d: unknown key '%s'", lineno, key);
+    if (*val == '\0')
+        return qk_fail(err, "line %d: %s is empty", lineno, key);
+    char bad = unprintable(val);
+    if (bad)
+        return qk_fail(err, "line %d: %s %s", lineno, key,
+                       bad == 'c' ? "holds a control character" : "is not valid UTF-8");
+    return set_field(d, key, val) != 0 ? bad_value(err, lineno, key, val) : 0;
+}
+
 int qk_dataset_conf_load(const char *path, qk_dataset *d, qk_err *err)
 {
     FILE *fp = fopen(path, "r");
@@ -232,21 +309,16 @@ int qk_dataset_conf_load(const char *path, qk_dataset *d, qk_err *err)
             break;
         }
         char *s = trim(line);
-        if (*s == '#' || *s == '\0')
-            continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            rc = qk_fail(err, "line %d: expected 'key = value'", lineno);
-            break;
-        }
-        *eq = '\0';
-        char *key = trim(s), *val = trim(eq + 1);
-        int r = set_field(d, key, val);
-        if (r == -2)
-            rc = qk_fail(err, "line %d: unknown key '%s'", lineno, key);
-        else if (r != 0)
-            rc = qk_fail(err, "line %d: bad value '%s' for %s", lineno, val, key);
+        if (*s != '#' && *s != '\0')
+            rc = conf_line(s, lineno, d, err);
     }
     fclose(fp);
     return rc;
+}
+
+int qk_dataset_conf_check(const char *path, qk_err *err)
+{
+    qk_dataset d;
+    memset(&d, 0, sizeof d);
+    return qk_dataset_conf_load(path, &d, err);
 }

@@ -258,6 +258,17 @@ void fig_begin(qk_plot *p, int width, int height, int font_pt);
  * double-quoted string, or its first n characters without the quotes. */
 void fig_text(qk_plot *p, const char *text);
 void fig_text_chars(qk_plot *p, const char *text, size_t n);
+/* The same for the label of a tic list ("set xtics ("LABEL" 0, ...)"),
+ * which gnuplot reads as a format: '%' doubled. */
+#define FIG_TIC (QK_PLOT_LITERAL | QK_PLOT_FORMAT)
+void fig_tic_text(qk_plot *p, const char *text);
+/* text (a label from the data) for a part of a markup text, a title:
+ * written into buf with its markup characters escaped. Returns buf. */
+static inline const char *fig_literal(char *buf, size_t cap, const char *text)
+{
+    qk_plot_enhanced_escape(buf, cap, text);
+    return buf;
+}
 /* Text with enhanced-text markup kept ("{/:Italic r}_q"), without quotes:
  * only quotes and backslashes are escaped; or its first n characters. */
 void fig_text_markup(qk_plot *p, const char *text);

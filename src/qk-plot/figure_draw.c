@@ -122,27 +122,24 @@ void fig_begin(qk_plot *p, int width, int height, int font_pt)
 
 void fig_text_chars(qk_plot *p, const char *text, size_t n)
 {
-    for (size_t i = 0; i < n && text[i]; i++) {
-        if (strchr("_^{}@&~", text[i]))
-            qk_plot_printf(p, "\\\\");
-        if (text[i] == '"' || text[i] == '\\')
-            qk_plot_printf(p, "\\");
-        qk_plot_printf(p, "%c", text[i]);
-    }
+    qk_plot_put_text(p->mem, text, n, QK_PLOT_LITERAL);
 }
 
 void fig_text_markup_chars(qk_plot *p, const char *text, size_t n)
 {
-    for (size_t i = 0; i < n && text[i]; i++) {
-        if (text[i] == '"' || text[i] == '\\')
-            qk_plot_printf(p, "\\");
-        qk_plot_printf(p, "%c", text[i]);
-    }
+    qk_plot_put_text(p->mem, text, n, QK_PLOT_MARKUP);
 }
 
 void fig_text_markup(qk_plot *p, const char *text)
 {
     fig_text_markup_chars(p, text, strlen(text));
+}
+
+void fig_tic_text(qk_plot *p, const char *text)
+{
+    qk_plot_printf(p, "\"");
+    qk_plot_put_text(p->mem, text, strlen(text), FIG_TIC);
+    qk_plot_printf(p, "\"");
 }
 
 void fig_text(qk_plot *p, const char *text)
@@ -301,11 +298,11 @@ void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n)
         const char *label = labels[m], *dash = strchr(label, '-');
         qk_plot_printf(p, "\"");
         if (dash) {
-            fig_text_chars(p, label, (size_t)(dash - label));
+            qk_plot_put_text(p->mem, label, (size_t)(dash - label), FIG_TIC);
             qk_plot_printf(p, "\\n");
-            fig_text_chars(p, dash + 1, strlen(dash + 1));
+            qk_plot_put_text(p->mem, dash + 1, strlen(dash + 1), FIG_TIC);
         } else {
-            fig_text_chars(p, label, strlen(label));
+            qk_plot_put_text(p->mem, label, strlen(label), FIG_TIC);
         }
         qk_plot_printf(p, "\" %d%s", m, m + 1 < n ? ", " : ")\n");
     }

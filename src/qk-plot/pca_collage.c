@@ -189,12 +189,12 @@ int pca_draw_collage(fig_ctx *ctx, qk_err *err)
     find_categories(&heads, panels, n);
     qk_src registry = fig_src(ctx, "registry");
     /* the dataset's display name from the registry */
-    char label[64];
-    snprintf(label, sizeof label, "%s", panels[0].model);
+    char label[160];
+    fig_literal(label, sizeof label, panels[0].model);
     int c_id = qk_src_col(&registry, "id"), c_label = qk_src_col(&registry, "label");
     for (int r = 0; r < registry.t->n_rows; r++)
         if (strcmp(qk_table_cell(registry.t, r, c_id), panels[0].model) == 0)
-            snprintf(label, sizeof label, "%s", qk_table_cell(registry.t, r, c_label));
+            fig_literal(label, sizeof label, qk_table_cell(registry.t, r, c_label));
     position_range pr = position_extent(&points);
     /* positions on one scale from 0 to the context length (registry), as the
      * rotation collages: the colour of a position means the same in both */

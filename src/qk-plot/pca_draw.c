@@ -133,7 +133,7 @@ static void heatmap_axes(qk_plot *p, const pca_study *s)
 {
     qk_plot_printf(p, "set ytics scale 0 (");
     for (int m = 0; m < s->n_models; m++) {
-        fig_text(p, s->models[m].label);
+        fig_tic_text(p, s->models[m].label);
         qk_plot_printf(p, " %d%s", m, m + 1 < s->n_models ? ", " : ")\n");
     }
     qk_plot_printf(p, "set y2tics scale 0 (");

@@ -101,10 +101,10 @@ static void profile_panel(qk_plot *p, const ruler_model *rm, int n, const panel_
             fig_tokens(rm[k].m->context, end, sizeof end);
             qk_plot_printf(p,
                 "set arrow from %.0f, graph 0 to %.0f, graph 1 nohead dt 2 lw 1.5 lc rgb '%s'\n"
-                "set label \"%s captures end (%s)\" at %.0f, graph 0.05 left offset 0.5,0 "
-                "tc rgb '%s' font \",12\"\n",
-                rm[k].m->context, rm[k].m->context, model_colors[k % N_MODEL_COLORS],
-                rm[k].m->label, end, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
+                "set label \"", rm[k].m->context, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
+            fig_text_chars(p, rm[k].m->label, strlen(rm[k].m->label));
+            qk_plot_printf(p, " captures end (%s)\" at %.0f, graph 0.05 left offset 0.5,0 "
+                "tc rgb '%s' font \",12\"\n", end, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
         }
     /* a model without a profile value has no line (gnuplot would warn) */
     qk_plot_printf(p, "plot ");
@@ -178,17 +178,17 @@ static void length_panel(qk_plot *p, const ruler_model *rm, int n, const panel_b
             "set object %d rect from %.3f, graph 0 to graph 1, graph 1 behind "
             "fc rgb '%s' fs transparent solid 0.08 noborder\n",
             20 + k, from, model_colors[k % N_MODEL_COLORS]);
-        if (fig_print(p)) /* above the frame, off the data, in the wide print panel */
-            qk_plot_printf(p,
-                "set label %d \"beyond the captures of %s: no AP\" at graph 1, graph 1 right "
-                "offset 0, %.1f tc rgb '%s' font \",12\"\n",
-                20 + k, rm[k].m->label, 0.7 + 1.1 * shaded++, model_colors[k % N_MODEL_COLORS]);
+        /* above the frame, off the data, in the wide print panel */
+        qk_plot_printf(p, "set label %d \"beyond the captures of%s", 20 + k,
+                       fig_print(p) ? " " : "\\n");
+        fig_text_chars(p, rm[k].m->label, strlen(rm[k].m->label));
+        if (fig_print(p))
+            qk_plot_printf(p, ": no AP\" at graph 1, graph 1 right offset 0, %.1f tc rgb '%s' "
+                           "font \",12\"\n", 0.7 + 1.1 * shaded++, model_colors[k % N_MODEL_COLORS]);
         else
-            qk_plot_printf(p,
-                "set label %d \"beyond the captures of\\n%s: no AP\" at %.3f, graph %.2f left "
-                "offset 0.5,-0.8 tc rgb '%s' font \",12\"\n",
-                20 + k, rm[k].m->label, from, 0.98 - 0.1 * shaded++,
-                model_colors[k % N_MODEL_COLORS]);
+            qk_plot_printf(p, ": no AP\" at %.3f, graph %.2f left offset 0.5,-0.8 tc rgb '%s' "
+                           "font \",12\"\n", from, 0.98 - 0.1 * shaded++,
+                           model_colors[k % N_MODEL_COLORS]);
     }
     qk_plot_printf(p, "plot ");
     for (int k = 0; k < n; k++) {

@@ -227,9 +227,11 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
     qk_plot p;
     plast_begin(&p, 1600, 1200, 15);
     int thin = heatmap_blocks(&p, &h, &r, min_heads);
-    char title[160], sub[320], width[32], lo[32], hi[32];
+    char title[192], sub[320], width[32], lo[32], hi[32];
     fig_tokens(h.width, width, sizeof width);
-    snprintf(title, sizeof title, "Attention plasticity by key distance: %s", ctx->model_label);
+    char lit[128];
+    snprintf(title, sizeof title, "Attention plasticity by key distance: %s",
+             fig_literal(lit, sizeof lit, ctx->model_label));
     int at = snprintf(sub, sizeof sub, "mean over n = %d heads; bins of %s tokens (tick = bin "
                       "start); white: no pairs", h.n_heads, width);
     if (thin)

@@ -308,9 +308,11 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     /* Alpha 0.2 as in the thesis for a few hundred heads; fewer heads get
      * more opaque lines so that the bundle stays visible. */
     double alpha = fmin(0.5, fmax(0.2, 30.0 / (heads > 0 ? heads : 1)));
-    char title[160], sub[200], width[32];
+    char title[192], sub[200], width[32];
     fig_tokens(pr.width, width, sizeof width);
-    snprintf(title, sizeof title, "Attention plasticity along the context: %s", ctx->model_label);
+    char lit[128];
+    snprintf(title, sizeof title, "Attention plasticity along the context: %s",
+             fig_literal(lit, sizeof lit, ctx->model_label));
     snprintf(sub, sizeof sub, "n = %d heads; query bins of %s tokens; the mean is drawn thick "
              "where at least %d heads contribute", heads, width, min_heads);
     double top = fig_multiplot_title(&p, title, sub, 20);
@@ -502,8 +504,10 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
     qk_plot p;
     plast_begin(&p, 2000, fig_printing ? 1650 : 1150, 15); /* print: taller panels */
     weight_blocks(&p, w, d, &range);
-    char title[160], sub[160], rtext[32];
-    snprintf(title, sizeof title, "Where the positional information sits: %s", ctx->model_label);
+    char title[192], sub[160], rtext[32];
+    char lit[128];
+    snprintf(title, sizeof title, "Where the positional information sits: %s",
+             fig_literal(lit, sizeof lit, ctx->model_label));
     snprintf(sub, sizeof sub, "mean component weight over n = %d heads; d = %d", heads, d);
     double top_y = fig_multiplot_title(&p, title, sub, 18);
     /* in print, where the canvas is narrower in font units: half as many

@@ -246,8 +246,8 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
         return fig_not_drawn(ctx, err, "The table %s lists no head to draw: no head of the "
                              "dataset has enough rows for the fit.", panels_t.path);
     double scale = position_scale(ctx, h[0].dataset, &points);
-    char label[64];
-    snprintf(label, sizeof label, "%s", fig_registry(ctx, h[0].dataset, "label", h[0].dataset));
+    char label[160];
+    fig_literal(label, sizeof label, fig_registry(ctx, h[0].dataset, "label", h[0].dataset));
     qk_plot p;
     rotfig_begin(&p, 2032, 1760, 15);
     for (int i = 0; i < n; i++)
@@ -410,8 +410,8 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
         qk_die(QK_EXIT_DATA, pairs_t.path, "layer %d head %d: not the %d pairs of %s", h->layer,
                h->head, n, panels_t.path);
     double scale = position_scale(ctx, h->dataset, &points);
-    char label[64], numbers[160];
-    snprintf(label, sizeof label, "%s", fig_registry(ctx, h->dataset, "label", h->dataset));
+    char label[160], numbers[160];
+    fig_literal(label, sizeof label, fig_registry(ctx, h->dataset, "label", h->dataset));
     head_numbers(&heads, h->row, numbers, sizeof numbers);
     double shown = 0;
     int active = 0;
@@ -424,7 +424,7 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
     double (*lim)[4] = qk_calloc((size_t)n, sizeof *lim);
     complement_data(&p, &points, n, scale, lim);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    char title[256], sub[320], pairs_text[48];
+    char title[320], sub[320], pairs_text[48];
     snprintf(pairs_text, sizeof pairs_text, "first %d principal pairs", n);
     snprintf(title, sizeof title, "%s, layer %d, head %d: the complement of the \\{a, b\\} "
              "plane (d − 2 = %d dimensions), %s", label, h->layer, h->head,

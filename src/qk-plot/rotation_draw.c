@@ -71,7 +71,7 @@ void rotfig_label_tics(qk_plot *p, const rot_table *t, const char *options)
 {
     qk_plot_printf(p, "set xtics %s (", options);
     for (int m = 0; m < t->n_models; m++) {
-        fig_text(p, t->models[m].label);
+        fig_tic_text(p, t->models[m].label);
         qk_plot_printf(p, " %d%s", m, m + 1 < t->n_models ? ", " : ")\n");
     }
 }

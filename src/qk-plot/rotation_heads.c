@@ -347,7 +347,7 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
     for (int m = 0; m < t->n_models; m++) {
         char label[96];
         snprintf(label, sizeof label, "%s (n = %d)", t->models[m].label, t->models[m].n_rows);
-        fig_text(p, label);
+        fig_tic_text(p, label);
         qk_plot_printf(p, " %d%s", m, m + 1 < t->n_models ? ", " : ")\n");
     }
     qk_plot_printf(p, "set xtics scale 0 (");
