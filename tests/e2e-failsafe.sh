@@ -14,12 +14,21 @@ tree_under e2e-failsafe
 sets="llama3.2-1b smollm3-3b-stage1-step-40000"
 
 mk() { run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory DATASETS="$sets" "$@"; }
+# mk_limited KB ARGS...: mk with files limited to KB (a full disk)
+mk_limited() {
+    local kb=$1
+    shift
+    run bash -c 'ulimit -f "$0"; exec "$@"' "$kb" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+        make -C "$TREE" --no-print-directory DATASETS="$sets" "$@"
+}
 published() { outputs_digest "$TREE" | sha256sum; }
 # the steps of the pipeline in make's output (compiling is no stage)
 stages_in_output() { grep -E '^  (SYNTH|LOAD|PCA|TAXON|ROTATE|COMPLEM|PLAST|MERGE|SUMMARY|JOINT|COLLAGE|POINTS|PLOT|README|REPORT|PUBLISH) ' "$e2e_out"; }
+# (the last line of the run's own: make's "make: *** [Makefile:N: report]
+# Error 2" follows it)
 last_line_says_unchanged() { # name
-    if tail -1 "$e2e_err" | grep -q "results/, figures/ and report/ are unchanged"; then ok; else
-        bad "$1: the last line says the published folders are unchanged ($(tail -1 "$e2e_err"))"; fi
+    if grep -v '^make: \*\*\* ' "$e2e_err" | tail -1 | grep -q "results/, figures/ and report/ are unchanged"; then ok; else
+        bad "$1: the last line says the published folders are unchanged ($(tail -2 "$e2e_err" | head -1))"; fi
 }
 
 mk -j2 report
@@ -70,23 +79,24 @@ fails_untouched() {
 }
 
 # gnuplot fails: a gnuplot on the PATH that exits 1
-mkdir -p "$T/badbin"
-printf '#!/bin/sh\ncat > /dev/null\nexit 1\n' > "$T/badbin/gnuplot" && chmod +x "$T/badbin/gnuplot"
+badbin=$(pwd)/$T/badbin
+mkdir -p "$badbin"
+printf '#!/bin/sh\ncat > /dev/null\nexit 1\n' > "$badbin/gnuplot" && chmod +x "$badbin/gnuplot"
 for j in -j1 -j2; do
-    PATH="$T/badbin:$PATH" mk $j report FIG_MIN_SHARE=0.6
+    PATH="$badbin:$PATH" mk $j report FIG_MIN_SHARE=0.6
     fails_untouched "gnuplot failing ($j)"
 done
 
 # a full disk (a file size limit) while the figures are drawn, then while
 # the report is written (a template changed, so that only it is remade)
 for j in -j1 -j2; do
-    (ulimit -f 40; mk $j report FIG_MIN_SHARE=0.6)
+    mk_limited 40 $j report FIG_MIN_SHARE=0.6
     fails_untouched "full disk at the figures ($j)"
 done
 mk report
 echo '<!-- one more line -->' >> "$TREE/templates/report.html.in"
 for j in -j1 -j2; do
-    (ulimit -f 40; mk $j report)
+    mk_limited 40 $j report
     fails_untouched "full disk at the report ($j)"
 done
 
@@ -94,7 +104,7 @@ done
 # copied back, and cannot be
 rm "$TREE/figures/qk-pca/05_explained_variance/figure.png"
 gone=$(published)
-(ulimit -f 20; mk report)
+mk_limited 20 report
 expect_status 2 "full disk at the publication: status 2"
 expect_same "$(published)" "$gone" "full disk at the publication: the published folders as they were"
 if find "$TREE/results" "$TREE/figures" "$TREE/report" -name '.*.qkpub' | grep -q .; then
@@ -103,13 +113,14 @@ git -C "$TREE" checkout -q templates/report.html.in 2>/dev/null ||
     sed -i '$d' "$TREE/templates/report.html.in"
 
 # a corrupt Parquet file of a download
-dl=$T/downloads
+dl=$D
 mkdir -p "$dl"
 cp -r "$TREE/data/synth/llama3.2-1b" "$dl/"
 mk report DATA="$dl" DATASETS=llama3.2-1b
 expect_status 0 "a build of a download"
 dlclean=$(published)
-printf 'PAR1 not a parquet file' > "$dl/llama3.2-1b/l00h00q/data.parquet"
+q=$(ls -d "$dl"/llama3.2-1b/l*q | head -1)
+printf 'PAR1 not a parquet file' > "$q/data.parquet"
 for j in -j1 -j2; do
     mk $j report DATA="$dl" DATASETS=llama3.2-1b
     expect_status 2 "a corrupt Parquet file ($j): status 2"
@@ -118,15 +129,20 @@ for j in -j1 -j2; do
 done
 
 # Ctrl-C and kill -9 in the middle of a run
+mk report
+expect_status 0 "a good run before the kills"
+before=$(published)
 for sig in INT KILL; do
     env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL setsid make -C "$TREE" --no-print-directory -j2 \
-        DATASETS="$sets" report PLAST_MIN_PAIRS=30 > /dev/null 2>&1 &
+        DATASETS="$sets" report SEED=7 > "$T/kill.out" 2>&1 &
     pid=$!
-    sleep 4
+    # (in the middle: once the first figure is drawn, before the report)
+    for _ in $(seq 600); do grep -q '^  PLOT ' "$T/kill.out" && break; sleep 0.1; done
     kill -"$sig" -- -"$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     sleep 1
-    expect_same "$(published)" "$clean" "SIG$sig in the middle of a run: published folders unchanged"
+    if grep -q '^  PUBLISH ' "$T/kill.out"; then bad "SIG$sig: the run was stopped before it published"; else ok; fi
+    expect_same "$(published)" "$before" "SIG$sig in the middle of a run: published folders unchanged"
 done
 
 # ---- the next good run gives the bytes of a clean build ------------------------------
@@ -137,7 +153,7 @@ if diff "$T/clean.sha" "$T/after.sha" > "$T/after.diff"; then ok; else
     bad "after the failures, a good run gives the bytes of the clean build ($(head -3 "$T/after.diff"))"; fi
 
 # ---- any name --------------------------------------------------------------------------
-odd="$T/with space and 'quote' ü"
+odd="$D/../with space and 'quote' ü"
 mkdir -p "$odd"
 cp -r "$TREE/data/synth/llama3.2-1b" "$odd/"
 mk report DATA="$odd" DATASETS=llama3.2-1b

@@ -28,6 +28,11 @@ define publish_rule
 $(1): $(call publish_stamp,$(1))
 $(call publish_stamp,$(1)): $(3) $(call set_record,publish-$(subst /,-,$(1)),$(2)) $(PUBLISH_FORCE)
 	$$(call step,PUBLISH,$(1)) workflow/publish.sh $(or $(4),some) build/sets/publish-$(subst /,-,$(1)).txt
-	@touch $$@ && echo $(1) >> build/publish/published-now.txt
+	@touch $$@ $(if $(4),$(PUBLISH_PARTS)) && echo $(1) >> build/publish/published-now.txt
+$(if $(4),,$(eval PUBLISH_PARTS += $(call publish_stamp,$(1))))
 endef
 publish_goal = $(eval $(call publish_rule,$(1),$(2),$(3),$(4)))
+# The stamps of the goals that publish a part (a figure, a study's tables):
+# publishing everything publishes those parts too. (The thesis example is
+# no part of every run: its goal stamps itself.)
+PUBLISH_PARTS :=

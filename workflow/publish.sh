@@ -34,7 +34,9 @@ die() { echo "publish: $*" >&2; exit 2; }
 
 # listing: every published file with its size and modification time
 listing() {
-    find "${TREES[@]}" -type f -printf '%p\t%s\t%T@\n' 2>/dev/null | LC_ALL=C sort
+    local t trees=()
+    for t in "${TREES[@]}"; do [ -d "$t" ] && trees+=("$t"); done
+    [ ${#trees[@]} -eq 0 ] || find "${trees[@]}" -type f -printf '%p\t%s\t%T@\n' | LC_ALL=C sort
 }
 
 # carries out the journal: "R PATH" renames PATH's temporary onto PATH,
@@ -48,7 +50,9 @@ commit() {
         D) rm -f "$path" || return 1 ;;
         esac
     done < "$JOURNAL"
-    find results figures report/tables -mindepth 1 -type d -empty -delete 2>/dev/null
+    for t in results figures report/tables; do
+        [ -d "$t" ] && find "$t" -mindepth 1 -type d -empty -delete
+    done
     listing > "$LISTING.new" && mv -f "$LISTING.new" "$LISTING" && rm -f "$JOURNAL"
 }
 
@@ -87,8 +91,7 @@ prepare() {
 # file of the published folders (the tracked READMEs aside)
 removals() {
     { cat "$1"; echo "$KEEP"; } | LC_ALL=C sort -u > "$DIR/keep.txt" || return 1
-    find "${TREES[@]}" -type f ! -name '.*.qkpub' 2>/dev/null | LC_ALL=C sort |
-        LC_ALL=C comm -23 - "$DIR/keep.txt" | sed 's/^/D\t/'
+    listing | cut -f1 | LC_ALL=C comm -23 - "$DIR/keep.txt" | { grep -v '/\.[^/]*\.qkpub$' || true; } | sed 's/^/D\t/'
 }
 
 mkdir -p "$DIR" || exit 2

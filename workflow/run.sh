@@ -16,7 +16,7 @@ failed() { # status
     local published
     published=$(cat build/publish/published-now.txt 2>/dev/null | tr '\n' ' ')
     if [ -f build/publish/journal ]; then
-        echo "make $*: failed while publishing; the next make finishes the publication" >&2
+        echo "make ${goals[*]}: failed while publishing; the next make finishes the publication" >&2
     elif [ -n "$published" ]; then
         echo "make ${goals[*]}: failed; published before the failure: ${published% }; the rest of results/, figures/ and report/ is unchanged" >&2
     else

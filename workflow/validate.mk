@@ -11,8 +11,12 @@ ifneq ($(QK_VALIDATE),)
 var_typed = $(if $(filter command% environment% override,$(origin $(1))),1,0)
 VALIDATE_PROGRAMS := $(sort $(foreach v,$(CHECKED_VARS),$(filter qk-%,$(firstword $(param_check.$(v))))))
 
+# the qkreport.conf of every dataset of the run (every key, value and label)
+VALIDATE_CONFS := $(if $(strip $(DATA)),$(wildcard $(foreach d,$(RUN_DATASETS),$(DATA_DIR)/$(d)/qkreport.conf)))
+
 .PHONY: qk-validate
-qk-validate: $(addprefix bin/,$(VALIDATE_PROGRAMS))
+qk-validate: $(addprefix bin/,$(sort $(VALIDATE_PROGRAMS) qk-load))
 	@{ $(foreach v,$(CHECKED_VARS),printf '%s\t%s\t%s\t%s\n' $(v) $(call shell_word,$($(v))) \
 	  '$(param_check.$(v))' $(call var_typed,$(v));) } | workflow/check-params.sh "$(REGISTRY_IDS) $(RUN_DATASETS)"
+	@$(foreach c,$(VALIDATE_CONFS),bin/qk-load --check-conf $(c) &&) true
 endif
