@@ -13,6 +13,8 @@ for d in qwen3-8b llama3.2-3b; do
     bin/qk-synth --quiet --out "$T/downloads" --registry workflow/datasets.tsv --dataset "$d" \
         --scale demo --seed 3 || bad "qk-synth writes downloads/$d"
 done
+# (the same data under a name with a space, for the example of any folder name)
+cp -r "$T/downloads" "$T/my downloads"
 
 # the commands: `make report DATASETS=...`, `make report DATA=downloads ...`
 # and `make figures/...` lines of README.md, without their comments

@@ -74,3 +74,12 @@ bench-stages: bin/qk-bench-stages bin/qk-pca bin/qk-rotate bin/qk-complement $(B
 # "floor<TAB>SECONDS" line for the stage on the dataset's store).
 BENCH_E2E_STAGE_FLOORS += $(foreach s,pca rotate complement,\
   --floor '$(s)=bin/qk-bench-stages --quiet --floor-only --stages $(s) --print floor {store}')
+
+# make bench-noop: `make report` with nothing to do, as a user runs it (in a
+# copy of the tree with the demo built): the median time beside its goal
+# of 1 s (workflow/bench-noop.sh).
+.PHONY: bench-noop
+bench-noop: $(PROGS)
+	@echo "== make report with nothing to do (demo, every dataset)"
+	@workflow/bench-noop.sh $(BENCH_DIR)/noop | tee $(BENCH_DIR)/bench-noop.txt
+bench: bench-noop

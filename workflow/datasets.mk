@@ -23,6 +23,8 @@ else
 # syntax works as any other (qk-load records the folder the link resolves
 # to, so the link changes no output).
 DATA_DIR     := build/data-link
+# data_path FILE: DATA/FILE as a shell word, for what names a file to the user
+data_path = $(call shell_word,$(patsubst %/,%,$(DATA))/$(1))
 DATA_LINKED := $(shell d=$(call shell_word,$(DATA)); test -d "$$d" || exit; t=$$(realpath -s -- "$$d") && \
   { [ "$$(readlink build/data-link)" = "$$t" ] || { mkdir -p build && ln -sfn -- "$$t" build/data-link.new && \
   mv -Tf build/data-link.new build/data-link; }; } && echo yes)
@@ -47,7 +49,7 @@ CONF_IDS := $(if $(strip $(DATA)),$(foreach d,$(filter-out $(REGISTRY_IDS),$(RUN
   $(wildcard $(DATA_DIR)/$(d)/qkreport.conf),$(d))))
 RUN_REGISTRY := build/sets/registry.tsv
 RUN_REGISTRY_TEXT := $(shell mkdir -p build/sets && awk -v ids="$(CONF_IDS)" -f workflow/run-registry.awk \
-  $(REGISTRY) $(foreach d,$(CONF_IDS),$(DATA_DIR)/$(d)/qkreport.conf) > $(RUN_REGISTRY).new && \
+  $(REGISTRY) $(foreach d,$(CONF_IDS),$(call data_path,$(d)/qkreport.conf)) > $(RUN_REGISTRY).new && \
   if cmp -s $(RUN_REGISTRY).new $(RUN_REGISTRY); then echo same; elif [ -n "$(QK_BUILDS_NOTHING)" ]; \
   then echo changed; else mv -f $(RUN_REGISTRY).new $(RUN_REGISTRY) && echo written; fi)
 ifeq ($(RUN_REGISTRY_TEXT),)
