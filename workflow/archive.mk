@@ -27,7 +27,7 @@ archive_params = $(foreach g,$(sort $(PARAM_GROUPS)),$(foreach l,$(call param_li
   $(call shell_word,$(g).$(call unhide_spaces,$(l)))))
 
 # It packs the published folders, once this run published them all
-# (PUBLISH_ALL, Makefile).
+# (PUBLISH_ALL, publish.mk).
 $(ARCHIVE_FILE): build/report/blas.tsv $(PUBLISH_ALL) $(THESIS_EXAMPLE_TEX) \
                  bin/qk-archive build/report/parameters.tsv
 	@mkdir -p $(@D)

@@ -23,6 +23,9 @@ PUBLISH_FORCE := $(if $(shell workflow/publish.sh --changed),FORCE)
 # PATHS as built were published; the list is a record, so a goal that
 # publishes other paths publishes again)
 publish_stamp = build/publish/$(subst /,-,$(1)).done
+# the stamp of `make report`, which publishes everything (the archive packs
+# the published folders once it is made)
+PUBLISH_ALL := $(call publish_stamp,report)
 define publish_rule
 .PHONY: $(1)
 $(1): $(call publish_stamp,$(1))
