@@ -1,4 +1,5 @@
-# make check-browser: the report in headless Chromium (installed if missing).
+# make check-browser: the report in headless Chromium (installed if missing),
+# and a report of awkward names (tests/names-check.sh).
 
 .PHONY: check-browser chromium
 chromium:
@@ -6,3 +7,4 @@ chromium:
 
 check-browser: report chromium
 	tests/browser-check.sh report/index.html
+	tests/names-check.sh browser

@@ -39,3 +39,4 @@ PUBLISH_PARTS := $(filter-out $(call publish_stamp,thesis-example),$(PUBLISH_PAR
 check-latex: report $(call prog,qk-plot) | latex
 	@FIG_MIN_SHARE=$(FIG_MIN_SHARE) RUN_DATASETS="$(ORDERED_DATASETS)" tests/latex-check.sh $(THESIS_EXAMPLE_TEX) $(THESIS_BUILD) \
 	  $(call shown,$(THESIS_EXAMPLE) $(FIGURE_PDFS))
+	@tests/names-check.sh latex
