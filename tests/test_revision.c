@@ -447,7 +447,8 @@ START_TEST(revision_from_either_readme_form)
     ck_assert_str_eq(rev, "qwen3-8b-x");
     /* the item wins over the sentence; an item not at a line start, or
      * with an empty or unterminated value, is no item */
-    write_text(root, "README.md", "Branch `from-sentence` holds\n- `dataset_branch`: `from-item`\n");
+    write_text(root, "README.md",
+               "Branch `from-sentence` holds\n- `dataset_branch`: `from-item`\n");
     qk_source_capture_revision(root, rev, sizeof rev);
     ck_assert_str_eq(rev, "from-item");
     write_text(root, "README.md", "x - `dataset_branch`: `a`\n- `dataset_branch`: ``\n"
@@ -459,7 +460,8 @@ START_TEST(revision_from_either_readme_form)
     ck_assert_str_eq(rev, "z");
     /* the state's dataset_branch comes first */
     write_text(root, "README.md", "- `dataset_branch`: `from-readme`\n");
-    write_text(root, "_saver_state.json", "{\"model_metadata\": {\"dataset_branch\": \"from-state\"}}");
+    write_text(root, "_saver_state.json",
+               "{\"model_metadata\": {\"dataset_branch\": \"from-state\"}}");
     qk_source_capture_revision(root, rev, sizeof rev);
     ck_assert_str_eq(rev, "from-state");
 }
