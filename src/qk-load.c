@@ -289,6 +289,8 @@ typedef struct load_totals {
     int q_configs, k_configs;
     int64_t q_rows, k_rows;
     uint64_t parquet_bytes;
+    int listed, listed_present; /* the configs the capture lists, and of them
+                                   those present; -1 when it lists none */
 } load_totals;
 
 /* The origin and revision of the data from the source record (--source);
@@ -313,13 +315,17 @@ static void write_inventory(FILE *fp, const qk_dataset *ds, const load_totals *t
 {
     fprintf(fp, "dataset\tlabel\tstudy\tfamily\tq_heads\tk_heads\tvectors_q\tvectors_k"
                     "\thead_dim\tparquet_bytes\tstore_bytes\tstore_checksum\tsource"
-                    "\trevision\n");
+                    "\trevision\tconfigs_present\tconfigs_captured\n");
     fprintf(fp, "%s\t%s\t%s\t%s\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%d\t%" PRIu64
-                    "\t%zu\t%016" PRIx64 "\t%s\t%s\n",
+                    "\t%zu\t%016" PRIx64 "\t%s\t%s\t",
             ds->id, ds->label[0] ? ds->label : ds->id, ds->study[0] ? ds->study : "extra",
             ds->family[0] ? ds->family : "other", tot->q_configs, tot->k_configs,
             tot->q_rows, tot->k_rows, h->dim, tot->parquet_bytes, (size_t)h->file_size,
             h->checksum, origin, revision);
+    if (tot->listed < 0)
+        fputs("-\t-\n", fp);
+    else
+        fprintf(fp, "%d\t%d\n", tot->listed_present, tot->listed);
 }
 
 static void fill_header(qk_store_header *h, const qk_dataset *ds)
@@ -375,6 +381,34 @@ static void warn_empty_configs(const qk_revision *rev, const char *root)
                 rev->n_empty > 1 ? ", ..." : "");
 }
 
+/* The configs the capture lists (_saver_state.json, README.md) against
+ * those present: one warning when some are missing (a partial download,
+ * which the inventory says too); nothing when the capture lists none. */
+static void count_listed(const qk_revision *rev, const char *root, load_totals *tot)
+{
+    qk_config_list l;
+    tot->listed = tot->listed_present = -1;
+    if (qk_capture_configs(root, &l) != 0)
+        return;
+    tot->listed = l.n;
+    tot->listed_present = 0;
+    for (int i = 0; i < rev->n; i++)
+        tot->listed_present += qk_config_list_has(&l, rev->configs[i].name);
+    int missing = l.n - tot->listed_present;
+    const char *first = NULL;
+    for (int i = 0; i < l.n && !first; i++) {
+        int found = 0;
+        for (int j = 0; j < rev->n && !found; j++)
+            found = strcmp(rev->configs[j].name, l.names[i]) == 0;
+        if (!found)
+            first = l.names[i];
+    }
+    if (missing > 0)
+        qk_warn("%s: %d of %d captured configs present (%s lists them; %s%s missing)", root,
+                tot->listed_present, l.n, l.from, first, missing > 1 ? ", ..." : "");
+    qk_config_list_free(&l);
+}
+
 /* Decodes, validates and appends every config the store holds (paired) to
  * the store being written to output; on error the partial store is removed
  * and the message names the file. */
@@ -413,7 +447,8 @@ static void load_configs(const qk_revision *rev, const int *paired, const char *
  * place together: an inventory that cannot be written leaves no new
  * store either. */
 static void write_outputs(const options *o, const qk_revision *rev, const int *paired,
-                          const qk_head_pair *pairs, int n_pairs, const qk_dataset *ds)
+                          const qk_head_pair *pairs, int n_pairs, const qk_dataset *ds,
+                          load_totals *tot)
 {
     /* the source record is read first: a bad one stops before the work */
     char origin[4096], revision[256];
@@ -424,8 +459,7 @@ static void write_outputs(const options *o, const qk_revision *rev, const int *p
     qk_err err;
     if (qk_store_writer_open(&w, o->output, &meta, &err) != 0)
         qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
-    load_totals tot = {0};
-    load_configs(rev, paired, o->output, ds, &w, &tot);
+    load_configs(rev, paired, o->output, ds, &w, tot);
     /* the store's config index of each config of rev (the left-out ones
      * are not in the store) */
     int *at = qk_calloc((size_t)rev->n + 1, sizeof *at);
@@ -442,16 +476,16 @@ static void write_outputs(const options *o, const qk_revision *rev, const int *p
     int n_files = 1;
     if (o->inventory) {
         qk_output_open(&files[1], o->inventory);
-        write_inventory(files[1].fp, ds, &tot, &w.header, origin, revision);
+        write_inventory(files[1].fp, ds, tot, &w.header, origin, revision);
         n_files = 2;
     }
     qk_output_commit_all(files, n_files);
     qk_progress("%s: %d query + %d key configs, %" PRId64 " + %" PRId64
                 " vectors, %.1f MB Parquet -> %.1f MB store (%.2fx)",
-                ds->id, tot.q_configs, tot.k_configs, tot.q_rows, tot.k_rows,
-                tot.parquet_bytes / 1e6, w.header.file_size / 1e6,
+                ds->id, tot->q_configs, tot->k_configs, tot->q_rows, tot->k_rows,
+                tot->parquet_bytes / 1e6, w.header.file_size / 1e6,
                 (double)w.header.file_size /
-                    (double)(tot.parquet_bytes ? tot.parquet_bytes : 1));
+                    (double)(tot->parquet_bytes ? tot->parquet_bytes : 1));
 }
 
 static int run_load(const options *o)
@@ -468,12 +502,14 @@ static int run_load(const options *o)
     warn_empty_configs(&rev, root);
     if (rev.n == 0)
         qk_die(QK_EXIT_DATA, root, "no config directories with Parquet files");
+    load_totals tot = {0};
+    count_listed(&rev, root, &tot);
     qk_head_pair *pairs;
     int n_pairs;
     if (qk_revision_pair(&rev, &ds, &pairs, &n_pairs, &err) != 0)
         qk_die(QK_EXIT_DATA, root, "%s", err.msg);
     int *paired = mark_paired(&rev, &ds, pairs, n_pairs, root);
-    write_outputs(o, &rev, paired, pairs, n_pairs, &ds);
+    write_outputs(o, &rev, paired, pairs, n_pairs, &ds, &tot);
     free(paired);
     free(pairs);
     qk_revision_free(&rev);

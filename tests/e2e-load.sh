@@ -137,8 +137,10 @@ expect_status_in "0 2" "corrupt page bytes: no crash"
 new_bad; rm -rf "$bad/l01h00k"
 run bin/qk-load --quiet "$bad" -o "$tmp/partial.qks"
 expect_status 0 "missing key file: the other heads are loaded"
-expect_one_line_naming "$bad" "1 query head without its key file left out (l01h01q needs l01h00k)" \
-    "missing key file: one warning naming the first head left out"
+# (the capture's _saver_state.json lists the key config: said too)
+expect_error_lines "missing key file: one warning naming the first head left out" \
+    "qk-load: warning: $bad: 5 of 6 captured configs present (_saver_state.json lists them; l01h00k missing)" \
+    "qk-load: warning: $bad: 1 query head without its key file left out (l01h01q needs l01h00k)"
 want=$(ls "$bad" | grep -E '^l[0-9]+h[0-9]+q$' | grep -vc '^l01')
 expect_same "$(bin/qk-load --verify "$tmp/partial.qks" | grep -o '[0-9]* pairs.*ok$' | cut -d' ' -f1)" "$want" \
     "the partial store verifies and pairs the $want query heads that have their key file"
@@ -154,8 +156,9 @@ expect_same "$before" "$(sha256sum "$tmp/mini.qks")" "no key file at all: store 
 new_bad; rm "$bad/l01h01q/data.parquet"
 run bin/qk-load --quiet "$bad" -o "$tmp/partial.qks"
 expect_status 0 "config folder without Parquet: the other configs are loaded"
-expect_one_line_naming "$bad" "1 config directory without a Parquet file left out (l01h01q)" \
-    "config folder without Parquet: one warning naming it"
+expect_error_lines "config folder without Parquet: one warning naming it" \
+    "qk-load: warning: $bad: 1 config directory without a Parquet file left out (l01h01q)" \
+    "qk-load: warning: $bad: 5 of 6 captured configs present (_saver_state.json lists them; l01h01q missing)"
 run bin/qk-load --verify "$tmp/partial.qks"
 expect_out "5 configs (5 bf16, 0 float32), 2 pairs" "config folder without Parquet: 5 configs, 2 pairs"
 # a second Parquet file in a config folder (a stray copy) would count its
@@ -233,6 +236,71 @@ new_bad; rm "$bad/qkreport.conf"
 run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"
 expect_status 2 "unknown dataset"
 expect_out_contains_err "not in workflow/datasets.tsv" "unknown dataset: message"
+
+# --- a partial download: the configs its capture lists (qk-synth's README
+# lists all it wrote) against those present. A complete dataset: no
+# warning, its inventory says all are present.
+partial="$tmp/partial-synth"
+rm -rf "$partial"
+run bin/qk-synth --quiet --out "$partial" --dataset llama3.2-1b --heads 4 --examples 4
+expect_status 0 "partial download: a synthetic dataset"
+sp="$partial/llama3.2-1b"
+n_listed=$(ls -d "$sp"/l*/ | wc -l)
+run bin/qk-load --quiet --dataset llama3.2-1b "$sp" -o "$tmp/complete.qks" --inventory "$tmp/complete.tsv"
+expect_status 0 "complete synthetic dataset: loaded"
+expect_same "$(wc -c < "$e2e_err")" 0 "complete synthetic dataset: no warning"
+expect_same "$(awk -F'\t' 'NR == 1 { print $15, $16 } NR == 2 { print $15, $16 }' "$tmp/complete.tsv")" \
+    "$(printf 'configs_present configs_captured\n%s %s' "$n_listed" "$n_listed")" \
+    "complete synthetic dataset: inventory configs_present = configs_captured = $n_listed"
+# the capture lists nothing (no README, no configs in its state): nothing said
+cp -r "$sp" "$tmp/unlisted" && rm -rf "$tmp/unlisted/README.md" "$tmp/unlisted"/l0[26]*
+run bin/qk-load --quiet --dataset llama3.2-1b "$tmp/unlisted" -o "$tmp/unlisted.qks" --inventory "$tmp/unlisted.tsv"
+expect_status 0 "capture listing nothing: loaded"
+expect_same "$(wc -c < "$e2e_err")" 0 "capture listing nothing: no warning"
+expect_file_line "$tmp/unlisted.tsv" 2 "llama3.2-1b" "capture listing nothing: inventory row"
+expect_same "$(awk -F'\t' 'NR == 2 { print $15, $16 }' "$tmp/unlisted.tsv")" "- -" \
+    "capture listing nothing: inventory says '-'"
+# two config folders (a query head and its key head) removed: one warning
+# line naming the folder, the counts in the inventory
+first_gone=$(ls "$sp" | grep -E '^l[0-9]+h[0-9]+k$' | sed -n 2p)
+q_gone=$(ls "$sp" | grep -E "^${first_gone:0:3}h[0-9]+q$" | head -1)
+rm -rf "${sp:?}/$first_gone" "${sp:?}/$q_gone"
+run bin/qk-load --quiet --dataset llama3.2-1b "$sp" -o "$tmp/partial.qks" --inventory "$tmp/partial.tsv"
+expect_status 0 "partial synthetic dataset: loaded"
+expect_one_line_naming "$sp" \
+    "warning: $sp: $((n_listed - 2)) of $n_listed captured configs present (README.md lists them; $first_gone, ... missing)" \
+    "partial synthetic dataset: one warning line"
+expect_same "$(awk -F'\t' 'NR == 2 { print $5, $15, $16 }' "$tmp/partial.tsv")" \
+    "$(( (n_listed - 2) / 2 )) $((n_listed - 2)) $n_listed" \
+    "partial synthetic dataset: inventory configs_present, configs_captured"
+# the report's inventory section and the figure READMEs say so; for the
+# complete dataset they say nothing of it
+partial_text="llama3.2-1b ($((n_listed - 2)) of $n_listed captured configs present)"
+sed -n '/<section id="inventory">/,/<\/section>/p' templates/report.html.in > "$tmp/inventory.html.in"
+readme_args=(--set figure_title=T --set figure_description=D --set figure_id=inventory/01
+             --set rebuild_args= --set suite_version=V --table numbers="$tmp/empty.tsv"
+             --table inputs="$tmp/empty.tsv" --table parameters="$tmp/empty.tsv")
+printf 'key\tvalue\n' > "$tmp/empty.tsv"
+for inv in complete partial; do
+    run bin/qk-summary --section inventory --input inventory="$tmp/$inv.tsv" \
+        --output "$tmp/$inv.numbers"
+    expect_status 0 "$inv: inventory numbers"
+    run bin/qk-report --template "$tmp/inventory.html.in" --output "$tmp/$inv.html" \
+        --values "$tmp/$inv.numbers" --set figure.inventory.01=1
+    expect_status 0 "$inv: the report's inventory section"
+    awk -f workflow/provenance.awk "$tmp/$inv.tsv" > "$tmp/$inv-source.tsv"
+    run bin/qk-report --markdown --template templates/figure-README.md.in \
+        --output "$tmp/$inv-README.md" --values "$tmp/$inv-source.tsv" \
+        --table stores="$tmp/$inv.tsv" "${readme_args[@]}"
+    expect_status 0 "$inv: a figure README"
+done
+expect_same "$(grep -c 'Partial download' "$tmp/complete.html" "$tmp/complete-README.md" | cut -d: -f2 | tr '\n' ' ')" \
+    "0 0 " "complete synthetic dataset: no partial-download sentence in the report or a README"
+if grep -qF "Partial download: <span data-qk=\"inventory.partial\">$partial_text</span>." "$tmp/partial.html" &&
+   grep -qF "Its capture lists configs that are not in the data" "$tmp/partial.html"; then ok; else
+    bad "partial synthetic dataset: the report's sentence"; fi
+if grep -qF "from $(awk -F'\t' '$1 == "data_source" { print $2 }' "$tmp/partial-source.tsv"). Partial download: $partial_text. Rebuild with" \
+    "$tmp/partial-README.md"; then ok; else bad "partial synthetic dataset: the figure README's sentence"; fi
 
 # a disk without room: qk-load and qk-synth stop before the disk fills
 # (--min-free: more to keep free than the disk has), with one line naming

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "qk/revision.h"
+#include "qk/source.h"
 #include "testutil.h"
 
 static char root[256];
@@ -306,6 +307,166 @@ START_TEST(several_dataset_folders)
 }
 END_TEST
 
+/* ---- the configs a capture lists, and its revision ---------------------------- */
+
+static void assert_list(const qk_config_list *l, const char *joined)
+{
+    char got[512] = "";
+    for (int i = 0; i < l->n; i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "", l->names[i]);
+    ck_assert_str_eq(got, joined);
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void copy_fixture(const char *name)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp tests/data/capture-metadata/%s '%s/'", name, root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A "configs" array of names in _saver_state.json: canonical, sorted, once. */
+START_TEST(configs_listed_in_saver_state)
+{
+    qk_config_list l;
+    ck_assert_int_eq(qk_capture_configs_json(
+        "{\"model_name\": \"mini/tiny-test-model\", \"configs\": [\"l01h01q\",\"l00h00k\", "
+        "\"l0h0q\",\n  \"l00h00q\"]}", &l), 0);
+    assert_list(&l, "l00h00k l00h00q l01h01q");
+    ck_assert_str_eq(l.from, "_saver_state.json");
+    ck_assert(qk_config_list_has(&l, "l01h01q") && !qk_config_list_has(&l, "l01h00k"));
+    qk_config_list_free(&l);
+    /* the capture tool's own state lists none (its metadata counts are no
+     * list: Llama-3.2-11B's say 300 query heads, 239 have files) */
+    uint8_t *text;
+    size_t len;
+    ck_assert_int_eq(qk_read_file("tests/data/capture-metadata/_saver_state.json", &text, &len,
+                                  NULL), 0);
+    ck_assert_int_eq(qk_capture_configs_json((char *)text, &l), -1);
+    ck_assert_int_eq(l.n, 0);
+    free(text);
+    /* not a list, or not one of config names: nothing listed */
+    static const char *const bad[] = {
+        "{\"configs\": []}", "{\"configs\": [\"l00h00q\"", "{\"configs\": [\"l00h00q\",]}",
+        "{\"configs\": [\"l00h00q\" \"l00h01q\"]}", "{\"configs\": [\"l00h00x\"]}",
+        "{\"configs\": [\"l00h\\u0030q\"]}", "{\"configs\": \"l00h00q\"}", "{\"configs\": [1]}",
+        "{\"captured_configs\": [\"l00h00q\"]}", "{\"configs\"", "\"configs\": [\"l00h00000q\"]",
+        ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(qk_capture_configs_json(bad[i], &l) == -1, "listed: %s", bad[i]);
+        ck_assert(l.n == 0 && l.names == NULL);
+    }
+    /* a "configs" that is no key (in a string) is passed over */
+    ck_assert_int_eq(qk_capture_configs_json("{\"a\": \"\\\"configs\\\" \", \"configs\": "
+                                             "[\"l02h00k\"]}", &l), 0);
+    assert_list(&l, "l02h00k");
+    qk_config_list_free(&l);
+}
+END_TEST
+
+/* The "## Captured Configs" section of the README, in the capture tool's
+ * form and in qk-synth's (one "- `NAME`" line each, then another section). */
+START_TEST(configs_listed_in_readme)
+{
+    qk_config_list l;
+    uint8_t *text;
+    size_t len;
+    ck_assert_int_eq(qk_read_file("tests/data/capture-metadata/README.md", &text, &len, NULL), 0);
+    ck_assert_int_eq(qk_capture_configs_readme((char *)text, &l), 0);
+    assert_list(&l, "l00h01k l00h05q l03h04k l03h17q l15h30q");
+    ck_assert_str_eq(l.from, "README.md");
+    qk_config_list_free(&l);
+    free(text);
+    /* qk-synth's README, with CRLF line ends and the list at the end */
+    ck_assert_int_eq(qk_capture_configs_readme(
+        "# sniffed-qk (model specialization)\r\n\r\n## Captured Configs\r\n\r\n"
+        "- `l00h03q`\r\n- `l00h01k`\r\n- `l00h03q`", &l), 0);
+    assert_list(&l, "l00h01k l00h03q");
+    qk_config_list_free(&l);
+    static const char *const bad[] = {
+        "## Captured Configs\n\n## Dataset Layout\n- `l00h00q`\n",
+        "## Captured Configs\n- `l00h00q`\n- l00h01q\n",
+        "## Captured Configs\n- `l00h00q`\n- `l00h01q` and more\n",
+        "## Captured Configs\n- `l00h00q`\n- `notaconfig`\n",
+        "## Captured Configs\n- ``\n", "## Captured Configs\n- `\n",
+        "## Captured Configs: 3\n- `l00h00q`\n", "### Captured Configs\n- `l00h00q`\n",
+        "- `l00h00q`\n", "## Captured Configs", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(qk_capture_configs_readme(bad[i], &l) == -1, "listed: %s", bad[i]);
+        ck_assert(l.n == 0 && l.names == NULL);
+    }
+}
+END_TEST
+
+/* A download's list: _saver_state.json's, else the README's; neither lists
+ * any: none. */
+START_TEST(configs_listed_by_a_download)
+{
+    fresh_dir("listed");
+    qk_config_list l;
+    ck_assert_int_eq(qk_capture_configs(root, &l), -1);
+    copy_fixture("_saver_state.json");
+    ck_assert_int_eq(qk_capture_configs(root, &l), -1);
+    copy_fixture("README.md");
+    ck_assert_int_eq(qk_capture_configs(root, &l), 0);
+    ck_assert_int_eq(l.n, 5);
+    ck_assert_str_eq(l.from, "README.md");
+    qk_config_list_free(&l);
+    write_text(root, "_saver_state.json", "{\"configs\": [\"l00h00q\", \"l00h00k\"]}\n");
+    ck_assert_int_eq(qk_capture_configs(root, &l), 0);
+    assert_list(&l, "l00h00k l00h00q");
+    ck_assert_str_eq(l.from, "_saver_state.json");
+    qk_config_list_free(&l);
+}
+END_TEST
+
+/* The revision: dataset_branch of _saver_state.json, else the README's
+ * item "- `dataset_branch`: `NAME`" (the capture tool's) or sentence
+ * "Branch `NAME` holds" (qk-synth's), else "-". */
+START_TEST(revision_from_either_readme_form)
+{
+    fresh_dir("capture-revision");
+    char rev[256];
+    qk_source_capture_revision(root, rev, sizeof rev);
+    ck_assert_str_eq(rev, "-");
+    copy_fixture("README.md");
+    qk_source_capture_revision(root, rev, sizeof rev);
+    ck_assert_str_eq(rev, "llama3.2-1b-longbench-pro-128k-plus");
+    write_text(root, "README.md", "# sniffed-qk\n\n## Branching\n\nBranch `qwen3-8b-x` holds "
+                                  "one model's captures.\n");
+    qk_source_capture_revision(root, rev, sizeof rev);
+    ck_assert_str_eq(rev, "qwen3-8b-x");
+    /* the item wins over the sentence; an item not at a line start, or
+     * with an empty or unterminated value, is no item */
+    write_text(root, "README.md",
+               "Branch `from-sentence` holds\n- `dataset_branch`: `from-item`\n");
+    qk_source_capture_revision(root, rev, sizeof rev);
+    ck_assert_str_eq(rev, "from-item");
+    write_text(root, "README.md", "x - `dataset_branch`: `a`\n- `dataset_branch`: ``\n"
+                                  "- `dataset_branch`: `b\n`\n");
+    qk_source_capture_revision(root, rev, sizeof rev);
+    ck_assert_str_eq(rev, "-");
+    write_text(root, "README.md", "- `dataset_branch`: `x\x01y`\nBranch `z` holds\n");
+    qk_source_capture_revision(root, rev, sizeof rev);
+    ck_assert_str_eq(rev, "z");
+    /* the state's dataset_branch comes first */
+    write_text(root, "README.md", "- `dataset_branch`: `from-readme`\n");
+    write_text(root, "_saver_state.json",
+               "{\"model_metadata\": {\"dataset_branch\": \"from-state\"}}");
+    qk_source_capture_revision(root, rev, sizeof rev);
+    ck_assert_str_eq(rev, "from-state");
+}
+END_TEST
+
 int main(void)
 {
     qk_mkdirs("build/tests/tmp", NULL);
@@ -319,6 +480,10 @@ int main(void)
     tcase_add_test(tc, hugging_face_cache_and_legacy_layouts);
     tcase_add_test(tc, second_parquet_file_is_an_error);
     tcase_add_test(tc, several_dataset_folders);
+    tcase_add_test(tc, configs_listed_in_saver_state);
+    tcase_add_test(tc, configs_listed_in_readme);
+    tcase_add_test(tc, configs_listed_by_a_download);
+    tcase_add_test(tc, revision_from_either_readme_form);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

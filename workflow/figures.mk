@@ -110,7 +110,7 @@ fig_absent_record = $(call set_record,figure-absent-$(1)-$(firstword $(subst _, 
 fig_stores = $(if $(filter-out -,$(1)),$(filter $(1),$(RUN_DATASETS)),$(call figure_datasets,$(call fig_present,$(2))))
 
 # The inventory column names a figure README lists for each of its stores.
-STORE_COLUMNS := dataset store_bytes store_checksum source revision
+STORE_COLUMNS := dataset store_bytes store_checksum source revision configs_present configs_captured
 # select_columns FILES, COLUMNS, OUT: the named columns of TSV files that
 # share a header, concatenated.
 select_columns = awk -F'\t' -v want="$(2)" 'BEGIN { OFS = "\t"; n = split(want, w, " ") } \

@@ -10,8 +10,12 @@
  *             C, mode M)" or the resolved absolute input directory (with
  *             " (written by qk-synth)" when its capture metadata say so)
  *   revision  the capture revision: the dataset_branch of _saver_state.json,
- *             else the branch named by README.md, else the Hugging Face
- *             snapshot name, else "-"
+ *             else the branch named by README.md (its "- `dataset_branch`:
+ *             `NAME`" item or qk-synth's "Branch `NAME` holds" sentence),
+ *             else the Hugging Face snapshot name, else "-"
+ *   listed    (with an input folder) the configs the capture lists (see
+ *             qk_capture_configs): their number, the file that lists them
+ *             and a hash of the list; or "-"
  *   registry  the dataset's registry row (tabs kept), or "-"
  *   conf      a hash of DIR/qkreport.conf, or "-"
  *   file      (directory sources, and synthetic ones given the folder
@@ -53,6 +57,29 @@ char *qk_source_file_lines(const char *root, qk_err *err);
  * whether they are lines, so that data edited by hand are told from its. */
 #define QK_SYNTH_FILES ".synth-files"
 int qk_source_files_as_written(const char *root, const char *lines);
+
+/* ---- the configs a capture lists ------------------------------------------------- */
+
+/* Canonical config names (lLLhHH[qk]), sorted, without duplicates. */
+typedef struct qk_config_list {
+    int n;
+    char (*names)[16];
+    const char *from; /* the file that lists them */
+} qk_config_list;
+
+/* The configs listed by the text of _saver_state.json (a "configs" array of
+ * names) or of README.md (the "## Captured Configs" section, one
+ * "- `lLLhHHq`" line per config, as the capture tool writes it). 0 and the
+ * list; -1 (an empty list) when the text lists none or its list is not
+ * well formed, which says nothing about missing configs. */
+int qk_capture_configs_json(const char *text, qk_config_list *out);
+int qk_capture_configs_readme(const char *text, qk_config_list *out);
+/* The configs the capture in root lists: _saver_state.json's, else
+ * README.md's; -1 when neither lists any. */
+int qk_capture_configs(const char *root, qk_config_list *out);
+void qk_config_list_free(qk_config_list *l);
+/* Whether name (canonical) is in the list. */
+int qk_config_list_has(const qk_config_list *l, const char *name);
 
 /* Reads the value of key from a record (first occurrence); -1 if absent. */
 int qk_source_record_value(const char *path, const char *key, char *out, size_t cap,

@@ -166,6 +166,21 @@ int qk_source_files_as_written(const char *root, const char *lines)
     return same;
 }
 
+/* The "listed" line of the record: the configs the capture in root lists. */
+static void write_listed(FILE *fp, const char *root)
+{
+    qk_config_list l;
+    if (qk_capture_configs(root, &l) != 0) {
+        fputs("listed\t-\n", fp);
+        return;
+    }
+    uint64_t h = 0;
+    for (int i = 0; i < l.n; i++)
+        h = XXH3_64bits_withSeed(l.names[i], strlen(l.names[i]) + 1, h);
+    fprintf(fp, "listed\t%d\t%s\t%016" PRIx64 "\n", l.n, l.from, h);
+    qk_config_list_free(&l);
+}
+
 /* The synthetic description, and with an input folder (the data qk-synth
  * wrote) its files too, so that a file edited or replaced there by hand
  * reloads the dataset as it would a download's; the origin then says that
@@ -176,23 +191,27 @@ static int write_synthetic(FILE *fp, const qk_source_spec *spec, qk_err *err)
     synth_value(spec->synthetic, "seed", seed, sizeof seed);
     synth_value(spec->synthetic, "scale", scale, sizeof scale);
     synth_value(spec->synthetic, "mode", mode, sizeof mode);
-    char *lines = NULL;
+    char *lines = NULL, *root = NULL;
     if (spec->input) {
-        char *root = qk_revision_resolve(spec->input, NULL, spec->dataset, err);
+        root = qk_revision_resolve(spec->input, NULL, spec->dataset, err);
         if (!root)
             return -1;
         lines = qk_source_file_lines(root, err);
-        int as_written = lines && qk_source_files_as_written(root, lines);
-        free(root);
-        if (!lines)
+        if (!lines) {
+            free(root);
             return -1;
-        if (!as_written)
+        }
+        if (!qk_source_files_as_written(root, lines))
             snprintf(mode + strlen(mode), sizeof mode - strlen(mode),
                      "; files changed since qk-synth wrote them");
     }
     fprintf(fp, "source\tsynthetic\norigin\tsynthetic (qk-synth, seed %s, scale %s, mode %s)\n"
-                "revision\t-\n%s", seed, scale, mode, lines ? lines : "");
+                "revision\t-\n", seed, scale, mode);
+    if (root)
+        write_listed(fp, root);
+    fputs(lines ? lines : "", fp);
     free(lines);
+    free(root);
     return 0;
 }
 
@@ -208,6 +227,7 @@ static int write_directory(FILE *fp, const qk_source_spec *spec, qk_err *err)
     const char *note = qk_source_is_synthetic_capture(root) ? " (written by qk-synth)" : "";
     fprintf(fp, "source\tdirectory\norigin\t%s%s\nrevision\t%s\n", abs ? abs : root, note,
             revision);
+    write_listed(fp, root);
     free(abs);
     write_conf_hash(fp, spec->input);
     if (strcmp(root, spec->input) != 0)
@@ -274,19 +294,30 @@ static int json_string_value(const char *text, const char *key, char *out, size_
     return *p == '"' && n > 0 && plain_text(out) ? 0 : -1;
 }
 
-/* The branch named by the capture README: "Branch `NAME` holds ...". */
-static int readme_branch(const char *text, char *out, size_t cap)
+/* The text between the backquotes at p ("`NAME`"), on one line. */
+static int backquoted(const char *p, char *out, size_t cap)
 {
-    const char *p = strstr(text, "Branch `");
-    if (!p)
+    if (*p++ != '`')
         return -1;
-    p += 8;
     size_t n = strcspn(p, "`\r\n");
     if (n == 0 || p[n] != '`' || n >= cap)
         return -1;
     memcpy(out, p, n);
     out[n] = '\0';
     return plain_text(out) ? 0 : -1;
+}
+
+/* The branch named by the capture README: its metadata item
+ * "- `dataset_branch`: `NAME`" (the capture tool's), else the sentence
+ * "Branch `NAME` holds ..." (qk-synth's). */
+static int readme_branch(const char *text, char *out, size_t cap)
+{
+    static const char item[] = "- `dataset_branch`: ";
+    for (const char *p = strstr(text, item); p; p = strstr(p + 1, item))
+        if ((p == text || p[-1] == '\n') && backquoted(p + strlen(item), out, cap) == 0)
+            return 0;
+    const char *p = strstr(text, "Branch `");
+    return p ? backquoted(p + 7, out, cap) : -1;
 }
 
 /* The snapshot name of a Hugging Face cache path ".../snapshots/NAME". */
@@ -344,6 +375,159 @@ void qk_source_capture_revision(const char *root, char *out, size_t cap)
         snapshot_name(root, out, cap) == 0)
         return;
     snprintf(out, cap, "-");
+}
+
+/* ---- the configs a capture lists --------------------------------------------- */
+
+void qk_config_list_free(qk_config_list *l)
+{
+    free(l->names);
+    memset(l, 0, sizeof *l);
+}
+
+/* Adds a config name (of len bytes at p) in its canonical form; -1 if it
+ * is none. */
+static int list_add(qk_config_list *l, const char *p, size_t len)
+{
+    char name[16];
+    int layer, head;
+    char kind;
+    if (len == 0 || len >= sizeof name)
+        return -1;
+    memcpy(name, p, len);
+    name[len] = '\0';
+    if (qk_parse_config_name(name, &layer, &head, &kind) != 0)
+        return -1;
+    l->names = qk_realloc(l->names, (size_t)(l->n + 1) * sizeof *l->names);
+    snprintf(l->names[l->n++], sizeof *l->names, "l%02dh%02d%c", layer, head, kind);
+    return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* Sorts the list and drops duplicates; an empty list lists nothing (-1).
+ * On -1 (rc, or nothing listed) the list is freed. */
+static int list_finish(qk_config_list *l, int rc, const char *from)
+{
+    if (rc == 0 && l->n > 0) {
+        qsort(l->names, (size_t)l->n, sizeof *l->names, cmp_name);
+        int n = 1;
+        for (int i = 1; i < l->n; i++)
+            if (strcmp(l->names[i], l->names[n - 1]) != 0)
+                memmove(l->names[n++], l->names[i], sizeof *l->names);
+        l->n = n;
+        l->from = from;
+        return 0;
+    }
+    qk_config_list_free(l);
+    return -1;
+}
+
+/* The elements of a JSON array of strings at p ("[" ... "]"). */
+static int json_names(const char *p, qk_config_list *l)
+{
+    if (*p++ != '[')
+        return -1;
+    p += strspn(p, " \t\r\n");
+    if (*p == ']')
+        return 0;
+    for (;;) {
+        if (*p++ != '"')
+            return -1;
+        size_t len = strcspn(p, "\"\\");
+        if (p[len] != '"' || list_add(l, p, len) != 0)
+            return -1;
+        p += len + 1;
+        p += strspn(p, " \t\r\n");
+        if (*p == ']')
+            return 0;
+        if (*p++ != ',')
+            return -1;
+        p += strspn(p, " \t\r\n");
+    }
+}
+
+int qk_capture_configs_json(const char *text, qk_config_list *out)
+{
+    memset(out, 0, sizeof *out);
+    /* the first "configs" that is a key: followed by a colon */
+    for (const char *p = strstr(text, "\"configs\""); p; p = strstr(p + 1, "\"configs\"")) {
+        const char *q = p + 9;
+        q += strspn(q, " \t\r\n");
+        if (*q != ':')
+            continue;
+        q += 1 + strspn(q + 1, " \t\r\n");
+        return list_finish(out, json_names(q, out), "_saver_state.json");
+    }
+    return list_finish(out, -1, NULL);
+}
+
+/* The end of the line at p, and the start of the next one in *next. */
+static size_t line_length(const char *p, const char **next)
+{
+    size_t n = strcspn(p, "\n");
+    *next = p[n] ? p + n + 1 : p + n;
+    while (n && (p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t'))
+        n--;
+    return n;
+}
+
+/* The "- `NAME`" lines from p to the next heading. */
+static int readme_names(const char *p, qk_config_list *l)
+{
+    for (const char *next; *p && *p != '#'; p = next) {
+        size_t n = line_length(p, &next);
+        if (n == 0)
+            continue;
+        if (n < 5 || strncmp(p, "- `", 3) != 0 || p[n - 1] != '`' ||
+            list_add(l, p + 3, n - 4) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int qk_capture_configs_readme(const char *text, qk_config_list *out)
+{
+    static const char heading[] = "## Captured Configs";
+    memset(out, 0, sizeof *out);
+    for (const char *p = text, *next; *p; p = next) {
+        size_t n = line_length(p, &next);
+        if (n == sizeof heading - 1 && strncmp(p, heading, n) == 0)
+            return list_finish(out, readme_names(next, out), "README.md");
+    }
+    return list_finish(out, -1, NULL);
+}
+
+static int configs_from(const char *root, const char *name, qk_config_list *out,
+                        int (*parse)(const char *text, qk_config_list *out))
+{
+    char *path = qk_path_join(root, name);
+    uint8_t *data;
+    size_t len;
+    int rc = -1;
+    if (qk_read_file(path, &data, &len, NULL) == 0) {
+        rc = parse((const char *)data, out);
+        free(data);
+    }
+    free(path);
+    return rc;
+}
+
+int qk_capture_configs(const char *root, qk_config_list *out)
+{
+    memset(out, 0, sizeof *out);
+    if (configs_from(root, "_saver_state.json", out, qk_capture_configs_json) == 0 ||
+        configs_from(root, "README.md", out, qk_capture_configs_readme) == 0)
+        return 0;
+    return -1;
+}
+
+int qk_config_list_has(const qk_config_list *l, const char *name)
+{
+    return l->n > 0 && bsearch(name, l->names, (size_t)l->n, sizeof *l->names, cmp_name) != NULL;
 }
 
 int qk_source_record_value(const char *path, const char *key, char *out, size_t cap,

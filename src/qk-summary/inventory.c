@@ -1,5 +1,7 @@
 /* Section "inventory": the datasets of the run (build/report/inventory.tsv,
  * one row per dataset as qk-load describes it). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "summary.h"
@@ -10,6 +12,10 @@ static const qk_key inventory_keys[] = {
     {"inventory.vectors_q", "count", "query vectors captured, all datasets"},
     {"inventory.vectors_k", "count", "key vectors captured, all datasets"},
     {"inventory.parquet_mb", "number.1", "Parquet data read, all datasets (MB, 10^6 bytes)"},
+    {"inventory.partial_datasets", "count",
+     "datasets whose capture lists configs that are not in the data (partial downloads)"},
+    {"inventory.partial", "text",
+     "the partial downloads, each with the configs present of those its capture lists"},
     {NULL, NULL, NULL}};
 
 /* The columns of inventory.tsv, as fields of each dataset's record. */
@@ -34,6 +40,33 @@ static const char *const headers[] = {
     "Dataset", "Model", "Study", "Family", "Query heads", "Key heads", "Query vectors",
     "Key vectors", "Head dim.", "Parquet bytes", "Store bytes", "Store checksum", "Source",
     "Revision"};
+
+/* The partial downloads: datasets of which fewer configs are present than
+ * their capture lists ("-": it lists none). */
+static void sum_partial(sum_ctx *ctx, const qk_src *in)
+{
+    int c_id = qk_src_col(in, "dataset"), c_present = qk_src_col(in, "configs_present");
+    int c_captured = qk_src_col(in, "configs_captured"), n = 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    if (!fp)
+        qk_die(QK_EXIT_DATA, NULL, "cannot open a memory stream");
+    for (int r = 0; r < in->t->n_rows; r++) {
+        if (strcmp(qk_table_cell(in->t, r, c_captured), "-") == 0)
+            continue;
+        double present = qk_src_count(in, r, c_present);
+        double captured = qk_src_count(in, r, c_captured);
+        if (present < captured)
+            fprintf(fp, "%s%s (%.0f of %.0f captured configs present)", n++ ? ", " : "",
+                    qk_table_cell(in->t, r, c_id), present, captured);
+    }
+    fclose(fp);
+    qk_numbers_set(ctx->out, "inventory.partial_datasets", n);
+    if (n)
+        qk_numbers_set_text(ctx->out, "inventory.partial", "%s", text);
+    free(text);
+}
 
 void sum_inventory(sum_ctx *ctx)
 {
@@ -74,4 +107,5 @@ void sum_inventory(sum_ctx *ctx)
     qk_numbers_set(ctx->out, "inventory.vectors_q", vq);
     qk_numbers_set(ctx->out, "inventory.vectors_k", vk);
     qk_numbers_set(ctx->out, "inventory.parquet_mb", bytes / 1e6);
+    sum_partial(ctx, in);
 }

@@ -41,6 +41,10 @@ printf '{\n  "model_metadata": {\n    "dataset_branch": "x-\\"q\\"",\n    "sourc
     > "$out/capture/escaped.json"
 printf '# sniffed-qk\n\n## Branching\n\nBranch `llama3.2-1b-longbench-pro-128k-plus` holds one model.\n' \
     > "$out/capture/readme.md"
+# the capture tool's README and state, and a state with a list of configs
+cp tests/data/capture-metadata/README.md "$out/capture/capture-readme.md"
+cp tests/data/capture-metadata/_saver_state.json "$out/capture/capture-state.json"
+cp tests/data/sniffed-mini/_saver_state.json "$out/capture/mini-state.json"
 
 # qkreport.conf
 cat > "$out/conf/full.conf" <<'EOF'
