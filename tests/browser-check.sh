@@ -31,10 +31,11 @@ for section in $(grep -o 'href="#[a-z0-9_-]*"' "$page" | sed 's/href="#//; s/"//
 done
 # the extra models' section: both models' published RULER scores and their
 # AP per length, from the page's numbers (report/numbers.tex has the same)
-if grep -q 'extra.model.' report/numbers.tex 2>/dev/null; then
+numbers=$(dirname "$page")/numbers.tex
+if grep -q 'qkdef{extra\.model\.' "$numbers" 2>/dev/null; then
     extra=$(sed -n '/<section id="extra">/,/<\/section>/p' "$out/dom.html")
     for key in extra.ruler.llama3.1-8b.l128k extra.ruler.mistral-v0.2-7b.l128k extra.aplen.llama3.1-8b.l32k; do
-        value=$(sed -n "s/^\\\\qkdef{$key}{\\(.*\\)}\$/\\1/p" report/numbers.tex)
+        value=$(sed -n "s/^\\\\qkdef{$key}{\\(.*\\)}\$/\\1/p" "$numbers")
         if [ -n "$value" ] && grep -qF ">$value<" <<<"$extra"; then ok; else bad "extra section shows $key (${value:-no value})"; fi
     done
     if grep -q '11_extra_models_ruler/figure.png' <<<"$extra"; then ok; else bad "extra section shows figure attention-plasticity/11"; fi
