@@ -112,7 +112,7 @@ render() { # NN out-dir
     bin/qk-report --markdown --template templates/figure-README.md.in --output "$2/README.md" \
         --values "$2/readme.tsv" --table numbers="$2/numbers.tsv" --table inputs="$2/inputs.tsv" \
         --table stores="$T/stores.tsv" --table parameters="$T/parameters.tsv" \
-        --set suite_version=test --set data_source=test --set rebuild_args= || bad "README of qk-pca/$1"
+        --set suite_version=test --set data_source=test --set data_partial= --set rebuild_args= || bad "README of qk-pca/$1"
 }
 FIGS="01 02 03 04 05 06 07 08 09 10 11 12"
 for n in $FIGS; do

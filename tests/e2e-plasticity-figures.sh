@@ -124,7 +124,7 @@ render() { # NN, output dir
     bin/qk-report --markdown --template templates/figure-README.md.in --output "$2/README.md" \
         --values "$2/readme.tsv" --table numbers="$2/numbers.tsv" --table inputs="$2/inputs.tsv" \
         --table stores="$T/stores.tsv" --table parameters="$T/parameters.tsv" \
-        --set suite_version=test --set data_source=synthetic --set rebuild_args=
+        --set suite_version=test --set data_source=synthetic --set data_partial= --set rebuild_args=
 }
 for n in $FIGS; do
     run render "$n" "$T/fig/$n"

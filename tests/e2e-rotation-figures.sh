@@ -118,7 +118,7 @@ render() { # NN, out-dir
     bin/qk-report --markdown --template templates/figure-README.md.in --output "$2/README.md" \
         --values "$2/readme.tsv" --table numbers="$2/numbers.tsv" --table inputs="$2/inputs.tsv" \
         --table stores="$T/stores.tsv" --table parameters="$T/parameters.tsv" \
-        --set suite_version=test --set data_source=test --set rebuild_args= || bad "README of qk-rotation/$1"
+        --set suite_version=test --set data_source=test --set data_partial= --set rebuild_args= || bad "README of qk-rotation/$1"
 }
 printf 'dataset\tstore_bytes\tstore_checksum\ntest\t0\t0\n' > "$T/stores.tsv"
 printf 'stage\tparameter\tvalue\ntest\tnone\t0\n' > "$T/parameters.tsv"

@@ -111,6 +111,7 @@ static const char expected_help[] =
     "  -q, --quiet        no progress lines\n"
     "  -h, --help         this text\n"
     "      --version      print the version\n"
+    "      --check        check the options, then exit 0 doing nothing\n"
     "\n"
     "Exit status: 0 success, 1 usage error, 2 bad or unreadable data (a note).\n"
     "Example: qk-test -o out.tsv \\\n"

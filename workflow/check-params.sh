@@ -4,7 +4,7 @@
 # (TYPED: 1 when the command line or the environment gave the value, 0 for
 # a default), CHECK as param and checked_by describe it (config.mk):
 #   PROGRAM --OPTION  the program's own parser takes VALUE for OPTION
-#                     (PROGRAM --check-options; then every option of a
+#                     (PROGRAM --check; then every option of a
 #                     program with a typed value is checked together, for
 #                     the rules that tie two of them)
 #   dataset           one of IDS (the registry's and the run's datasets)
@@ -38,7 +38,7 @@ while IFS=$'\t' read -r name value check typed; do
         prog_names[$prog]+=" $name=$value"
         [ "$typed" = 1 ] || continue
         prog_typed[$prog]=1
-        if ! msg=$(bin/"$prog" --check-options "$opt" "$value" 2>&1 >/dev/null); then
+        if ! msg=$(bin/"$prog" --check "$opt" "$value" 2>&1 >/dev/null); then
             refuse "$name" "$value" "$(problem "$msg") ($prog $opt)"
         fi ;;
     dataset)
@@ -56,7 +56,7 @@ done
 [ "$status" -eq 0 ] || exit "$status"
 # the options of one program together (qk-taxonomy: --low not above --high)
 for prog in "${!prog_typed[@]}"; do
-    if ! msg=$(eval "bin/$prog --check-options ${prog_args[$prog]}" 2>&1 >/dev/null); then
+    if ! msg=$(eval "bin/$prog --check ${prog_args[$prog]}" 2>&1 >/dev/null); then
         echo "make:${prog_names[$prog]}: $(problem "$msg") ($prog)" >&2
         status=2
     fi

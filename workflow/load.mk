@@ -9,11 +9,14 @@
 # another DATA directory or a completed download reloads exactly that
 # dataset.
 
+# The folder of dataset $(1) as qk-load gets it: the user's DATA path (so
+# that its messages name it), quoted for the shell
+dataset_dir = $(if $(strip $(DATA)),$(call data_path,$(1)),$(DATA_DIR)/$(1))
 # qk-load's arguments for the record of dataset $(1), besides --source-record
-data_record_args = --registry $(REGISTRY) --dataset $(1) $(DATA_DIR)/$(1)
+data_record_args = --registry $(REGISTRY) --dataset $(1) $(call dataset_dir,$(1))
 synth_record_args = --registry $(REGISTRY) --dataset $(1) \
   --synthetic "seed=$(SEED) scale=$(SCALE) mode=$(SYNTH_MODE)"
-synth_data_record_args = $(synth_record_args) $(DATA_DIR)/$(1)
+synth_data_record_args = $(synth_record_args) $(call dataset_dir,$(1))
 
 # A make that builds nothing (-n, -q: QK_BUILDS_NOTHING, Makefile) writes
 # no record: qk-load writes it to a temporary file instead, and the record
@@ -54,7 +57,7 @@ build/%/store.qks build/%/inventory.tsv: build/%/source.txt $$(call dataset_inpu
     $(call prog,qk-load)
 	$(call job,LOAD,$*,1,build/$*/source.txt,build/$*/store.qks build/$*/inventory.tsv) \
 	  bin/qk-load --quiet --registry $(REGISTRY) --dataset $* --source build/$*/source.txt \
-	  $(DATA_DIR)/$* -o build/$*/store.qks --inventory build/$*/inventory.tsv \
+	  $(call dataset_dir,$*) -o build/$*/store.qks --inventory build/$*/inventory.tsv \
 	  --min-free $(MIN_FREE)
 
 # records are kept, never removed as intermediate files

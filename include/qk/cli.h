@@ -74,7 +74,7 @@ typedef struct qk_args {
     const char *output; /* -o FILE; NULL if not given */
     int threads;        /* -j N; 2 if not given */
     int verify;         /* 0 after --no-verify */
-    int check_only;     /* --check-options: qk_args_operands exits 0 */
+    int check_only;     /* --check: qk_args_operands exits 0 */
     char **operands;    /* the arguments that are no options (after the last qk_args_next) */
     int n_operands;
     int argc;
@@ -90,7 +90,7 @@ void qk_args_init(qk_args *a, const qk_program *prog, int argc, char **argv);
  * a usage error). -1 when the options are read: operands are then set. */
 int qk_args_next(qk_args *a, const char **value);
 /* Usage error unless the operands number min to max (max < 0: no limit).
- * After --check-options (every program has it: the options are parsed and
+ * After --check (every program has it: the options are parsed and
  * their values checked, and nothing is done, for a pipeline that checks
  * what the user typed before any work) it exits 0 instead: a program calls
  * it once its options are read and checked together. */

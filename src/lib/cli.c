@@ -19,8 +19,8 @@
 static const qk_option help_options[] = {
     {QK_KEY_HELP, "help", NULL, "this text"},
     {QK_KEY_VERSION, "version", NULL, "print the version"},
-    {QK_KEY_CHECK_OPTIONS, "check-options", NULL,
-     "check the options and their values, then exit 0 without reading or writing anything"},
+    {QK_KEY_CHECK_OPTIONS, "check", NULL,
+     "check the options, then exit 0 doing nothing"},
 };
 
 static int has_short(const qk_option *o)
