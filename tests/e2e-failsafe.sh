@@ -128,6 +128,21 @@ for j in -j1 -j2; do
     last_line_says_unchanged "a corrupt Parquet file ($j)"
 done
 
+# a qkreport.conf line without '=': one line naming the conf and the line
+mkdir -p "$dl/my-model" && cp -r "$dl/llama3.2-1b/"* "$dl/my-model/"
+printf 'study = attention_plasticity\nfamily mine\n' > "$dl/my-model/qkreport.conf"
+for j in -j1 -j2; do
+    mk $j report DATA="$dl" DATASETS=
+    expect_status 2 "a conf line without '=' ($j): status 2"
+    if [ "$(grep -v '^make: \*\*\* ' "$e2e_err" | grep -c .)" -eq 2 ] &&
+       grep -qF "$dl/my-model/qkreport.conf: line 2: expected 'key = value'" "$e2e_err"; then ok; else
+        bad "a conf line without '=' ($j): one line naming the conf and its line"; fi
+    expect_same "$(stages_in_output)" "" "a conf line without '=' ($j): no stage ran"
+    expect_same "$(published)" "$dlclean" "a conf line without '=' ($j): published folders unchanged"
+    last_line_says_unchanged "a conf line without '=' ($j)"
+done
+rm -rf "${dl:?}/my-model"
+
 # Ctrl-C and kill -9 in the middle of a run
 mk report
 expect_status 0 "a good run before the kills"

@@ -48,12 +48,13 @@ endif
 CONF_IDS := $(if $(strip $(DATA)),$(foreach d,$(filter-out $(REGISTRY_IDS),$(RUN_DATASETS)),$(if \
   $(wildcard $(DATA_DIR)/$(d)/qkreport.conf),$(d))))
 RUN_REGISTRY := build/sets/registry.tsv
+# (a conf line the reader refuses stops make with the reader's one line)
 RUN_REGISTRY_TEXT := $(shell mkdir -p build/sets && awk -v ids="$(CONF_IDS)" -f workflow/run-registry.awk \
-  $(REGISTRY) $(foreach d,$(CONF_IDS),$(call data_path,$(d)/qkreport.conf)) > $(RUN_REGISTRY).new && \
+  $(REGISTRY) $(foreach d,$(CONF_IDS),$(call data_path,$(d)/qkreport.conf)) 2>&1 > $(RUN_REGISTRY).new && \
   if cmp -s $(RUN_REGISTRY).new $(RUN_REGISTRY); then echo same; elif [ -n "$(QK_BUILDS_NOTHING)" ]; \
   then echo changed; else mv -f $(RUN_REGISTRY).new $(RUN_REGISTRY) && echo written; fi)
-ifeq ($(RUN_REGISTRY_TEXT),)
-$(error a qkreport.conf of DATA=$(DATA) is wrong (the line above; bin/qk-load --check-conf FILE checks one))
+ifeq ($(filter same changed written,$(RUN_REGISTRY_TEXT)),)
+$(error $(or $(strip $(patsubst error:,,$(RUN_REGISTRY_TEXT))),cannot read the registry $(REGISTRY)))
 endif
 ifeq ($(RUN_REGISTRY_TEXT),changed)
 .PHONY: $(RUN_REGISTRY)
