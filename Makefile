@@ -132,7 +132,7 @@ help:
 	@echo "make all             build the programs only"
 	@echo "make check           build and run the unit and end-to-end tests"
 	@echo "make check-determinism  two clean runs give byte-identical results, figures, report and archive"
-	@echo "make bench           bench-load, bench-pca, bench-rotate, bench-plasticity, bench-stages"
+	@echo "make bench           bench-load, bench-pca, bench-rotate, bench-plasticity, bench-stages, bench-noop"
 	@echo "make bench-e2e       every stage at thesis scale beside its floor, and the thesis-set time"
 	@echo "make bench-load      qk-load throughput on a thesis-scale synthetic model"
 	@echo "make synth | load    only write the synthetic data | the stores"

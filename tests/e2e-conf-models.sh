@@ -21,19 +21,7 @@ synth qwen3-0.6b 3 my-model
 synth smollm3-3b-stage1-step-40000 3
 synth smollm3-3b-stage1-step-1200000 3 smollm3-3b-stage1-step-80000
 synth smollm3-3b-lc-4k-to-32k-step-4000 3
-cat > "$D/my-model/qkreport.conf" <<'CONF'
-# a model of our own
-study = attention_plasticity
-family = mine
-label = My-Model-0.6B
-n_layers = 28
-n_q_heads = 16
-n_kv_heads = 8
-head_dim = 128
-rope_theta = 1000000
-context_length = 131072
-bucket_size = 8192
-CONF
+own_model_conf "$D/my-model/qkreport.conf" My-Model-0.6B
 cat > "$D/smollm3-3b-stage1-step-80000/qkreport.conf" <<'CONF'
 study = smollm3_training_progress
 label = S1-80K

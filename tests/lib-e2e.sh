@@ -192,5 +192,24 @@ stages_ran() {
         ds = "-"
         if (match($0, /--dataset [^ ]+/)) ds = substr($0, RSTART + 10, RLENGTH - 10)
         else if (match($0, /build\/[^\/ ]+\//)) ds = substr($0, RSTART + 6, RLENGTH - 7)
+        if (ds == "stage") ds = "-" # (an output to publish, build/stage/results/...)
         sub(/^bin\//, "", $1); print $1, ds }' | sort | uniq -c | awk '{ print $2, $3, "x" $1 }'
+}
+
+# own_model_conf FILE LABEL: the qkreport.conf of a model of our own in the
+# cross-model study (family "mine", the shape of Qwen3-0.6B), labelled LABEL
+own_model_conf() {
+    cat > "$1" <<CONF
+# a model of our own
+study = attention_plasticity
+family = mine
+label = $2
+n_layers = 28
+n_q_heads = 16
+n_kv_heads = 8
+head_dim = 128
+rope_theta = 1000000
+context_length = 131072
+bucket_size = 8192
+CONF
 }

@@ -23,18 +23,7 @@ synth() { # dataset, folder, [heads]
     mkdir -p "$D" && mv "$T/synth/$1" "$D/$2"
 }
 synth qwen3-0.6b my-model 3
-cat > "$D/my-model/qkreport.conf" <<CONF
-study = attention_plasticity
-family = mine
-label = $label
-n_layers = 28
-n_q_heads = 16
-n_kv_heads = 8
-head_dim = 128
-rope_theta = 1000000
-context_length = 131072
-bucket_size = 8192
-CONF
+own_model_conf "$D/my-model/qkreport.conf" "$label"
 # the partial download: 4 query heads of llama3.2-1b and their key heads
 synth llama3.2-1b llama3.2-1b
 keep=$(cd "$D/llama3.2-1b" && ls -d l*q | head -4)
