@@ -148,9 +148,13 @@ mk report
 expect_status 0 "a good run before the kills"
 before=$(published)
 for sig in INT KILL; do
-    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL setsid make -C "$TREE" --no-print-directory -j2 \
+    # (a job of its own process group, as a terminal's; setsid would fork
+    # where the test's shell leads its group, and the kill miss make)
+    set -m
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory -j2 \
         DATASETS="$sets" report SEED=7 > "$T/kill.out" 2>&1 &
     pid=$!
+    set +m
     # (in the middle: once the first figure is drawn, before the report)
     for _ in $(seq 600); do grep -q '^  PLOT ' "$T/kill.out" && break; sleep 0.1; done
     kill -"$sig" -- -"$pid" 2>/dev/null
