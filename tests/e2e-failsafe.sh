@@ -171,6 +171,23 @@ expect_status 0 "a good run after the failures"
 if diff "$T/clean.sha" "$T/after.sha" > "$T/after.diff"; then ok; else
     bad "after the failures, a good run gives the bytes of the clean build ($(head -3 "$T/after.diff"))"; fi
 
+# ---- a published file edited by hand is published again --------------------------------
+# (also after a goal that publishes a part: it must not take the edit as published)
+f=$(ls "$TREE"/results/*/qk.csv | head -1)
+echo "edited by hand" >> "$f"
+mk figures/qk-pca/05
+expect_status 0 "make figures/qk-pca/05 after a hand edit"
+mk report
+expect_status 0 "make report after a hand edit and a figure goal"
+(cd "$TREE" && outputs_digest .) > "$T/edited.sha"
+if diff -q "$T/clean.sha" "$T/edited.sha" > /dev/null; then ok; else bad "make report publishes a hand-edited file again"; fi
+# two publications at once (make -j2 pca rotation) wait for each other
+rm -f "$TREE"/figures/qk-pca/05_*/figure.png "$TREE"/results/*/rotated.csv
+(cd "$TREE" && workflow/publish.sh all build/sets/publish-report.txt & (cd "$TREE" &&
+    workflow/publish.sh some build/sets/publish-figures-qk-pca-05.txt); wait)
+(cd "$TREE" && outputs_digest .) > "$T/twice.sha"
+if diff -q "$T/clean.sha" "$T/twice.sha" > /dev/null; then ok; else bad "two publications at once publish the run whole"; fi
+
 # ---- any name --------------------------------------------------------------------------
 odd="$D/../with space and 'quote' ü"
 mkdir -p "$odd"

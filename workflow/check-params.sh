@@ -1,6 +1,7 @@
 #!/bin/bash
 # check-params.sh IDS: checks the values a run gives its parameters, before
-# any work (workflow/validate.mk). Reads lines NAME<TAB>VALUE<TAB>CHECK<TAB>TYPED
+# any work (workflow/validate.mk). Reads lines NAME US VALUE US CHECK US TYPED
+# (US: the unit separator, \037, which no value holds)
 # (TYPED: 1 when the command line or the environment gave the value, 0 for
 # a default), CHECK as param and checked_by describe it (config.mk):
 #   PROGRAM --OPTION  the program's own parser takes VALUE for OPTION
@@ -8,7 +9,7 @@
 #                     program with a typed value is checked together, for
 #                     the rules that tie two of them)
 #   dataset           one of IDS (the registry's and the run's datasets)
-#   count             a whole number from 0 to 2^63 - 1
+#   count             a whole number of at most 18 digits
 #   one of: A B ...   one of these words
 # Prints one line for each value refused, "make: NAME=VALUE: problem", and
 # exits 2 if any was; else prints nothing.
@@ -30,7 +31,12 @@ problem() {
     echo "${line#--*: }"
 }
 
-while IFS=$'\t' read -r name value check typed; do
+while IFS=$'\037' read -r name value check typed; do
+    # (no parameter takes blanks: a value with one is a list or a typo)
+    if [ "$typed" = 1 ] && [[ $value =~ [[:space:]] ]]; then
+        refuse "$name" "$value" "holds a blank or a control character"
+        continue
+    fi
     case $check in
     qk-*)
         prog=${check%% *} opt=${check#* }

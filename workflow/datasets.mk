@@ -24,7 +24,7 @@ else
 # to, so the link changes no output).
 DATA_DIR     := build/data-link
 # data_path FILE: DATA/FILE as a shell word, for what names a file to the user
-data_path = $(call shell_word,$(patsubst %/,%,$(DATA))/$(1))
+data_path = $(call shell_word,$(DATA))/$(1)
 DATA_LINKED := $(shell d=$(call shell_word,$(DATA)); test -d "$$d" || exit; t=$$(realpath -s -- "$$d") && \
   { [ "$$(readlink build/data-link)" = "$$t" ] || { mkdir -p build && ln -sfn -- "$$t" build/data-link.new && \
   mv -Tf build/data-link.new build/data-link; }; } && echo yes)

@@ -32,8 +32,9 @@ $(THESIS_EXAMPLE): $(THESIS_EXAMPLE_TEX) workflow/pdflatex.sh $(STAGE)/report/nu
                    $(FIGURE_PDFS) | $(if $(THESIS_EXAMPLE_KEPT),,latex)
 	$(call step,LATEX,$(call shown,$@)) workflow/pdflatex.sh --root $(STAGE) $< $(THESIS_BUILD) $@
 
-$(call publish_goal,thesis-example,$(call shown,$(THESIS_EXAMPLE)),$(THESIS_EXAMPLE))
-PUBLISH_PARTS := $(filter-out $(call publish_stamp,thesis-example),$(PUBLISH_PARTS))
+# (published with the report it is made from: `make thesis-example` is
+# `make report` with the example, RESULT_FILES, Makefile)
+thesis-example: report
 
 # (on the published report, which then holds the example: RESULT_FILES, Makefile)
 check-latex: report $(call prog,qk-plot) | latex

@@ -10,14 +10,7 @@ set -u
 dir=$1 pid=$2
 mkdir -p "$dir"
 exec 9>>"$dir/.lock"
-# alive PID: the process runs (a zombie, ended but not yet reaped by its
-# parent, does not)
-alive() {
-    local stat
-    read -r stat 2>/dev/null < "/proc/$1/stat" || return 1
-    set -- ${stat##*) }
-    [ "$1" != Z ] && [ "$1" != X ]
-}
+. workflow/alive.sh
 # A make that just ended may hold the lock a moment longer (its watcher
 # polls it every 0.2 s): wait for it only when its make is gone.
 holder=$(cat "$dir/.lock.pid" 2>/dev/null)
@@ -40,7 +33,8 @@ exec 7>&-
 # A publication a killed make began after its commit point is finished
 # first (workflow/publish.sh), so that results/, figures/ and report/ are
 # one run's.
-workflow/publish.sh --resume || { echo "cannot finish the publication of build/publish/journal"; exit 0; }
+workflow/publish.sh --resume ||
+    { echo "cannot finish the publication of build/publish/journal (the line above says why; remove the journal to go on, and make report to publish again)"; exit 0; }
 # (copies of the tree that tests build under build/ have their own make
 # and lock: any folder holding a Makefile is left alone)
 # (found first, by name: a test for each of thousands of folders took seconds)

@@ -36,6 +36,5 @@ $(if $(4),,$(eval PUBLISH_PARTS += $(call publish_stamp,$(1))))
 endef
 publish_goal = $(eval $(call publish_rule,$(1),$(2),$(3),$(4)))
 # The stamps of the goals that publish a part (a figure, a study's tables):
-# publishing everything publishes those parts too. (The thesis example is
-# no part of every run: its goal stamps itself.)
+# publishing everything publishes those parts too.
 PUBLISH_PARTS :=

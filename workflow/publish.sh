@@ -31,6 +31,7 @@ TREES=(results figures report)
 KEEP=$'figures/README.md\nreport/README.md'
 
 die() { echo "publish: $*" >&2; exit 2; }
+. workflow/alive.sh
 
 # listing: every published file with its size and modification time
 listing() {
@@ -41,19 +42,40 @@ listing() {
 
 # carries out the journal: "R PATH" renames PATH's temporary onto PATH,
 # "D PATH" removes PATH; then empty folders go and the listing is noted
+# (resume: a journal stopped halfway, whose renames done have no temporary)
 commit() {
-    local op path tmp
+    local op path tmp resume=${1:-}
     while IFS=$'\t' read -r op path; do
         case $op in
         R) tmp=$(dirname "$path")/.$(basename "$path").qkpub
-           [ -e "$tmp" ] && { mv -f "$tmp" "$path" || return 1; } ;;
+           if [ -e "$tmp" ]; then mv -f "$tmp" "$path" || return 1
+           elif [ -z "$resume" ] || [ ! -e "$path" ]; then
+               echo "publish: $tmp is gone: $path cannot be published" >&2
+               return 1
+           fi ;;
         D) rm -f "$path" || return 1 ;;
         esac
     done < "$JOURNAL"
+    prune_empty
+    note_listing && rm -f "$JOURNAL"
+}
+
+# the folders a publication emptied or made and left empty go
+prune_empty() {
+    local t
     for t in results figures report/tables; do
         [ -d "$t" ] && find "$t" -mindepth 1 -type d -empty -delete
     done
-    listing > "$LISTING.new" && mv -f "$LISTING.new" "$LISTING" && rm -f "$JOURNAL"
+    return 0
+}
+
+# The listing of the published files is noted after a publication, so that
+# a file edited by hand since is published again (--changed). A partial
+# publication that found them edited already leaves the old note: the next
+# make report then publishes everything again.
+note_listing() {
+    [ "${edited_before:-}" = yes ] && return 0
+    listing > "$LISTING.new" && mv -f "$LISTING.new" "$LISTING"
 }
 
 # the files a LIST names, one a line, sorted
@@ -80,6 +102,7 @@ prepare() {
         tmp=$(dirname "$f")/.$(basename "$f").qkpub
         if ! { mkdir -p "$(dirname "$f")" && cp "$STAGE/$f" "$tmp"; } 2> "$DIR/error"; then
             rm -f "${made[@]}" "$tmp"
+            prune_empty
             die "$f: $(sed 's/^[^:]*: //; s/.*: //' "$DIR/error" | head -1); results/, figures/ and report/ are unchanged"
         fi
         made+=("$tmp")
@@ -95,11 +118,13 @@ removals() {
 }
 
 mkdir -p "$DIR" || exit 2
+# one publication at a time (make -j2 pca rotation publishes twice)
+exec 3>> "$DIR/.lock" && flock 3 || die "cannot lock $DIR/.lock"
 case ${1:-} in
 --resume)
     [ -f "$JOURNAL" ] || exit 0
     echo "qkreport: finishing the publication the last make began" >&2
-    commit || die "cannot finish the publication in $JOURNAL"
+    commit resume || die "cannot finish the publication in $JOURNAL"
     exit 0 ;;
 --changed)
     [ -f "$LISTING" ] && cmp -s <(listing) "$LISTING" || echo changed
@@ -109,18 +134,22 @@ all | some) mode=$1 list=${2:?LIST}
 *) echo "usage: workflow/publish.sh all|some LIST | --resume | --changed" >&2; exit 1 ;;
 esac
 
-[ -f "$JOURNAL" ] && { commit || die "cannot finish the publication in $JOURNAL"; }
+[ -f "$JOURNAL" ] && { commit resume || die "cannot finish the publication in $JOURNAL"; }
+edited_before=no
+[ "$mode" = some ] && [ -f "$LISTING" ] && ! cmp -s <(listing) "$LISTING" && edited_before=yes
 [ -r "$list" ] || die "$list: cannot be read"
 files=$DIR/files.txt
 expand "$list" > "$files" || exit 2
 [ -s "$files" ] || die "$list names no file"
-prepare "$files" > "$JOURNAL.new" || { rm -f "$JOURNAL.new"; exit 2; }
+prepare "$files" > "$JOURNAL.new" || { rm -f "$JOURNAL.new"; prune_empty; exit 2; }
 if [ "$mode" = all ]; then
     removals "$files" >> "$JOURNAL.new" || { rm -f "$JOURNAL.new"; die "cannot list the published folders"; }
 fi
 # the commit point (a make that is gone publishes nothing: its steps stop)
-if [ -n "${QK_MAKE_PID:-}" ] && ! kill -0 "$QK_MAKE_PID" 2>/dev/null; then
+if [ -n "${QK_MAKE_PID:-}" ] && ! alive "$QK_MAKE_PID"; then
     rm -f "$JOURNAL.new"
+    find "${TREES[@]}" -name '.*.qkpub' -delete 2>/dev/null
+    prune_empty
     exit 2
 fi
 mv -f "$JOURNAL.new" "$JOURNAL" || die "cannot write $JOURNAL"

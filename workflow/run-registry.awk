@@ -71,6 +71,9 @@ function conf_error(msg) {
     if (!(key in is_col)) conf_error("unknown key '" key "'")
     if (value == "") conf_error(key " is empty")
     if (value ~ /[\001-\037\177]/) conf_error(key " holds a control character")
+    # (names that become folder names and Make words: results/<study>/)
+    if ((key == "id" || key == "study" || key == "family") && (value !~ /^[A-Za-z0-9._-]+$/ || value ~ /^\.+$/))
+        conf_error(key " takes letters, digits, '.', '_' and '-' only, not '" value "'")
     conf[file - 1, key] = value
 }
 

@@ -26,6 +26,16 @@ failed() { # status
 }
 
 goals=("$@")
+# The makes this starts stop when the make the user started is gone
+# (kill -9 of its pid alone, or a zombie its parent has not reaped): they
+# would go on building and publishing beside the next make.
+. workflow/alive.sh
+if [ -n "${QK_MAKE_PID:-}" ]; then
+    ( while alive "$QK_MAKE_PID"; do sleep 0.5; done
+      stop_children "$$" ) &
+    watcher=$!
+    trap 'kill "$watcher" 2>/dev/null' EXIT
+fi
 if [ "$check" = yes ]; then
     $make --no-print-directory QK_VALIDATE=1 qk-validate 2> build/.validate.err
     status=$?

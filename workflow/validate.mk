@@ -16,7 +16,7 @@ VALIDATE_CONFS := $(if $(strip $(DATA)),$(wildcard $(foreach d,$(RUN_DATASETS),$
 
 .PHONY: qk-validate
 qk-validate: $(addprefix bin/,$(sort $(VALIDATE_PROGRAMS) qk-load))
-	@{ $(foreach v,$(CHECKED_VARS),printf '%s\t%s\t%s\t%s\n' $(v) $(call shell_word,$($(v))) \
+	@{ $(foreach v,$(CHECKED_VARS),printf '%s\037%s\037%s\037%s\n' $(v) $(call shell_word,$($(v))) \
 	  '$(param_check.$(v))' $(call var_typed,$(v));) } | workflow/check-params.sh "$(REGISTRY_IDS) $(RUN_DATASETS)"
 	@$(foreach c,$(VALIDATE_CONFS),bin/qk-load --check-conf $(call data_path,$(c:$(DATA_DIR)/%=%)) &&) true
 endif
