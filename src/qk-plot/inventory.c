@@ -4,6 +4,15 @@
 
 #include "figure.h"
 
+/* The characters of a UTF-8 label (its continuation bytes not counted). */
+static size_t label_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
 /* Vectors per dataset and kind, as horizontal bars. */
 static int draw_vectors(fig_ctx *ctx, qk_err *err)
 {
@@ -15,7 +24,10 @@ static int draw_vectors(fig_ctx *ctx, qk_err *err)
     int c_q = fig_column(ctx, t, "vectors_q"), c_k = fig_column(ctx, t, "vectors_k");
     int c_heads = fig_column(ctx, t, "q_heads");
     double total_q = 0, total_k = 0, heads = 0, most = 0;
+    size_t widest = 0;
     for (int r = 0; r < t->n_rows; r++) {
+        size_t chars = label_chars(qk_table_cell(t, r, c_label));
+        widest = chars > widest ? chars : widest;
         double q = qk_src_count(&src, r, c_q), k = qk_src_count(&src, r, c_k);
         total_q += q;
         total_k += k;
@@ -39,6 +51,10 @@ static int draw_vectors(fig_ctx *ctx, qk_err *err)
     snprintf(sub, sizeof sub, "n = %d datasets, %.0f query heads; registry order", t->n_rows, heads);
     double top = fig_title(&p, "Captured vectors per dataset", sub, 14);
     top = fig_key_top(&p, 12, 2, 2, top);
+    /* room for the longest label as a browser draws the SVG (wider than
+     * gnuplot's own estimate): 10 px a character of the 16 px font, and the
+     * tick's gap */
+    qk_plot_printf(&p, "set lmargin at screen %.4f\n", fmin(0.5, (30 + 10.0 * widest) / 1200));
     qk_plot_printf(&p,
         "set tmargin at screen %.4f\n"
         "set xlabel \"vectors%s\"\n"
