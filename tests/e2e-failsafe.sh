@@ -62,6 +62,7 @@ refused PLAST_MIN_PAIRS=1e400 "PLAST_MIN_PAIRS"
 refused ROT_FIG_DATASET=no-such-model "not a dataset"
 refused PLAST_THREADS=0 "PLAST_THREADS=0"
 refused V=2 "one of"
+refused BLAS_CORE=NoSuchKernel "OPENBLAS_CORETYPE=NoSuchKernel asked for"
 # the refused runs wrote no record: the next run runs nothing
 mk report
 expect_same "$(stages_in_output)" "" "after refused values, make report runs nothing"

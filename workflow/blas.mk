@@ -15,7 +15,7 @@ BLAS_AUTO := $(if $(filter x86_64,$(shell uname -m)),$(if $(shell grep -qw avx2 
 ifneq ($(OPENBLAS_CORETYPE),)
 BLAS_CORE ?= $(OPENBLAS_CORETYPE)
 endif
-$(call param,BLAS_CORE,$(BLAS_AUTO))
+$(call param,BLAS_CORE,$(BLAS_AUTO),blas)
 ifeq ($(BLAS_CORE),native)
 unexport OPENBLAS_CORETYPE
 else

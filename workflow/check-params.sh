@@ -11,6 +11,8 @@
 #   dataset           one of IDS (the registry's and the run's datasets)
 #   count             a whole number of at most 18 digits
 #   one of: A B ...   one of these words
+#   blas              native, or an OpenBLAS kernel this CPU runs (qk-report
+#                     --blas-info with it)
 # Prints one line for each value refused, "make: NAME=VALUE: problem", and
 # exits 2 if any was; else prints nothing.
 set -u
@@ -53,6 +55,10 @@ while IFS=$'\037' read -r name value check typed; do
     count)
         [ "$typed" = 1 ] && ! [[ $value =~ ^[0-9]{1,18}$ ]] &&
             refuse "$name" "$value" "expected a whole number from 0" ;;
+    blas)
+        [ "$typed" = 1 ] && [ "$value" != native ] &&
+            ! msg=$(OPENBLAS_CORETYPE=$value bin/qk-report --blas-info 2>&1 >/dev/null) &&
+            refuse "$name" "$value" "$(problem "$msg")" ;;
     "one of: "*)
         words=${check#one of: }
         [ "$typed" = 1 ] && [[ " $words " != *" $value "* ]] &&

@@ -21,6 +21,7 @@ PARAMS :=
 #   dataset           a dataset id of the registry or of the run
 #   count             a whole number from 0
 #   one of: A B ...   one of these words
+#   blas              native, or an OpenBLAS kernel this CPU runs
 checked_by = $(if $(strip $(2)),$(eval param_check.$(1) := $(2))$(eval CHECKED_VARS += $(1)))
 CHECKED_VARS :=
 

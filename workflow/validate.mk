@@ -15,7 +15,7 @@ VALIDATE_PROGRAMS := $(sort $(foreach v,$(CHECKED_VARS),$(filter qk-%,$(firstwor
 VALIDATE_CONFS := $(if $(strip $(DATA)),$(wildcard $(foreach d,$(RUN_DATASETS),$(DATA_DIR)/$(d)/qkreport.conf)))
 
 .PHONY: qk-validate
-qk-validate: $(addprefix bin/,$(sort $(VALIDATE_PROGRAMS) qk-load))
+qk-validate: $(addprefix bin/,$(sort $(VALIDATE_PROGRAMS) qk-load qk-report))
 	@{ $(foreach v,$(CHECKED_VARS),printf '%s\037%s\037%s\037%s\n' $(v) $(call shell_word,$($(v))) \
 	  '$(param_check.$(v))' $(call var_typed,$(v));) } | workflow/check-params.sh "$(REGISTRY_IDS) $(RUN_DATASETS)"
 	@$(foreach c,$(VALIDATE_CONFS),bin/qk-load --check-conf $(call data_path,$(c:$(DATA_DIR)/%=%)) &&) true
