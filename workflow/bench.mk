@@ -81,5 +81,5 @@ BENCH_E2E_STAGE_FLOORS += $(foreach s,pca rotate complement,\
 .PHONY: bench-noop
 bench-noop: $(PROGS)
 	@echo "== make report with nothing to do (demo, every dataset)"
-	@workflow/bench-noop.sh $(BENCH_DIR)/noop | tee $(BENCH_DIR)/bench-noop.txt
+	@mkdir -p $(BENCH_DIR) && workflow/bench-noop.sh $(BENCH_DIR)/noop | tee $(BENCH_DIR)/bench-noop.txt
 bench: bench-noop
