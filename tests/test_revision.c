@@ -429,41 +429,46 @@ START_TEST(configs_listed_by_a_download)
 }
 END_TEST
 
+/* The revision read from the test folder is want. */
+static void expect_revision(const char *want)
+{
+    char rev[256];
+    qk_source_capture_revision(root, rev, sizeof rev);
+    ck_assert_str_eq(rev, want);
+}
+
+/* The revision with README.md holding readme is want. */
+static void expect_readme_revision(const char *readme, const char *want)
+{
+    write_text(root, "README.md", readme);
+    expect_revision(want);
+}
+
 /* The revision: dataset_branch of _saver_state.json, else the README's
  * item "- `dataset_branch`: `NAME`" (the capture tool's) or sentence
  * "Branch `NAME` holds" (qk-synth's), else "-". */
 START_TEST(revision_from_either_readme_form)
 {
     fresh_dir("capture-revision");
-    char rev[256];
-    qk_source_capture_revision(root, rev, sizeof rev);
-    ck_assert_str_eq(rev, "-");
+    expect_revision("-");
     copy_fixture("README.md");
-    qk_source_capture_revision(root, rev, sizeof rev);
-    ck_assert_str_eq(rev, "llama3.2-1b-longbench-pro-128k-plus");
-    write_text(root, "README.md", "# sniffed-qk\n\n## Branching\n\nBranch `qwen3-8b-x` holds "
-                                  "one model's captures.\n");
-    qk_source_capture_revision(root, rev, sizeof rev);
-    ck_assert_str_eq(rev, "qwen3-8b-x");
+    expect_revision("llama3.2-1b-longbench-pro-128k-plus");
+    expect_readme_revision("# sniffed-qk\n\n## Branching\n\nBranch `qwen3-8b-x` holds "
+                           "one model's captures.\n",
+                           "qwen3-8b-x");
     /* the item wins over the sentence; an item not at a line start, or
      * with an empty or unterminated value, is no item */
-    write_text(root, "README.md",
-               "Branch `from-sentence` holds\n- `dataset_branch`: `from-item`\n");
-    qk_source_capture_revision(root, rev, sizeof rev);
-    ck_assert_str_eq(rev, "from-item");
-    write_text(root, "README.md", "x - `dataset_branch`: `a`\n- `dataset_branch`: ``\n"
-                                  "- `dataset_branch`: `b\n`\n");
-    qk_source_capture_revision(root, rev, sizeof rev);
-    ck_assert_str_eq(rev, "-");
-    write_text(root, "README.md", "- `dataset_branch`: `x\x01y`\nBranch `z` holds\n");
-    qk_source_capture_revision(root, rev, sizeof rev);
-    ck_assert_str_eq(rev, "z");
+    expect_readme_revision("Branch `from-sentence` holds\n- `dataset_branch`: `from-item`\n",
+                           "from-item");
+    expect_readme_revision("x - `dataset_branch`: `a`\n- `dataset_branch`: ``\n"
+                           "- `dataset_branch`: `b\n`\n",
+                           "-");
+    expect_readme_revision("- `dataset_branch`: `x\x01y`\nBranch `z` holds\n", "z");
     /* the state's dataset_branch comes first */
     write_text(root, "README.md", "- `dataset_branch`: `from-readme`\n");
     write_text(root, "_saver_state.json",
                "{\"model_metadata\": {\"dataset_branch\": \"from-state\"}}");
-    qk_source_capture_revision(root, rev, sizeof rev);
-    ck_assert_str_eq(rev, "from-state");
+    expect_revision("from-state");
 }
 END_TEST
 

@@ -88,16 +88,18 @@ $(shell mkdir -p build/params build/sets)
 # record and the next `make report` would rerun what it feeds. There a
 # record that would change is declared phony instead, so `make -n` lists
 # (and `make -q` reports) what depends on it, as the real run remakes it.
-write_text = $(if $(and $(wildcard $(1)),$(call holds_text,$(file <$(1)),$(2))),,$(if \
-  $(QK_BUILDS_NOTHING),$(eval .PHONY: $(1)),$(file >$(1),$(2))))
+write_text = $(call write_text_unless,$(1),$(2),$(QK_BUILDS_NOTHING))
+# write_text_unless PATH, TEXT, NOTHING: write_text, as in a make that
+# builds nothing when NOTHING is not empty
+write_text_unless = $(if $(and $(wildcard $(1)),$(call holds_text,$(file <$(1)),$(2))),,$(if \
+  $(3),$(eval .PHONY: $(1)),$(file >$(1),$(2))))
 # holds_text CONTENT, TEXT: CONTENT, as $(file <) reads it, is TEXT and the
 # newline $(file >) adds (GNU make 4.3 keeps it; later versions drop it)
 holds_text = $(or $(call same_text,$(1),$(2)$(newline)),$(call same_text,$(1),$(2)))
 # write_record PATH, WORDS: PATH holds WORDS, one a line (a word may stand
 # for a line with spaces: see param_group).
 write_record = $(call write_text,$(1),$(call record_text,$(2)))
-write_record_always = $(if $(and $(wildcard $(1)),$(call holds_text,$(file <$(1)),$(call \
-  record_text,$(2)))),,$(file >$(1),$(call record_text,$(2))))
+write_record_always = $(call write_text_unless,$(1),$(call record_text,$(2)),)
 record_text = $(call unhide_spaces,$(subst $(space),$(newline),$(strip $(1))))
 # (both or neither empty, else each found in the other: the same text)
 same_text = $(if $(1)$(2),$(and $(1),$(2),$(findstring <$(1)>,<$(2)>),$(findstring <$(2)>,<$(1)>)),same)
