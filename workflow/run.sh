@@ -31,7 +31,7 @@ goals=("$@")
 # would go on building and publishing beside the next make.
 . workflow/alive.sh
 if [ -n "${QK_MAKE_PID:-}" ]; then
-    ( while alive "$QK_MAKE_PID"; do sleep 0.5; done
+    ( while alive "$QK_MAKE_PID"; do sleep 0.2; done
       stop_children "$$" ) &
     watcher=$!
     trap 'kill "$watcher" 2>/dev/null' EXIT
