@@ -56,8 +56,9 @@ term_lines() { # the text each line leaves on the terminal: what follows its las
     sed -e 's/\r$//' -e 's/.*\r//' -e 's/\x1b\[K//g' "$e2e_out"
 }
 step_line='^  [A-Z]{2,8} +[^ ]+( +[0-9]+ heads)? +[0-9]+\.[0-9] s$'
-# (the tree's make on its own: under make check an inherited jobserver warns)
-run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL script -qec "make -C $tree --no-print-directory -j2 DATASETS='$sets' SCALE=demo PLAST_MIN_PAIRS=33 report" /dev/null
+# (the tree's make on its own: under make check an inherited jobserver warns;
+# script(1) echoes what it reads on its stdin into the terminal: it reads none)
+run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL script -qec "make -C $tree --no-print-directory -j2 DATASETS='$sets' SCALE=demo PLAST_MIN_PAIRS=33 report" /dev/null < /dev/null
 expect_status 0 "make report on a terminal"
 if grep -q $'\x1b\\[K' "$e2e_out" && term_lines | grep -q '^  PLAST   llama3.2-1b'; then ok; else
     bad "on a terminal: the steps and their progress lines are shown"; fi

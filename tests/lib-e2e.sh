@@ -66,8 +66,11 @@ expect_error_lines() { # name, prefix...
     ok
 }
 
-expect_same() { # a, b, name
-    if [ "$1" == "$2" ]; then ok; else bad "$3"; fi
+expect_same() { # a, b, name (a failure shows the first lines of both)
+    if [ "$1" == "$2" ]; then ok; return; fi
+    bad "$3"
+    printf '%s\n' "$1" | head -3 | cut -c1-200 | sed 's/^/  got:      /' >&2
+    printf '%s\n' "$2" | head -3 | cut -c1-200 | sed 's/^/  expected: /' >&2
 }
 
 # A complete PDF (qk-plot's figure.pdf) whose fonts are all embedded (cairo
