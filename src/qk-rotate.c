@@ -12,6 +12,7 @@
 #include "qk/heads.h"
 #include "qk/moments.h"
 #include "qk/rotation.h"
+#include "qk/rotation_tables.h"
 #include "qk/stage.h"
 #include "qk/store.h"
 

@@ -248,7 +248,7 @@ same_as demo "$W" "the edited synthetic data written again"
 # ---- 4b. a comment added at the top of a stage's source and a library file ----------
 # The programs are compiled and linked again, but their code is the same:
 # no stage reruns (the debug line tables moved, and the build ID with them).
-for f in src/qk-rotate.c src/lib/rotation.c; do
+for f in src/qk-rotate.c src/lib/analysis/rotation.c; do
     sed -i '1i /* a comment that moves every line of the file down */' "$W/$f"
 done
 mk "$W" DATASETS="$sets" report

@@ -1,4 +1,4 @@
-/* Declarative options (src/lib/cli.c): one table gives the parsing and the
+/* Declarative options (src/lib/cli/cli.c): one table gives the parsing and the
  * --help text. The shared options are handled by the parser, the
  * program's own come back with their values, operands may stand anywhere;
  * the help aligns and wraps the options; --help, --version, an unknown

@@ -1,4 +1,4 @@
-/* The heads of a store as jobs and the per-head runner (src/lib/heads.c):
+/* The heads of a store as jobs and the per-head runner (src/lib/io/heads.c):
  * job order and pair checks, grouping by key head or one job a group, every
  * job run exactly once for any thread count, and the first failure
  * reported with its head. */

@@ -1,4 +1,4 @@
-/* Unit tests of the per-kind moments (src/lib/moments.c). */
+/* Unit tests of the per-kind moments (src/lib/analysis/moments.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* Unit tests of the report's numbers (src/lib/numbers.c,
- * src/lib/numbers_typeset.c): formats, the file round trip, and the
+/* Unit tests of the report's numbers (src/lib/report/numbers.c,
+ * src/lib/report/numbers_typeset.c): formats, the file round trip, and the
  * typesetting conventions for HTML, plain text and LaTeX. */
 #include <math.h>
 #include <stdlib.h>

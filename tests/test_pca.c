@@ -1,5 +1,5 @@
-/* Unit tests of the combined QK PCA (src/lib/pca.c) and the head taxonomy
- * (src/lib/taxonomy.c), including a cross-check against an independent
+/* Unit tests of the combined QK PCA (src/lib/analysis/pca.c) and the head taxonomy
+ * (src/lib/analysis/taxonomy.c), including a cross-check against an independent
  * numpy/scikit-learn implementation (tests/pca_crosscheck.py). */
 #include <math.h>
 #include <stdio.h>

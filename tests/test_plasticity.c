@@ -11,7 +11,7 @@
 
 #include "qk/plasticity.h"
 #include "qk/rng.h"
-#include "../src/lib/plasticity_internal.h"
+#include "../src/lib/analysis/plasticity_internal.h"
 #include "testutil.h"
 
 /* ---- PP ----------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* How text reaches a gnuplot script (src/lib/plot.c): markup kept, or
+/* How text reaches a gnuplot script (src/lib/report/plot.c): markup kept, or
  * drawn as written (in a string or a quoted field of inline data, and in
  * the label of a tic list, which gnuplot reads as a format). */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Unit tests of the planar rotation model (src/lib/rotation*.c): the drift
+/* Unit tests of the planar rotation model (src/lib/analysis/rotation*.c): the drift
  * lemma, orthonormality and exact identities, invariances, recovery of
  * planted heads, the angle, LDA and omega routines, degenerate heads (also
  * through the programs), the axes file and the model summary. */
@@ -14,6 +14,7 @@
 #include "qk/moments.h"
 #include "qk/rng.h"
 #include "qk/rotation.h"
+#include "qk/rotation_tables.h"
 #include "qk/store.h"
 #include "qk/table.h"
 #include "testutil.h"

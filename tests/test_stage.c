@@ -1,4 +1,4 @@
-/* The stage skeleton (src/lib/stage.c): on a store written here, every
+/* The stage skeleton (src/lib/cli/stage.c): on a store written here, every
  * usable head is analysed once with the vectors of its own configs, a
  * rejected head keeps an empty slot, a key head's first query head on a
  * thread is flagged, --max-heads cuts the list, thread states are paired,

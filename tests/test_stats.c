@@ -1,4 +1,4 @@
-/* Unit tests of the descriptive statistics (src/lib/stats.c). */
+/* Unit tests of the descriptive statistics (src/lib/core/stats.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,6 @@
-# Compiling the suite: one static library (src/lib) and thin programs
-# (src/qk-*.c), warning-free with gcc -O2 -Wall -Wextra. Every object,
+# Compiling the suite: the library in modules (src/lib/<module>/, one static
+# library each) and thin programs (src/qk-*.c), warning-free with gcc -O2
+# -Wall -Wextra. Every object,
 # library and program is written under a temporary name and renamed, so a
 # build killed while linking never leaves a truncated file that looks new.
 
@@ -14,16 +15,50 @@ QK_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -ffp-contract=off -Iinclude \
 QK_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
-LIB_SRC   := $(sort $(wildcard src/lib/*.c))
+# The library's modules, bottom up. A module uses only modules below it
+# (MODULE_USES_<module>, the whole closure) and implements the headers
+# include/qk/NAME.h of MODULE_HEADERS_<module>. The core, io and analysis
+# modules never exit (they return a qk_err); cli is the program layer
+# (options, qk_die, the stage skeleton); report, synth and archive may exit.
+QK_MODULES := core io analysis cli report synth archive
+MODULE_HEADERS_core     := common rng stats simd blas
+MODULE_HEADERS_io       := parquet thrift store registry source revision heads reader
+MODULE_HEADERS_analysis := pca moments taxonomy rotation plasticity
+MODULE_HEADERS_cli      := cli die stage values
+MODULE_HEADERS_report   := table study pca_tables rotation_tables plasticity_tables numbers plot
+MODULE_HEADERS_synth    := synth pqwrite
+MODULE_HEADERS_archive  := archive
+MODULE_USES_core     :=
+MODULE_USES_io       := core
+MODULE_USES_analysis := core
+MODULE_USES_cli      := io core
+MODULE_USES_report   := cli io core
+MODULE_USES_synth    := io core
+MODULE_USES_archive  := cli io core
+
+# A static library's unresolved symbols are looked up only in the libraries
+# after it on the command line: a module comes before the modules it uses.
+QK_LINK_ORDER := archive synth report cli analysis io core
+module_lib = build/lib/libqk-$(1).a
+LIB_SRC   := $(sort $(wildcard $(QK_MODULES:%=src/lib/%/*.c)))
 LIB_OBJ   := $(LIB_SRC:src/lib/%.c=build/obj/lib/%.o)
-LIB_A     := build/lib/libqk.a
+LIB_A     := $(foreach m,$(QK_MODULES),$(call module_lib,$(m)))
+
+# The modules that sources (a program's or test's files) link, in link
+# order: those implementing the headers they include, with what they use.
+qk_headers_of = $(shell sed -n 's|^\#include "qk/\([a-z_0-9]*\)\.h".*|\1|p' $(1) | sort -u)
+qk_modules_of = $(foreach m,$(QK_MODULES),$(if $(filter $(MODULE_HEADERS_$(m)),$(1)),$(m)))
+qk_link_modules = $(filter $(foreach m,$(call qk_modules_of,$(call \
+  qk_headers_of,$(1))),$(m) $(MODULE_USES_$(m))),$(QK_LINK_ORDER))
+# The libraries to link for sources $(1).
+qk_libs = $(foreach m,$(call qk_link_modules,$(1)),$(call module_lib,$(m)))
 PROG_SRC  := $(sort $(wildcard src/qk-*.c))
 # a program too large for one file is a folder src/qk-NAME/ of .c files
 PROG_DIRS := $(patsubst src/%/,%,$(sort $(wildcard src/qk-*/)))
 PROGS     := $(PROG_SRC:src/%.c=bin/%) $(PROG_DIRS:%=bin/%)
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRC:tests/%.c=build/tests/%)
-HEADERS   := $(wildcard include/qk/*.h src/lib/*.h)
+HEADERS   := $(wildcard include/qk/*.h $(QK_MODULES:%=src/lib/%/*.h))
 
 # What compiles the suite, as a record: another compiler, compiler version
 # or flags (make CFLAGS=-O0) rebuilds every object and program. (A stage
@@ -39,27 +74,31 @@ build/obj/lib/%.o: src/lib/%.c $(HEADERS) $(COMPILE_RECORD) | deps
 	$(call step,CC,$<) $(CC) $(CFLAGS) $(QK_CFLAGS) -c $< -o $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
-$(LIB_A): $(LIB_OBJ)
+# build/lib/libqk-<module>.a: the objects of src/lib/<module>/
+$(foreach m,$(QK_MODULES),$(eval $(call module_lib,$(m)): $(filter build/obj/lib/$(m)/%,$(LIB_OBJ))))
+build/lib/libqk-%.a:
 	@mkdir -p $(@D)
 	$(quiet)rm -f $@.tmp
 	$(call step,AR,$@) ar rcs $@.tmp $^
 	$(quiet)mv -f $@.tmp $@
 
-bin/%: src/%.c $(LIB_A) $(HEADERS) $(COMPILE_RECORD)
+bin/%: src/%.c $$(call qk_libs,src/$$*.c) $(HEADERS) $(COMPILE_RECORD)
 	@mkdir -p $(@D)
-	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $< $(LIB_A) $(QK_LIBS) -o $@.tmp
+	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $< $(filter %.a,$^) $(QK_LIBS) -o $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
-build/tests/%: tests/%.c tests/testutil.h $(LIB_A) $(HEADERS) $(COMPILE_RECORD)
+build/tests/%: tests/%.c tests/testutil.h $$(call qk_libs,tests/$$*.c tests/testutil.h) $(HEADERS) $(COMPILE_RECORD)
 	@mkdir -p $(@D)
-	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) -Itests $< $(LIB_A) $(CHECK_LIBS) $(QK_LIBS) -o $@.tmp
+	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) -Itests $< $(filter %.a,$^) $(CHECK_LIBS) \
+	  $(QK_LIBS) -o $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
 define program_folder_rule
-bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(LIB_A) $$(HEADERS) $$(COMPILE_RECORD)
+bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(call qk_libs,$$(wildcard src/$(1)/*.c src/$(1)/*.h)) \
+          $$(HEADERS) $$(COMPILE_RECORD)
 	@mkdir -p $$(@D)
-	$$(call step,LD,$$@) $$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) $$(LIB_A) \
-	  $$(QK_LIBS) -o $$@.tmp
+	$$(call step,LD,$$@) $$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) \
+	  $$(filter %.a,$$^) $$(QK_LIBS) -o $$@.tmp
 	$$(quiet)mv -f $$@.tmp $$@
 endef
 $(foreach p,$(PROG_DIRS),$(eval $(call program_folder_rule,$(p))))

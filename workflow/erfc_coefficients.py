@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Coefficients of the vectorisable erfc of the plasticity stage (src/lib/plasticity_erfc.c).
+"""Coefficients of the vectorisable erfc of the plasticity stage (src/lib/analysis/plasticity_erfc.c).
 
 Usage: erfc_coefficients.py [--check N]     (needs mpmath: Debian python3-mpmath)
 
-Prints the C tables pasted into src/lib/plasticity_erfc.c, then the largest
+Prints the C tables pasted into src/lib/analysis/plasticity_erfc.c, then the largest
 relative error of the double-precision algorithm below against mpmath's erfc
 on N points (default 200000) of [0, 26.5], emulated operation by operation in
 Python floats (IEEE doubles, correctly rounded like SSE2 without FMA):

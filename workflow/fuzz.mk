@@ -14,7 +14,7 @@ FUZZ_CC      := clang
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
 FUZZ_LIB_OBJ := $(LIB_SRC:src/lib/%.c=build/fuzz/obj/lib/%.o)
-FUZZ_LIB_A   := build/fuzz/lib/libqk.a
+fuzz_module_lib = build/fuzz/lib/libqk-$(1).a
 FUZZ_BINS    := $(FUZZ_TARGETS:%=build/fuzz/bin/fuzz_%)
 FUZZ_RUNS    := $(FUZZ_TARGETS:%=fuzz-run-%)
 
@@ -28,20 +28,24 @@ build/fuzz/obj/lib/%.o: src/lib/%.c $(HEADERS) | fuzz-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(QK_CFLAGS) -c $< -o $@
 
-$(FUZZ_LIB_A): $(FUZZ_LIB_OBJ)
+# one library per module, as in workflow/build.mk
+$(foreach m,$(QK_MODULES),$(eval $(call fuzz_module_lib,$(m)): $(filter \
+  build/fuzz/obj/lib/$(m)/%,$(FUZZ_LIB_OBJ))))
+build/fuzz/lib/libqk-%.a:
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-build/fuzz/bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_A) $(HEADERS) | fuzz-deps
+build/fuzz/bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $$(foreach m,$$(call \
+  qk_link_modules,tests/fuzz/fuzz_$$*.c tests/fuzz/fuzz.h),$$(call fuzz_module_lib,$$(m))) $(HEADERS) | fuzz-deps
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(QK_CFLAGS) -Itests/fuzz $< $(FUZZ_LIB_A) \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(QK_CFLAGS) -Itests/fuzz $< $(filter %.a,$^) \
 	    $(QK_LIBS) -o $@
 
 # Seeds: small files written by the library's own writers, the test
 # fixtures, archives packed by qk-archive (gcc build).
-build/fuzz/make-seeds: tests/fuzz/make_seeds.c $(LIB_A) $(HEADERS)
+build/fuzz/make-seeds: tests/fuzz/make_seeds.c $(call qk_libs,tests/fuzz/make_seeds.c) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(QK_CFLAGS) $< $(LIB_A) $(QK_LIBS) -o $@
+	$(CC) $(CFLAGS) $(QK_CFLAGS) $< $(filter %.a,$^) $(QK_LIBS) -o $@
 
 build/fuzz/corpus/.done: tests/fuzz/seeds.sh build/fuzz/make-seeds bin/qk-archive \
                          $(wildcard tests/data/parquet-variants/*.parquet \
@@ -63,10 +67,10 @@ fuzz fuzz-long: $(FUZZ_RUNS)
 FUZZ_REPLAY_BINS := $(patsubst tests/fuzz/fuzz_%.c,build/tests/fuzz-replay/%, \
                       $(wildcard tests/fuzz/fuzz_*.c))
 
-build/tests/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(LIB_A) \
-                           $(HEADERS)
+build/tests/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h \
+                           $$(call qk_libs,tests/fuzz/fuzz_$$*.c tests/fuzz/fuzz.h) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(QK_CFLAGS) -DFUZZ_REPLAY -Itests/fuzz $< tests/fuzz/replay.c $(LIB_A) \
-	    $(QK_LIBS) -o $@
+	$(CC) $(CFLAGS) $(QK_CFLAGS) -DFUZZ_REPLAY -Itests/fuzz $< tests/fuzz/replay.c \
+	    $(filter %.a,$^) $(QK_LIBS) -o $@
 
 check: $(FUZZ_REPLAY_BINS)

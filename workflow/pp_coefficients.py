@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Coefficients of the single-precision PP of the plasticity stage (src/lib/plasticity_pp.c).
+"""Coefficients of the single-precision PP of the plasticity stage (src/lib/analysis/plasticity_pp.c).
 
 Usage: pp_coefficients.py [--check N]     (needs mpmath: Debian python3-mpmath)
 
@@ -20,7 +20,7 @@ root, an exponential or a division of its own:
 
 The polynomials are Chebyshev interpolants (mpmath, 40 digits) of PP on each
 piece, turned into monomials of u and rounded to float. Prints the C tables
-pasted into src/lib/plasticity_pp.c, then the largest absolute error of the
+pasted into src/lib/analysis/plasticity_pp.c, then the largest absolute error of the
 algorithm against mpmath's PP on N points of [0, 64) (default 20000), with
 every float operation emulated with correct rounding (mpmath at 24 bits):
 the rounding of the arithmetic included, not only the fit.

@@ -11,8 +11,8 @@
 #include <stdio.h>
 
 #include "qk/common.h"
+#include "qk/die.h"
 #include "qk/store.h"
-#include "qk/values.h"
 
 /* ---- options ---------------------------------------------------------------------- */
 
@@ -140,9 +140,12 @@ typedef struct qk_output {
  * before all are written: a writer that fails, or a file that cannot be
  * created, leaves no new output and exits 2 naming that file. */
 void qk_write_outputs(const qk_output *outputs, int n, const void *arg);
-/* Writes n closed texts (their buffers) to their paths like
- * qk_write_outputs: all or none. */
-void qk_write_texts(const qk_text *texts, int n);
+/* Writes n closed texts (their buffers, include/qk/values.h) to their
+ * paths like qk_write_outputs: all or none. (values.c calls it: the
+ * struct is named here, not included, so the two headers do not include
+ * each other.) */
+struct qk_text;
+void qk_write_texts(const struct qk_text *texts, int n);
 /* Commits n files opened with qk_atomic_open (and written) like
  * qk_write_outputs: all into place, or none and exit 2 naming the file. */
 void qk_output_commit_all(qk_atomic *files, int n);

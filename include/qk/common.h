@@ -33,17 +33,28 @@ const char *qk_progname(void);
 
 /* "prog: error: PATH: MSG" on stderr; path may be NULL. */
 void qk_report_error(const char *path, const char *msg);
-/* Reports like qk_report_error and exits with status. */
-void qk_die(int status, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4), noreturn));
 /* "prog: warning: ..." on stderr. */
 void qk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Allocation that exits with status 2 and a message when memory runs out. */
+/* Allocation that never returns NULL: when memory runs out it calls
+ * qk_out_of_memory, which does not return. */
 void *qk_malloc(size_t n);
 void *qk_calloc(size_t count, size_t size);
 void *qk_realloc(void *p, size_t n);
 char *qk_strdup(const char *s);
+
+/* What a failed allocation does. The library itself ends no program: the
+ * program layer (qk_args_init, src/lib/cli) installs a handler that
+ * reports "out of memory (allocating N bytes)" and exits with status 2.
+ * Without a handler the message is printed and the process aborts. A
+ * handler must not return. */
+typedef void (*qk_out_of_memory_fn)(size_t bytes);
+void qk_set_out_of_memory_handler(qk_out_of_memory_fn handler);
+void qk_out_of_memory(size_t bytes) __attribute__((noreturn));
+
+/* Removes the temporary files of the outputs not yet committed (the
+ * program layer calls it before it exits on an error). */
+void qk_remove_pending_outputs(void);
 
 /* Progress on stderr: printed only when stderr is a terminal and quiet is
  * off.  One line per call, so logs stay readable. */

@@ -272,14 +272,4 @@ void qk_rot_axes_free(qk_rot_axes_file *f);
 /* Index of the head (layer, head), or -1. */
 int qk_rot_axes_find(const qk_rot_axes_file *f, int layer, int head);
 
-/* ---- the model summary (docs/rotation.md, model_summary.csv) --------------- */
-
-/* Reads a per-head table (rotated.csv: model, family, then the rotation and
- * complement columns) and writes one row per model, in order of first
- * appearance, to fp as CSV. Returns -1 with a message on a missing column
- * or an unreadable file; a numeric cell that is no number ("nan", which
- * the stages write for an undefined value, is one) exits 2 naming the file
- * (qk_src_num). */
-int qk_rot_model_summary(const char *table_path, FILE *fp, qk_err *err);
-
 #endif

@@ -79,4 +79,14 @@ int rot_count_greater(const double *x, const double *y, const rot_rows *r);
  * than two or a variance is 0), as model_summary.csv's bias_sep_r. */
 double rot_pearson(const double *x, const double *y, const rot_rows *r);
 
+/* ---- the model summary (docs/rotation.md, model_summary.csv) --------------- */
+
+/* Reads a per-head table (rotated.csv: model, family, then the rotation and
+ * complement columns) and writes one row per model, in order of first
+ * appearance, to fp as CSV. Returns -1 with a message on a missing column
+ * or an unreadable file; a numeric cell that is no number ("nan", which
+ * the stages write for an undefined value, is one) exits 2 naming the file
+ * (qk_src_num). */
+int qk_rot_model_summary(const char *table_path, FILE *fp, qk_err *err);
+
 #endif

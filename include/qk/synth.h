@@ -197,7 +197,7 @@ int qk_synth_metrics_from_moments(int d, const double *basis,
 /* ---- presets ------------------------------------------------------------- */
 
 /* The means a dataset's heads are drawn around and the family law of their
- * spread (src/lib/synth_presets.c cites the thesis values of every row). */
+ * spread (src/lib/synth/synth_presets.c cites the thesis values of every row). */
 typedef struct qk_synth_preset {
     const char *id;
     const char *lineage;    /* datasets of one lineage share per-head draws */

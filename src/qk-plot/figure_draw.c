@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "figure.h"
+#include "qk/die.h"
 #include "qk/study.h"
 
 const char *const fig_okabe_ito[8] = {FIG_BLUE, FIG_VERMILLION, FIG_GREEN, FIG_ORANGE,

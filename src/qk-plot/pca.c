@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pca_fig.h"
+#include "qk/die.h"
 #include "qk/stats.h"
 
 /* Distinct values of the model column of a table. */

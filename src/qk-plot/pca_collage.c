@@ -7,6 +7,8 @@
 
 #include "pca_fig.h"
 
+#include "qk/die.h"
+
 #define MAX_PANELS 16
 
 /* The position colours use only the part of each map above this, so that

@@ -5,6 +5,8 @@
 
 #include "pca_fig.h"
 
+#include "qk/die.h"
+
 /* position-dominated, Q-positional, K-positional, content-focused, mixed */
 const char *const pca_category_colors[PCA_N_CAT] = {FIG_BLUE, FIG_SKY_BLUE, FIG_PURPLE, FIG_GREEN,
                                                     "#BBBBBB"};

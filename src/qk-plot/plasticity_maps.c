@@ -7,6 +7,8 @@
 
 #include "plasticity_fig.h"
 
+#include "qk/die.h"
+
 typedef struct heat_cell {
     int x, y;  /* dist_bin, mid_bin */
     double ap;

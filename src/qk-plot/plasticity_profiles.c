@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plasticity_fig.h"
+#include "qk/die.h"
 #include "qk/stats.h"
 
 /* ---- 05-07: profiles ------------------------------------------------------------- */

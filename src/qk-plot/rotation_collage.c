@@ -8,6 +8,8 @@
 
 #include "rotation_fig.h"
 
+#include "qk/die.h"
+
 #define MAX_PANELS 16
 #define LIGHT_CUT 0.2 /* the lightest fifth of Blues and Reds is not used */
 

@@ -7,6 +7,8 @@
 
 #include "summary.h"
 
+#include "qk/die.h"
+
 /* The figure id at the start of a --list line ("qk-pca/06"), into out. */
 static int line_id(const char *line, char *out, size_t cap)
 {

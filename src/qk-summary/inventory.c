@@ -6,6 +6,8 @@
 
 #include "summary.h"
 
+#include "qk/die.h"
+
 static const qk_key inventory_keys[] = {
     {"inventory.datasets", "count", "datasets (models and training checkpoints) in the run"},
     {"inventory.heads_total", "count", "query heads of all datasets"},

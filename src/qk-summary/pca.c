@@ -1,10 +1,11 @@
 /* Section "pca": the numbers of the report's combined QK PCA section, from
  * the study tables (qk.csv, qk_heads.csv). It aggregates with the code of
- * the PCA figures (src/lib/pca_tables.c), so text and figures agree. */
+ * the PCA figures (src/lib/report/pca_tables.c), so text and figures agree. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/die.h"
 #include "qk/pca_tables.h"
 #include "qk/stats.h"
 #include "summary.h"

@@ -1,5 +1,5 @@
 /* Section "plasticity": the numbers of the report's attention plasticity
- * section, aggregated by src/lib/plasticity_tables.c. The models of the
+ * section, aggregated by src/lib/report/plasticity_tables.c. The models of the
  * single-model figures are parameters (heatmaps, profiles, weights:
  * "NN=model ..."), so the figure-to-model mapping lives in the Make layer
  * that draws the figures. */
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/die.h"
 #include "qk/plasticity_tables.h"
 #include "qk/study.h"
 #include "summary.h"

@@ -1,11 +1,12 @@
 /* Section "rotation": the numbers of the report's planar rotation section,
  * from the study tables (model_summary.csv, rotated.csv). It aggregates
- * with the code of the rotation figures (src/lib/rotation_tables.c), so
+ * with the code of the rotation figures (src/lib/report/rotation_tables.c), so
  * text and figures agree. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/die.h"
 #include "qk/rotation_tables.h"
 #include "qk/stats.h"
 #include "qk/study.h"

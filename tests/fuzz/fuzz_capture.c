@@ -1,5 +1,5 @@
 /* Fuzz target: the capture metadata a download carries, as the source
- * record reads it (src/lib/source.c): the input is written both as
+ * record reads it (src/lib/io/source.c): the input is written both as
  * _saver_state.json and as README.md of a revision directory, then the
  * capture revision, the synthetic-source test and the configs the capture
  * lists are read from each, and the directory's source record is written

@@ -1,4 +1,4 @@
-/* Fuzz target: reading a downloaded revision (src/lib/revision.c), the
+/* Fuzz target: reading a downloaded revision (src/lib/io/revision.c), the
  * parts that come from files and names a user downloads.  The input is
  * lines: the first is the content of refs/main in a Hugging Face cache
  * root, the others are entries of the snapshot it should name (a config

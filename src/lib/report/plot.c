@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "qk/die.h"
+
 void qk_plot_begin(qk_plot *p, int width, int height)
 {
     memset(p, 0, sizeof *p);

@@ -20,6 +20,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "qk/die.h"
+
 #define CHUNK (64 * 1024)
 #define MANIFEST_MAX_BYTES ((int64_t)256 << 20)
 #define ZLIB_MAX_INPUT ((size_t)1 << 30) /* avail_in is 32 bits wide */

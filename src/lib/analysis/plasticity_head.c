@@ -29,7 +29,7 @@ double *qk_plast_raw_doubles(size_t n)
     size_t bytes = ((n ? n : 1) * sizeof(double) + 63) / 64 * 64;
     double *p = aligned_alloc(64, bytes);
     if (!p)
-        qk_die(QK_EXIT_DATA, NULL, "out of memory (allocating %zu bytes)", bytes);
+        qk_out_of_memory(bytes);
     return p;
 }
 

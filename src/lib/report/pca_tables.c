@@ -1,5 +1,6 @@
 /* Reading and aggregating the PCA study tables (include/qk/pca_tables.h). */
 #include "qk/pca_tables.h"
+#include "qk/die.h"
 #include "qk/stats.h"
 
 #include <math.h>

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/die.h"
+
 /* ---- paths, parameters, versions ----------------------------------------- */
 
 static int has_control(const char *s)

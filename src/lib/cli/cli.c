@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "qk/heads.h"
+#include "qk/values.h"
 
 /* ---- the help text ------------------------------------------------------------------- */
 
@@ -206,6 +207,7 @@ static void free_tables(qk_args *a)
 
 void qk_args_init(qk_args *a, const qk_program *prog, int argc, char **argv)
 {
+    qk_die_on_out_of_memory();
     memset(a, 0, sizeof *a);
     a->prog = prog;
     a->threads = 2;

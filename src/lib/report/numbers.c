@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/die.h"
 #include "qk/values.h"
 
 /* ---- kinds ------------------------------------------------------------------------ */

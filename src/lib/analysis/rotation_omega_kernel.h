@@ -1,5 +1,5 @@
 /* The sums of the omega fit for one batch of LANES frequencies
- * (src/lib/rotation_omega.c), written once for a vector type VEC of
+ * (src/lib/analysis/rotation_omega.c), written once for a vector type VEC of
  * VEC_WIDTH doubles: rotation_omega.c includes this file twice, for AVX2
  * (four doubles, the batch in one vector) and for the x86-64 baseline
  * (SSE2, two, the batch in two halves taken one after the other). Each

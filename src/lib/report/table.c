@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/die.h"
+
 /* Splits text into lines in place, dropping '\r' and empty last lines. */
 static char **split_lines(char *text, int *n)
 {

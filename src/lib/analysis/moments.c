@@ -19,7 +19,7 @@ double *qk_doubles(size_t n)
     bytes = (bytes + 63) / 64 * 64; /* aligned_alloc wants a multiple */
     double *p = aligned_alloc(64, bytes);
     if (!p)
-        qk_die(QK_EXIT_DATA, NULL, "out of memory (allocating %zu bytes)", bytes);
+        qk_out_of_memory(bytes);
     memset(p, 0, bytes);
     return p;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "qk/common.h"
+#include "qk/die.h"
 #include "qk/stats.h"
 #include "qk/study.h"
 

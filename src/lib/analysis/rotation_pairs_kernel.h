@@ -1,5 +1,5 @@
 /* The passes over the rows of the complement pairs
- * (src/lib/rotation_complement.c), for PAIR_LANES pairs at a time, one in
+ * (src/lib/analysis/rotation_complement.c), for PAIR_LANES pairs at a time, one in
  * each lane of a vector: included twice, for AVX2 (VEC of four doubles, the
  * lanes in one vector) and for the x86-64 baseline (two doubles, the lanes
  * in two halves taken one after the other). Each lane does exactly the

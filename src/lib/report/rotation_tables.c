@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/die.h"
 #include "qk/stats.h"
 #include "qk/study.h"
 

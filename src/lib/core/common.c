@@ -19,8 +19,8 @@ static mode_t output_umask = 022; /* the outputs' permissions: 0666 without it *
 static int progress_quiet = 0;
 
 /* The temporary files of the outputs being written. A program that stops
- * before their commit, on an error (qk_die) or on a signal (make stopped,
- * Ctrl-C), removes them, so that nothing half-written stays beside the
+ * before their commit, on an error (the program layer's exit, src/lib/cli)
+ * or on a signal (make stopped, Ctrl-C), removes them, so that nothing half-written stays beside the
  * outputs. The slots are written by the thread that opens or ends an output
  * and only read by the exit and signal paths (unlink is async-signal-safe). */
 #define MAX_PENDING 256
@@ -69,7 +69,7 @@ static int remove_tree_raw(int parent, const char *name, int depth)
     return unlinkat(parent, name, AT_REMOVEDIR);
 }
 
-static void remove_pending(void)
+void qk_remove_pending_outputs(void)
 {
     for (int i = 0; i < MAX_PENDING; i++) {
         const char *path = pending[i];
@@ -85,7 +85,7 @@ void qk_temp_end(char *path) { pending_set(path, NULL); }
 
 static void stop_on_signal(int sig)
 {
-    remove_pending();
+    qk_remove_pending_outputs();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -170,36 +170,6 @@ void qk_report_error(const char *path, const char *msg)
         fprintf(stderr, "%s: error: %s\n", progname, msg);
 }
 
-/* The first thread to stop the program; another thread that fails at the
- * same time (out of memory in every worker) waits for its exit instead of
- * printing a second line and exiting under it. */
-static pthread_mutex_t dying = PTHREAD_MUTEX_INITIALIZER;
-static pthread_t dying_thread;
-
-static void stop_once(int status)
-{
-    if (pthread_mutex_trylock(&dying) != 0) {
-        if (pthread_equal(dying_thread, pthread_self()))
-            _exit(status); /* failed again on its way out */
-        for (;;)
-            pause();
-    }
-    dying_thread = pthread_self();
-}
-
-void qk_die(int status, const char *path, const char *fmt, ...)
-{
-    stop_once(status);
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    qk_report_error(path, msg);
-    remove_pending();
-    exit(status);
-}
-
 void qk_warn(const char *fmt, ...)
 {
     va_list ap;
@@ -211,16 +181,31 @@ void qk_warn(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-static void out_of_memory(size_t n)
+static qk_out_of_memory_fn out_of_memory_handler;
+
+void qk_set_out_of_memory_handler(qk_out_of_memory_fn handler)
 {
-    qk_die(QK_EXIT_DATA, NULL, "out of memory (allocating %zu bytes)", n);
+    out_of_memory_handler = handler;
+}
+
+void qk_out_of_memory(size_t n)
+{
+    if (out_of_memory_handler)
+        out_of_memory_handler(n);
+    /* no program layer to end the program with its status: stop here, as
+     * the handler would, without returning a NULL no caller expects */
+    char msg[96];
+    snprintf(msg, sizeof msg, "out of memory (allocating %zu bytes)", n);
+    qk_report_error(NULL, msg);
+    qk_remove_pending_outputs();
+    abort();
 }
 
 void *qk_malloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        out_of_memory(n);
+        qk_out_of_memory(n);
     return p;
 }
 
@@ -228,7 +213,7 @@ void *qk_calloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        out_of_memory(count * size);
+        qk_out_of_memory(count * size);
     return p;
 }
 
@@ -236,7 +221,7 @@ void *qk_realloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     if (!q)
-        out_of_memory(n);
+        qk_out_of_memory(n);
     return q;
 }
 

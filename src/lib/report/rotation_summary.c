@@ -1,13 +1,12 @@
 /* The per-model summary of the rotation tables (docs/rotation.md,
  * model_summary.csv): the means, medians, fractions and quartiles the
  * figures aggregate, from the merged per-head table. */
-#include "qk/rotation.h"
+#include "qk/rotation_tables.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "qk/rotation_tables.h"
 #include "qk/table.h"
 
 /* The per-head columns the summary reads. */
