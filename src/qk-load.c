@@ -8,7 +8,7 @@
 
 #include "qk/cli.h"
 #include "qk/common.h"
-#include "qk/parquet.h"
+#include "qk/reader.h"
 #include "qk/registry.h"
 #include "qk/revision.h"
 #include "qk/source.h"
@@ -106,7 +106,7 @@ static void parse_args(int argc, char **argv, options *o)
 
 /* ---- --stats ------------------------------------------------------------ */
 
-static void print_stats(const char *config, const qk_pq_stats *s)
+static void print_stats(const char *config, const qk_row_stats *s)
 {
     printf("{\"config\":\"%s\",\"rows\":%" PRId64 ",\"dim\":%d,\"position_sum\":%" PRId64
            ",\"example_id_sum\":%" PRId64 ",\"vector_sum\":",
@@ -142,19 +142,27 @@ static void lone_file_config_name(const char *path, char *out, size_t cap)
         out[n - 8] = '\0';
 }
 
-static int stats_one_file(const char *path, const char *config)
+/* The stats of rows just read, or the error naming path. */
+static int print_rows_stats(int read_rc, qk_rows *rows, const char *config, const char *path,
+                            const qk_err *err)
 {
-    qk_pq_table t;
-    qk_err err;
-    if (qk_parquet_read_file(path, &t, &err) != 0) {
-        qk_report_error(path, err.msg);
+    if (read_rc != 0) {
+        qk_report_error(path, err->msg);
         return -1;
     }
-    qk_pq_stats s;
-    qk_pq_table_stats(&t, &s);
+    qk_row_stats s;
+    qk_rows_stats(rows, &s);
     print_stats(config, &s);
-    qk_pq_table_free(&t);
+    qk_rows_free(rows);
     return 0;
+}
+
+static int stats_one_file(const char *path, const char *config)
+{
+    qk_rows rows;
+    qk_err err;
+    int rc = qk_input_read_file(path, &rows, &err);
+    return print_rows_stats(rc, &rows, config, path, &err);
 }
 
 static int run_stats(const char *path, const char *dataset)
@@ -171,16 +179,19 @@ static int run_stats(const char *path, const char *dataset)
     char *root = qk_revision_resolve(path, NULL, dataset, &err);
     if (!root)
         qk_die(QK_EXIT_DATA, path, "%s", err.msg);
-    qk_revision rev;
-    if (qk_revision_scan(root, &rev, &err) != 0)
+    qk_input in;
+    if (qk_input_open(root, &in, &err) != 0)
         qk_die(QK_EXIT_DATA, root, "%s", err.msg);
     free(root);
     int status = QK_EXIT_OK;
-    for (int i = 0; i < rev.n && status == QK_EXIT_OK; i++)
-        for (int j = 0; j < rev.configs[i].n_paths && status == QK_EXIT_OK; j++)
-            if (stats_one_file(rev.configs[i].paths[j], rev.configs[i].name) != 0)
-                status = QK_EXIT_DATA;
-    qk_revision_free(&rev);
+    for (int i = 0; i < in.rev.n && status == QK_EXIT_OK; i++) {
+        qk_rows rows;
+        int rc = qk_input_read(&in, i, &rows, &err);
+        if (print_rows_stats(rc, &rows, in.rev.configs[i].name, qk_input_config_path(&in, i),
+                             &err) != 0)
+            status = QK_EXIT_DATA;
+    }
+    qk_input_close(&in);
     return status;
 }
 
@@ -249,20 +260,8 @@ static void load_dataset_facts(const options *o, const char *root, qk_dataset *d
     free(conf);
 }
 
-/* Reads the Parquet file of a config (qk_revision_scan allows one). */
-static int read_config(const qk_config_file *c, qk_pq_table *t, uint64_t *bytes, qk_err *err)
-{
-    *bytes = 0;
-    if (qk_parquet_read_file(c->paths[0], t, err) != 0)
-        return -1;
-    struct stat st;
-    if (stat(c->paths[0], &st) == 0)
-        *bytes = (uint64_t)st.st_size;
-    return 0;
-}
-
 /* The checks a capture must pass before any analysis trusts it. */
-static int validate_config(const qk_pq_table *t, const qk_dataset *ds, qk_err *err)
+static int validate_config(const qk_rows *t, const qk_dataset *ds, qk_err *err)
 {
     if (t->rows == 0)
         return qk_fail(err, "no rows (the capture tool never writes empty configs)");
@@ -288,7 +287,7 @@ static int validate_config(const qk_pq_table *t, const qk_dataset *ds, qk_err *e
 typedef struct load_totals {
     int q_configs, k_configs;
     int64_t q_rows, k_rows;
-    uint64_t parquet_bytes;
+    uint64_t input_bytes; /* the size of the files read */
     int listed, listed_present; /* the configs the capture lists, and of them
                                    those present; -1 when it lists none */
 } load_totals;
@@ -320,7 +319,7 @@ static void write_inventory(FILE *fp, const qk_dataset *ds, const load_totals *t
                     "\t%zu\t%016" PRIx64 "\t%s\t%s\t",
             ds->id, ds->label[0] ? ds->label : ds->id, ds->study[0] ? ds->study : "extra",
             ds->family[0] ? ds->family : "other", tot->q_configs, tot->k_configs,
-            tot->q_rows, tot->k_rows, h->dim, tot->parquet_bytes, (size_t)h->file_size,
+            tot->q_rows, tot->k_rows, h->dim, tot->input_bytes, (size_t)h->file_size,
             h->checksum, origin, revision);
     if (tot->listed < 0)
         fputs("-\t-\n", fp);
@@ -371,14 +370,15 @@ static int *mark_paired(const qk_revision *rev, const qk_dataset *ds, const qk_h
     return paired;
 }
 
-/* Config directories without a Parquet file (an interrupted download):
+/* Config directories without a data file (an interrupted download):
  * one warning naming the first, as for missing key files. */
-static void warn_empty_configs(const qk_revision *rev, const char *root)
+static void warn_empty_configs(const qk_input *in, const char *root)
 {
+    const qk_revision *rev = &in->rev;
     if (rev->n_empty)
-        qk_warn("%s: %d config director%s without a Parquet file left out (%s%s)", root,
-                rev->n_empty, rev->n_empty == 1 ? "y" : "ies", rev->first_empty,
-                rev->n_empty > 1 ? ", ..." : "");
+        qk_warn("%s: %d config director%s without a %s file left out (%s%s)", root,
+                rev->n_empty, rev->n_empty == 1 ? "y" : "ies", in->format->noun,
+                rev->first_empty, rev->n_empty > 1 ? ", ..." : "");
 }
 
 /* The configs the capture lists (_saver_state.json, README.md) against
@@ -412,22 +412,21 @@ static void count_listed(const qk_revision *rev, const char *root, load_totals *
 /* Decodes, validates and appends every config the store holds (paired) to
  * the store being written to output; on error the partial store is removed
  * and the message names the file. */
-static void load_configs(const qk_revision *rev, const int *paired, const char *output,
+static void load_configs(qk_input *in, const int *paired, const char *output,
                          const qk_dataset *ds, qk_store_writer *w, load_totals *tot)
 {
-    for (int i = 0; i < rev->n; i++) {
-        const qk_config_file *c = &rev->configs[i];
+    for (int i = 0; i < in->rev.n; i++) {
+        const qk_config_file *c = &in->rev.configs[i];
         if (!paired[i])
             continue;
-        qk_pq_table t;
-        uint64_t bytes;
+        qk_rows t;
         qk_err err;
-        if (read_config(c, &t, &bytes, &err) != 0 || validate_config(&t, ds, &err) != 0) {
+        if (qk_input_read(in, i, &t, &err) != 0 || validate_config(&t, ds, &err) != 0) {
             qk_store_writer_abort(w);
-            qk_die(QK_EXIT_DATA, c->paths[0], "%s", err.msg);
+            qk_die(QK_EXIT_DATA, qk_input_config_path(in, i), "%s", err.msg);
         }
         if (qk_store_writer_add(w, c->layer, c->head, c->kind, t.rows, t.position,
-                                t.example_id, t.bucket, t.vector, bytes, &err) != 0) {
+                                t.example_id, t.bucket, t.vector, t.bytes, &err) != 0) {
             qk_store_writer_abort(w);
             qk_die(QK_EXIT_DATA, output, "%s", err.msg);
         }
@@ -438,18 +437,19 @@ static void load_configs(const qk_revision *rev, const int *paired, const char *
             tot->k_configs++;
             tot->k_rows += t.rows;
         }
-        tot->parquet_bytes += bytes;
-        qk_pq_table_free(&t);
+        tot->input_bytes += t.bytes;
+        qk_rows_free(&t);
     }
 }
 
 /* Writes the store and the inventory (--inventory) and puts them into
  * place together: an inventory that cannot be written leaves no new
  * store either. */
-static void write_outputs(const options *o, const qk_revision *rev, const int *paired,
+static void write_outputs(const options *o, qk_input *in, const int *paired,
                           const qk_head_pair *pairs, int n_pairs, const qk_dataset *ds,
                           load_totals *tot)
 {
+    const qk_revision *rev = &in->rev;
     /* the source record is read first: a bad one stops before the work */
     char origin[4096], revision[256];
     data_provenance(o, origin, sizeof origin, revision, sizeof revision);
@@ -459,7 +459,7 @@ static void write_outputs(const options *o, const qk_revision *rev, const int *p
     qk_err err;
     if (qk_store_writer_open(&w, o->output, &meta, &err) != 0)
         qk_die(QK_EXIT_DATA, o->output, "%s", err.msg);
-    load_configs(rev, paired, o->output, ds, &w, tot);
+    load_configs(in, paired, o->output, ds, &w, tot);
     /* the store's config index of each config of rev (the left-out ones
      * are not in the store) */
     int *at = qk_calloc((size_t)rev->n + 1, sizeof *at);
@@ -481,11 +481,11 @@ static void write_outputs(const options *o, const qk_revision *rev, const int *p
     }
     qk_output_commit_all(files, n_files);
     qk_progress("%s: %d query + %d key configs, %" PRId64 " + %" PRId64
-                " vectors, %.1f MB Parquet -> %.1f MB store (%.2fx)",
+                " vectors, %.1f MB %s -> %.1f MB store (%.2fx)",
                 ds->id, tot->q_configs, tot->k_configs, tot->q_rows, tot->k_rows,
-                tot->parquet_bytes / 1e6, w.header.file_size / 1e6,
+                tot->input_bytes / 1e6, in->format->noun, w.header.file_size / 1e6,
                 (double)w.header.file_size /
-                    (double)(tot->parquet_bytes ? tot->parquet_bytes : 1));
+                    (double)(tot->input_bytes ? tot->input_bytes : 1));
 }
 
 static int run_load(const options *o)
@@ -496,23 +496,23 @@ static int run_load(const options *o)
         qk_die(QK_EXIT_DATA, o->input, "%s", err.msg);
     qk_dataset ds;
     load_dataset_facts(o, root, &ds);
-    qk_revision rev;
-    if (qk_revision_scan(root, &rev, &err) != 0)
+    qk_input in;
+    if (qk_input_open(root, &in, &err) != 0)
         qk_die(QK_EXIT_DATA, root, "%s", err.msg);
-    warn_empty_configs(&rev, root);
-    if (rev.n == 0)
-        qk_die(QK_EXIT_DATA, root, "no config directories with Parquet files");
+    warn_empty_configs(&in, root);
+    if (in.rev.n == 0)
+        qk_die(QK_EXIT_DATA, root, "no config directories with %s files", in.format->noun);
     load_totals tot = {0};
-    count_listed(&rev, root, &tot);
+    count_listed(&in.rev, root, &tot);
     qk_head_pair *pairs;
     int n_pairs;
-    if (qk_revision_pair(&rev, &ds, &pairs, &n_pairs, &err) != 0)
+    if (qk_revision_pair(&in.rev, &ds, &pairs, &n_pairs, &err) != 0)
         qk_die(QK_EXIT_DATA, root, "%s", err.msg);
-    int *paired = mark_paired(&rev, &ds, pairs, n_pairs, root);
-    write_outputs(o, &rev, paired, pairs, n_pairs, &ds, &tot);
+    int *paired = mark_paired(&in.rev, &ds, pairs, n_pairs, root);
+    write_outputs(o, &in, paired, pairs, n_pairs, &ds, &tot);
     free(paired);
     free(pairs);
-    qk_revision_free(&rev);
+    qk_input_close(&in);
     free(root);
     return QK_EXIT_OK;
 }

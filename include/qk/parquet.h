@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "qk/common.h"
+#include "qk/reader.h"
 
 /* The decoded columns of one sniffed-qk file. Arrays have `rows` entries;
  * vector holds rows * dim floats, row-major. dim is the common list length
@@ -36,15 +37,8 @@ int qk_parquet_read_file(const char *path, qk_pq_table *out, qk_err *err);
 void qk_pq_table_free(qk_pq_table *t);
 
 /* Statistics in the form of the fixtures' truth.json: sums in float64
- * accumulated in row order. */
-typedef struct qk_pq_stats {
-    int64_t rows;
-    int dim;
-    int64_t position_sum;
-    int64_t example_id_sum;
-    double vector_sum;
-    double vector_abs_sum;
-} qk_pq_stats;
+ * accumulated in row order (qk_rows_stats of the table's rows). */
+typedef qk_row_stats qk_pq_stats;
 
 void qk_pq_table_stats(const qk_pq_table *t, qk_pq_stats *s);
 

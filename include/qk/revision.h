@@ -42,6 +42,18 @@ char *qk_revision_resolve(const char *path, const char *revision, const char *da
  * second is a stray copy whose rows would count twice. An error names the
  * offending entry. */
 int qk_revision_scan(const char *root, qk_revision *rev, qk_err *err);
+
+/* The data files of a config directory in one input format: their names
+ * end in suffix; noun names the format in messages ("Parquet"). */
+typedef struct qk_config_files {
+    const char *suffix;
+    const char *noun;
+} qk_config_files;
+extern const qk_config_files qk_parquet_config_files;
+/* qk_revision_scan for the files of another format (qk_revision_scan is
+ * this with qk_parquet_config_files); the messages name files->noun. */
+int qk_revision_scan_files(const char *root, const qk_config_files *files, qk_revision *rev,
+                           qk_err *err);
 void qk_revision_free(qk_revision *rev);
 
 /* A query config and the key config that serves it (indices into rev). */

@@ -878,17 +878,6 @@ void qk_pq_table_free(qk_pq_table *t)
 
 void qk_pq_table_stats(const qk_pq_table *t, qk_pq_stats *s)
 {
-    memset(s, 0, sizeof *s);
-    s->rows = t->rows;
-    s->dim = t->dim;
-    for (int64_t i = 0; i < t->rows; i++) {
-        s->position_sum += t->position[i];
-        s->example_id_sum += t->example_id[i];
-    }
-    size_t n = (size_t)t->rows * (size_t)t->dim;
-    for (size_t i = 0; i < n; i++) {
-        double v = t->vector[i];
-        s->vector_sum += v;
-        s->vector_abs_sum += v < 0 ? -v : v;
-    }
+    const qk_rows rows = {t->rows, t->dim, t->bucket, t->example_id, t->position, t->vector, 0};
+    qk_rows_stats(&rows, s);
 }

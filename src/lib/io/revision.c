@@ -204,23 +204,26 @@ char *qk_revision_resolve(const char *path, const char *revision, const char *da
     return resolve_subfolder(path, dataset, err);
 }
 
-/* Collects the Parquet files of one config directory. */
-static int scan_config(const char *dir, qk_config_file *c, qk_err *err)
+/* Collects the data files (their names ending in files->suffix) of one
+ * config directory. */
+static int scan_config(const char *dir, const qk_config_files *files, qk_config_file *c,
+                       qk_err *err)
 {
     char **names;
     int n;
     if (list_dir(dir, &names, &n, err) != 0)
         return -1;
     for (int i = 0; i < n; i++) {
-        if (!has_suffix(names[i], ".parquet"))
+        if (!has_suffix(names[i], files->suffix))
             continue;
         c->paths = qk_realloc(c->paths, (size_t)(c->n_paths + 1) * sizeof *c->paths);
         c->paths[c->n_paths++] = qk_path_join(dir, names[i]);
     }
     free_names(names, n);
     if (c->n_paths > 1)
-        return qk_fail(err, "%s holds %d Parquet files (%s, %s%s); the capture tool writes "
+        return qk_fail(err, "%s holds %d %s files (%s, %s%s); the capture tool writes "
                        "one per config, remove the stray copies", c->name, c->n_paths,
+                       files->noun,
                        strrchr(c->paths[0], '/') + 1, strrchr(c->paths[1], '/') + 1,
                        c->n_paths > 2 ? ", ..." : "");
     return 0;
@@ -236,7 +239,15 @@ static int cmp_config(const void *pa, const void *pb)
     return a->kind - b->kind;
 }
 
+const qk_config_files qk_parquet_config_files = {".parquet", "Parquet"};
+
 int qk_revision_scan(const char *root, qk_revision *rev, qk_err *err)
+{
+    return qk_revision_scan_files(root, &qk_parquet_config_files, rev, err);
+}
+
+int qk_revision_scan_files(const char *root, const qk_config_files *files, qk_revision *rev,
+                           qk_err *err)
 {
     memset(rev, 0, sizeof *rev);
     rev->root = qk_strdup(root);
@@ -256,7 +267,7 @@ int qk_revision_scan(const char *root, qk_revision *rev, qk_err *err)
             continue;
         }
         snprintf(c.name, sizeof c.name, "l%02dh%02d%c", c.layer, c.head, c.kind);
-        rc = scan_config(dir, &c, err);
+        rc = scan_config(dir, files, &c, err);
         free(dir);
         if (rc == 0 && c.n_paths == 0) {
             if (rev->n_empty++ == 0) /* a directory without data is not a config */
