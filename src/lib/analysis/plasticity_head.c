@@ -24,15 +24,6 @@
 #include "plasticity_internal.h"
 #include "plasticity_vec.h"
 
-double *qk_plast_raw_doubles(size_t n)
-{
-    size_t bytes = ((n ? n : 1) * sizeof(double) + 63) / 64 * 64;
-    double *p = aligned_alloc(64, bytes);
-    if (!p)
-        qk_out_of_memory(bytes);
-    return p;
-}
-
 double qk_plast_near_2_20(double x)
 {
     int e;
@@ -49,60 +40,6 @@ int64_t qk_plast_longest_span(const int64_t *start, int n)
         if (start[i + 1] - start[i] > most)
             most = start[i + 1] - start[i];
     return most;
-}
-
-/* ---- what a thread keeps between heads --------------------------------------------------- */
-
-struct qk_plast_cache {
-    double *buf[QK_PLAST_N_BUFS];
-    size_t buf_size[QK_PLAST_N_BUFS];
-    qk_plast_layout *layout; /* of the last head */
-    /* the keys of the last head's key head, in the layout's order */
-    const void *key_source;  /* qk_plast_rows.source; NULL: none kept */
-    const qk_plast_layout *key_layout;
-    int key_scaled, d;
-    double *sign;            /* [d] orientation */
-    double *scale;           /* [d] the sign times the keys' power of two */
-    float *keys;             /* [nk * d] the store's floats */
-    int64_t heads;           /* analysed with it so far */
-};
-
-qk_plast_cache *qk_plast_cache_new(void)
-{
-    return qk_calloc(1, sizeof(qk_plast_cache));
-}
-
-static void forget_keys(qk_plast_cache *c)
-{
-    free(c->sign);
-    free(c->scale);
-    free(c->keys);
-    c->sign = NULL;
-    c->scale = NULL;
-    c->keys = NULL;
-    c->key_source = NULL;
-    c->key_layout = NULL;
-}
-
-double *qk_plast_cache_buffer(qk_plast_cache *c, int which, size_t n)
-{
-    if (c->buf_size[which] < n) {
-        free(c->buf[which]);
-        c->buf[which] = qk_plast_raw_doubles(n);
-        c->buf_size[which] = n;
-    }
-    return c->buf[which];
-}
-
-void qk_plast_cache_free(qk_plast_cache *c)
-{
-    if (!c)
-        return;
-    for (int i = 0; i < QK_PLAST_N_BUFS; i++)
-        free(c->buf[i]);
-    forget_keys(c);
-    qk_plast_layout_free(c->layout);
-    free(c);
 }
 
 /* ---- input rows ------------------------------------------------------------------ */
@@ -225,7 +162,7 @@ static int head_keys(const qk_plast_rows *k, const int64_t *krows, int64_t nk, i
     if (c->key_source && c->key_source == k->source && c->key_layout == l &&
         c->key_scaled == scaled && c->d == d && nk == k->n)
         return 0;
-    forget_keys(c);
+    qk_plast_cache_forget_keys(c);
     size_t n = (size_t)(nk > 0 ? nk : 1);
     int64_t *src = qk_malloc(n * sizeof *src), *slot = qk_malloc(n * sizeof *slot);
     int32_t *kb = qk_malloc(n * sizeof *kb);
@@ -241,7 +178,7 @@ static int head_keys(const qk_plast_rows *k, const int64_t *krows, int64_t nk, i
     int rc = 0;
     if (bad != bad) {
         rc = not_finite(k, krows, nk, d, 'k', err);
-        forget_keys(c);
+        qk_plast_cache_forget_keys(c);
     } else {
         c->sign = qk_doubles((size_t)d);
         qk_plast_orientation_sign(part, count, nb, d, c->sign);
@@ -780,7 +717,7 @@ static int prepare(const qk_plast_rows *q, const qk_plast_rows *k, int d,
         check_positions(k, krows, nk, g, 'k', err) != 0)
         goto out;
     if (!c->layout || !qk_plast_layout_fits(c->layout, q, qrows, nq, k, krows, nk, g, p)) {
-        forget_keys(c);
+        qk_plast_cache_forget_keys(c);
         qk_plast_layout_free(c->layout);
         c->layout = qk_plast_layout_make(q, qrows, nq, k, krows, nk, g, p, err);
         if (!c->layout)

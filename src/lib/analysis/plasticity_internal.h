@@ -33,9 +33,12 @@ double qk_plast_near_2_20(double x);
 /* The work buffers a thread's cache keeps from head to head (their pages
  * are then touched once, not once per head). */
 enum { QK_PLAST_BUF_QUERIES, QK_PLAST_BUF_KEYS, QK_PLAST_BUF_COLUMNS, QK_PLAST_N_BUFS };
+
 /* Buffer `which` of c, of at least n doubles on a 64-byte boundary; its
  * content is left as the last head left it. */
 double *qk_plast_cache_buffer(qk_plast_cache *c, int which, size_t n);
+/* Drops the keys kept (the next head loads its own). */
+void qk_plast_cache_forget_keys(qk_plast_cache *c);
 
 /* The instruction set the kernels use (QK_PLAST_ISA_*, qk_plast_pp_isa). */
 int qk_plast_isa(void);
@@ -129,5 +132,20 @@ int qk_plast_queries(const qk_plast_rows *q, const int64_t *q_rows, const qk_pla
                      int d, const double *sign, const qk_plast_params *p, qk_rng *noise_rng,
                      qk_plast_cache *c, qk_plast_head *h, qk_plast_query_model *m);
 void qk_plast_query_model_free(qk_plast_query_model *m);
+
+/* What a thread keeps between heads (plasticity_cache.c). */
+struct qk_plast_cache {
+    double *buf[QK_PLAST_N_BUFS];
+    size_t buf_size[QK_PLAST_N_BUFS];
+    qk_plast_layout *layout; /* of the last head */
+    /* the keys of the last head's key head, in the layout's order */
+    const void *key_source;  /* qk_plast_rows.source; NULL: none kept */
+    const qk_plast_layout *key_layout;
+    int key_scaled, d;
+    double *sign;            /* [d] orientation */
+    double *scale;           /* [d] the sign times the keys' power of two */
+    float *keys;             /* [nk * d] the store's floats */
+    int64_t heads;           /* analysed with it so far */
+};
 
 #endif

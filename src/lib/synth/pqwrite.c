@@ -84,17 +84,6 @@ static void buf_u32le(pq_buf *b, uint32_t v)
     buf_put(b, s, 4);
 }
 
-size_t qk_pq_put_uleb128(uint8_t *out, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        out[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    out[n++] = (uint8_t)v;
-    return n;
-}
-
 static void buf_varint(pq_buf *b, uint64_t v)
 {
     buf_reserve(b, 10);

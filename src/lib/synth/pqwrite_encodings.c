@@ -1,11 +1,24 @@
 /* Encoders of the Parquet format 2 value encodings (DELTA_BINARY_PACKED,
  * DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT) for the
  * writer's test options and for round-trip tests of the reader's
- * decoders (src/lib/parquet_encodings.c describes the layouts). */
+ * decoders (src/lib/io/parquet_encodings.c describes the layouts). */
 #include "qk/pqwrite.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* (here rather than in pqwrite.c, which uses these encoders: the writer
+ * depends on its encodings, not the other way round) */
+size_t qk_pq_put_uleb128(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
 
 static size_t put_zigzag(uint8_t *out, int64_t v)
 {
