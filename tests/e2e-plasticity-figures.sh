@@ -100,7 +100,7 @@ expect_one_line_naming "$T/summary-nocol.csv" "mean_bias_strength" "missing colu
 
 # ---- every figure, twice -----------------------------------------------------------------
 
-fig_model() { # NN -> the model figures 01-08 show by default (workflow/figures-plasticity.mk)
+fig_model() { # NN -> the model figures 01-08 show by default (workflow/plasticity.mk)
     case $1 in
     01) echo ministral3-14b ;; 02|08) echo qwen3-14b ;; 03|07) echo llama3.2-3b ;;
     04) echo llama3.2-11b ;; 05) echo ministral3-3b ;; 06) echo qwen3-4b ;;

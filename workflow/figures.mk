@@ -23,8 +23,7 @@ $(call param_group,figures,FIG_MIN_SHARE SOURCE_DATE_EPOCH)
 
 # The tables this run makes besides the per-dataset files build/<ds>/...:
 # an input not among them is absent.
-FIGURE_MADE := $(RUN_REGISTRY) $(PLAST_BENCHMARKS) build/report/inventory.tsv build/pca/thresholds.tsv \
-  $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES) $(PLAST_JOINT_TABLE) $(PCA_COLLAGE_OUT) $(ROT_POINTS)
+FIGURE_MADE += $(RUN_REGISTRY) build/report/inventory.tsv
 fig_made = $(or $(filter $(1),$(FIGURE_MADE)),$(if $(filter build/%,$(1)),$(filter \
   $(word 2,$(subst /, ,$(1))),$(RUN_DATASETS))))
 fig_input_file = $(lastword $(subst =, ,$(1)))

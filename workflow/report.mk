@@ -74,7 +74,7 @@ REPORT_INPUTS += build/report/inventory.numbers build/report/figures.numbers \
   $(wildcard templates/sections/*.html.in)
 
 # every study table is part of the result, quoted or not
-REPORT_INPUTS += $(PCA_TABLES) $(ROT_TABLES) $(PLAST_TABLES)
+REPORT_INPUTS += $(STUDY_TABLES)
 
 # table NAME -> report/tables/NAME.tex with dashes for dots (pca.models -> pca-models.tex)
 latex_table_file = $(STAGE)/report/tables/$(subst .,-,$(1)).tex
