@@ -20,7 +20,7 @@ with repr() floats. Exit status 3 when numpy or scikit-learn is missing.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workflow"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 from benchlib import read_heads  # noqa: E402  (the heads file format)
 
 try:

@@ -23,7 +23,7 @@ bench-load: bin/qk-bench-load bin/qk-load $(BENCH_DIR)/data/$(BENCH_DATASET)/syn
 # one table of wall and CPU seconds per head, bytes read and written, peak
 # RSS and each stage's floor measured in the same run, the saved ratios of
 # bench-pca, bench-rotate and bench-plasticity, and the extrapolation to
-# the 23-dataset thesis set (workflow/bench_e2e.py). The stages run with the
+# the 23-dataset thesis set (bench/bench_e2e.py). The stages run with the
 # pipeline's own flags, on one dataset at a time. The load floor is the best
 # of three runs of ZSTD_decompress over every page: one run alone varies by
 # a third. The plasticity floor is its GEMMs and PP evaluations
@@ -53,7 +53,7 @@ BENCH_E2E_FLOORS = --floor 'load=bin/qk-bench-load --repeat 3 {data}' \
 
 .PHONY: bench-e2e
 bench-e2e: $(PROGS) $(foreach d,$(BENCH_E2E_DATASETS),$(BENCH_DIR)/data/$(d)/synth-truth.tsv)
-	@/usr/bin/python3 workflow/bench_e2e.py --datasets $(BENCH_E2E_DATASETS) \
+	@/usr/bin/python3 bench/bench_e2e.py --datasets $(BENCH_E2E_DATASETS) \
 	  --data $(BENCH_DIR)/data --work $(BENCH_E2E_WORK) $(BENCH_E2E_STAGES) $(BENCH_E2E_FLOORS) \
 	  --ratio bench-pca=$(BENCH_DIR)/bench-pca.txt --ratio bench-rotate=$(BENCH_DIR)/bench-rotate.txt \
 	  --ratio bench-plasticity=$(BENCH_DIR)/bench-plasticity.txt
@@ -77,9 +77,9 @@ BENCH_E2E_STAGE_FLOORS += $(foreach s,pca rotate complement,\
 
 # make bench-noop: `make report` with nothing to do, as a user runs it (in a
 # copy of the tree with the demo built): the median time beside its goal
-# of 1 s (workflow/bench-noop.sh).
+# of 1 s (bench/bench-noop.sh).
 .PHONY: bench-noop
 bench-noop: $(PROGS)
 	@echo "== make report with nothing to do (demo, every dataset)"
-	@mkdir -p $(BENCH_DIR) && workflow/bench-noop.sh $(BENCH_DIR)/noop | tee $(BENCH_DIR)/bench-noop.txt
+	@mkdir -p $(BENCH_DIR) && bench/bench-noop.sh $(BENCH_DIR)/noop | tee $(BENCH_DIR)/bench-noop.txt
 bench: bench-noop

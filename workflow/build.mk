@@ -55,7 +55,9 @@ qk_libs = $(foreach m,$(call qk_link_modules,$(1)),$(call module_lib,$(m)))
 PROG_SRC  := $(sort $(wildcard src/qk-*.c))
 # a program too large for one file is a folder src/qk-NAME/ of .c files
 PROG_DIRS := $(patsubst src/%/,%,$(sort $(wildcard src/qk-*/)))
-PROGS     := $(PROG_SRC:src/%.c=bin/%) $(PROG_DIRS:%=bin/%)
+# the benchmark programs (bench/qk-bench-*.c, make bench)
+BENCH_SRC := $(sort $(wildcard bench/qk-bench-*.c))
+PROGS     := $(PROG_SRC:src/%.c=bin/%) $(PROG_DIRS:%=bin/%) $(BENCH_SRC:bench/%.c=bin/%)
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRC:tests/%.c=build/tests/%)
 HEADERS   := $(wildcard include/qk/*.h $(QK_MODULES:%=src/lib/%/*.h))
@@ -83,6 +85,11 @@ build/lib/libqk-%.a:
 	$(quiet)mv -f $@.tmp $@
 
 bin/%: src/%.c $$(call qk_libs,src/$$*.c) $(HEADERS) $(COMPILE_RECORD)
+	@mkdir -p $(@D)
+	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $< $(filter %.a,$^) $(QK_LIBS) -o $@.tmp
+	$(quiet)mv -f $@.tmp $@
+
+bin/qk-bench-%: bench/qk-bench-%.c $$(call qk_libs,bench/qk-bench-$$*.c) $(HEADERS) $(COMPILE_RECORD)
 	@mkdir -p $(@D)
 	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $< $(filter %.a,$^) $(QK_LIBS) -o $@.tmp
 	$(quiet)mv -f $@.tmp $@

@@ -73,7 +73,7 @@ $(PLAST_BENCH_DIR)/store.qks: $(PLAST_BENCH_DATA)/synth-truth.tsv bin/qk-load
 
 bench-plasticity: bin/qk-plasticity $(PLAST_BENCH_DIR)/store.qks
 	@echo "== attention plasticity: qk-plasticity against numpy on llama3.2-3b at thesis scale"
-	set -o pipefail; /usr/bin/python3 workflow/bench_plasticity.py --store $(PLAST_BENCH_DIR)/store.qks \
+	set -o pipefail; /usr/bin/python3 bench/bench_plasticity.py --store $(PLAST_BENCH_DIR)/store.qks \
 	  --qk-plasticity bin/qk-plasticity --heads 8 \
 	  --threads $(PLAST_THREADS) --workdir $(PLAST_BENCH_DIR)/plasticity | tee $(BENCH_DIR)/bench-plasticity.txt
 

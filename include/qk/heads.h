@@ -52,7 +52,7 @@ int qk_head_run(const qk_head_runner *r, int n_threads, qk_err *err);
 /* ---- the heads file ------------------------------------------------------------- */
 
 /* The vectors of a few heads for the numpy and scikit-learn side of the
- * benchmarks and of test_pca (read_heads in workflow/benchlib.py), all
+ * benchmarks and of test_pca (read_heads in bench/benchlib.py), all
  * little-endian: i32 n_heads, then per head i32 n_q, n_k, d; f32 Q[n_q*d];
  * i32 t_q[n_q]; f32 K[n_k*d]; i32 t_k[n_k]. */
 void qk_heads_file_begin(FILE *fp, int n_heads);

@@ -2,7 +2,7 @@
  * on thesis-size heads generated in memory by the synthetic generator (the
  * population mode of qk-synth: drift, separation and RoPE rotation
  * planes), on one core. Optionally writes the heads and the key results
- * for workflow/bench_rotate.py, which times numpy on the same vectors and
+ * for bench/bench_rotate.py, which times numpy on the same vectors and
  * compares its numbers with these. */
 #include <cblas.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-"""What the benchmark drivers (workflow/bench_*.py) and tests/pca_crosscheck.py share.
+"""What the benchmark drivers (bench/bench_*.py) and tests/pca_crosscheck.py share.
 
 one_blas_thread() limits BLAS to one thread, as the C side runs (call it before numpy
 is imported); run_c() runs a C program and returns its standard output;

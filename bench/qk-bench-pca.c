@@ -1,7 +1,7 @@
 /* qk-bench-pca: times qk-pca's per-head computation (moments of both
  * kinds, eigendecomposition, correlations, canonical signs, derived
  * metrics) on synthetic heads of thesis size, on one core. Optionally
- * writes the heads for workflow/bench_pca.py, which times scikit-learn on
+ * writes the heads for bench/bench_pca.py, which times scikit-learn on
  * the same vectors. */
 #include <cblas.h>
 #include <math.h>

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "lib/io/parquet_internal.h"
+#include "../src/lib/io/parquet_internal.h"
 #include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/parquet.h"
