@@ -1,8 +1,8 @@
 # Compiling the suite: the library in modules (src/lib/<module>/, one static
 # library each) and thin programs (src/qk-*.c), warning-free with gcc -O2
-# -Wall -Wextra. Every object,
-# library and program is written under a temporary name and renamed, so a
-# build killed while linking never leaves a truncated file that looks new.
+# -Wall -Wextra. Every object, library and program is written under a
+# temporary name and renamed, so a build killed while linking never leaves
+# a truncated file that looks new.
 
 PKGS      := openblas lapacke libzstd libxxhash snappy zlib libarchive liblz4 sleef
 CC        ?= gcc
@@ -52,6 +52,7 @@ qk_link_modules = $(filter $(foreach m,$(call qk_modules_of,$(call \
   qk_headers_of,$(1))),$(m) $(MODULE_USES_$(m))),$(QK_LINK_ORDER))
 # The libraries to link for sources $(1).
 qk_libs = $(foreach m,$(call qk_link_modules,$(1)),$(call module_lib,$(m)))
+
 PROG_SRC  := $(sort $(wildcard src/qk-*.c))
 # a program too large for one file is a folder src/qk-NAME/ of .c files
 PROG_DIRS := $(patsubst src/%/,%,$(sort $(wildcard src/qk-*/)))
