@@ -2,8 +2,8 @@
 # head taxonomy, and the study tables results/<study>/qk.csv (10 rows a head)
 # and results/<study>/qk_heads.csv (one row a head, with its category).
 
-$(call param,PCA_TAX_HIGH,0.7,qk-taxonomy --high)
-$(call param,PCA_TAX_LOW,0.3,qk-taxonomy --low)
+$(call param,PCA_TAX_HIGH,,qk-taxonomy --high)
+$(call param,PCA_TAX_LOW,,qk-taxonomy --low)
 PCA_THREADS   ?= 2
 $(call checked_by,PCA_THREADS,qk-pca --threads)
 # use only the first N rows of each config; 0 = all rows (the analysis default)
@@ -49,9 +49,9 @@ bench: bench-pca
 # thesis drew them (random.Random(SEED).sample of its sorted query heads);
 # at most POINTS vectors per kind and head are plotted.
 $(call param,PCA_COLLAGE_DATASET,llama3.2-3b,dataset)
-$(call param,PCA_COLLAGE_SEED,42,qk-pca-collage --seed)
-$(call param,PCA_COLLAGE_PANELS,4,qk-pca-collage --panels)
-$(call param,PCA_COLLAGE_POINTS,2000,qk-pca-collage --max-points)
+$(call param,PCA_COLLAGE_SEED,,qk-pca-collage --seed)
+$(call param,PCA_COLLAGE_PANELS,,qk-pca-collage --panels)
+$(call param,PCA_COLLAGE_POINTS,,qk-pca-collage --max-points)
 $(call param_group,pca-collage,PCA_COLLAGE_DATASET PCA_COLLAGE_SEED PCA_COLLAGE_PANELS PCA_COLLAGE_POINTS)
 # the per-head table with the categories of the collage's heads
 PCA_COLLAGE_HEADS := $(STAGE)/results/$(call study_of,$(PCA_COLLAGE_DATASET))/qk_heads.csv
