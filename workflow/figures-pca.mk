@@ -11,10 +11,12 @@ PCA_TRAINING_STUDY := smollm3_training_progress
 PCA_X := $(STAGE)/results/$(PCA_CROSS_STUDY)
 PCA_T := $(STAGE)/results/$(PCA_TRAINING_STUDY)
 
-# The taxonomy thresholds of the run, as a table for the figures that draw them.
+# The taxonomy thresholds of the run (its record), as a table for the
+# figures that draw them.
 build/pca/thresholds.tsv: build/params/pca.txt
 	@mkdir -p $(@D)
-	$(quiet)printf 'name\tvalue\nhigh\t%s\nlow\t%s\n' $(PCA_TAX_HIGH) $(PCA_TAX_LOW) > $@.tmp
+	$(quiet){ printf 'name\tvalue\n'; sed -n 's/^PCA_TAX_HIGH=/high\t/p' $<; \
+	  sed -n 's/^PCA_TAX_LOW=/low\t/p' $<; } > $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
 PCA_REGISTRY := $(RUN_REGISTRY)
@@ -32,7 +34,7 @@ PCA_SUMMARY_IN := $(PCA_REGISTRY) $(if $(PCA_HAS_X),$(PCA_X)/qk.csv $(PCA_X)/qk_
 $(PCA_SUMMARY): $(PCA_SUMMARY_IN) $(call prog,qk-summary) build/params/pca.txt $(RUN_SET)
 	@mkdir -p $(@D)
 	$(call step,SUMMARY,pca) bin/qk-summary --section pca --input registry=$(PCA_REGISTRY) \
-	  --param high=$(PCA_TAX_HIGH) --param low=$(PCA_TAX_LOW) \
+	  --params build/params/pca.txt \
 	  $(if $(PCA_HAS_X),--input components=$(PCA_X)/qk.csv --input heads=$(PCA_X)/qk_heads.csv) \
 	  $(if $(PCA_HAS_T),--input training-heads=$(PCA_T)/qk_heads.csv) --output $@
 

@@ -25,7 +25,7 @@ ROT_SUMMARY_IN := $(RUN_REGISTRY) build/params/rotation-summary.txt build/params
 $(ROT_SUMMARY): $(ROT_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET)
 	@mkdir -p $(@D)
 	$(call step,SUMMARY,rotation) bin/qk-summary --section rotation --input registry=$(RUN_REGISTRY) \
-	  --param active-tau=$(ROT_ACTIVE_TAU) \
+	  --params build/params/rotation-complement.txt \
 	  $(if $(ROT_HAS_X),--input summary=$(ROT_X)/model_summary.csv --input heads=$(ROT_X)/rotated.csv) \
 	  $(if $(ROT_HAS_T),--input training-summary=$(ROT_T)/model_summary.csv \
 	    --input training-heads=$(ROT_T)/rotated.csv) --output $@
