@@ -21,6 +21,17 @@
 enum { F_AXES, F_ROTATION, F_PAIRS, F_HEADS, F_ROTATED, N_FILES };
 enum { OPT_FILE = QK_KEY_FIRST, OPT_TAU = OPT_FILE + N_FILES };
 
+typedef struct options {
+    const char *store;
+    char *axes, *rotation, *pairs_output, *heads_output, *rotated_output;
+    double tau;
+    int threads;
+    int verify;
+} options;
+
+/* What the command line sets, --active-tau into tau. */
+static options opts;
+
 static const qk_option options_table[] = {
     {OPT_FILE + F_AXES, "axes", "FILE", "axes from qk-rotate (default: rotation_axes.bin "
                                         "beside STORE)"},
@@ -32,8 +43,8 @@ static const qk_option options_table[] = {
                                                  "complement_heads.tsv)"},
     {OPT_FILE + F_ROTATED, "rotated-output", "FILE", "the rotation table with the complement "
      "summaries appended (default: rotated.tsv beside STORE)"},
-    {OPT_TAU, "active-tau", "TAU", "|angle_r_best| of an active pair (default "
-                                   QK_STR(QK_ROT_ACTIVE_TAU) ")"},
+    QK_OPTION_REAL(QK_OPT_FRACTION, OPT_TAU, "active-tau", "TAU", &opts.tau,
+                   QK_STR(QK_DEFAULT_ROT_ACTIVE_TAU), "|angle_r_best| of an active pair"),
     QK_OPTION_THREADS,
     QK_OPTION_NO_VERIFY,
     QK_OPTION_QUIET,
@@ -53,14 +64,6 @@ static const qk_program program = {
     "the largest |r| of position with b or any complement direction.\n",
     options_table, NULL, "qk-complement --threads 2 build/llama3.2-3b/store.qks", NULL};
 
-typedef struct options {
-    const char *store;
-    char *axes, *rotation, *pairs_output, *heads_output, *rotated_output;
-    double tau;
-    int threads;
-    int verify;
-} options;
-
 static char *path_or_beside(const char *given, const char *store, const char *name)
 {
     return given ? qk_strdup(given) : qk_path_beside(store, name);
@@ -69,16 +72,11 @@ static char *path_or_beside(const char *given, const char *store, const char *na
 static void parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    o->tau = QK_ROT_ACTIVE_TAU;
     const char *given[N_FILES] = {NULL}, *value;
     qk_args a;
     qk_args_init(&a, &program, argc, argv);
-    for (int key; (key = qk_args_next(&a, &value)) != -1;) {
-        if (key == OPT_TAU)
-            o->tau = qk_opt_fraction("--active-tau", value);
-        else
-            given[key - OPT_FILE] = value;
-    }
+    for (int key; (key = qk_args_next(&a, &value)) != -1;)
+        given[key - OPT_FILE] = value;
     qk_args_operands(&a, 1, 1);
     o->store = a.operands[0];
     o->threads = a.threads;
@@ -345,8 +343,8 @@ static void write_rotated(FILE *fp, const void *arg)
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-complement");
-    options o;
-    parse_args(argc, argv, &o);
+    parse_args(argc, argv, &opts);
+    options o = opts;
 
     /* the store is opened first, then the axes and the table (match_jobs) */
     qk_stage stage;

@@ -21,14 +21,31 @@
 
 enum { OPT_POINTS = QK_KEY_FIRST, OPT_PANELS_OUT, OPT_MAX_POINTS, OPT_MAX_ROWS };
 
+typedef struct options {
+    const char *store;
+    const char *points_output;
+    const char *panels_output;
+    int64_t seed;
+    int panels;
+    int64_t max_points;
+    int64_t max_rows;
+    int verify;
+} options;
+
+/* What the command line sets, the draw by its rows. */
+static options opts;
+
 static const qk_option options_table[] = {
     {OPT_POINTS, "points-output", "FILE", "panel, kind, position, pc0, pc1 of the plotted "
                                           "vectors"},
     {OPT_PANELS_OUT, "panels-output", "FILE", "one row per head: its numbers on PC0 and PC1"},
-    {'s', "seed", "N", "seed of the head draw (default 42)"},
-    {'n', "panels", "N", "heads to draw (default 4, at most " QK_STR(MAX_PANELS) ")"},
-    {OPT_MAX_POINTS, "max-points", "N", "plot at most N vectors per kind and head, evenly "
-                                        "spaced in store order (default 2000; 0 = all)"},
+    QK_OPTION_INT64('s', "seed", "N", &opts.seed, 0, 4294967295L,
+                    QK_STR(QK_DEFAULT_PCA_COLLAGE_SEED), "seed of the head draw"),
+    QK_OPTION_INT('n', "panels", "N", &opts.panels, 1, MAX_PANELS,
+                  QK_STR(QK_DEFAULT_PCA_COLLAGE_PANELS), "heads to draw (at most " QK_STR(MAX_PANELS) ")"),
+    QK_OPTION_INT64(OPT_MAX_POINTS, "max-points", "N", &opts.max_points, 0, 2147483647L,
+                    QK_STR(QK_DEFAULT_PCA_COLLAGE_POINTS), "plot at most N vectors per kind and "
+                    "head, evenly spaced in store order (0 = all)"),
     {OPT_MAX_ROWS, "max-rows", "N", "fit on the first N rows of each config, as qk-pca "
                                     "--max-rows (default: all rows)"},
     QK_OPTION_NO_VERIFY,
@@ -47,23 +64,9 @@ static const qk_program program = {
     "qk-pca-collage --points-output p.tsv --panels-output h.tsv \\\n"
     "  build/llama3.2-3b/store.qks", NULL};
 
-typedef struct options {
-    const char *store;
-    const char *points_output;
-    const char *panels_output;
-    long seed;
-    int panels;
-    int64_t max_points;
-    int64_t max_rows;
-    int verify;
-} options;
-
 static void parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    o->seed = 42;
-    o->panels = 4;
-    o->max_points = 2000;
     qk_args a;
     const char *value;
     qk_args_init(&a, &program, argc, argv);
@@ -71,10 +74,6 @@ static void parse_args(int argc, char **argv, options *o)
         switch (key) {
         case OPT_POINTS: o->points_output = value; break;
         case OPT_PANELS_OUT: o->panels_output = value; break;
-        case 's': o->seed = qk_opt_int("--seed", value, 0, 4294967295L); break;
-        case 'n': o->panels = (int)qk_opt_int("--panels", value, 1, MAX_PANELS); break;
-        case OPT_MAX_POINTS: o->max_points = qk_opt_int("--max-points", value, 0, 2147483647L);
-            break;
         case OPT_MAX_ROWS: o->max_rows = qk_opt_int("--max-rows", value, 1, 2147483647L); break;
         }
     }
@@ -227,7 +226,7 @@ static void write_panels(FILE *fp, const qk_store *s, const options *o, const pa
         qk_put_num(fp, p[i].sign[0] * f->r_k[0]);
         qk_put_num(fp, p[i].sign[1] * f->r_q[1]);
         qk_put_num(fp, p[i].sign[1] * f->r_k[1]);
-        fprintf(fp, "\t%+d\t%+d\t%" PRId64 "\t%" PRId64 "\t%d\t%ld\n", (int)p[i].sign[0],
+        fprintf(fp, "\t%+d\t%+d\t%" PRId64 "\t%" PRId64 "\t%d\t%" PRId64 "\n", (int)p[i].sign[0],
                 (int)p[i].sign[1], p[i].plotted_q, p[i].plotted_k, available, o->seed);
     }
 }
@@ -235,8 +234,8 @@ static void write_panels(FILE *fp, const qk_store *s, const options *o, const pa
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-pca-collage");
-    options o;
-    parse_args(argc, argv, &o);
+    parse_args(argc, argv, &opts);
+    options o = opts;
     openblas_set_num_threads(1);
     qk_store s;
     qk_open_store(o.store, &s, o.verify);

@@ -22,23 +22,58 @@ enum {
     OPT_MAX_HEADS, OPT_TIMING, OPT_FLOOR
 };
 
+/* The seven tables, the per-head one first (--output, else in DIR). */
+static const char *const table_names[] = {
+    "plasticity_heads.tsv", "plasticity_profile.tsv", "plasticity_pair2d.tsv",
+    "plasticity_weights.tsv", "plasticity_model_profile.tsv", "plasticity_model_pair2d.tsv",
+    "plasticity_model.tsv"};
+enum { N_TABLES = sizeof table_names / sizeof table_names[0] };
+
+typedef struct options {
+    const char *store;
+    char *out_dir;
+    char *table_paths[N_TABLES];
+    qk_plast_params params;
+    int threads;
+    int max_heads; /* 0: all */
+    int timing;
+    int verify;
+} options;
+
+/* What the command line sets; the option rows of the analysis write
+ * into params. */
+static options opts;
+
 static const qk_option options_table[] = {
     QK_OPTION_OUTPUT("per-head table (default: DIR/plasticity_heads.tsv)"),
     {OPT_OUT_DIR, "out-dir", "DIR", "where the other tables go (default: the directory of "
                                     "STORE)"},
-    {OPT_COV, "cov", "MODE", "content covariance per bin: diag (default) or full (sample "
-                             "covariance + 1e-12 I)"},
-    {OPT_BIN_FACTOR, "bin-factor", "N", "query bins are B / N wide (default 10)"},
-    {OPT_MIN_PAIRS, "min-pairs", "N", "drop bins with fewer eligible key pairs (default 32)"},
-    {OPT_PAIR2D_MIN, "pair2d-min-count", "N", "heatmap cells with fewer evaluations are NaN "
-                                              "(default 32)"},
-    {OPT_PAIRS, "pairs", "MODE", "exact (default: every eligible pair) or sample"},
-    {OPT_PAIRS_PER_BIN, "pairs-per-bin", "N", "draws per bin with --pairs sample (default 256)"},
-    {OPT_SEED, "seed", "N", "seed of every random choice (default 0)"},
-    {OPT_MAX_TOKENS, "max-tokens", "N", "rows per kind above which a random subset is used "
-                                        "(default 50000)"},
-    {OPT_NORM_DIMS, "normality-dims", "N", "content dimensions given a KS test (default 64)"},
-    {OPT_P_ALPHA, "p-alpha", "X", "level for q_noise_frac_ks_p_lt_alpha (default 0.01)"},
+    QK_OPTION_CHOICE(OPT_COV, "cov", "MODE", &opts.params.cov, "diag full",
+                     QK_STR(QK_DEFAULT_PLAST_COV), "content covariance per bin: diag or full "
+                     "(sample covariance + 1e-12 I)"),
+    QK_OPTION_INT(OPT_BIN_FACTOR, "bin-factor", "N", &opts.params.bin_factor, 1, 100000,
+                  QK_STR(QK_DEFAULT_PLAST_BIN_FACTOR), "query bins are B / N wide"),
+    QK_OPTION_INT64(OPT_MIN_PAIRS, "min-pairs", "N", &opts.params.min_pairs_per_bin, 1, INT64_MAX,
+                    QK_STR(QK_DEFAULT_PLAST_MIN_PAIRS),
+                    "drop bins with fewer eligible key pairs"),
+    QK_OPTION_INT64(OPT_PAIR2D_MIN, "pair2d-min-count", "N", &opts.params.pair2d_min_count, 1,
+                    INT64_MAX, QK_STR(QK_DEFAULT_PLAST_PAIR2D_MIN),
+                    "heatmap cells with fewer evaluations are NaN"),
+    QK_OPTION_CHOICE(OPT_PAIRS, "pairs", "MODE", &opts.params.pair_mode, "exact sample",
+                     QK_STR(QK_DEFAULT_PLAST_PAIRS), "exact (every eligible pair) or sample"),
+    QK_OPTION_INT(OPT_PAIRS_PER_BIN, "pairs-per-bin", "N", &opts.params.pairs_per_bin, 1,
+                  100000000, QK_STR(QK_DEFAULT_PLAST_PAIRS_PER_BIN),
+                  "draws per bin with --pairs sample"),
+    QK_OPTION_UINT64(OPT_SEED, "seed", "N", &opts.params.seed, 0, INT64_MAX,
+                     QK_STR(QK_DEFAULT_PLAST_SEED), "seed of every random choice"),
+    QK_OPTION_INT64(OPT_MAX_TOKENS, "max-tokens", "N", &opts.params.max_tokens, 2, INT64_MAX,
+                    QK_STR(QK_DEFAULT_PLAST_MAX_TOKENS),
+                    "rows per kind above which a random subset is used"),
+    QK_OPTION_INT(OPT_NORM_DIMS, "normality-dims", "N", &opts.params.normality_max_dims, 0,
+                  1000000, QK_STR(QK_DEFAULT_PLAST_NORMALITY_DIMS),
+                  "content dimensions given a KS test"),
+    QK_OPTION_REAL(QK_OPT_OPEN_UNIT, OPT_P_ALPHA, "p-alpha", "X", &opts.params.p_alpha,
+                   QK_STR(QK_DEFAULT_PLAST_P_ALPHA), "level for q_noise_frac_ks_p_lt_alpha"),
     QK_OPTION_THREADS,
     {OPT_MAX_HEADS, "max-heads", "N", "analyse only the first N heads (by layer, head)"},
     {OPT_TIMING, "timing", NULL, "print the wall time per head on stdout"},
@@ -64,65 +99,6 @@ static const qk_program program = {
     "plasticity_model.tsv, plasticity_model_profile.tsv, plasticity_model_pair2d.tsv.\n",
     options_table, NULL, "qk-plasticity --threads 2 build/llama3.2-3b/store.qks", NULL};
 
-/* The seven tables, the per-head one first (--output, else in DIR). */
-static const char *const table_names[] = {
-    "plasticity_heads.tsv", "plasticity_profile.tsv", "plasticity_pair2d.tsv",
-    "plasticity_weights.tsv", "plasticity_model_profile.tsv", "plasticity_model_pair2d.tsv",
-    "plasticity_model.tsv"};
-enum { N_TABLES = sizeof table_names / sizeof table_names[0] };
-
-typedef struct options {
-    const char *store;
-    char *out_dir;
-    char *table_paths[N_TABLES];
-    qk_plast_params params;
-    int threads;
-    int max_heads; /* 0: all */
-    int timing;
-    int verify;
-} options;
-
-static double parse_real(const char *opt, const char *s)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        qk_die(QK_EXIT_USAGE, NULL, "%s: expected a number, got '%s'", opt, s);
-    return v;
-}
-
-/* An option of the analysis (docs/plasticity.md, "Parameters"). */
-static void parse_param(qk_plast_params *p, int key, const char *value)
-{
-    switch (key) {
-    case OPT_COV: p->cov = qk_opt_choice("--cov", value, "diag", "full"); break;
-    case OPT_BIN_FACTOR: p->bin_factor = (int)qk_opt_int("--bin-factor", value, 1, 100000); break;
-    case OPT_MIN_PAIRS:
-        p->min_pairs_per_bin = qk_opt_int("--min-pairs", value, 1, INT64_MAX);
-        break;
-    case OPT_PAIR2D_MIN:
-        p->pair2d_min_count = qk_opt_int("--pair2d-min-count", value, 1, INT64_MAX);
-        break;
-    case OPT_PAIRS: p->pair_mode = qk_opt_choice("--pairs", value, "exact", "sample"); break;
-    case OPT_PAIRS_PER_BIN:
-        p->pairs_per_bin = (int)qk_opt_int("--pairs-per-bin", value, 1, 100000000);
-        break;
-    case OPT_SEED: p->seed = (uint64_t)qk_opt_int("--seed", value, 0, INT64_MAX); break;
-    case OPT_MAX_TOKENS: p->max_tokens = qk_opt_int("--max-tokens", value, 2, INT64_MAX); break;
-    case OPT_NORM_DIMS:
-        p->normality_max_dims = (int)qk_opt_int("--normality-dims", value, 0, 1000000);
-        break;
-    case OPT_P_ALPHA:
-        p->p_alpha = parse_real("--p-alpha", value);
-        if (!(p->p_alpha > 0.0 && p->p_alpha < 1.0))
-            qk_die(QK_EXIT_USAGE, NULL, "--p-alpha: expected a number in (0, 1), got '%s'",
-                   value);
-        break;
-    case OPT_FLOOR: p->time_floor = 1; break;
-    }
-}
-
 static void parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -137,8 +113,8 @@ static void parse_args(int argc, char **argv, options *o)
             o->max_heads = (int)qk_opt_int("--max-heads", value, 1, 1000000);
         else if (key == OPT_TIMING)
             o->timing = 1;
-        else
-            parse_param(&o->params, key, value);
+        else if (key == OPT_FLOOR)
+            o->params.time_floor = 1;
     }
     qk_args_operands(&a, 1, 1);
     o->store = a.operands[0];
@@ -439,8 +415,8 @@ int main(int argc, char **argv)
      * fresh zeroed pages for the next head. */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    options o;
-    parse_args(argc, argv, &o);
+    parse_args(argc, argv, &opts);
+    options o = opts;
     qk_stage stage;
     run_ctx ctx = {.stage = &stage, .opt = &o};
     qk_stage_spec spec = {.store = o.store, .verify = o.verify, .threads = o.threads,

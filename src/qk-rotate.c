@@ -19,19 +19,36 @@
 enum { OPT_AXES = QK_KEY_FIRST, OPT_FAMILY, OPT_CHECKPOINT, OPT_B_MODE, OPT_B_SIGN, OPT_GRID,
        OPT_REFINE, OPT_SUMMARY };
 
+typedef struct options {
+    const char *input;
+    char *output;
+    char *axes_output;
+    const char *family;
+    const char *checkpoint;
+    qk_rot_options rot;
+    int threads;
+    int summary;
+    int verify;
+} options;
+
+/* What the command line sets, the rows of the rotation model into rot. */
+static options opts;
+
 static const qk_option options_table[] = {
     QK_OPTION_OUTPUT("per-head table (default: rotation.tsv beside STORE)"),
     {OPT_AXES, "axes-output", "FILE", "axes a and b of each head (default: rotation_axes.bin "
                                       "beside STORE)"},
     {OPT_FAMILY, "family", "NAME", "model family written in every row (default unknown)"},
     {OPT_CHECKPOINT, "checkpoint", "NAME", "checkpoint label written in every row (default -)"},
-    {OPT_B_MODE, "b-mode", "MODE", "eigen (default: top eigenvector of P_a C_delta P_a) or "
-                                   "centroid (P_a (mu_Q - mu_K), normalised)"},
-    {OPT_B_SIGN, "b-sign", "SIGN", "canonical (default: b.(mu_Q - mu_K) >= 0) or raw"},
-    {OPT_GRID, "omega-grid", "N", "frequencies of the omega grid (default "
-                                  QK_STR(QK_ROT_OMEGA_GRID) ")"},
-    {OPT_REFINE, "omega-refine", "N", "golden-section steps after the grid (default "
-                                      QK_STR(QK_ROT_OMEGA_REFINE) ")"},
+    QK_OPTION_CHOICE(OPT_B_MODE, "b-mode", "MODE", &opts.rot.b_mode, "eigen centroid",
+                     QK_STR(QK_DEFAULT_ROT_B_MODE), "eigen (top eigenvector of P_a C_delta P_a) "
+                     "or centroid (P_a (mu_Q - mu_K), normalised)"),
+    QK_OPTION_CHOICE(OPT_B_SIGN, "b-sign", "SIGN", &opts.rot.b_sign, "canonical raw",
+                     QK_STR(QK_DEFAULT_ROT_B_SIGN), "canonical (b.(mu_Q - mu_K) >= 0) or raw"),
+    QK_OPTION_INT(OPT_GRID, "omega-grid", "N", &opts.rot.omega_grid, 3, 100000,
+                  QK_STR(QK_DEFAULT_ROT_OMEGA_GRID), "frequencies of the omega grid"),
+    QK_OPTION_INT(OPT_REFINE, "omega-refine", "N", &opts.rot.omega_refine, 0, 1000,
+                  QK_STR(QK_DEFAULT_ROT_OMEGA_REFINE), "golden-section steps after the grid"),
     QK_OPTION_THREADS,
     {OPT_SUMMARY, "summary", NULL, "summarise a per-head table (see above)"},
     QK_OPTION_NO_VERIFY,
@@ -58,18 +75,6 @@ static const qk_program program = {
     options_table, NULL, "qk-rotate --threads 2 --family llama build/llama3.2-3b/store.qks",
     NULL};
 
-typedef struct options {
-    const char *input;
-    char *output;
-    char *axes_output;
-    const char *family;
-    const char *checkpoint;
-    qk_rot_options rot;
-    int threads;
-    int summary;
-    int verify;
-} options;
-
 /* A label written into table cells: no separators, not empty. */
 static void parse_option(options *o, int key, const char *value, const char **axes)
 {
@@ -77,12 +82,6 @@ static void parse_option(options *o, int key, const char *value, const char **ax
     case OPT_AXES: *axes = value; break;
     case OPT_FAMILY: o->family = qk_opt_label("--family", value); break;
     case OPT_CHECKPOINT: o->checkpoint = qk_opt_label("--checkpoint", value); break;
-    case OPT_B_MODE: o->rot.b_mode = qk_opt_choice("--b-mode", value, "eigen", "centroid"); break;
-    case OPT_B_SIGN: o->rot.b_sign = qk_opt_choice("--b-sign", value, "canonical", "raw"); break;
-    case OPT_GRID: o->rot.omega_grid = (int)qk_opt_int("--omega-grid", value, 3, 100000); break;
-    case OPT_REFINE:
-        o->rot.omega_refine = (int)qk_opt_int("--omega-refine", value, 0, 1000);
-        break;
     case OPT_SUMMARY: o->summary = 1; break;
     }
 }
@@ -277,8 +276,8 @@ static int run_summary(const options *o)
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-rotate");
-    options o;
-    parse_args(argc, argv, &o);
+    parse_args(argc, argv, &opts);
+    options o = opts;
     if (o.summary)
         return run_summary(&o);
     qk_stage stage;

@@ -24,6 +24,19 @@
 enum { OPT_AXES = QK_KEY_FIRST, OPT_AB, OPT_COMPLEMENT, OPT_PANELS_OUT, OPT_MAX_POINTS,
        OPT_COMPLEMENT_POINTS };
 
+typedef struct options {
+    const char *store;
+    char *axes;
+    const char *ab_output, *complement_output, *panels_output;
+    int64_t seed;
+    int panels;
+    int64_t max_points, complement_max_points;
+    int verify;
+} options;
+
+/* What the command line sets, the draw by its rows. */
+static options opts;
+
 static const qk_option options_table[] = {
     {OPT_AXES, "axes", "FILE", "axes from qk-rotate (default: rotation_axes.bin beside STORE)"},
     {OPT_AB, "ab-output", "FILE", "panel, kind, position, a, b"},
@@ -31,12 +44,17 @@ static const qk_option options_table[] = {
                                                   "head)"},
     {OPT_PANELS_OUT, "panels-output", "FILE", "one row per drawn head (panel = place in the "
                                               "(layer, head) order, draw = place in the draw)"},
-    {'s', "seed", "N", "seed of the head draw (default 42)"},
-    {'n', "panels", "N", "heads to draw (default 4, at most " QK_STR(MAX_PANELS) ")"},
-    {OPT_MAX_POINTS, "max-points", "N", "at most N vectors per kind and head on {a, b} "
-                                        "(default 2000; 0 = all)"},
-    {OPT_COMPLEMENT_POINTS, "complement-max-points", "N", "at most N vectors per kind and pair "
-                                                          "(default 1000; 0 = all)"},
+    QK_OPTION_INT64('s', "seed", "N", &opts.seed, 0, 4294967295L,
+                    QK_STR(QK_DEFAULT_ROT_FIG_SEED), "seed of the head draw"),
+    QK_OPTION_INT('n', "panels", "N", &opts.panels, 1, MAX_PANELS,
+                  QK_STR(QK_DEFAULT_ROT_FIG_PANELS), "heads to draw (at most " QK_STR(MAX_PANELS) ")"),
+    QK_OPTION_INT64(OPT_MAX_POINTS, "max-points", "N", &opts.max_points, 0, 2147483647L,
+                    QK_STR(QK_DEFAULT_ROT_FIG_POINTS),
+                    "at most N vectors per kind and head on {a, b} (0 = all)"),
+    QK_OPTION_INT64(OPT_COMPLEMENT_POINTS, "complement-max-points", "N",
+                    &opts.complement_max_points, 0, 2147483647L,
+                    QK_STR(QK_DEFAULT_ROT_FIG_COMPLEMENT_POINTS),
+                    "at most N vectors per kind and pair (0 = all)"),
     QK_OPTION_NO_VERIFY,
     QK_OPTIONS_END};
 
@@ -55,16 +73,6 @@ static const qk_program program = {
     "qk-rotation-points --ab-output ab.tsv --complement-output c.tsv \\\n"
     "  --panels-output p.tsv build/llama3.2-3b/store.qks", NULL};
 
-typedef struct options {
-    const char *store;
-    char *axes;
-    const char *ab_output, *complement_output, *panels_output;
-    long seed;
-    int panels;
-    int64_t max_points, complement_max_points;
-    int verify;
-} options;
-
 static void parse_option(options *o, int key, const char *value, const char **axes)
 {
     switch (key) {
@@ -72,22 +80,12 @@ static void parse_option(options *o, int key, const char *value, const char **ax
     case OPT_AB: o->ab_output = value; break;
     case OPT_COMPLEMENT: o->complement_output = value; break;
     case OPT_PANELS_OUT: o->panels_output = value; break;
-    case 's': o->seed = qk_opt_int("--seed", value, 0, 4294967295L); break;
-    case 'n': o->panels = (int)qk_opt_int("--panels", value, 1, MAX_PANELS); break;
-    case OPT_MAX_POINTS: o->max_points = qk_opt_int("--max-points", value, 0, 2147483647L); break;
-    case OPT_COMPLEMENT_POINTS:
-        o->complement_max_points = qk_opt_int("--complement-max-points", value, 0, 2147483647L);
-        break;
     }
 }
 
 static void parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    o->seed = 42;
-    o->panels = 4;
-    o->max_points = 2000;
-    o->complement_max_points = 1000;
     const char *axes = NULL, *value;
     qk_args a;
     qk_args_init(&a, &program, argc, argv);
@@ -293,7 +291,7 @@ static void write_panels(const options *o, const qk_store *s, const panel *p, in
         const head_ref *r = &p[i].ref;
         int first = p[i].draw == 0;
         fprintf(out.fp, "%d\t%d\t%.56s\t%d\t%d\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64
-                "\t%" PRId64 "\t%d\t%" PRId64 "\t%" PRId64 "\t%d\t%ld\n", i, p[i].draw,
+                "\t%" PRId64 "\t%d\t%" PRId64 "\t%" PRId64 "\t%d\t%" PRId64 "\n", i, p[i].draw,
                 s->header.dataset_id, r->layer, r->head, r->kv_head, s->dim, r->q->rows,
                 r->k->rows, p[i].plotted_q, p[i].plotted_k, first ? n_pairs : 0,
                 first ? comp_q : 0, first ? comp_k : 0, available, o->seed);
@@ -304,8 +302,8 @@ static void write_panels(const options *o, const qk_store *s, const panel *p, in
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-rotation-points");
-    options o;
-    parse_args(argc, argv, &o);
+    parse_args(argc, argv, &opts);
+    options o = opts;
     openblas_set_num_threads(1);
     qk_store s;
     qk_open_store(o.store, &s, o.verify);

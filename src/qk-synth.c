@@ -22,13 +22,16 @@ static const qk_option options_table[] = {
     {'r', "registry", "PATH", "dataset registry (default workflow/datasets.tsv)"},
     {'d', "dataset", "ID", "dataset to write; may be repeated"},
     {'a', "all", NULL, "write every dataset of the registry"},
-    {'s', "scale", "SCALE", "demo (default: 24 query heads, about 1000 rows per file) or "
-                            "thesis (all sampled heads, 500 examples)"},
+    /* (scale and mode keep their own parsing and messages; the rows give
+     * their defaults, which qk_synth_options_default applies) */
+    {'s', "scale", "SCALE", "demo (24 query heads, about 1000 rows per file) or thesis (all "
+     "sampled heads, 500 examples)", QK_OPT_OWN, NULL, 0, 0, NULL, QK_STR(QK_DEFAULT_SCALE)},
     {'H', "heads", "N", "query heads per dataset (overrides the scale)"},
     {'e', "examples", "N", "examples per dataset (overrides the scale)"},
     {'S', "seed", "N", "seed of every random draw (default 0)"},
-    {'m', "mode", "MODE", "population (default: drift, separation, RoPE rings in the "
-                          "complement) or planted-linear (linear drift only, closed-form truth)"},
+    {'m', "mode", "MODE", "population (drift, separation, RoPE rings in the complement) or "
+     "planted-linear (linear drift only, closed-form truth)", QK_OPT_OWN, NULL, 0, 0, NULL,
+     QK_STR(QK_DEFAULT_SYNTH_MODE)},
     {'t', "stratified", NULL, "give keys the query positions (identical multisets)"},
     {OPT_KEY, "key", "FILE", "what the datasets are made from (the build's record): a complete "
                              "dataset whose .synth-key holds the same bytes is kept as it is "

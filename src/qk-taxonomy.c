@@ -11,10 +11,22 @@
 
 enum { OPT_HIGH = QK_KEY_FIRST, OPT_LOW, OPT_RQ, OPT_RK };
 
+typedef struct options {
+    const char *input;
+    char *output;
+    double high, low;
+    const char *rq_column, *rk_column;
+} options;
+
+/* What the command line sets, the thresholds by their rows. */
+static options opts;
+
 static const qk_option options_table[] = {
     QK_OPTION_OUTPUT("table to write (default: taxonomy.tsv beside the input)"),
-    {OPT_HIGH, "high", "X", "HIGH threshold (default " QK_STR(QK_TAXONOMY_HIGH) ")"},
-    {OPT_LOW, "low", "X", "LOW threshold (default " QK_STR(QK_TAXONOMY_LOW) ")"},
+    QK_OPTION_REAL(QK_OPT_FRACTION, OPT_HIGH, "high", "X", &opts.high,
+                   QK_STR(QK_DEFAULT_PCA_TAX_HIGH), "HIGH threshold"),
+    QK_OPTION_REAL(QK_OPT_FRACTION, OPT_LOW, "low", "X", &opts.low,
+                   QK_STR(QK_DEFAULT_PCA_TAX_LOW), "LOW threshold"),
     {OPT_RQ, "rq-column", "NAME", "column holding r_q (default r_q0)"},
     {OPT_RK, "rk-column", "NAME", "column holding r_k (default r_k0)"},
     QK_OPTIONS_END};
@@ -32,18 +44,9 @@ static const qk_program program = {
     options_table, NULL,
     "qk-taxonomy -o build/llama3.2-3b/taxonomy.tsv build/llama3.2-3b/pca_heads.tsv", NULL};
 
-typedef struct options {
-    const char *input;
-    char *output;
-    double high, low;
-    const char *rq_column, *rk_column;
-} options;
-
 static void parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    o->high = QK_TAXONOMY_HIGH;
-    o->low = QK_TAXONOMY_LOW;
     o->rq_column = "r_q0";
     o->rk_column = "r_k0";
     qk_args a;
@@ -51,8 +54,6 @@ static void parse_args(int argc, char **argv, options *o)
     qk_args_init(&a, &program, argc, argv);
     for (int key; (key = qk_args_next(&a, &value)) != -1;) {
         switch (key) {
-        case OPT_HIGH: o->high = qk_opt_fraction("--high", value); break;
-        case OPT_LOW: o->low = qk_opt_fraction("--low", value); break;
         case OPT_RQ: o->rq_column = value; break;
         case OPT_RK: o->rk_column = value; break;
         }
@@ -78,8 +79,8 @@ static double cell_number(const qk_table *t, int row, int col, const char *path)
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-taxonomy");
-    options o;
-    parse_args(argc, argv, &o);
+    parse_args(argc, argv, &opts);
+    options o = opts;
     qk_table t;
     qk_err err;
     if (qk_table_load(o.input, &t, &err) != 0)

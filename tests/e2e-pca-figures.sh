@@ -158,10 +158,13 @@ expect_same "$(key 07 'S1-40K, r_k (PC0): mean (SD)')" "$want" "figure 07: S1-40
 # ---- the report numbers ------------------------------------------------------------------
 
 V=$T/pca.numbers
+# the thresholds' record, as make writes it, from qk-taxonomy's defaults
+bin/qk-taxonomy --print-defaults | awk -F'\t' '{ print "PCA_TAX_" toupper($1) "=" $2 }' > "$T/pca.txt"
 pca_summary() { # output, inputs...
     local out=$1
     shift
-    bin/qk-summary --section pca --input registry="$T/registry.tsv" "$@" --output "$out"
+    bin/qk-summary --section pca --input registry="$T/registry.tsv" --params "$T/pca.txt" "$@" \
+        --output "$out"
 }
 run pca_summary "$V" --input components="$X/qk.csv" --input heads="$X/qk_heads.csv" \
     --input training-heads="$TR/qk_heads.csv"
@@ -182,9 +185,9 @@ expect_same "$(printf '%.6f' "$(number "$V" pca.smollm3-3b-stage1-step-40000.rk_
 sum=$(for c in posdom qpos kpos content mixed; do number "$V" "pca.qwen3-0.6b.${c}_pct"; done |
     awk '{ s += $1 } END { printf "%.6f", s }')
 expect_same "$sum" "100.000000" "the taxonomy shares of a model add up to 100"
-run pca_summary "$T/bad.numbers" --param high=0.2 --param low=0.9
+run pca_summary "$T/bad.numbers" --param PCA_TAX_HIGH=0.2 --param PCA_TAX_LOW=0.9
 expect_status 1 "qk-summary --section pca with low above high"
-expect_one_line_naming "--param low=0.9" "is above high=0.2" "low above high: one line"
+expect_one_line_naming "PCA_TAX_LOW=0.9" "is above PCA_TAX_HIGH=0.2" "low above high: one line"
 run pca_summary "$T/none.numbers"
 expect_status 0 "qk-summary --section pca without studies"
 expect_same "$(number "$T/none.numbers" pca.pc0.rq_mean) $(number "$T/none.numbers" pca.t.last.rq_mean)" \

@@ -342,10 +342,14 @@ expect_same "${got%% *}" "$want" "figure 07: Ministral r = model_summary.csv ($g
 # ---- the report numbers ---------------------------------------------------------------------
 
 V=$T/rotation.numbers
+# the complement's record, as make writes it, from qk-complement's default
+echo "ROT_ACTIVE_TAU=$(bin/qk-complement --print-defaults | awk -F'\t' '$1 == "active-tau" { print $2 }')" \
+    > "$T/rotation-complement.txt"
 rot_summary() { # output, inputs...
     local out=$1
     shift
-    bin/qk-summary --section rotation --input registry="$REG" "$@" --output "$out"
+    bin/qk-summary --section rotation --input registry="$REG" --params "$T/rotation-complement.txt" \
+        "$@" --output "$out"
 }
 run rot_summary "$V" --input summary="$X/model_summary.csv" --input heads="$X/rotated.csv" \
     --input training-summary="$TR/model_summary.csv" --input training-heads="$TR/rotated.csv"

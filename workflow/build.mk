@@ -10,7 +10,11 @@ CFLAGS    ?= -O2 -g
 # -ffp-contract=off: no fused multiply-add anywhere, so hand-vectorised
 # kernels give the same bits on every instruction set (a no-op for the
 # x86-64 baseline, which has no FMA)
-QK_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -ffp-contract=off -Iinclude \
+# -Wno-missing-field-initializers: an option row (qk_option) without a
+# variable of its own is written with its first four fields, the rest zero
+# (as git's option tables are)
+QK_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-missing-field-initializers \
+             -ffp-contract=off -Iinclude \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 QK_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
@@ -21,7 +25,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # modules never exit (they return a qk_err); cli is the program layer
 # (options, qk_die, the stage skeleton); report, synth and archive may exit.
 QK_MODULES := core io analysis cli report synth archive
-MODULE_HEADERS_core     := common rng stats simd blas
+MODULE_HEADERS_core     := common rng stats simd blas defaults
 MODULE_HEADERS_io       := parquet thrift store registry source revision heads reader
 MODULE_HEADERS_analysis := pca moments taxonomy rotation plasticity
 MODULE_HEADERS_cli      := cli die stage values

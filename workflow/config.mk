@@ -8,12 +8,24 @@
 # content changes, and the rules that use it list it as a prerequisite, so
 # Make reruns exactly what a changed key affects (docs/cache.md).
 
+# The defaults the programs declare (include/qk/defaults.h, one
+# "#define QK_DEFAULT_<VAR> VALUE" a line): qk_default.<VAR> is VALUE. Read
+# as text, so that a tree whose programs are not built yet has them.
+qk_defaults_words := $(file <include/qk/defaults.h)
+qk_defaults_pairs := $(filter QK_DEFAULT_%,$(join $(addsuffix =,$(qk_defaults_words)),$(wordlist \
+  2,$(words $(qk_defaults_words)),$(qk_defaults_words))))
+$(foreach p,$(qk_defaults_pairs),$(eval qk_default.$(patsubst QK_DEFAULT_%,%,$(firstword \
+  $(subst =, ,$(p)))) := $(word 2,$(subst =, ,$(p)))))
+
 # param VAR, DEFAULT[, CHECK]: declares a parameter of the pipeline: VAR is
-# DEFAULT unless the command line or the environment sets it. Every parameter is
+# DEFAULT unless the command line or the environment sets it. A parameter
+# whose program declares its default (qk_default.VAR, above) gives no
+# DEFAULT here: the programs' value is the one. Every parameter is
 # listed in a param_group (below), and the rebuild commands of the report and
 # the figure READMEs name it when a run gives it another value (rebuild_args).
 # CHECK says which values it takes (checked before any work, validate.mk).
-param = $(eval $(1) ?= $(2))$(eval param_default.$(1) := $(2))$(eval PARAMS += $(1))$(call checked_by,$(1),$(3))
+param = $(if $(and $(2),$(qk_default.$(1))),$(error param $(1): its default is in include/qk/defaults.h))$(eval \
+  $(1) ?= $(or $(qk_default.$(1)),$(2)))$(eval param_default.$(1) := $(or $(qk_default.$(1)),$(2)))$(eval PARAMS += $(1))$(call checked_by,$(1),$(3))
 PARAMS :=
 # checked_by VAR, CHECK: the value of VAR (a parameter, or a setting that
 # changes no output, such as a thread count) must pass CHECK, one of
@@ -27,8 +39,8 @@ CHECKED_VARS :=
 
 # Synthetic dataset (qk-synth): used when DATA is not given.
 $(call param,SEED,20260215,qk-synth --seed)
-$(call param,SCALE,demo,qk-synth --scale)
-$(call param,SYNTH_MODE,population,qk-synth --mode)
+$(call param,SCALE,,qk-synth --scale)
+$(call param,SYNTH_MODE,,qk-synth --mode)
 
 # Real downloads: DATA=<dir> holds <dir>/<dataset id>/lLLhHH{q,k}/data.parquet.
 $(call param,DATA,)
@@ -39,7 +51,7 @@ $(call param,DATASETS,)
 # Disk space (MB) that qk-synth and qk-load leave free: they stop with an
 # error, removing the partial file, rather than fill the disk. Not a cache
 # key: it never changes an output.
-MIN_FREE   ?= 256
+MIN_FREE   ?= $(qk_default.MIN_FREE)
 $(call checked_by,MIN_FREE,qk-load --min-free)
 
 REGISTRY   := workflow/datasets.tsv

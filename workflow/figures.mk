@@ -18,7 +18,7 @@ fig_dir = $(STAGE)/figures/$(1)/$(2)
 
 # A mean over heads is drawn in full only where at least this share of the
 # model's heads contribute (a lighter line or faded cell elsewhere).
-$(call param,FIG_MIN_SHARE,0.5,qk-plot --min-share)
+$(call param,FIG_MIN_SHARE,,qk-plot --min-share)
 $(call param_group,figures,FIG_MIN_SHARE SOURCE_DATE_EPOCH)
 
 # The tables this run makes besides the per-dataset files build/<ds>/...:

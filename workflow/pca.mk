@@ -2,8 +2,8 @@
 # head taxonomy, and the study tables results/<study>/qk.csv (10 rows a head)
 # and results/<study>/qk_heads.csv (one row a head, with its category).
 
-$(call param,PCA_TAX_HIGH,0.7,qk-taxonomy --high)
-$(call param,PCA_TAX_LOW,0.3,qk-taxonomy --low)
+$(call param,PCA_TAX_HIGH,,qk-taxonomy --high)
+$(call param,PCA_TAX_LOW,,qk-taxonomy --low)
 PCA_THREADS   ?= 2
 $(call checked_by,PCA_THREADS,qk-pca --threads)
 # use only the first N rows of each config; 0 = all rows (the analysis default)
@@ -49,9 +49,9 @@ bench: bench-pca
 # thesis drew them (random.Random(SEED).sample of its sorted query heads);
 # at most POINTS vectors per kind and head are plotted.
 $(call param,PCA_COLLAGE_DATASET,llama3.2-3b,dataset)
-$(call param,PCA_COLLAGE_SEED,42,qk-pca-collage --seed)
-$(call param,PCA_COLLAGE_PANELS,4,qk-pca-collage --panels)
-$(call param,PCA_COLLAGE_POINTS,2000,qk-pca-collage --max-points)
+$(call param,PCA_COLLAGE_SEED,,qk-pca-collage --seed)
+$(call param,PCA_COLLAGE_PANELS,,qk-pca-collage --panels)
+$(call param,PCA_COLLAGE_POINTS,,qk-pca-collage --max-points)
 $(call param_group,pca-collage,PCA_COLLAGE_DATASET PCA_COLLAGE_SEED PCA_COLLAGE_PANELS PCA_COLLAGE_POINTS)
 # the per-head table with the categories of the collage's heads
 PCA_COLLAGE_HEADS := $(STAGE)/results/$(call study_of,$(PCA_COLLAGE_DATASET))/qk_heads.csv
@@ -85,10 +85,12 @@ PCA_TRAINING_STUDY := smollm3_training_progress
 PCA_X := $(STAGE)/results/$(PCA_CROSS_STUDY)
 PCA_T := $(STAGE)/results/$(PCA_TRAINING_STUDY)
 
-# The taxonomy thresholds of the run, as a table for the figures that draw them.
+# The taxonomy thresholds of the run (its record), as a table for the
+# figures that draw them.
 build/pca/thresholds.tsv: build/params/pca.txt
 	@mkdir -p $(@D)
-	$(quiet)printf 'name\tvalue\nhigh\t%s\nlow\t%s\n' $(PCA_TAX_HIGH) $(PCA_TAX_LOW) > $@.tmp
+	$(quiet){ printf 'name\tvalue\n'; sed -n 's/^PCA_TAX_HIGH=/high\t/p' $<; \
+	  sed -n 's/^PCA_TAX_LOW=/low\t/p' $<; } > $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
 PCA_REGISTRY := $(RUN_REGISTRY)
@@ -106,7 +108,7 @@ PCA_SUMMARY_IN := $(PCA_REGISTRY) $(if $(PCA_HAS_X),$(PCA_X)/qk.csv $(PCA_X)/qk_
 $(PCA_SUMMARY): $(PCA_SUMMARY_IN) $(call prog,qk-summary) build/params/pca.txt $(RUN_SET)
 	@mkdir -p $(@D)
 	$(call step,SUMMARY,pca) bin/qk-summary --section pca --input registry=$(PCA_REGISTRY) \
-	  --param high=$(PCA_TAX_HIGH) --param low=$(PCA_TAX_LOW) \
+	  --params build/params/pca.txt \
 	  $(if $(PCA_HAS_X),--input components=$(PCA_X)/qk.csv --input heads=$(PCA_X)/qk_heads.csv) \
 	  $(if $(PCA_HAS_T),--input training-heads=$(PCA_T)/qk_heads.csv) --output $@
 

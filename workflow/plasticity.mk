@@ -5,16 +5,16 @@
 # (smollm3_model_report.csv for the SmolLM3 study), model_bucket_plasticity.csv
 # and model_pair2d.csv, merged by qk-merge with a model column.
 
-$(call param,PLAST_COV,diag,qk-plasticity --cov)
-$(call param,PLAST_BIN_FACTOR,10,qk-plasticity --bin-factor)
-$(call param,PLAST_MIN_PAIRS,32,qk-plasticity --min-pairs)
-$(call param,PLAST_PAIR2D_MIN,32,qk-plasticity --pair2d-min-count)
-$(call param,PLAST_PAIRS,exact,qk-plasticity --pairs)
-$(call param,PLAST_PAIRS_PER_BIN,256,qk-plasticity --pairs-per-bin)
-$(call param,PLAST_SEED,0,qk-plasticity --seed)
-$(call param,PLAST_MAX_TOKENS,50000,qk-plasticity --max-tokens)
-$(call param,PLAST_NORMALITY_DIMS,64,qk-plasticity --normality-dims)
-$(call param,PLAST_P_ALPHA,0.01,qk-plasticity --p-alpha)
+$(call param,PLAST_COV,,qk-plasticity --cov)
+$(call param,PLAST_BIN_FACTOR,,qk-plasticity --bin-factor)
+$(call param,PLAST_MIN_PAIRS,,qk-plasticity --min-pairs)
+$(call param,PLAST_PAIR2D_MIN,,qk-plasticity --pair2d-min-count)
+$(call param,PLAST_PAIRS,,qk-plasticity --pairs)
+$(call param,PLAST_PAIRS_PER_BIN,,qk-plasticity --pairs-per-bin)
+$(call param,PLAST_SEED,,qk-plasticity --seed)
+$(call param,PLAST_MAX_TOKENS,,qk-plasticity --max-tokens)
+$(call param,PLAST_NORMALITY_DIMS,,qk-plasticity --normality-dims)
+$(call param,PLAST_P_ALPHA,,qk-plasticity --p-alpha)
 PLAST_THREADS        ?= 2
 $(call checked_by,PLAST_THREADS,qk-plasticity --threads)
 

@@ -6,11 +6,11 @@
 # results/smollm3_training_progress/ the checkpoints and results/<study>/
 # any other study's models (results/extra/).
 
-$(call param,ROT_B_MODE,eigen,qk-rotate --b-mode)
-$(call param,ROT_B_SIGN,canonical,qk-rotate --b-sign)
-$(call param,ROT_OMEGA_GRID,400,qk-rotate --omega-grid)
-$(call param,ROT_OMEGA_REFINE,20,qk-rotate --omega-refine)
-$(call param,ROT_ACTIVE_TAU,0.1,qk-complement --active-tau)
+$(call param,ROT_B_MODE,,qk-rotate --b-mode)
+$(call param,ROT_B_SIGN,,qk-rotate --b-sign)
+$(call param,ROT_OMEGA_GRID,,qk-rotate --omega-grid)
+$(call param,ROT_OMEGA_REFINE,,qk-rotate --omega-refine)
+$(call param,ROT_ACTIVE_TAU,,qk-complement --active-tau)
 ROT_THREADS      ?= 2
 $(call checked_by,ROT_THREADS,qk-rotate --threads)
 
@@ -90,10 +90,10 @@ bench: bench-rotate
 # drawn. At most POINTS (01) and COMPLEMENT_POINTS (08, per pair) vectors per
 # kind.
 $(call param,ROT_FIG_DATASET,llama3.2-3b,dataset)
-$(call param,ROT_FIG_SEED,42,qk-rotation-points --seed)
-$(call param,ROT_FIG_PANELS,4,qk-rotation-points --panels)
-$(call param,ROT_FIG_POINTS,2000,qk-rotation-points --max-points)
-$(call param,ROT_FIG_COMPLEMENT_POINTS,1000,qk-rotation-points --complement-max-points)
+$(call param,ROT_FIG_SEED,,qk-rotation-points --seed)
+$(call param,ROT_FIG_PANELS,,qk-rotation-points --panels)
+$(call param,ROT_FIG_POINTS,,qk-rotation-points --max-points)
+$(call param,ROT_FIG_COMPLEMENT_POINTS,,qk-rotation-points --complement-max-points)
 $(call param_group,rotation-points,ROT_FIG_DATASET ROT_FIG_SEED ROT_FIG_PANELS ROT_FIG_POINTS \
   ROT_FIG_COMPLEMENT_POINTS)
 
@@ -144,7 +144,7 @@ ROT_SUMMARY_IN := $(RUN_REGISTRY) build/params/rotation-summary.txt build/params
 $(ROT_SUMMARY): $(ROT_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET)
 	@mkdir -p $(@D)
 	$(call step,SUMMARY,rotation) bin/qk-summary --section rotation --input registry=$(RUN_REGISTRY) \
-	  --param active-tau=$(ROT_ACTIVE_TAU) \
+	  --params build/params/rotation-complement.txt \
 	  $(if $(ROT_HAS_X),--input summary=$(ROT_X)/model_summary.csv --input heads=$(ROT_X)/rotated.csv) \
 	  $(if $(ROT_HAS_T),--input training-summary=$(ROT_T)/model_summary.csv \
 	    --input training-heads=$(ROT_T)/rotated.csv) --output $@

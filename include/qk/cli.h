@@ -8,6 +8,7 @@
 #define QK_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "qk/common.h"
@@ -16,19 +17,55 @@
 
 /* ---- options ---------------------------------------------------------------------- */
 
+/* How the parser sets the variable of an option row (value): a row of
+ * type QK_OPT_OWN leaves its value to the program's own code. */
+typedef enum qk_opt_type {
+    QK_OPT_OWN = 0,
+    QK_OPT_INT,       /* int in [min, max] (qk_opt_int) */
+    QK_OPT_INT64,     /* int64_t in [min, max] */
+    QK_OPT_UINT64,    /* uint64_t in [min, max] */
+    QK_OPT_FRACTION,  /* double in [0, 1] (qk_opt_fraction) */
+    QK_OPT_OPEN_UNIT, /* double strictly between 0 and 1 */
+    QK_OPT_SHARE,     /* double in [0, 1], said as a share ("takes a number from 0 to 1") */
+    QK_OPT_CHOICE,    /* int: 0 for the first of the two words, 1 for the second */
+} qk_opt_type;
+
 /* One option of a program. A program's table lists them in the order its
- * help shows them and ends with QK_OPTIONS_END. */
+ * help shows them and ends with QK_OPTIONS_END. A row may also carry the
+ * variable it sets (value), how (type, min and max, words) and the
+ * default (def, the one place the default is written): the parser then
+ * sets the variable to def first and to the given value after, and the
+ * help adds "(default DEF)". */
 typedef struct qk_option {
     int key;          /* its short letter, or QK_KEY_FIRST + n for a long-only one */
     const char *name; /* long name without "--"; NULL: short only */
     const char *arg;  /* the value's name in the help ("FILE"); NULL: a flag */
     const char *help; /* one line or more, wrapped to fit */
+    qk_opt_type type;
+    void *value;       /* the variable the parser sets; NULL: the program sets it */
+    long long min, max; /* the range of an integer */
+    const char *words; /* QK_OPT_CHOICE: the two words, "diag full" */
+    const char *def;   /* the default as typed on the command line; NULL: none */
 } qk_option;
+
+/* Rows that set a variable, its type checked: p must point to the type
+ * the parser writes. DEF is the default as typed ("32"). */
+#define QK_OPT_PTR_(T, p) ((void *)(1 ? (p) : (T *)0))
+#define QK_OPTION_INT(key, name, arg, p, lo, hi, def, help) \
+    {key, name, arg, help, QK_OPT_INT, QK_OPT_PTR_(int, p), lo, hi, NULL, def}
+#define QK_OPTION_INT64(key, name, arg, p, lo, hi, def, help) \
+    {key, name, arg, help, QK_OPT_INT64, QK_OPT_PTR_(int64_t, p), lo, hi, NULL, def}
+#define QK_OPTION_UINT64(key, name, arg, p, lo, hi, def, help) \
+    {key, name, arg, help, QK_OPT_UINT64, QK_OPT_PTR_(uint64_t, p), lo, hi, NULL, def}
+#define QK_OPTION_REAL(type, key, name, arg, p, def, help) \
+    {key, name, arg, help, type, QK_OPT_PTR_(double, p), 0, 0, NULL, def}
+#define QK_OPTION_CHOICE(key, name, arg, p, words, def, help) \
+    {key, name, arg, help, QK_OPT_CHOICE, QK_OPT_PTR_(int, p), 0, 0, words, def}
 
 /* Keys of the long-only options: a program's own count up from
  * QK_KEY_FIRST; the shared ones are far above. */
 enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_MIN_FREE,
-       QK_KEY_CHECK_OPTIONS, QK_KEY_HELP = 'h' };
+       QK_KEY_CHECK_OPTIONS, QK_KEY_PRINT_DEFAULTS, QK_KEY_HELP = 'h' };
 
 /* The shared options, with one meaning in every program: a program lists
  * those it takes in its table, where its help shows them; the parser
@@ -42,14 +79,9 @@ enum { QK_KEY_FIRST = 256, QK_KEY_NO_VERIFY = 0x10000, QK_KEY_VERSION, QK_KEY_MI
     {QK_KEY_NO_VERIFY, "no-verify", NULL, "do not check the store's checksum and rows"}
 #define QK_OPTION_MIN_FREE \
     {QK_KEY_MIN_FREE, "min-free", "MB", "stop with an error, removing the partial file, " \
-     "rather than leave less than MB megabytes free on the disk written to (default " \
-     QK_STR(QK_MIN_FREE_MB) "; 0: no check)"}
-#define QK_OPTIONS_END {0, NULL, NULL, NULL}
-
-/* A numeric macro's value as a string literal, for help texts:
- * "(default " QK_STR(QK_ROT_OMEGA_GRID) ")". */
-#define QK_STR(x) QK_STR_(x)
-#define QK_STR_(x) #x
+     "rather than leave less than MB megabytes free on the disk written to (0: no check)", \
+     QK_OPT_OWN, NULL, 0, 0, NULL, QK_STR(QK_DEFAULT_MIN_FREE)}
+#define QK_OPTIONS_END {0, NULL, NULL, NULL, QK_OPT_OWN, NULL, 0, 0, NULL, NULL}
 
 /* A program's command line and help. The help is: "Usage: " and the usage
  * lines, about, "Options:" and the options aligned with their help, the
@@ -82,10 +114,12 @@ typedef struct qk_args {
     void *getopt_tables; /* the parser's */
 } qk_args;
 
-/* Starts parsing argv with the options of prog's table. */
+/* Starts parsing argv with the options of prog's table, and sets every
+ * row's variable to its default. --print-defaults (every program has it)
+ * prints "name<TAB>default" for each row with one and exits 0. */
 void qk_args_init(qk_args *a, const qk_program *prog, int argc, char **argv);
-/* The next of the program's own options: its key, with its value (NULL
- * for a flag) in *value. The shared options are handled on the way (-h
+/* The next of the program's own options that the table does not set
+ * itself: its key, with its value (NULL for a flag) in *value. The shared options are handled on the way (-h
  * and --version print and exit 0; an unknown option or a missing value is
  * a usage error). -1 when the options are read: operands are then set. */
 int qk_args_next(qk_args *a, const char **value);
@@ -107,6 +141,12 @@ long long qk_opt_int(const char *opt, const char *s, long long lo, long long hi)
 /* A number option value in [0, 1]; else "OPT: expected a number in [0, 1],
  * got 'S'" and exit 1. */
 double qk_opt_fraction(const char *opt, const char *s);
+/* A finite number strictly between 0 and 1; else "OPT: expected a number,
+ * got 'S'" or "OPT: expected a number in (0, 1), got 'S'" and exit 1. */
+double qk_opt_open_unit(const char *opt, const char *s);
+/* A share in [0, 1]; else "OPT takes a number from 0 to 1, got 'S'" and
+ * exit 1. */
+double qk_opt_share(const char *opt, const char *s);
 /* A name written into table cells or headers (a family, a column): s
  * itself; else "OPT: 'S' is empty or holds a tab, comma or quote" and exit
  * 1. */

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "qk/defaults.h"
+
 #define QK_VERSION_STRING "0.1.0"
 
 /* Exit statuses shared by every program. */
@@ -109,7 +111,7 @@ void qk_remove_tree(const char *path);
  * minimum of 0 turns the check off. */
 int qk_atomic_reserve(qk_atomic *a, uint64_t bytes, qk_err *err);
 /* The free space writers keep (--min-free); default QK_MIN_FREE_MB. */
-#define QK_MIN_FREE_MB 256
+#define QK_MIN_FREE_MB QK_DEFAULT_MIN_FREE
 void qk_set_min_free(uint64_t bytes);
 
 /* Creates DIR and its parents (like mkdir -p). */

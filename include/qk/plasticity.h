@@ -33,19 +33,20 @@ enum qk_plast_pairs {
 #define QK_PLAST_MIN_BIN_QUERIES 2
 
 typedef struct qk_plast_params {
-    int cov;                   /* enum qk_plast_cov (diag) */
-    int bin_factor;            /* query bins are B / bin_factor wide (10) */
-    int64_t min_pairs_per_bin; /* bins with fewer eligible pairs are dropped (32) */
-    int64_t pair2d_min_count;  /* heatmap cells with fewer evaluations are NaN (32) */
-    int pair_mode;             /* enum qk_plast_pairs (exact) */
-    int pairs_per_bin;         /* draws per bin in sample mode (256) */
-    uint64_t seed;             /* every random choice (0) */
-    int64_t max_tokens;        /* rows per kind above which a subset is drawn (50000) */
-    int normality_max_dims;    /* content dimensions given a KS test (64) */
-    double p_alpha;            /* level of q_noise_frac_ks_p_lt_alpha (0.01) */
+    int cov;                   /* enum qk_plast_cov */
+    int bin_factor;            /* query bins are B / bin_factor wide */
+    int64_t min_pairs_per_bin; /* bins with fewer eligible pairs are dropped */
+    int64_t pair2d_min_count;  /* heatmap cells with fewer evaluations are NaN */
+    int pair_mode;             /* enum qk_plast_pairs */
+    int pairs_per_bin;         /* draws per bin in sample mode */
+    uint64_t seed;             /* every random choice */
+    int64_t max_tokens;        /* rows per kind above which a subset is drawn */
+    int normality_max_dims;    /* content dimensions given a KS test */
+    double p_alpha;            /* level of q_noise_frac_ks_p_lt_alpha */
     int time_floor;            /* also fill qk_plast_head.timing (0); never changes a result */
 } qk_plast_params;
 
+/* The defaults: QK_DEFAULT_PLAST_* (include/qk/defaults.h). */
 void qk_plast_params_default(qk_plast_params *p);
 /* Checks ranges; returns -1 with a message naming the parameter. */
 int qk_plast_params_check(const qk_plast_params *p, qk_err *err);

@@ -23,9 +23,9 @@
 #define QK_ROT_MIN_KIND 3      /* rows per kind below which a head is skipped */
 #define QK_ROT_MAX_PAIRS 30    /* complement pairs kept per head */
 #define QK_ROT_ANGLE_CUTS 72   /* branch cuts tried by angle_r_best */
-#define QK_ROT_OMEGA_GRID 400  /* log-spaced frequencies of the omega grid */
-#define QK_ROT_OMEGA_REFINE 20 /* golden-section steps around the best one */
-#define QK_ROT_ACTIVE_TAU 0.1  /* default |angle_r_best| of an active plane */
+#define QK_ROT_OMEGA_GRID QK_DEFAULT_ROT_OMEGA_GRID  /* log-spaced frequencies of the omega grid */
+#define QK_ROT_OMEGA_REFINE QK_DEFAULT_ROT_OMEGA_REFINE /* golden-section steps around the best one */
+#define QK_ROT_ACTIVE_TAU QK_DEFAULT_ROT_ACTIVE_TAU  /* default |angle_r_best| of an active plane */
 #define QK_ROT_ACTIVE_TAU_HIGH 0.3
 /* ||c|| at most this times sqrt(tr Sigma Var t): no drift, a falls back to
  * the top principal axis (flag_degenerate_a). */

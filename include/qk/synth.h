@@ -22,7 +22,7 @@ enum { QK_SYNTH_Q = 0, QK_SYNTH_K = 1 };
 
 #define QK_SYNTH_SAMPLED_HEADS 300 /* query heads the capture tool samples */
 #define QK_SYNTH_DEMO_HEADS 24
-#define QK_SYNTH_DEMO_ROWS 1000    /* rows per file aimed at by SCALE=demo */
+#define QK_SYNTH_DEMO_ROWS 1000    /* rows per file aimed at by the demo scale */
 #define QK_SYNTH_THESIS_EXAMPLES 500
 #define QK_SYNTH_MAX_PLANES 8
 /* Complement spectrum: the content-noise pair k of the complement (after

@@ -4,8 +4,10 @@
 #ifndef QK_TAXONOMY_H
 #define QK_TAXONOMY_H
 
-#define QK_TAXONOMY_HIGH 0.7
-#define QK_TAXONOMY_LOW 0.3
+#include "qk/defaults.h"
+
+#define QK_TAXONOMY_HIGH QK_DEFAULT_PCA_TAX_HIGH
+#define QK_TAXONOMY_LOW QK_DEFAULT_PCA_TAX_LOW
 
 typedef enum qk_category {
     QK_POSITION_DOMINATED = 0, /* r_q > HIGH and |r_k| > HIGH */

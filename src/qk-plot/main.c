@@ -39,6 +39,9 @@ static void help_figures(FILE *fp)
 
 enum { OPT_OUT = QK_KEY_FIRST };
 
+/* --min-share, as its row sets it */
+static double min_share;
+
 static const qk_option options_table[] = {
     {'f', "figure", "ID", "the figure (see --list)"},
     {OPT_OUT, "out", "DIR", "output directory (created)"},
@@ -47,8 +50,9 @@ static const qk_option options_table[] = {
     {'m', "model", "ID", "the model a one-model figure shows"},
     {'r', "run-datasets", "L", "the run's datasets (space-separated), for the canvas of a "
                                "figure it lacks the data of"},
-    {'n', "min-share", "F", "draw a mean over heads in full only where at least this share of "
-                            "the heads contribute (default 0.5)"},
+    QK_OPTION_REAL(QK_OPT_SHARE, 'n', "min-share", "F", &min_share,
+                   QK_STR(QK_DEFAULT_FIG_MIN_SHARE), "draw a mean over heads in full only where "
+                   "at least this share of the heads contribute"),
     {'s', "style", "FILE", "house style prepended to the script (default "
                            "templates/gnuplot/style.gp)"},
     {'l', "list", NULL, "list the figures"},
@@ -217,15 +221,6 @@ static void add_absent(fig_ctx *ctx, const char *spec)
     ctx->input_paths[n] = NULL;
 }
 
-static double share_arg(const char *text)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || *end || !(v >= 0 && v <= 1))
-        qk_die(QK_EXIT_USAGE, NULL, "--min-share takes a number from 0 to 1, got '%s'", text);
-    return v;
-}
-
 /* The model's display label from the registry input, if given. */
 static void resolve_model(fig_ctx *ctx)
 {
@@ -294,7 +289,6 @@ int main(int argc, char **argv)
     fig_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.style = "templates/gnuplot/style.gp";
-    ctx.min_share = 0.5;
     qk_args a;
     const char *value;
     qk_args_init(&a, &program, argc, argv);
@@ -306,11 +300,11 @@ int main(int argc, char **argv)
         case 'a': add_absent(&ctx, value); break;
         case 'm': ctx.model = value; break;
         case 'r': ctx.run_datasets = value; break;
-        case 'n': ctx.min_share = share_arg(value); break;
         case 's': ctx.style = value; break;
         case 'l': list_figures(stdout); return QK_EXIT_OK;
         }
     }
+    ctx.min_share = min_share;
     qk_args_operands(&a, 0, 0);
     if (!ctx.id || !ctx.out_dir)
         qk_usage_error(&program);

@@ -21,18 +21,18 @@ static const sum_section sections[] = {
      "one flag per figure of qk-plot --list (the input 'list'): 1 when the figure is among "
      "the parameter 'drawn' (ids separated by spaces), else 0",
      sum_figures},
-    {"pca", "registry components? heads? training-heads?", "high low",
+    {"pca", "registry components? heads? training-heads?", "PCA_TAX_HIGH PCA_TAX_LOW",
      "the combined QK PCA: means by component, PC0 numbers and taxonomy shares over all heads, "
      "by family and by model (components and heads: qk.csv and qk_heads.csv of the cross-model "
-     "study), and by training checkpoint (training-heads); high and low are the taxonomy "
-     "thresholds",
+     "study), and by training checkpoint (training-heads); PCA_TAX_HIGH and PCA_TAX_LOW are the "
+     "taxonomy thresholds of the run",
      sum_pca},
-    {"rotation", "registry summary? heads? training-summary? training-heads?", "active-tau",
+    {"rotation", "registry summary? heads? training-summary? training-heads?", "ROT_ACTIVE_TAU",
      "the planar rotation model: drift correlations, recency bias, the {a, b} plane, slope "
      "ratios, bias and separation by family, the complement (summary and heads: "
      "model_summary.csv and rotated.csv of the cross-model study), and the SmolLM3-3B "
-     "trajectory (training-summary, training-heads); active-tau is the complement's activity "
-     "threshold",
+     "trajectory (training-summary, training-heads); ROT_ACTIVE_TAU is the complement's "
+     "activity threshold of the run",
      sum_rotation},
     {"plasticity", "registry benchmarks? report? pair2d? weights? profile? joint?"
      FIGURE_TABLES("01", "pair2d") FIGURE_TABLES("02", "pair2d") FIGURE_TABLES("03", "pair2d")
@@ -61,6 +61,8 @@ static const qk_option options_table[] = {
     {'s', "section", "ID", "the section (see --list)"},
     {'i', "input", "NAME=F", "an input table (may repeat)"},
     {'p', "param", "NAME=V", "a parameter (may repeat)"},
+    {'P', "params", "FILE", "the parameters of a run's record, NAME=V a line "
+     "(build/params/GROUP.txt; may repeat)"},
     QK_OPTION_OUTPUT("the numbers file (written atomically)"),
     {'l', "list", NULL, "list the sections with their inputs and parameters"},
     QK_OPTIONS_END};
@@ -68,7 +70,7 @@ static const qk_option options_table[] = {
 static const qk_program program = {
     "qk-summary",
     "qk-summary --section ID [--input NAME=TABLE]... [--param NAME=VALUE]...\n"
-    "           --output FILE",
+    "           [--params RECORD]... --output FILE",
     "Writes the numbers of one report section (a numbers file, include/qk/numbers.h):\n"
     "every value with its key, kind and meaning, raw; qk-report typesets them. A study\n"
     "the run lacks (an optional input not given) leaves its values missing ('n/a' in\n"
@@ -78,7 +80,7 @@ static const qk_program program = {
     "qk-summary --section pca --input registry=workflow/datasets.tsv \\\n"
     "  --input components=results/attention_plasticity/qk.csv \\\n"
     "  --input heads=results/attention_plasticity/qk_heads.csv \\\n"
-    "  --param high=0.7 --param low=0.3 --output build/report/pca.numbers", NULL};
+    "  --params build/params/pca.txt --output build/report/pca.numbers", NULL};
 
 static void list_sections(FILE *fp)
 {
@@ -100,17 +102,18 @@ const qk_src *sum_input(const sum_ctx *ctx, const char *name)
 
 const char *sum_param(const sum_ctx *ctx, const char *name, const char *fallback)
 {
-    for (int i = 0; i < ctx->n_params; i++)
+    for (int i = ctx->n_params - 1; i >= 0; i--) /* the last given wins */
         if (strcmp(ctx->param_names[i], name) == 0)
             return ctx->param_values[i];
     return fallback;
 }
 
-double sum_param_num(const sum_ctx *ctx, const char *name, double fallback, double lo, double hi)
+double sum_param_num(const sum_ctx *ctx, const char *name, double lo, double hi)
 {
     const char *v = sum_param(ctx, name, NULL);
     if (!v)
-        return fallback;
+        qk_die(QK_EXIT_USAGE, NULL, "section %s needs the parameter %s (--params RECORD)",
+               ctx->section, name);
     char *end;
     double x = strtod(v, &end);
     if (end == v || *end || !(x >= lo && x <= hi))
@@ -180,6 +183,24 @@ static void add_param(sum_ctx *ctx, const char *spec)
     split_spec(spec, "--param", &ctx->param_names[n], &ctx->param_values[n]);
 }
 
+/* The NAME=VALUE lines of a parameter record, each a parameter. */
+static void add_record(sum_ctx *ctx, const char *path)
+{
+    uint8_t *text;
+    size_t len;
+    qk_err err;
+    if (qk_read_file(path, &text, &len, &err) != 0)
+        qk_die(QK_EXIT_DATA, path, "%s", err.msg);
+    char *s = qk_malloc(len + 1);
+    memcpy(s, text, len);
+    s[len] = '\0';
+    free(text);
+    for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
+        if (strcmp(line, "-") != 0) /* the line of an empty record */
+            add_param(ctx, line);
+    free(s);
+}
+
 /* Every input and parameter is one the section knows; the required inputs
  * are there. */
 static void check_args(const sum_ctx *ctx, const sum_section *s)
@@ -219,6 +240,7 @@ int main(int argc, char **argv)
         case 's': ctx.section = value; break;
         case 'i': add_input(&ctx, value); break;
         case 'p': add_param(&ctx, value); break;
+        case 'P': add_record(&ctx, value); break;
         case 'l': list_sections(stdout); return QK_EXIT_OK;
         }
     }

@@ -472,9 +472,10 @@ void sum_pca(sum_ctx *ctx)
     const qk_src *training = sum_input(ctx, "training-heads");
     if (!qk != !heads)
         qk_die(QK_EXIT_USAGE, NULL, "inputs components and heads go together");
-    double high = sum_param_num(ctx, "high", 0.7, 0, 1), low = sum_param_num(ctx, "low", 0.3, 0, 1);
+    double high = sum_param_num(ctx, "PCA_TAX_HIGH", 0, 1);
+    double low = sum_param_num(ctx, "PCA_TAX_LOW", 0, 1);
     if (low > high) /* as qk-taxonomy, which made the categories */
-        qk_die(QK_EXIT_USAGE, NULL, "--param low=%g is above high=%g", low, high);
+        qk_die(QK_EXIT_USAGE, NULL, "PCA_TAX_LOW=%g is above PCA_TAX_HIGH=%g", low, high);
     qk_numbers *w = ctx->out;
     qk_numbers_declare(w, pca_keys);
     qk_numbers_set(w, "pca.tax.high", high);

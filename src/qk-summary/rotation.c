@@ -600,7 +600,7 @@ void sum_rotation(sum_ctx *ctx)
     qk_numbers *w = ctx->out;
     qk_numbers_declare(w, rotation_keys);
     qk_numbers_set(w, "rotation.complement.active_tau",
-                   sum_param_num(ctx, "active-tau", 0.1, 0, 1));
+                   sum_param_num(ctx, "ROT_ACTIVE_TAU", 0, 1));
     int models = model_table(w), families = family_table(w), training = checkpoint_table(w);
     int rec[4];
     for (int i = 0; i < 4; i++)

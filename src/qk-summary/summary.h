@@ -45,8 +45,9 @@ void sum_extra(sum_ctx *ctx);
 const qk_src *sum_input(const sum_ctx *ctx, const char *name);
 /* A parameter's value, or fallback when it is not given. */
 const char *sum_param(const sum_ctx *ctx, const char *name, const char *fallback);
-/* A numeric parameter in [lo, hi]; a bad value is a usage error. */
-double sum_param_num(const sum_ctx *ctx, const char *name, double fallback, double lo, double hi);
+/* A numeric parameter in [lo, hi], from the run's record (--params): a
+ * missing or bad value is a usage error. */
+double sum_param_num(const sum_ctx *ctx, const char *name, double lo, double hi);
 
 /* The dataset id of a registry row (the key of a model's numbers), or
  * fallback when row is -1. */

@@ -11,16 +11,19 @@
 void qk_plast_params_default(qk_plast_params *p)
 {
     memset(p, 0, sizeof *p);
-    p->cov = QK_PLAST_COV_DIAG;
-    p->bin_factor = 10;
-    p->min_pairs_per_bin = 32;
-    p->pair2d_min_count = 32;
-    p->pair_mode = QK_PLAST_PAIRS_EXACT;
-    p->pairs_per_bin = 256;
-    p->seed = 0;
-    p->max_tokens = 50000;
-    p->normality_max_dims = 64;
-    p->p_alpha = 0.01;
+    /* the two modes by their names in the defaults ("diag", "exact") */
+    p->cov = strcmp(QK_STR(QK_DEFAULT_PLAST_COV), "full") == 0 ? QK_PLAST_COV_FULL
+                                                               : QK_PLAST_COV_DIAG;
+    p->bin_factor = QK_DEFAULT_PLAST_BIN_FACTOR;
+    p->min_pairs_per_bin = QK_DEFAULT_PLAST_MIN_PAIRS;
+    p->pair2d_min_count = QK_DEFAULT_PLAST_PAIR2D_MIN;
+    p->pair_mode = strcmp(QK_STR(QK_DEFAULT_PLAST_PAIRS), "sample") == 0 ? QK_PLAST_PAIRS_SAMPLE
+                                                                         : QK_PLAST_PAIRS_EXACT;
+    p->pairs_per_bin = QK_DEFAULT_PLAST_PAIRS_PER_BIN;
+    p->seed = QK_DEFAULT_PLAST_SEED;
+    p->max_tokens = QK_DEFAULT_PLAST_MAX_TOKENS;
+    p->normality_max_dims = QK_DEFAULT_PLAST_NORMALITY_DIMS;
+    p->p_alpha = QK_DEFAULT_PLAST_P_ALPHA;
 }
 
 int qk_plast_params_check(const qk_plast_params *p, qk_err *err)

@@ -15,8 +15,11 @@
 
 void qk_rot_options_default(qk_rot_options *o)
 {
-    o->b_mode = QK_ROT_B_EIGEN;
-    o->b_sign = QK_ROT_SIGN_CANONICAL;
+    /* the modes by their names in the defaults ("eigen", "canonical") */
+    o->b_mode = strcmp(QK_STR(QK_DEFAULT_ROT_B_MODE), "centroid") == 0 ? QK_ROT_B_CENTROID
+                                                                        : QK_ROT_B_EIGEN;
+    o->b_sign = strcmp(QK_STR(QK_DEFAULT_ROT_B_SIGN), "raw") == 0 ? QK_ROT_SIGN_RAW
+                                                                   : QK_ROT_SIGN_CANONICAL;
     o->omega_grid = QK_ROT_OMEGA_GRID;
     o->omega_refine = QK_ROT_OMEGA_REFINE;
 }

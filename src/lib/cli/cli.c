@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,7 +23,25 @@ static const qk_option help_options[] = {
     {QK_KEY_VERSION, "version", NULL, "print the version"},
     {QK_KEY_CHECK_OPTIONS, "check", NULL,
      "check the options, then exit 0 doing nothing"},
+    {QK_KEY_PRINT_DEFAULTS, "print-defaults", NULL,
+     "print each option that has a default and its default, tab-separated"},
 };
+enum { N_HELP_OPTIONS = sizeof help_options / sizeof help_options[0] };
+
+static int has_defaults(const qk_option *options)
+{
+    for (const qk_option *o = options; o->key; o++)
+        if (o->def)
+            return 1;
+    return 0;
+}
+
+/* The shared options the help lists: --print-defaults only where a row
+ * has a default (the parser takes it everywhere). */
+static size_t help_options_shown(const qk_program *prog)
+{
+    return N_HELP_OPTIONS - !has_defaults(prog->options);
+}
 
 static int has_short(const qk_option *o)
 {
@@ -101,7 +120,14 @@ static void put_option(FILE *fp, const qk_option *o, int col)
         fprintf(fp, "%*s", col - len, "");
     else
         fprintf(fp, "\n%*s", col, "");
-    put_wrapped(fp, o->help, col, col);
+    if (!o->def) {
+        put_wrapped(fp, o->help, col, col);
+        return;
+    }
+    char *help = qk_malloc(strlen(o->help) + strlen(o->def) + 16);
+    sprintf(help, "%s (default %s)", o->help, o->def);
+    put_wrapped(fp, help, col, col);
+    free(help);
 }
 
 void qk_program_help(FILE *fp, const qk_program *prog)
@@ -109,7 +135,7 @@ void qk_program_help(FILE *fp, const qk_program *prog)
     put_labelled(fp, "Usage: ", prog->usage);
     fprintf(fp, "\n%s%s\nOptions:\n", prog->about,
             prog->about[0] && prog->about[strlen(prog->about) - 1] != '\n' ? "\n" : "");
-    size_t n_help = sizeof help_options / sizeof help_options[0];
+    size_t n_help = help_options_shown(prog);
     int widest = 0;
     char left[128];
     for (const qk_option *o = prog->options; o->key; o++) {
@@ -174,7 +200,7 @@ static getopt_tables *make_tables(const qk_program *prog)
     size_t n = 0;
     for (const qk_option *o = prog->options; o->key; o++, n++)
         check_shared(prog, o);
-    size_t n_help = sizeof help_options / sizeof help_options[0];
+    size_t n_help = N_HELP_OPTIONS;
     getopt_tables *t = qk_calloc(1, sizeof *t);
     t->longopts = qk_calloc(n + n_help + 1, sizeof *t->longopts);
     t->shortopts = qk_calloc(2 * (n + n_help) + 1, 1);
@@ -205,6 +231,61 @@ static void free_tables(qk_args *a)
     a->getopt_tables = NULL;
 }
 
+/* Sets the row's variable from text, with the messages of qk_opt_int and
+ * the others; opt is "--name". */
+static void set_row_value(const qk_option *o, const char *opt, const char *text)
+{
+    switch (o->type) {
+    case QK_OPT_INT: *(int *)o->value = (int)qk_opt_int(opt, text, o->min, o->max); break;
+    case QK_OPT_INT64: *(int64_t *)o->value = qk_opt_int(opt, text, o->min, o->max); break;
+    case QK_OPT_UINT64: *(uint64_t *)o->value = (uint64_t)qk_opt_int(opt, text, o->min, o->max);
+        break;
+    case QK_OPT_FRACTION: *(double *)o->value = qk_opt_fraction(opt, text); break;
+    case QK_OPT_OPEN_UNIT: *(double *)o->value = qk_opt_open_unit(opt, text); break;
+    case QK_OPT_SHARE: *(double *)o->value = qk_opt_share(opt, text); break;
+    case QK_OPT_CHOICE: {
+        char first[64];
+        size_t len = strcspn(o->words, " ");
+        snprintf(first, sizeof first, "%.*s", (int)len, o->words);
+        *(int *)o->value = qk_opt_choice(opt, text, first, o->words + len + 1);
+        break;
+    }
+    case QK_OPT_OWN: break;
+    }
+}
+
+static void set_row(const qk_option *o, const char *text)
+{
+    char opt[128];
+    snprintf(opt, sizeof opt, "--%s", o->name ? o->name : "");
+    if (!o->name)
+        snprintf(opt, sizeof opt, "-%c", o->key);
+    set_row_value(o, opt, text);
+}
+
+/* The row of key in the table when the parser sets its variable; else NULL. */
+static const qk_option *row_setting(const qk_option *options, int key)
+{
+    for (const qk_option *o = options; o->key; o++)
+        if (o->key == key)
+            return o->value && o->type != QK_OPT_OWN ? o : NULL;
+    return NULL;
+}
+
+static void set_defaults(const qk_option *options)
+{
+    for (const qk_option *o = options; o->key; o++)
+        if (o->value && o->def)
+            set_row(o, o->def);
+}
+
+static void print_defaults(const qk_option *options)
+{
+    for (const qk_option *o = options; o->key; o++)
+        if (o->def && o->name)
+            printf("%s\t%s\n", o->name, o->def);
+}
+
 void qk_args_init(qk_args *a, const qk_program *prog, int argc, char **argv)
 {
     qk_die_on_out_of_memory();
@@ -215,6 +296,7 @@ void qk_args_init(qk_args *a, const qk_program *prog, int argc, char **argv)
     a->argc = argc;
     a->argv = argv;
     a->getopt_tables = make_tables(prog);
+    set_defaults(prog->options);
     optind = 0; /* getopt starts afresh (glibc) */
 }
 
@@ -244,8 +326,16 @@ int qk_args_next(qk_args *a, const char **value)
             printf("%s %s\n", a->prog->name, QK_VERSION_STRING);
             exit(QK_EXIT_OK);
         case QK_KEY_CHECK_OPTIONS: a->check_only = 1; break;
+        case QK_KEY_PRINT_DEFAULTS:
+            print_defaults(a->prog->options);
+            exit(QK_EXIT_OK);
         case '?': qk_usage_error(a->prog);
-        default: return c;
+        default: {
+            const qk_option *row = row_setting(a->prog->options, c);
+            if (!row)
+                return c;
+            set_row(row, optarg);
+        }
         }
     }
 }
@@ -278,6 +368,27 @@ double qk_opt_fraction(const char *opt, const char *s)
     double v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= 0.0 && v <= 1.0))
         qk_die(QK_EXIT_USAGE, NULL, "%s: expected a number in [0, 1], got '%s'", opt, s);
+    return v;
+}
+
+double qk_opt_open_unit(const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        qk_die(QK_EXIT_USAGE, NULL, "%s: expected a number, got '%s'", opt, s);
+    if (!(v > 0.0 && v < 1.0))
+        qk_die(QK_EXIT_USAGE, NULL, "%s: expected a number in (0, 1), got '%s'", opt, s);
+    return v;
+}
+
+double qk_opt_share(const char *opt, const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= 0 && v <= 1))
+        qk_die(QK_EXIT_USAGE, NULL, "%s takes a number from 0 to 1, got '%s'", opt, s);
     return v;
 }
 

@@ -62,8 +62,10 @@ enum {
 void qk_synth_options_default(qk_synth_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->mode = QK_SYNTH_POPULATION;
-    o->scale = QK_SYNTH_DEMO;
+    /* the scale and mode by their names in the defaults ("demo", "population") */
+    o->mode = strcmp(QK_STR(QK_DEFAULT_SYNTH_MODE), "planted-linear") == 0
+                  ? QK_SYNTH_PLANTED_LINEAR : QK_SYNTH_POPULATION;
+    o->scale = strcmp(QK_STR(QK_DEFAULT_SCALE), "thesis") == 0 ? QK_SYNTH_THESIS : QK_SYNTH_DEMO;
 }
 
 /* The key of a name (dataset id, stream purpose) in the seeds of the
