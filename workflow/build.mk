@@ -34,6 +34,20 @@ COMPILE_RECORD := build/sets/compile.txt
 $(call $(if $(QK_VALIDATE),write_record_always,write_record),$(COMPILE_RECORD),cc=$(CC) $(subst $(space),_,$(shell $(CC) --version 2>/dev/null | \
   head -1)) cflags=$(CFLAGS) ldflags=$(LDFLAGS) $(QK_CFLAGS) $(QK_LIBS))
 
+# The figure registry compiled into the programs that need it: qk-plot's
+# table of figures and the prototypes of their draw functions, qk-report's
+# figure blocks ({{figure ID}}). GEN_<program>: the headers generated for a
+# program, found with -Ibuild/gen/<program>; a change of the registry
+# regenerates them and relinks the program.
+FIGURE_REGISTRY := workflow/figures.rec
+GEN_qk-plot := build/gen/qk-plot/figure_draw.h build/gen/qk-plot/figure_table.h
+GEN_qk-report := build/gen/qk-report/figure_blocks.h
+
+build/gen/%.h: $(FIGURE_REGISTRY) workflow/figures.awk
+	@mkdir -p $(@D)
+	$(quiet)awk -f workflow/figures.awk -v emit=$(notdir $*) $(FIGURE_REGISTRY) > $@.tmp
+	$(quiet)mv -f $@.tmp $@
+
 build/obj/lib/%.o: src/lib/%.c $(HEADERS) $(COMPILE_RECORD) | deps
 	@mkdir -p $(@D)
 	$(call step,CC,$<) $(CC) $(CFLAGS) $(QK_CFLAGS) -c $< -o $@.tmp
@@ -47,7 +61,7 @@ $(LIB_A): $(LIB_OBJ)
 
 bin/%: src/%.c $(LIB_A) $(HEADERS) $(COMPILE_RECORD)
 	@mkdir -p $(@D)
-	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $< $(LIB_A) $(QK_LIBS) -o $@.tmp
+	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $(if $(GEN_$*),-Ibuild/gen/$*) $< $(LIB_A) $(QK_LIBS) -o $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
 build/tests/%: tests/%.c tests/testutil.h $(LIB_A) $(HEADERS) $(COMPILE_RECORD)
@@ -56,13 +70,15 @@ build/tests/%: tests/%.c tests/testutil.h $(LIB_A) $(HEADERS) $(COMPILE_RECORD)
 	$(quiet)mv -f $@.tmp $@
 
 define program_folder_rule
-bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(LIB_A) $$(HEADERS) $$(COMPILE_RECORD)
+bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(GEN_$(1)) $$(LIB_A) $$(HEADERS) $$(COMPILE_RECORD)
 	@mkdir -p $$(@D)
-	$$(call step,LD,$$@) $$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) $$(LIB_A) \
+	$$(call step,LD,$$@) $$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(if $$(GEN_$(1)),-Ibuild/gen/$(1)) \
+	  $$(wildcard src/$(1)/*.c) $$(LIB_A) \
 	  $$(QK_LIBS) -o $$@.tmp
 	$$(quiet)mv -f $$@.tmp $$@
 endef
 $(foreach p,$(PROG_DIRS),$(eval $(call program_folder_rule,$(p))))
+bin/qk-report: $(GEN_qk-report)
 
 .PHONY: programs
 programs: $(PROGS)
