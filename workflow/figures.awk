@@ -101,6 +101,8 @@ function check_record(i,    f, id, nn, base, number) {
     number = val[i, "number"]
     if (number != "-" && (number !~ /^[0-9]+\.[0-9]+$/ || substr(number, index(number, ".") + 1) + 0 != nn + 0))
         fail("figure " id ": number '" number "' is not -, nor SECTION." (nn + 0))
+    if (number == "-" && val[i, "absent"] == "")
+        fail("figure " id ": a figure without a number needs an absent text")
     if (val[i, "print_layout"] != "yes" && val[i, "print_layout"] != "no")
         fail("figure " id ": print_layout is yes or no")
     if (!((i, "embed") in val))
