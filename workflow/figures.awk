@@ -5,6 +5,8 @@
 #                 field joined by ';'
 #   ids           the figure ids (study/NN), one a line
 #   folders       the figures' folders under figures/ (study/NN_name), one a line
+#   texts         id, title, description, needs, draw function and print layout
+#                 (1 or 0) of each figure, tab-separated, as qk-plot gets them
 #   figure_draw   C: the prototypes of the draw functions (qk-plot)
 #   figure_table  C: qk-plot's table of figures (fig_def, figure.h)
 #   figure_blocks C: qk-report's table of the figures' HTML blocks
@@ -111,8 +113,8 @@ function check_record(i,    f, id, nn, base, number) {
         fail("figure " id ": embed is picture, object or img")
     if (!((i, "width") in val))
         val[i, "width"] = "100%"
-    if (val[i, "draw"] !~ /^[a-z_][a-z0-9_]*$/)
-        fail("figure " id ": draw '" val[i, "draw"] "' is not a C function name")
+    if (val[i, "draw"] !~ /^[a-z][a-z0-9]*_draw_[a-z0-9_]+$/)
+        fail("figure " id ": draw '" val[i, "draw"] "' is not a draw function's name (PREFIX_draw_NAME)")
     for (f in make_fields)
         if (index(val[i, f], "|") || index(val[i, f], ";"))
             fail("figure " id ": '" f "' holds '|' or ';'")
@@ -215,6 +217,9 @@ END {
             emit_make(i)
         else if (emit == "ids")
             print val[i, "id"]
+        else if (emit == "texts")
+            print val[i, "id"] "\t" words(val[i, "title"]) "\t" words(val[i, "description"]) "\t" \
+                words(val[i, "needs"]) "\t" val[i, "draw"] "\t" (val[i, "print_layout"] == "yes")
         else if (emit == "folders")
             print substr(val[i, "id"], 1, index(val[i, "id"], "/")) val[i, "folder"]
     }
@@ -224,8 +229,9 @@ END {
         emit_table()
     else if (emit == "figure_blocks")
         emit_blocks()
-    else if (emit != "make" && emit != "ids" && emit != "folders") {
-        print "figures.awk: -v emit= is make, ids, folders, figure_draw, figure_table or figure_blocks" \
+    else if (emit !~ /^(make|ids|folders|texts)$/) {
+        print "figures.awk: -v emit= is make, ids, folders, texts, figure_draw, figure_table or " \
+            "figure_blocks" \
             > "/dev/stderr"
         exit 1
     }
