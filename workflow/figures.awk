@@ -181,7 +181,7 @@ function emit_blocks(   i) {
     print "#ifndef QK_REPORT_FIGURE_BLOCKS_H\n#define QK_REPORT_FIGURE_BLOCKS_H\n"
     print "typedef struct report_figure {"
     print "    const char *id;      /* qk-pca/05 */"
-    print "    const char *folder;  /* 05_explained_variance, under figures/<study>/ */"
+    print "    const char *folder;  /* NN_name, under figures/<study>/ */"
     print "    const char *number;  /* 2.5, or NULL for an unnumbered figure */"
     print "    const char *embed;   /* picture, object or img */"
     print "    const char *width;   /* 100% */"

@@ -13,7 +13,7 @@ struct fig_def;
 
 typedef struct fig_ctx {
     const char *id;      /* "qk-pca/05" */
-    const char *out_dir; /* figures/qk-pca/05_explained_variance */
+    const char *out_dir; /* figures/<study>/<NN_name> */
     const char *style;   /* house style script, or NULL */
     const struct fig_def *def;
     int n_inputs;
