@@ -37,7 +37,7 @@ draw_mismatch() {
 expect_same "$(draw_mismatch "$REG" src/qk-plot/*.c)" "" \
     "every figure's draw function is defined, every draw function is a figure's"
 # a figure whose function is missing
-{ cat "$REG"; printf '\nid: qk-pca/13\nfolder: 13_scratch\nnumber: 2.13\nlike: qk-pca/05\n'
+{ cat "$REG"; printf '\nid: qk-pca/99\nfolder: 99_scratch\nnumber: 2.99\nlike: qk-pca/05\n'
   printf 'model: -\ninputs: qk=x.csv\nalt: x\ncaption: x\ndraw: pca_draw_no_such\n'; } > "$T/extra.rec"
 expect_same "$(draw_mismatch "$T/extra.rec" src/qk-plot/*.c | tr -d '\t')" "pca_draw_no_such" \
     "the check finds a figure without its draw function"
@@ -97,10 +97,10 @@ bad_registry() { # text appended, expected message part, name
 }
 bad_registry $'id: qk-pca/05\nfolder: 05_again\nnumber: 2.5\nlike: qk-pca/05\nmodel: -\ninputs: a=b\nalt: x\ncaption: x' \
     "declared twice" "a figure declared twice"
-bad_registry $'id: qk-pca/13\nfolder: 13_x\nnumber: 2.13\nlike: qk-pca/05\nmodel: -\ninputs: a=b\ncaption: x' \
+bad_registry $'id: qk-pca/99\nfolder: 99_x\nnumber: 2.99\nlike: qk-pca/05\nmodel: -\ninputs: a=b\ncaption: x' \
     "no 'alt'" "a figure without its alt text"
-bad_registry $'id: qk-pca/13\nfolder: 12_x\nnumber: 2.13\nlike: qk-pca/05\nmodel: -\ninputs: a=b\nalt: x\ncaption: x' \
-    "does not start with 13_" "a folder of another number"
-bad_registry $'id: qk-pca/13\ncolour: red' "unknown field 'colour'" "an unknown field"
+bad_registry $'id: qk-pca/99\nfolder: 12_x\nnumber: 2.99\nlike: qk-pca/05\nmodel: -\ninputs: a=b\nalt: x\ncaption: x' \
+    "does not start with 99_" "a folder of another number"
+bad_registry $'id: qk-pca/99\ncolour: red' "unknown field 'colour'" "an unknown field"
 bad_registry $'+ text' "continuation line" "a continuation line outside a field"
 finish
