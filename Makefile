@@ -132,6 +132,13 @@ clean:
 distclean: clean
 	rm -rf data/synth
 
+# the figures of a study in the registry, for the help: their NN, their
+# range "01..12" and their count
+help_figure_ids = $(patsubst $(1)/%,%,$(filter $(1)/%,$(shell awk -f workflow/figures.awk -v emit=ids \
+  workflow/figures.rec)))
+help_figure_range = $(firstword $(call help_figure_ids,$(1)))..$(lastword $(call help_figure_ids,$(1)))
+help_figure_count = $(words $(call help_figure_ids,$(1)))
+
 help:
 	@echo "make report          build everything and write report/index.html (default)"
 	@echo "make all             build the programs only"
@@ -143,10 +150,10 @@ help:
 	@echo "make synth | load    only write the synthetic data | the stores"
 	@echo "make pca             combined QK PCA: build/<ds>/pca*.tsv, taxonomy.tsv, results/<study>/qk*.csv"
 	@echo "make bench-pca       per-head PCA time against scikit-learn (one core)"
-	@echo "make figures/qk-pca/NN  one PCA figure (NN = 01..12); make pca-figures: all twelve"
-	@echo "make figures/qk-rotation/NN  one rotation figure (NN = 01..10); make rotation-figures: all ten"
-	@echo "make plasticity-figures  the ten plasticity figures and results/smollm3_training_progress/joint_rotation_plasticity.csv"
-	@echo "make figures         every figure of workflow/figures.tsv (a canvas saying what is missing where the run lacks the data)"
+	@echo "make figures/qk-pca/NN  one PCA figure (NN = $(call help_figure_range,qk-pca)); make pca-figures: all $(call help_figure_count,qk-pca)"
+	@echo "make figures/qk-rotation/NN  one rotation figure (NN = $(call help_figure_range,qk-rotation)); make rotation-figures: all $(call help_figure_count,qk-rotation)"
+	@echo "make plasticity-figures  the $(call help_figure_count,attention-plasticity) plasticity figures and results/smollm3_training_progress/joint_rotation_plasticity.csv"
+	@echo "make figures         every figure of workflow/figures.rec (a canvas saying what is missing where the run lacks the data)"
 	@echo "make rotation        planar rotation model: build/<ds>/rotation.tsv, rotated.tsv, complement_*.tsv, results/<study>/{rotated,complement_pairs,model_summary}.csv"
 	@echo "make bench-rotate    per-head qk-rotate + qk-complement time against numpy (one core)"
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."

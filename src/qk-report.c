@@ -19,6 +19,8 @@
 #include "qk/table.h"
 #include "qk/values.h"
 
+#include "figure_blocks.h" /* report_figures, generated from workflow/figures.rec */
+
 enum { OPT_MARKDOWN = QK_KEY_FIRST, OPT_TEX, OPT_MD, OPT_LATEX_TABLE, OPT_BLAS_INFO };
 
 static const qk_option options_table[] = {
@@ -60,7 +62,11 @@ static const qk_program program = {
     "  {{sum:NAME.COLUMN}}        the sum of a numeric column of a TSV table\n"
     "  {{...|FILTER}}             format a plain number: int (digit groups), mb (bytes\n"
     "                             as MB), gib, f1 f2 f3 f4 (fixed decimals), pct1 (x100)\n"
-    "  {{include:PATH}}           another template rendered in place (nested up to 8 deep)\n",
+    "  {{include:PATH}}           another template rendered in place (nested up to 8 deep)\n"
+    "  {{figure ID}}              the block of figure ID (qk-pca/05) of the registry\n"
+    "                             workflow/figures.rec: its image and caption, linked to\n"
+    "                             its folder, where the run draws it, else a paragraph\n"
+    "                             saying it is not drawn (HTML only)\n",
     options_table, "an unknown key, table, column or filter among them",
     "qk-report --template templates/report.html.in --output report/index.html \\\n"
     "  --values build/report/pca.numbers --set suite_version=0.1.0", NULL};
@@ -454,6 +460,106 @@ static void render_include(const renderer *r, state *st, int line, const char *p
     free(text);
 }
 
+/* ---- figures ------------------------------------------------------------------------------- */
+
+static const report_figure *find_figure(const char *id)
+{
+    for (const report_figure *f = report_figures; f->id; f++)
+        if (strcmp(f->id, id) == 0)
+            return f;
+    return NULL;
+}
+
+/* text into fp with every mark in it replaced by with. */
+static void put_replacing(FILE *fp, const char *text, const char *mark, const char *with)
+{
+    size_t n = strlen(mark);
+    for (const char *hit; (hit = strstr(text, mark)) != NULL; text = hit + n) {
+        fwrite(text, 1, (size_t)(hit - text), fp);
+        fputs(with, fp);
+    }
+    fputs(text, fp);
+}
+
+/* The image of a figure whose folder the page links as dir, as its embed
+ * field says: picture (the SVG, the PNG where SVG is not shown), object
+ * (the SVG as an object) or img (the PNG alone). */
+static void put_figure_image(FILE *fp, const report_figure *f, const char *dir)
+{
+    if (strcmp(f->embed, "picture") == 0)
+        fprintf(fp, "<picture><source srcset=\"%s/figure.svg\" type=\"image/svg+xml\">", dir);
+    else if (strcmp(f->embed, "object") == 0)
+        fprintf(fp, "<object data=\"%s/figure.svg\" type=\"image/svg+xml\" width=\"%s\">", dir,
+                f->width);
+    fprintf(fp, "<img src=\"%s/figure.png\" alt=\"%s\" width=\"%s\">", dir, f->alt, f->width);
+    if (strcmp(f->embed, "picture") == 0)
+        fputs("</picture>", fp);
+    else if (strcmp(f->embed, "object") == 0)
+        fputs("</object>", fp);
+}
+
+/* The template text of a figure's block: its image and caption where the
+ * run draws it (the flag figure.<study>.<NN> of the figures section), else
+ * the paragraph that says it is not. The registry's texts are templates
+ * themselves; {links} in the caption stands for the links to the README
+ * (and, for a figure shown as its PNG, the SVG), {dir} in the absent text
+ * for the figure's folder. */
+static char *figure_block(const report_figure *f)
+{
+    char *dir, *links, *flag, *text;
+    size_t len;
+    int study = (int)strcspn(f->id, "/");
+    if (asprintf(&dir, "../figures/%.*s/%s", study, f->id, f->folder) < 0 ||
+        asprintf(&links, "<a href=\"%s/README.md\">README</a>%s%s%s", dir,
+                 strcmp(f->embed, "img") == 0 ? " <a href=\"" : "",
+                 strcmp(f->embed, "img") == 0 ? dir : "",
+                 strcmp(f->embed, "img") == 0 ? "/figure.svg\">SVG</a>" : "") < 0 ||
+        asprintf(&flag, "figure.%.*s.%s", study, f->id, f->id + study + 1) < 0)
+        qk_die(QK_EXIT_DATA, NULL, "out of memory");
+    FILE *fp = open_memstream(&text, &len);
+    if (!fp)
+        qk_die(QK_EXIT_DATA, NULL, "out of memory");
+    fprintf(fp, "{{if %s}}\n<figure>\n<a href=\"%s/README.md\">", flag, dir);
+    put_figure_image(fp, f, dir);
+    fputs("</a>\n<figcaption>", fp);
+    if (f->number)
+        fprintf(fp, "Figure %s. ", f->number);
+    put_replacing(fp, f->caption, "{links}", links);
+    fputs("</figcaption>\n</figure>\n{{else}}\n<p class=\"absent\">", fp);
+    if (f->absent)
+        put_replacing(fp, f->absent, "{dir}", dir);
+    else
+        fprintf(fp, "(Figure %s is not drawn in this run: <a href=\"%s/README.md\">its README</a> "
+                    "says what it lacks.)", f->number, dir);
+    fputs("</p>\n{{end}}", fp);
+    fclose(fp);
+    free(dir);
+    free(links);
+    free(flag);
+    return text;
+}
+
+/* {{figure ID}}: the figure's block, rendered in place like an include. */
+static void render_figure(const renderer *r, state *st, int line, const char *id)
+{
+    if (r->markdown)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: {{figure %s}} is for HTML pages", line, id);
+    const report_figure *f = find_figure(id);
+    if (!f)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: no figure '%s' in workflow/figures.rec",
+               line, id);
+    if (st->depth >= 8)
+        qk_die(QK_EXIT_DATA, r->template_path, "line %d: includes nested too deep", line);
+    char *block = figure_block(f), *where;
+    if (asprintf(&where, "%s line %d, figure %s", r->template_path, line, id) < 0)
+        qk_die(QK_EXIT_DATA, NULL, "out of memory");
+    renderer sub = *r;
+    sub.template_path = where;
+    render(&sub, block, st->fp, st->depth + 1, shown(st));
+    free(where);
+    free(block);
+}
+
 /* {{if}}, {{elif}}, {{else}}, {{end}}; returns 0 if inner is none of them. */
 static int block_directive(const renderer *r, state *st, int line, char *inner)
 {
@@ -546,6 +652,10 @@ static void render_directive(const renderer *r, state *st, int line, char *inner
         return;
     if (strncmp(inner, "include:", 8) == 0) {
         render_include(r, st, line, inner + 8);
+        return;
+    }
+    if (strncmp(inner, "figure ", 7) == 0) {
+        render_figure(r, st, line, trim(inner + 7));
         return;
     }
     if (strncmp(inner, "table:", 6) == 0) {

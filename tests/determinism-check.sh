@@ -37,7 +37,7 @@ done
 n_tables=$(grep -c '^| `report/tables/' "$base/a/report/numbers.md")
 expect_same "$(ls "$base"/a/report/tables/*.tex 2>/dev/null | wc -l)" "$n_tables" \
     "the $n_tables table fragments numbers.md lists are made"
-n_rows=$(awk -F'\t' '!/^#/ && NF && $1 != "study"' workflow/figures.tsv | wc -l)
+n_rows=$(awk -f workflow/figures.awk -v emit=ids workflow/figures.rec | wc -l)
 expect_same "$(find "$base/a/figures" -name figure.pdf | wc -l)" "$n_rows" "a figure.pdf for each of the $n_rows figures"
 # ... and archived, with the example's source
 latex_files=$(cd "$base/a" && ls report/numbers.tex report/numbers.md report/tables/*.tex \

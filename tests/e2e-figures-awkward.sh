@@ -54,9 +54,9 @@ expect_error_lines "make report: on stderr the partial download's warning alone"
     "qk-load: warning: $D/llama3.2-3b: $present of $listed captured configs present (README.md lists them; "
 partial="llama3.2-3b ($present of $listed captured configs present)"
 
-STUDY_FIGURES=$(awk -F'\t' '!/^#/ && NF && $1 != "study" && $1 != "inventory" { print $1 "/" $2 }' \
-    workflow/figures.tsv)
-expect_same "$(echo "$STUDY_FIGURES" | wc -l)" 33 "the table lists 33 study figures"
+STUDY_FIGURES=$(awk -f workflow/figures.awk -v emit=folders workflow/figures.rec | grep -v '^inventory/')
+n_study=$(bin/qk-plot --list | grep -cv '^ *inventory/')
+expect_same "$(echo "$STUDY_FIGURES" | wc -l)" "$n_study" "the registry lists the $n_study study figures qk-plot knows"
 figures_complete() { # label
     local missing=""
     for f in inventory/01_vectors $STUDY_FIGURES; do

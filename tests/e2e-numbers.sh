@@ -23,7 +23,7 @@ for f in index.html numbers.tex numbers.md tables/pca-models.tex tables/rotation
          tables/plasticity-smollm3.tex; do
     if [ -s "$R/$f" ]; then ok; else bad "report/$f written"; fi
 done
-check() { python3 tests/numbers-check.py "$1" templates/report.html.in templates/sections/*.html.in; }
+check() { python3 tests/numbers-check.py "$1" templates/report.html.in templates/sections/*.html.in workflow/figures.rec; }
 run check "$R"
 expect_status 0 "the page and numbers.tex agree"
 expect_out ": ok" "the check reports no problem"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# End to end: the twelve figures of the PCA study (qk-plot), the collage data
+# End to end: the figures of the PCA study (qk-plot), the collage data
 # (qk-pca-collage) and the report numbers (qk-summary --section pca) on a tiny synthetic
 # run of two models and three SmolLM3 checkpoints, six heads each.
 set -u

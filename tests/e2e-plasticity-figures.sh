@@ -1,5 +1,5 @@
 #!/bin/bash
-# End to end: the eleven figures of the plasticity study (qk-plot), the joint
+# End to end: the figures of the plasticity study (qk-plot), the joint
 # SmolLM3 table (qk-joint) and the report numbers (qk-summary --section
 # plasticity and --section extra) on a tiny synthetic run: the six models the
 # figures draw and the two extra models, four heads each, and three SmolLM3

@@ -25,7 +25,7 @@ report() {
     run make -C "$tree" --no-print-directory -j2 DATA="$DATA" report "$@"
     expect_status 0 "make report $*"
     text=$(sed 's/<[^>]*>//g' "$R/index.html" | tr '\n' ' ' | tr -s ' ')
-    run python3 tests/numbers-check.py "$R" templates/report.html.in templates/sections/*.html.in
+    run python3 tests/numbers-check.py "$R" templates/report.html.in templates/sections/*.html.in workflow/figures.rec
     expect_status 0 "$*: the page and numbers.tex agree"
 }
 says() { # text, name

@@ -139,6 +139,28 @@ fails '{{if s.label > 1}}x{{end}}' "compares text" "comparing text"
 fails '{{s.heads|int}}' "typeset by its kind" "filter on a typed value"
 fails '{{s.flag}}' "for {{if}} only" "a flag shown"
 fails '{{if s.r > 0 and s.r < 1 or s.flag}}x{{end}}' "mixes 'and' and 'or'" "mixed and/or"
+fails '{{figure qk-pca/99}}' "no figure 'qk-pca/99' in workflow/figures.rec" "unknown figure"
+
+# ---- {{figure ID}}: a figure's block from the registry ----------------------------------------
+# (qk-pca/05 drawn, qk-pca/01 not: its paragraph instead; the caption's template
+# text rendered as the page's)
+figure_flags "$T/figures.numbers" qk-pca/05
+printf 'A\n{{figure qk-pca/05}}\nB\n{{figure qk-pca/01}}\nC\n' > "$T/fig.html.in"
+run bin/qk-report --template "$T/fig.html.in" --output "$T/fig.html" --values "$T/figures.numbers"
+expect_status 0 "figure blocks render"
+folder() { echo "../figures/$(awk -f workflow/figures.awk -v emit=folders workflow/figures.rec | grep "^$1_")"; }
+d05=$(folder qk-pca/05) d01=$(folder qk-pca/01)
+for want in "<a href=\"$d05/README.md\"><picture><source srcset=\"$d05/figure.svg\" type=\"image/svg+xml\"><img src=\"$d05/figure.png\" alt=\"" \
+            "<figcaption>Figure 2.5. " "<a href=\"$d05/README.md\">README</a></figcaption>" \
+            "<p class=\"absent\">(Figure 2.1 is not drawn in this run: <a href=\"$d01/README.md\">its README</a> says what it lacks.)</p>"; do
+    if grep -qF -- "$want" "$T/fig.html"; then ok; else bad "figure blocks: '$want'"; fi
+done
+expect_same "$(grep -c '<figure>' "$T/fig.html")" 1 "figure blocks: one figure drawn"
+expect_same "$(head -3 "$T/fig.html")" $'A\n\n<figure>' "figure blocks: the block between blank lines, as a hand-written {{if}} block"
+expect_same "$(grep -c '{{\|{links}' "$T/fig.html")" 0 "figure blocks: no directive or placeholder left"
+run bin/qk-report --markdown --template "$T/fig.html.in" --output "$T/fig.md" --values "$T/figures.numbers"
+expect_status 2 "{{figure}} in Markdown"
+
 run bin/qk-report --template "$T/page.html.in"
 expect_status 1 "usage error"
 run bin/qk-report --template "$T/typed.html.in" --output "$T/x.html" --values "$T/s.numbers" \

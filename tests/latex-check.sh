@@ -1,8 +1,8 @@
 #!/bin/bash
 # tests/latex-check.sh TEX BUILD_DIR PDF FIGURE_PDF... (make check-latex):
 # the thesis example TEX, already compiled by workflow/pdflatex.sh into PDF
-# with its log in BUILD_DIR, and the figure PDFs of every row of
-# workflow/figures.tsv.
+# with its log in BUILD_DIR, and the figure PDFs of every figure of
+# workflow/figures.rec.
 #   - the log holds no error and no undefined reference or citation; every
 #     \qk key of TEX is defined by report/numbers.tex; PDF has 3 to 5 pages
 #     and embeds all its fonts;
@@ -144,8 +144,8 @@ expect_status 0 "the example compiles a second time"
 if cmp -s "$pdf" "$T/again.pdf"; then ok; else bad "two compilations of $name give different bytes"; fi
 
 # ---- the figure PDFs ----------------------------------------------------------------------
-rows=$(awk -F'\t' '!/^#/ && NF && $1 != "study"' workflow/figures.tsv | wc -l)
-expect_same "$#" "$rows" "a figure PDF for each of the $rows rows of workflow/figures.tsv ($# given)"
+rows=$(awk -f workflow/figures.awk -v emit=ids workflow/figures.rec | wc -l)
+expect_same "$#" "$rows" "a figure PDF for each of the $rows figures of workflow/figures.rec ($# given)"
 sizes=()
 for f in "$@"; do
     if [ ! -s "$f" ]; then bad "$f is missing"; continue; fi

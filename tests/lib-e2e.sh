@@ -170,6 +170,7 @@ copy_tree() {
     git ls-files --cached --others --exclude-standard -z | grep -zv '^tests/data/' |
         xargs -0 cp --parents -p -t "$1" 2>/dev/null
     cp -a bin "$1/" && cp -a build/lib build/obj "$1/build/"
+    [ -d build/gen ] && cp -a build/gen "$1/build/"
     [ -d build/progs ] && cp -a build/progs "$1/build/"
     return 0
 }

@@ -76,6 +76,20 @@ COMPILE_RECORD := build/sets/compile.txt
 $(call $(if $(QK_VALIDATE),write_record_always,write_record),$(COMPILE_RECORD),cc=$(CC) $(subst $(space),_,$(shell $(CC) --version 2>/dev/null | \
   head -1)) cflags=$(CFLAGS) ldflags=$(LDFLAGS) $(QK_CFLAGS) $(QK_LIBS))
 
+# The figure registry compiled into the programs that need it: qk-plot's
+# table of figures and the prototypes of their draw functions, qk-report's
+# figure blocks ({{figure ID}}). GEN_<program>: the headers generated for a
+# program, found with -Ibuild/gen/<program>; a change of the registry
+# regenerates them and relinks the program.
+FIGURE_REGISTRY := workflow/figures.rec
+GEN_qk-plot := build/gen/qk-plot/figure_draw.h build/gen/qk-plot/figure_table.h
+GEN_qk-report := build/gen/qk-report/figure_blocks.h
+
+build/gen/%.h: $(FIGURE_REGISTRY) workflow/figures.awk
+	@mkdir -p $(@D)
+	$(quiet)awk -f workflow/figures.awk -v emit=$(notdir $*) $(FIGURE_REGISTRY) > $@.tmp
+	$(quiet)mv -f $@.tmp $@
+
 build/obj/lib/%.o: src/lib/%.c $(HEADERS) $(COMPILE_RECORD) | deps
 	@mkdir -p $(@D)
 	$(call step,CC,$<) $(CC) $(CFLAGS) $(QK_CFLAGS) -c $< -o $@.tmp
@@ -91,7 +105,8 @@ build/lib/libqk-%.a:
 
 bin/%: src/%.c $$(call qk_libs,src/$$*.c) $(HEADERS) $(COMPILE_RECORD)
 	@mkdir -p $(@D)
-	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $< $(filter %.a,$^) $(QK_LIBS) -o $@.tmp
+	$(call step,LD,$@) $(CC) $(CFLAGS) $(QK_CFLAGS) $(if $(GEN_$*),-Ibuild/gen/$*) $< $(filter %.a,$^) \
+	  $(QK_LIBS) -o $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
 bin/qk-bench-%: bench/qk-bench-%.c $$(call qk_libs,bench/qk-bench-$$*.c) $(HEADERS) $(COMPILE_RECORD)
@@ -106,14 +121,15 @@ build/tests/%: tests/%.c tests/testutil.h $$(call qk_libs,tests/$$*.c tests/test
 	$(quiet)mv -f $@.tmp $@
 
 define program_folder_rule
-bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(call qk_libs,$$(wildcard src/$(1)/*.c src/$(1)/*.h)) \
-          $$(HEADERS) $$(COMPILE_RECORD)
+bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(GEN_$(1)) \
+          $$(call qk_libs,$$(wildcard src/$(1)/*.c src/$(1)/*.h)) $$(HEADERS) $$(COMPILE_RECORD)
 	@mkdir -p $$(@D)
-	$$(call step,LD,$$@) $$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(wildcard src/$(1)/*.c) \
-	  $$(filter %.a,$$^) $$(QK_LIBS) -o $$@.tmp
+	$$(call step,LD,$$@) $$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(if $$(GEN_$(1)),-Ibuild/gen/$(1)) \
+	  $$(wildcard src/$(1)/*.c) $$(filter %.a,$$^) $$(QK_LIBS) -o $$@.tmp
 	$$(quiet)mv -f $$@.tmp $$@
 endef
 $(foreach p,$(PROG_DIRS),$(eval $(call program_folder_rule,$(p))))
+bin/qk-report: $(GEN_qk-report)
 
 .PHONY: programs
 programs: $(PROGS)

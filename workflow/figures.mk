@@ -1,5 +1,6 @@
 # Figures: figures/<study>/<NN_name>/{figure.png,figure.svg,figure.pdf,figure.gp,README.md}
-# rendered by qk-plot (figure.pdf for a thesis page, dated SOURCE_DATE_EPOCH), one for each row of workflow/figures.tsv; `make
+# rendered by qk-plot (figure.pdf for a thesis page, dated SOURCE_DATE_EPOCH), one for each figure of the registry
+# workflow/figures.rec (FIGURE_REGISTRY, build.mk); `make
 # figures/<study>/<NN>` rebuilds one figure and only what it depends on.
 #
 # Every figure is made on every run. A figure whose input tables this run
@@ -8,10 +9,8 @@
 # figure whose tables lack its model does the same.
 #
 # Included after the figures-<study>.mk files, which define the tables the
-# rows name (PCA_X, ROT_T, PLAST_JOINT, ...) and the stages that make the
+# registry names (PCA_X, ROT_T, PLAST_JOINT, ...) and the stages that make the
 # figures' own inputs (the collage points, the joint SmolLM3 table).
-
-FIGURE_TABLE := workflow/figures.tsv
 
 # a figure's folder in the stage (STUDY, NN_NAME)
 fig_dir = $(STAGE)/figures/$(1)/$(2)
@@ -47,16 +46,18 @@ figure_datasets = $(filter $(sort $(foreach i,$(1),$(call input_datasets,$(call 
 fig_param_groups = $(if $(strip $(DATA)),,synth) $(if $(filter-out -,$(1)),blas $(1)) figures \
   $(if $(filter-out -,$(2)),figure-models)
 
-# figure_rule STUDY, NN_NAME, MODEL (- for none), STAGES (- for none), NAME=TABLE inputs
+# figure_rule STUDY, NN_NAME, MODEL (- for none), STAGES (- for none), NAME=TABLE inputs,
+# NAME=VALUE values its texts quote (none: empty)
 define figure_rule
 $(call fig_dir,$(1),$(2))/figure.png $(call fig_dir,$(1),$(2))/figure.svg $(call fig_dir,$(1),$(2))/figure.pdf \
 $(call fig_dir,$(1),$(2))/figure.gp $(call fig_dir,$(1),$(2))/numbers.tsv $(call fig_dir,$(1),$(2))/inputs.tsv $(call fig_dir,$(1),$(2))/readme.tsv &: \
     $(foreach i,$(call fig_present,$(5)),$(call fig_input_file,$(i))) $(call prog,qk-plot) \
     templates/gnuplot/style.gp build/params/figures.txt \
-    $(if $(filter-out -,$(3)),build/params/figure-models.txt) $(call fig_absent_record,$(1),$(2),$(5))
+    $(if $(filter-out -,$(3)),build/params/figure-models.txt) $(call fig_absent_record,$(1),$(2),$(5)) \
+    $(if $(6),$(call set_record,figure-values-$(1)-$(firstword $(subst _, ,$(2))),$(6)))
 	$$(call step,PLOT,$(1)/$(firstword $(subst _, ,$(2)))) bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out $(call fig_dir,$(1),$(2)) \
 	  $(foreach i,$(call fig_present,$(5)),--input $(i)) $(foreach a,$(call fig_absent,$(5)),--absent $(a)) \
-	  $(if $(filter-out -,$(3)),--model $(3)) --min-share $(FIG_MIN_SHARE) \
+	  $(if $(filter-out -,$(3)),--model $(3)) $(foreach v,$(6),--value $(v)) --min-share $(FIG_MIN_SHARE) \
 	  $(if $(call fig_absent,$(5)),--run-datasets "$(ORDERED_DATASETS)")
 
 # the stores behind the figure and their provenance, by inventory column name
@@ -118,15 +119,19 @@ select_columns = awk -F'\t' -v want="$(2)" 'BEGIN { OFS = "\t"; n = split(want, 
   { line = $$(col[w[1]]); for (i = 2; i <= n; i++) line = line "\t" $$(col[w[i]]); print line } \
   END { if (NR == 0) header() }' $(1) /dev/null > $(3).tmp && mv -f $(3).tmp $(3)
 
-# ---- the rows of the table --------------------------------------------------------
-# Each row as one word "study|name|model|stages|inputs" (the words of a field
-# joined by ';'); the model and inputs are Make expressions, expanded here.
-FIGURE_ROWS := $(shell awk -F'\t' '!/^\#/ && NF && $$1 != "study" { \
-  for (i = 1; i <= NF; i++) gsub(/ /, ";", $$i); print $$1 "|" $$2 "|" $$3 "|" $$4 "|" $$5 }' $(FIGURE_TABLE))
+# ---- the figures of the registry ------------------------------------------------
+# Each figure as one word "study|folder|model|stages|inputs|values" (the words
+# of a field joined by ';', - for an empty field: workflow/figures.awk); the
+# model, inputs and values are Make expressions, expanded here.
+FIGURE_ROWS := $(shell awk -f workflow/figures.awk -v emit=make $(FIGURE_REGISTRY))
+ifeq ($(FIGURE_ROWS),)
+$(error $(FIGURE_REGISTRY) gives no figure)
+endif
 fig_field = $(subst ;, ,$(word $(2),$(subst |, ,$(1))))
 fig_expand = $(eval fig_expanded := $(1))$(strip $(fig_expanded))
 figure_row = $(eval $(call figure_rule,$(call fig_field,$(1),1),$(call fig_field,$(1),2),$(call \
-  fig_expand,$(call fig_field,$(1),3)),$(call fig_field,$(1),4),$(call fig_expand,$(call fig_field,$(1),5))))
+  fig_expand,$(call fig_field,$(1),3)),$(call fig_field,$(1),4),$(call fig_expand,$(call fig_field,$(1),5)),$(call \
+  fig_expand,$(filter-out -,$(call fig_field,$(1),6)))))
 
 ALL_FIGURES :=
 FIGURE_PDFS :=

@@ -72,8 +72,8 @@ endif
 
 # ==== the figures and the report section ====
 
-# The combined QK PCA study's figures (figures/qk-pca/NN_name, rows of
-# workflow/figures.tsv) need the tables named here and the collage points of
+# The combined QK PCA study's figures (figures/qk-pca/NN_name, records of
+# workflow/figures.rec) need the tables named here and the collage points of
 # figure 06 (made in workflow/pca.mk); the values and tables of the report's
 # PCA section are made here.
 #

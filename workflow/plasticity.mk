@@ -99,7 +99,7 @@ endif
 # ==== the figures and the report section ====
 
 # The attention plasticity study's figures (figures/attention-plasticity/NN_name,
-# rows of workflow/figures.tsv) need the tables named here and the joint
+# records of workflow/figures.rec) need the tables named here and the joint
 # SmolLM3 table (PLAST_JOINT, written by qk-joint in workflow/plasticity.mk);
 # the values and tables of the report's plasticity and extra-models sections
 # are made here.

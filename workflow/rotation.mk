@@ -117,8 +117,8 @@ endif
 
 # ==== the figures and the report section ====
 
-# The planar rotation study's figures (figures/qk-rotation/NN_name, rows of
-# workflow/figures.tsv) need the tables named here (ROT_TABLES,
+# The planar rotation study's figures (figures/qk-rotation/NN_name, records of
+# workflow/figures.rec) need the tables named here (ROT_TABLES,
 # workflow/rotation.mk) and the point data of figures 01 and 08 (made there
 # too); the values and tables of the report's rotation section are made here.
 #

@@ -13,7 +13,7 @@ struct fig_def;
 
 typedef struct fig_ctx {
     const char *id;      /* "qk-pca/05" */
-    const char *out_dir; /* figures/qk-pca/05_explained_variance */
+    const char *out_dir; /* figures/<study>/<NN_name> */
     const char *style;   /* house style script, or NULL */
     const struct fig_def *def;
     int n_inputs;
@@ -23,6 +23,8 @@ typedef struct fig_ctx {
     qk_table *inputs;
     const char *model;    /* the model a one-model figure shows (--model), or NULL */
     char model_label[64]; /* its registry label, else its id */
+    int n_values;         /* the texts' {NAME} values (--value NAME=TEXT) */
+    char **value_names, **value_texts;
     const char *run_datasets; /* the datasets of the run (--run-datasets), or NULL */
     double min_share; /* an aggregate over heads is drawn in full only where at least
                          this share of the heads contribute (--min-share) */
@@ -32,8 +34,10 @@ typedef struct fig_ctx {
 
 typedef int (*fig_fn)(fig_ctx *ctx, qk_err *err);
 
-/* A figure. In title, description and needs, "{model}" stands for the
- * label of the model the figure is drawn for (--model). */
+/* A figure, as workflow/figures.rec declares it (the table is generated
+ * from the registry: figure_table.h). In title, description and needs,
+ * "{model}" stands for the label of the model the figure is drawn for
+ * (--model), "{NAME}" for a value given with --value NAME=TEXT. */
 typedef struct fig_def {
     const char *id;          /* study/NN */
     const char *title;       /* one line */
@@ -46,11 +50,8 @@ typedef struct fig_def {
     int print_layout;
 } fig_def;
 
-/* The figure tables of each study, each ended by an entry with id NULL. */
-extern const fig_def inventory_figures[];
-extern const fig_def pca_figures[];
-extern const fig_def rotation_figures[];
-extern const fig_def plasticity_figures[];
+/* The draw functions the registry names (generated). */
+#include "figure_draw.h"
 
 /* Input table by name; dies with a message naming the figure if it was
  * not given. */

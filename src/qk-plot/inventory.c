@@ -14,7 +14,7 @@ static size_t label_chars(const char *s)
 }
 
 /* Vectors per dataset and kind, as horizontal bars. */
-static int draw_vectors(fig_ctx *ctx, qk_err *err)
+int inventory_draw_vectors(fig_ctx *ctx, qk_err *err)
 {
     const qk_table *t = fig_input(ctx, "inventory");
     qk_src src = fig_src(ctx, "inventory");
@@ -72,13 +72,3 @@ static int draw_vectors(fig_ctx *ctx, qk_err *err)
     fig_key(ctx, "key vectors", "%.0f", total_k);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }
-
-const fig_def inventory_figures[] = {
-    {"inventory/01", "Captured vectors per dataset",
-     "Stacked bars: the query vectors (blue) and key vectors (vermillion) captured for every "
-     "dataset of the run, in registry order. Each query head is paired with the key head that "
-     "serves it.",
-     "the inventory of the run's stores (build/report/inventory.tsv): at least one dataset "
-     "loaded.",
-     draw_vectors, 1},
-    {NULL, NULL, NULL, NULL, NULL, 0}};

@@ -8,26 +8,22 @@
 #include <xxhash.h>
 
 #include "figure.h"
+#include "figure_table.h" /* fig_table, generated from workflow/figures.rec */
 #include "qk/cli.h"
 #include "qk/values.h"
 
-static const fig_def *const all_studies[] = {inventory_figures, pca_figures, rotation_figures,
-                                              plasticity_figures};
-
 static const fig_def *find_figure(const char *id)
 {
-    for (size_t s = 0; s < sizeof all_studies / sizeof all_studies[0]; s++)
-        for (const fig_def *f = all_studies[s]; f->id; f++)
-            if (strcmp(f->id, id) == 0)
-                return f;
+    for (const fig_def *f = fig_table; f->id; f++)
+        if (strcmp(f->id, id) == 0)
+            return f;
     return NULL;
 }
 
 static void list_figures(FILE *fp)
 {
-    for (size_t s = 0; s < sizeof all_studies / sizeof all_studies[0]; s++)
-        for (const fig_def *f = all_studies[s]; f->id; f++)
-            fprintf(fp, "  %-22s %s\n", f->id, f->title);
+    for (const fig_def *f = fig_table; f->id; f++)
+        fprintf(fp, "  %-22s %s\n", f->id, f->title);
 }
 
 /* After the help: the figures. */
@@ -37,7 +33,7 @@ static void help_figures(FILE *fp)
     list_figures(fp);
 }
 
-enum { OPT_OUT = QK_KEY_FIRST };
+enum { OPT_OUT = QK_KEY_FIRST, OPT_VALUE };
 
 /* --min-share, as its row sets it */
 static double min_share;
@@ -48,6 +44,7 @@ static const qk_option options_table[] = {
     {'i', "input", "NAME=F", "an input table (may repeat)"},
     {'a', "absent", "NAME[=F]", "an input this run does not make (may repeat)"},
     {'m', "model", "ID", "the model a one-model figure shows"},
+    {OPT_VALUE, "value", "NAME=TEXT", "a value the figure's texts quote as {NAME} (may repeat)"},
     {'r', "run-datasets", "L", "the run's datasets (space-separated), for the canvas of a "
                                "figure it lacks the data of"},
     QK_OPTION_REAL(QK_OPT_SHARE, 'n', "min-share", "F", &min_share,
@@ -98,15 +95,33 @@ const char *fig_model(const fig_ctx *ctx)
     return ctx->model;
 }
 
+/* The text a placeholder "{NAME}" at s stands for (the model's label, a
+ * --value), its length in *len; NULL if s starts none. */
+static const char *placeholder(const fig_ctx *ctx, const char *s, size_t *len)
+{
+    if (strncmp(s, "{model}", 7) == 0) {
+        *len = 7;
+        return ctx->model ? ctx->model_label : "the chosen model";
+    }
+    for (int i = 0; *s == '{' && i < ctx->n_values; i++) {
+        size_t n = strlen(ctx->value_names[i]);
+        if (strncmp(s + 1, ctx->value_names[i], n) == 0 && s[n + 1] == '}') {
+            *len = n + 2;
+            return ctx->value_texts[i];
+        }
+    }
+    return NULL;
+}
+
 void fig_expand(const fig_ctx *ctx, const char *text, char *out, size_t cap)
 {
-    const char *label = ctx->model ? ctx->model_label : "the chosen model";
-    size_t used = 0;
+    size_t used = 0, len;
     out[0] = '\0';
     for (const char *s = text; *s && used + 1 < cap;) {
-        if (strncmp(s, "{model}", 7) == 0) {
-            snprintf(out + used, cap - used, "%s", label);
-            s += 7;
+        const char *value = placeholder(ctx, s, &len);
+        if (value) {
+            snprintf(out + used, cap - used, "%s", value);
+            s += len;
         } else {
             out[used] = *s++;
             out[used + 1] = '\0';
@@ -221,6 +236,19 @@ static void add_absent(fig_ctx *ctx, const char *spec)
     ctx->input_paths[n] = NULL;
 }
 
+static void add_value(fig_ctx *ctx, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec)
+        qk_die(QK_EXIT_USAGE, NULL, "--value takes NAME=TEXT, got '%s'", spec);
+    int n = ctx->n_values++;
+    ctx->value_names = qk_realloc(ctx->value_names, (size_t)(n + 1) * sizeof(char *));
+    ctx->value_texts = qk_realloc(ctx->value_texts, (size_t)(n + 1) * sizeof(char *));
+    ctx->value_names[n] = qk_strdup(spec);
+    ctx->value_names[n][eq - spec] = '\0';
+    ctx->value_texts[n] = qk_strdup(eq + 1);
+}
+
 /* The model's display label from the registry input, if given. */
 static void resolve_model(fig_ctx *ctx)
 {
@@ -299,6 +327,7 @@ int main(int argc, char **argv)
         case 'i': add_input(&ctx, value); break;
         case 'a': add_absent(&ctx, value); break;
         case 'm': ctx.model = value; break;
+        case OPT_VALUE: add_value(&ctx, value); break;
         case 'r': ctx.run_datasets = value; break;
         case 's': ctx.style = value; break;
         case 'l': list_figures(stdout); return QK_EXIT_OK;

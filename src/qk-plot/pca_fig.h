@@ -48,18 +48,4 @@ void pca_checkpoint_axis(qk_plot *p, const pca_study *s);
 /* "n = 24 heads each" or "n = 22 to 24 heads each" into out. */
 void pca_heads_phrase(const pca_study *s, char *out, size_t cap);
 
-/* The figures. */
-int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err);
-int pca_draw_scatter(fig_ctx *ctx, qk_err *err);
-int pca_draw_heatmap_rq(fig_ctx *ctx, qk_err *err);
-int pca_draw_heatmap_rk(fig_ctx *ctx, qk_err *err);
-int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err);
-int pca_draw_collage(fig_ctx *ctx, qk_err *err);
-int pca_draw_training_signal(fig_ctx *ctx, qk_err *err);
-int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err);
-int pca_draw_training_ev(fig_ctx *ctx, qk_err *err);
-int pca_draw_training_heatmap_rq(fig_ctx *ctx, qk_err *err);
-int pca_draw_training_heatmap_rk(fig_ctx *ctx, qk_err *err);
-int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err);
-
 #endif

@@ -31,12 +31,4 @@ int plast_filtered_out(fig_ctx *ctx, const char *what, const char *param, qk_err
 /* Starts a figure with a base font of font_pt points. */
 void plast_begin(qk_plot *p, int width, int height, int font_pt);
 
-/* The figures; 01-08 show the model given with --model. */
-int plast_draw_heatmap(fig_ctx *ctx, qk_err *err);
-int plast_draw_profile(fig_ctx *ctx, qk_err *err);
-int plast_draw_weights(fig_ctx *ctx, qk_err *err);
-int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err);
-int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err);
-int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err);
-
 #endif

@@ -60,16 +60,4 @@ double rotfig_model_value(const rot_table *t, int m, const char *column);
 /* fig_heads_phrase over the n_heads column of the models. */
 void rotfig_heads_phrase(const rot_table *t, const char *per, char *out, size_t cap);
 
-/* The figures. */
-int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err);
-int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err);
-int rotfig_draw_variance(fig_ctx *ctx, qk_err *err);
-int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err);
-int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err);
-int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err);
-int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err);
-int rotfig_draw_complement(fig_ctx *ctx, qk_err *err);
-int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err);
-int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err);
-
 #endif
