@@ -156,7 +156,7 @@ def normal_cdf(z):
     return 0.5 * np.vectorize(erfc)(-z / np.sqrt(2.0))
 
 
-def numpy_head(store, q_cfg, k_cfg, factor=10, min_pairs=32, cell_min=32):
+def numpy_head(store, q_cfg, k_cfg, factor, min_pairs, cell_min):
     B, L = store["bucket"], store["context"]
     q, k = store["configs"][q_cfg], store["configs"][k_cfg]
     xq = vectors(q, store["dim"]).astype(np.float64)
@@ -242,6 +242,12 @@ def numpy_head(store, q_cfg, k_cfg, factor=10, min_pairs=32, cell_min=32):
 
 # ---- running the C program ---------------------------------------------------------------
 
+def program_defaults(program):
+    """The defaults of a program's options, {option: text}, as it prints them."""
+    out = run_program([program, "--print-defaults"])
+    return dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+
+
 def run_c(args, heads, threads, outdir, floor=False):
     """(heads, wall seconds of the analysis, the --floor figures or None)."""
     cmd = [args.qk_plasticity, "--timing", "--quiet", "--no-verify", "--threads", str(threads),
@@ -309,10 +315,14 @@ def main():
           f"qk-plasticity / floor: {c_cpu / floor:.2f}")
 
     profiles = c_profiles(os.path.join(work, "c1"))
-    numpy_head(store, heads[0][2], heads[0][3])  # the untimed warm-up
+    # the same parameters as the program's run: its defaults
+    defaults = program_defaults(args.qk_plasticity)
+    params = (int(defaults["bin-factor"]), int(defaults["min-pairs"]),
+              int(defaults["pair2d-min-count"]))
+    numpy_head(store, heads[0][2], heads[0][3], *params)  # the untimed warm-up
     worst = 0.0
     cpu0 = time.process_time()
-    seconds, results = best_seconds(lambda: [numpy_head(store, h[2], h[3]) for h in timed], 1)
+    seconds, results = best_seconds(lambda: [numpy_head(store, h[2], h[3], *params) for h in timed], 1)
     np_cpu = (time.process_time() - cpu0) / n_c
     np_wall = seconds / n_c
     for h, (ap_np, _cells, _overall) in zip(timed, results):
