@@ -170,15 +170,24 @@ void qk_report_error(const char *path, const char *msg)
         fprintf(stderr, "%s: error: %s\n", progname, msg);
 }
 
+/* Writes "PROGRAM: KIND: TEXT" and a newline to stderr in one write, so
+ * that the lines of steps running side by side (make -j) never interleave
+ * (stderr is unbuffered: one fprintf call is one write, three calls are
+ * three). A text too long for the buffer is cut. */
+static void put_line(const char *kind, const char *fmt, va_list ap)
+{
+    char text[4096];
+    vsnprintf(text, sizeof text, fmt, ap);
+    fprintf(stderr, "%s: %s%s\n", progname, kind, text);
+}
+
 void qk_warn(const char *fmt, ...)
 {
     va_list ap;
     clear_progress_line();
-    fprintf(stderr, "%s: warning: ", progname);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    put_line("warning: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 static qk_out_of_memory_fn out_of_memory_handler;
@@ -241,11 +250,9 @@ void qk_progress(const char *fmt, ...)
     if (progress_quiet || !isatty(STDERR_FILENO))
         return;
     va_list ap;
-    fprintf(stderr, "%s: ", progname);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    put_line("", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 /* The meter: one updating line on a terminal, for a program run by
