@@ -131,6 +131,10 @@ set_label "$(printf 'caf\xe9')"
 run bin/qk-load --check-conf "$conf"
 expect_error_lines "qk-load --check-conf: a label not in UTF-8" \
     "qk-load: error: $conf: line 11: label is not valid UTF-8"
+run tree_make report DATA="$D"
+expect_status 2 "make report with a label not in UTF-8"
+if grep -qxF -- "make: $conf: line 11: label is not valid UTF-8" "$e2e_err"; then ok
+else bad "make names the conf and its line as it names every refused input"; fi
 set_label "Mine-0.6B"
 
 # without the conf model the run's registry is the registry's rows again, and

@@ -40,9 +40,11 @@ if [ "$check" = yes ]; then
     $make --no-print-directory QK_VALIDATE=1 qk-validate 2> build/.validate.err
     status=$?
     # (what make stops on as it reads the Makefile, "FILE:N: *** TEXT.  Stop.",
-    # is said as the check's own lines are: "make: TEXT")
+    # and what qk-load --check-conf refuses in a qkreport.conf are said as
+    # the check's own lines are: "make: TEXT")
     grep -v '^make\(\[[0-9]*\]\)\?: \*\*\*' build/.validate.err |
-        sed 's/^[^ ]*:[0-9]*: \*\*\* \(.*\)\.  Stop\.$/make: \1/' >&2
+        sed -e 's/^[^ ]*:[0-9]*: \*\*\* \(.*\)\.  Stop\.$/make: \1/' \
+            -e 's/^qk-load: error: \(.*qkreport\.conf: line [0-9]*: \)/make: \1/' >&2
     [ "$status" -eq 0 ] || failed "$status"
 fi
 $make --no-print-directory "$@" || failed $?
