@@ -242,6 +242,21 @@ if [ "$(canvas_key "$T/lacks" drawn)" = "no: this run lacks the data of this fig
    canvas_key "$T/lacks" "this run" | grep -qF "$T/mean-noqwen.csv holds no rows of Qwen3-4B" &&
    canvas_key "$T/lacks" needs | grep -qF "with the rows of Qwen3-4B"; then ok
 else bad "the canvas names the table and the model it lacks"; fi
+first=$(awk -F, 'NR == 2 { print $1 }' "$T/mean-noqwen.csv")
+if canvas_key "$T/lacks" "this run" | grep -qF "Choose a model of this run with the parameter PLAST_FIG06_MODEL: make report PLAST_FIG06_MODEL=$first draws"; then
+    ok; else bad "the canvas names the model parameter and a model the table holds ($first)"; fi
+# the canvas carries the title the figure is drawn with
+drawn_title() { sed -n 's/^set multiplot title "\([^\\]*\)\\n.*/\1/p' "$1/figure.gp"; }
+canvas_title() { sed -n 's/^set label 901 "\(.*\)" at screen .*/\1/p' "$1/figure.gp"; }
+run bin/qk-plot --figure attention-plasticity/06 --model qwen3-4b --out "$T/drawn06" \
+    --input profile="$X/head_bucket_plasticity.csv" --input mean="$X/model_bucket_plasticity.csv" --input registry=$REG
+expect_same "$(canvas_title "$T/lacks")" "$(drawn_title "$T/drawn06")" "figure 06: the canvas's title is the drawn one"
+head -3 "$X/model_report.csv" > "$T/report-two.csv"
+run bin/qk-plot --figure attention-plasticity/10 --out "$T/canvas10" --input report="$T/report-two.csv" \
+    --input benchmarks=$BENCH --input registry=$REG
+expect_same "$(canvas_title "$T/canvas10")" "$(canvas_title "$T/fig/10")" "figure 10: the canvas's title is the drawn one"
+expect_same "$(canvas_title "$T/canvas10")" "AP_{drop} against published LongBench-Pro scores" \
+    "figure 10: AP_drop as a subscript on the canvas too"
 expect_same "$(sed -n 2p "$T/lacks/readme.tsv")" "figure_title	Attention plasticity along the context: Qwen3-4B" \
     "the title names the chosen model"
 # a chosen model other than the default

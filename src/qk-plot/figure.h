@@ -48,6 +48,9 @@ typedef struct fig_def {
      * fig_printing); 0: figure.pdf is the screen layout at 16 cm (text
      * smaller, the layout exactly the PNG's) */
     int print_layout;
+    /* the Make parameter that chooses a one-model figure's model
+     * ("PLAST_FIG01_MODEL", the registry's model field), or NULL */
+    const char *model_param;
 } fig_def;
 
 /* The draw functions the registry names (generated). */
@@ -56,12 +59,19 @@ typedef struct fig_def {
 /* Input table by name; dies with a message naming the figure if it was
  * not given. */
 const qk_table *fig_input(const fig_ctx *ctx, const char *name);
+/* The text of --value NAME=TEXT, or NULL if none was given. */
+const char *fig_value(const fig_ctx *ctx, const char *name);
 /* 1 if the input was given and this run makes it (not --absent). */
 int fig_has_input(const fig_ctx *ctx, const char *name);
 /* The model of a one-model figure (--model); dies if none was given. */
 const char *fig_model(const fig_ctx *ctx);
 /* The text of a figure field with "{model}" replaced by the model's label. */
 void fig_expand(const fig_ctx *ctx, const char *text, char *out, size_t cap);
+/* The figure's registry title as gnuplot enhanced text, the one title its
+ * drawing and its canvas show: "{model}" and the other values as literal
+ * text, every markup character of the title escaped, except that a word
+ * after '_' is a subscript ("AP_drop", "r_q"). */
+void fig_title_text(const fig_ctx *ctx, char *out, size_t cap);
 /* The file an input table was read from. */
 const char *fig_path(const fig_ctx *ctx, const qk_table *t);
 /* Input table by name with its file, for the qk_src readers (qk/table.h). */
@@ -93,6 +103,11 @@ int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
 /* The canvas for the inputs given as --absent: names them and the run's
  * datasets. */
 int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err);
+/* For the canvas of a one-model figure: a sentence (with a leading space)
+ * naming the parameter that chooses its model (the figure's model_param)
+ * and, given a dataset id suggest the figure could draw, how to choose it;
+ * "" for a figure without a model parameter. */
+void fig_model_choice(const fig_ctx *ctx, const char *suggest, char *out, size_t cap);
 
 /* ---- the conventions of every figure (docs/figure-style.md) --------------------- */
 

@@ -348,7 +348,7 @@ int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
     va_start(ap, reason);
     vsnprintf(why, sizeof why, reason, ap);
     va_end(ap);
-    fig_expand(ctx, ctx->def->title, title, sizeof title);
+    fig_title_text(ctx, title, sizeof title);
     fig_expand(ctx, ctx->def->needs, needs, sizeof needs);
     qk_plot p;
     fig_begin(&p, 1600, 700, 16);
@@ -423,9 +423,27 @@ int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err)
             snprintf(datasets + used, sizeof datasets - used, " and %d more", n - 6);
         }
     }
+    char choice[256];
+    fig_model_choice(ctx, NULL, choice, sizeof choice);
     return fig_not_drawn(ctx, err, "The datasets of this run (%s) include none this figure "
-                         "is drawn from, so the run does not make its input tables (%s).",
-                         *datasets ? datasets : "none", files);
+                         "is drawn from, so the run does not make its input tables (%s).%s",
+                         *datasets ? datasets : "none", files, choice);
+}
+
+void fig_model_choice(const fig_ctx *ctx, const char *suggest, char *out, size_t cap)
+{
+    const char *param = ctx->def->model_param;
+    out[0] = '\0';
+    if (!param || !ctx->model)
+        return;
+    if (!suggest) {
+        snprintf(out, cap, " Its model is chosen by the parameter %s (now %s).", param, ctx->model);
+        return;
+    }
+    const char *label = fig_has_input(ctx, "registry") ? fig_registry(ctx, suggest, "label", suggest)
+                                                       : suggest;
+    snprintf(out, cap, " Choose a model of this run with the parameter %s: make report %s=%s "
+             "draws %s.", param, param, suggest, label);
 }
 
 void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi)

@@ -80,6 +80,14 @@ const qk_table *fig_input(const fig_ctx *ctx, const char *name)
     qk_die(QK_EXIT_USAGE, NULL, "figure %s needs --input %s=FILE", ctx->id, name);
 }
 
+const char *fig_value(const fig_ctx *ctx, const char *name)
+{
+    for (int i = 0; i < ctx->n_values; i++)
+        if (strcmp(ctx->value_names[i], name) == 0)
+            return ctx->value_texts[i];
+    return NULL;
+}
+
 int fig_has_input(const fig_ctx *ctx, const char *name)
 {
     for (int i = 0; i < ctx->n_inputs; i++)
@@ -127,6 +135,42 @@ void fig_expand(const fig_ctx *ctx, const char *text, char *out, size_t cap)
             out[used + 1] = '\0';
         }
         used = strlen(out);
+    }
+}
+
+/* One piece of a registry title at s as enhanced text into piece: a
+ * value, a subscript "_word" or one character; returns its length in the
+ * title. */
+static size_t title_piece(const fig_ctx *ctx, const char *s, char *piece, size_t cap)
+{
+    size_t len = 1;
+    const char *value = placeholder(ctx, s, &len);
+    if (value) {
+        qk_plot_enhanced_escape(piece, cap, value);
+        return len;
+    }
+    if (s[0] == '_' && isalnum((unsigned char)s[1])) {
+        while (isalnum((unsigned char)s[len]))
+            len++;
+        snprintf(piece, cap, "_{%.*s}", (int)len - 1, s + 1);
+        return len;
+    }
+    while ((s[len] & 0xc0) == 0x80) /* the rest of a UTF-8 character */
+        len++;
+    char c[8];
+    snprintf(c, sizeof c, "%.*s", (int)len, s);
+    qk_plot_enhanced_escape(piece, cap, c);
+    return len;
+}
+
+void fig_title_text(const fig_ctx *ctx, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *s = ctx->def->title; *s && used + 1 < cap; used = strlen(out)) {
+        char piece[256];
+        s += title_piece(ctx, s, piece, sizeof piece);
+        snprintf(out + used, cap - used, "%s", piece);
     }
 }
 
