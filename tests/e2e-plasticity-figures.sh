@@ -108,7 +108,8 @@ fig_model() { # NN -> the model figures 01-08 show by default (workflow/plastici
 }
 fig_inputs() { # NN -> the --input arguments of that figure
     case $1 in
-    01|02|03|04) echo "--model $(fig_model "$1") --input pair2d=$X/model_pair2d.csv --input registry=$REG" ;;
+    01|02|03|04) echo "--model $(fig_model "$1") --input pair2d=$X/model_pair2d.csv --input registry=$REG" \
+        "--input scale-cross=$X/model_pair2d.csv --value scale_models=$SCALE_MODELS" ;;
     05|06|07) echo "--model $(fig_model "$1") --input profile=$X/head_bucket_plasticity.csv --input mean=$X/model_bucket_plasticity.csv --input registry=$REG" ;;
     08) echo "--model $(fig_model "$1") --input weights=$X/head_component_weights.csv --input registry=$REG" ;;
     09) echo "--input joint=$JOINT" ;;
@@ -117,6 +118,7 @@ fig_inputs() { # NN -> the --input arguments of that figure
     esac
 }
 FIGS="01 02 03 04 05 06 07 08 09 10 11"
+SCALE_MODELS=ministral3-14b+qwen3-14b+llama3.2-3b+llama3.2-11b # the heatmaps' shared scale
 printf 'dataset\tstore_bytes\tstore_checksum\n' > "$T/stores.tsv"
 printf 'stage\tparameter\tvalue\n' > "$T/parameters.tsv"
 render() { # NN, output dir
@@ -208,6 +210,62 @@ for n in 05 06 07; do
     expect_same "$got" "$want" "figure $n: each bin's heads over [bin_start, bin_start + width]"
     expect_same "$(grep -c '^plot \$count using 1:2 with lines ' "$T/fig/$n/figure.gp")" 1 \
         "figure $n: the counts joined as they are (no step shifting them)"
+done
+
+# ---- the heatmaps 01-04: one colour scale, masked cells ----------------------------------------
+
+# the four colour bars carry one range, in the key numbers, the scripts and the SVG's bar labels
+cb_labels() { grep -oE '>[0-9]\.[0-9]{2}<' "$1/figure.svg" | tr -d '<>' | tr '\n' ' '; }
+for n in 02 03 04; do
+    expect_same "$(key $n 'colour range (robust)')" "$(key 01 'colour range (robust)')" \
+        "figure $n: the colour range of figure 01 ($(key 01 'colour range (robust)'))"
+    expect_same "$(grep '^set cbrange' "$T/fig/$n/figure.gp")" "$(grep '^set cbrange' "$T/fig/01/figure.gp")" \
+        "figure $n: the script's colour range is figure 01's"
+    expect_same "$(cb_labels "$T/fig/$n")" "$(cb_labels "$T/fig/01")" "figure $n: the colour bar's numbers are figure 01's"
+done
+# (decided by the cells from at least 2 of the 4 heads of each model)
+want=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $1 ~ /^(ministral3-14b|qwen3-14b|llama3.2-3b|llama3.2-11b)$/ && $c["ap"] != "nan" && $c["n_heads"] >= 2 { n++ }
+    END { print n }' "$X/model_pair2d.csv")
+expect_same "$(key 03 'colour scale decided by')" \
+    "Ministral-3-14B, Qwen3-14B, Llama-3.2-3B and Llama-3.2-11B (4 models, $want cells)" \
+    "the shared scale names its four models and the $want cells that decide it"
+# the shared range is the robust range of the four models' cells pooled: the
+# range figure 01 gives its own scale when the four are one model's cells
+awk -F, -v OFS=, 'NR > 1 && $1 ~ /^(qwen3-14b|llama3.2-3b|llama3.2-11b)$/ { $1 = "ministral3-14b" } { print }' \
+    "$X/model_pair2d.csv" > "$T/pair2d-pooled.csv"
+run bin/qk-plot --figure attention-plasticity/01 --model ministral3-14b --out "$T/pooled" \
+    --input pair2d="$T/pair2d-pooled.csv" --input registry=$REG --heatmap-scale own
+expect_status 0 "the four models' cells as one model's heatmap"
+expect_same "$(awk -F'\t' '$1 == "colour range (robust)" { print $2 }' "$T/pooled/numbers.tsv")" \
+    "$(key 01 'colour range (robust)')" "the shared range = the own range of the pooled cells"
+# --heatmap-scale own: each its own range, from its own cells
+own_range() { # NN
+    bin/qk-plot --figure "attention-plasticity/$1" --out "$T/own/$1" $(fig_inputs "$1") --heatmap-scale own &&
+        awk -F'\t' '$1 == "colour range (robust)" { print $2 }' "$T/own/$1/numbers.tsv"
+}
+ranges=$(for n in 01 02 03 04; do own_range $n; done | sort -u | wc -l)
+if [ "$ranges" -gt 1 ]; then ok; else bad "own scales: the four ranges differ ($ranges distinct)"; fi
+expect_same "$(awk -F'\t' '$1 == "colour scale decided by" { print $2 }' "$T/own/02/numbers.tsv" | cut -d'(' -f1)" \
+    "Qwen3-14B " "own scale: decided by the model alone"
+if grep -q 'colour scale of this model alone' "$T/own/02/figure.gp"; then ok; else bad "own scale: the subtitle says so"; fi
+# cells from too few heads: hatched, five lines each, their colour kept (no
+# overlay); the legend names each kind of masked cell the figure has
+for n in 01 02 03 04; do
+    gp=$T/fig/$n/figure.gp
+    thin=$(key $n 'cells from fewer than the minimum heads (hatched)' | cut -d' ' -f1)
+    want=$(awk -F, -v m="$(fig_model $n)" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $1 == m && $c["ap"] != "nan" && $c["n_heads"] < 2' "$X/model_pair2d.csv" | wc -l)
+    expect_same "$thin" "$want" "figure $n: hatched = cells from fewer than 2 of 4 heads ($want)"
+    expect_same "$(awk '/^\$hatch << EOD/ { on = 1; next } /^EOD/ { on = 0 } on && $1 != "NaN"' "$gp" | wc -l)" \
+        "$((5 * thin))" "figure $n: five hatch lines per hatched cell"
+    expect_same "$(grep -c 'transparent solid' "$gp")" 0 "figure $n: no overlay on any cell"
+    expect_same "$(grep -c '"from fewer than 2 of 4 heads (hatched)"' "$gp")" "$((thin > 0))" \
+        "figure $n: the legend names the hatched cells where there are any"
+    off=$(key $n 'cells below, above the colour range' | awk -F', ' '{ print $1 + $2 }')
+    expect_same "$(grep -c '"beyond the colour range (drawn at its end)"' "$gp")" "$((off > 0))" \
+        "figure $n: the legend names the cells beyond the range where there are any ($off)"
+    expect_same "$(grep -c '"no pairs"' "$gp")" 1 "figure $n: the legend names the cells without pairs"
 done
 
 # ---- bad inputs: one line, exit 2, naming the file -----------------------------------------

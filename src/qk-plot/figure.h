@@ -28,6 +28,8 @@ typedef struct fig_ctx {
     const char *run_datasets; /* the datasets of the run (--run-datasets), or NULL */
     double min_share; /* an aggregate over heads is drawn in full only where at least
                          this share of the heads contribute (--min-share) */
+    int own_heatmap_scale; /* 1: each plasticity heatmap its own colour scale, 0: one
+                              scale for the models of --value scale_models (--heatmap-scale) */
     FILE *numbers; /* the key numbers: name<TAB>value rows (numbers.tsv) */
     char user[96]; /* "figure qk-pca/05", who needs the inputs (for messages) */
 } fig_ctx;

@@ -33,10 +33,11 @@ static void help_figures(FILE *fp)
     list_figures(fp);
 }
 
-enum { OPT_OUT = QK_KEY_FIRST, OPT_VALUE };
+enum { OPT_OUT = QK_KEY_FIRST, OPT_VALUE, OPT_HEATMAP_SCALE };
 
-/* --min-share, as its row sets it */
+/* --min-share and --heatmap-scale, as their rows set them */
 static double min_share;
+static int own_heatmap_scale;
 
 static const qk_option options_table[] = {
     {'f', "figure", "ID", "the figure (see --list)"},
@@ -50,6 +51,10 @@ static const qk_option options_table[] = {
     QK_OPTION_REAL(QK_OPT_SHARE, 'n', "min-share", "F", &min_share,
                    QK_STR(QK_DEFAULT_FIG_MIN_SHARE), "draw a mean over heads in full only where "
                    "at least this share of the heads contribute"),
+    QK_OPTION_CHOICE(OPT_HEATMAP_SCALE, "heatmap-scale", "MODE", &own_heatmap_scale, "shared own",
+                     QK_STR(QK_DEFAULT_FIG_HEATMAP_SCALE), "the plasticity heatmaps' colour "
+                     "scale: shared (one for the models of --value scale_models) or own (each "
+                     "its model's)"),
     {'s', "style", "FILE", "house style prepended to the script (default "
                            "templates/gnuplot/style.gp)"},
     {'l', "list", NULL, "list the figures"},
@@ -378,6 +383,7 @@ int main(int argc, char **argv)
         }
     }
     ctx.min_share = min_share;
+    ctx.own_heatmap_scale = own_heatmap_scale;
     qk_args_operands(&a, 0, 0);
     if (!ctx.id || !ctx.out_dir)
         qk_usage_error(&program);
