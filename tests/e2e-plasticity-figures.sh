@@ -268,6 +268,27 @@ for n in 01 02 03 04; do
     expect_same "$(grep -c '"no pairs"' "$gp")" 1 "figure $n: the legend names the cells without pairs"
 done
 
+# ---- figures 05-07: where the set of heads behind the mean changes ----------------------------
+for n in 05 06 07; do
+    want=$(python3 - "$(fig_model $n)" "$X/head_bucket_plasticity.csv" "$X/model_bucket_plasticity.csv" <<'PY'
+import csv, math, sys
+model = sys.argv[1]
+heads = {}
+for r in csv.DictReader(open(sys.argv[2])):
+    if r["model"] == model and not math.isnan(float(r["ap"])):
+        heads.setdefault(int(r["q_bin"]), set()).add((r["layer"], r["q_head"], r["k_head"]))
+bins = [int(r["q_bin"]) for r in csv.DictReader(open(sys.argv[3]))
+        if r["model"] == model and not math.isnan(float(r["ap"]))]
+changes = sum(1 for a, b in zip(bins, bins[1:]) if b == a + 1 and heads.get(a) != heads.get(b))
+print(f"{changes} of {len(bins)}")
+PY
+)
+    expect_same "$(key $n 'bins where the set of heads changes (marked)')" "$want" \
+        "figure $n: bins whose set of heads differs from the bin before ($want)"
+    got=$(awk '/^\$change << EOD/ { on = 1; next } /^EOD/ { on = 0 } on && $1 != "NaN"' "$T/fig/$n/figure.gp" | wc -l)
+    expect_same "$got" "${want%% of*}" "figure $n: one marker per change"
+done
+
 # ---- bad inputs: one line, exit 2, naming the file -----------------------------------------
 
 cut -d, -f1-7 "$X/model_pair2d.csv" > "$T/pair2d-noap.csv"
