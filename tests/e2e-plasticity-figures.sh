@@ -268,6 +268,19 @@ for n in 01 02 03 04; do
     expect_same "$(grep -c '"no pairs"' "$gp")" 1 "figure $n: the legend names the cells without pairs"
 done
 
+# ---- figure 10: r with its Fisher-z interval ------------------------------------------------
+want=$(python3 - "$(key 10 'Pearson r (AP_drop, LongBench-Pro)')" "$(key 10 'models with a published score')" <<'PY'
+import math, sys
+r, n = float(sys.argv[1]), int(sys.argv[2])
+z, h = math.atanh(r), 1.959964 / math.sqrt(n - 3)
+print(f"{math.tanh(z - h):.3f} to {math.tanh(z + h):.3f}")
+PY
+)
+expect_same "$(key 10 '95 % interval of r (Fisher z)')" "$want" "figure 10: the 95 % interval of r = Fisher z ($want)"
+lo=$(printf '%+.2f' "${want%% to*}" | sed 's/^-/−/') hi=$(printf '%+.2f' "${want##*to }" | sed 's/^-/−/')
+if grep -F "set label 902" "$T/fig/10/figure.gp" | grep -qF "(95 % CI $lo to $hi), n = $(key 10 'models with a published score') models; few points"; then
+    ok; else bad "figure 10: the subtitle gives r's interval, n and that the points are few"; fi
+
 # ---- figures 05-07: where the set of heads behind the mean changes ----------------------------
 for n in 05 06 07; do
     want=$(python3 - "$(fig_model $n)" "$X/head_bucket_plasticity.csv" "$X/model_bucket_plasticity.csv" <<'PY'

@@ -123,6 +123,17 @@ void fig_model_choice(const fig_ctx *ctx, const char *suggest, char *out, size_t
  * "each", ...) from the head counts of the n models drawn. */
 void fig_heads_phrase(const double *heads, int n, const char *per, char *out, size_t cap);
 
+/* A Pearson r on n points with its 95 % interval from Fisher's z
+ * (atanh r ± 1.96 / sqrt(n − 3), back through tanh): *lo and *hi, NAN
+ * when n < 4 or r is not finite. */
+void fig_correlation_interval(double r, int n, double *lo, double *hi);
+/* The correlation as a figure says it: "r = −0.67 (95 % CI −0.95 to
+ * +0.23), n = 7 models" (what: "models"), and, on fewer than
+ * FIG_FEW_POINTS points, "; few points: the interval is wide" (with
+ * n < 4, "no interval on 3 points"). */
+#define FIG_FEW_POINTS 10
+void fig_correlation_text(double r, int n, const char *what, char *out, size_t cap);
+
 /* The figure's title and, below it, its subtitle (0.78 of the size; may be
  * NULL) at the top of the canvas, at a fixed place whatever the margins,
  * keys and labels above the plot; text as given (enhanced-text markup
@@ -218,6 +229,10 @@ void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n);
 #define FIG_BLACK "#000000"
 #define FIG_YELLOW "#F0E442"
 #define FIG_GREY "#808080"
+/* A quantity whose colour would carry no meaning (one series in its own
+ * panel, such as the bias bars of plasticity 09): dark grey, so that no
+ * family, phase, query or key colour is given a second meaning. */
+#define FIG_NEUTRAL "#5f5f5f"
 /* The eight in the order families (and models in a panel) take them. */
 extern const char *const fig_okabe_ito[8];
 

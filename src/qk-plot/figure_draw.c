@@ -569,3 +569,37 @@ void fig_heads_phrase(const double *heads, int n, const char *per, char *out, si
     else
         snprintf(out, cap, "n = %.0f to %.0f heads %s", lo, hi, per);
 }
+
+void fig_correlation_interval(double r, int n, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (n < 4 || !isfinite(r) || fabs(r) > 1)
+        return;
+    if (fabs(r) == 1) { /* a perfect correlation: the interval is the point */
+        *lo = *hi = r;
+        return;
+    }
+    double z = atanh(r), half = 1.959964 / sqrt(n - 3.0);
+    *lo = tanh(z - half);
+    *hi = tanh(z + half);
+}
+
+void fig_correlation_text(double r, int n, const char *what, char *out, size_t cap)
+{
+    char rt[32], lt[32], ht[32];
+    double lo, hi;
+    if (!isfinite(r)) {
+        snprintf(out, cap, "r = n/a, n = %d %s", n, what);
+        return;
+    }
+    fig_fmt(rt, sizeof rt, "%+.2f", r);
+    fig_correlation_interval(r, n, &lo, &hi);
+    if (!isfinite(lo)) {
+        snprintf(out, cap, "r = %s, n = %d %s (no interval on %d points)", rt, n, what, n);
+        return;
+    }
+    fig_fmt(lt, sizeof lt, "%+.2f", lo);
+    fig_fmt(ht, sizeof ht, "%+.2f", hi);
+    snprintf(out, cap, "r = %s (95 %% CI %s to %s), n = %d %s%s", rt, lt, ht, n, what,
+             n < FIG_FEW_POINTS ? "; few points: the interval is wide" : "");
+}
