@@ -84,6 +84,18 @@ while IFS='|' read -r study folder model stages inputs values; do
         "$(fill "$description" some-model)" "$id: the registry's description"
     expect_same "$(sed -n 's/^needs\t//p' "$T/$folder/numbers.tsv")" "$(fill "$needs" some-model)" \
         "$id: the registry's needs text"
+    # the canvas's title is the registry's as enhanced text: braces escaped
+    # (doubled in the script's string), a word after '_' a subscript
+    want=$(fill "$title" some-model | sed -e 's/[{}]/\\\\&/g' -e 's/_\([A-Za-z0-9]\{1,\}\)/_{\1}/g')
+    expect_same "$(sed -n 's/^set label 901 "\(.*\)" at screen .*/\1/p' "$T/$folder/figure.gp")" "$want" \
+        "$id: the canvas's title in markup ($want)"
+    # a one-model figure's canvas names the parameter of its model
+    if [ "$model" != - ]; then
+        param=${model#\$(}
+        param=${param%)}
+        if grep -qF "Its model is chosen by the parameter $param (now some-model)." "$T/$folder/numbers.tsv"; then
+            ok; else bad "$id: the canvas names its model parameter $param"; fi
+    fi
 done < <(emit make)
 expect_same "$(grep -h '^figure_description' "$T"/*/readme.tsv | grep -c 'random.Random(7)\.sample.*, 3 of them')" 1 \
     "the collage's description quotes the seed and panels given"

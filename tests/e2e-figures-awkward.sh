@@ -100,8 +100,20 @@ expect_same "$(canvases)" "$want" "canvases exactly where the run lacks the data
 expect_same "$(key attention-plasticity/10_ap_drop_vs_lbp 'this run')" \
     "1 model of this run has both a published LongBench-Pro score and an AP_drop: Llama-3.2-3B; a correlation needs at least 3." \
     "figure 10 says why it is not drawn"
+R0=$TREE/results
 if grep -qF 'no rows of Qwen3-14B (dataset qwen3-14b)' "$TREE/figures/attention-plasticity/02_bucket_heatmap_qwen3_14b/README.md"; then
     ok; else bad "the README of a canvas says which model the run lacks"; fi
+# ... names the parameter that chooses the model and a model of the run its table holds
+suggested=$(key attention-plasticity/02_bucket_heatmap_qwen3_14b 'this run' |
+    sed -n 's/.*Choose a model of this run with the parameter PLAST_FIG02_MODEL: make report PLAST_FIG02_MODEL=\([^ ]*\) draws .*/\1/p')
+if [ -n "$suggested" ] && grep -q "^$suggested," "$R0/attention_plasticity/model_pair2d.csv"; then ok; else
+    bad "the heatmap canvas names PLAST_FIG02_MODEL and a model its table holds ($suggested)"; fi
+# the canvases' titles are enhanced text: AP_drop a subscript, as figure 10 draws it
+expect_same "$(sed -n 's/^set label 901 "\(.*\)" at screen .*/\1/p' "$TREE/figures/attention-plasticity/10_ap_drop_vs_lbp/figure.gp")" \
+    "AP_{drop} against published LongBench-Pro scores" "figure 10's canvas: its drawn title"
+# the one heatmap drawn: the shared scale has only its model's cells
+expect_same "$(key attention-plasticity/03_bucket_heatmap_llama3.2_3b 'colour scale decided by' | cut -d, -f1)" \
+    "Llama-3.2-3B (1 model" "the one heatmap of the run: a scale of its model alone"
 
 # ---- key numbers from the data --------------------------------------------------------
 R=$TREE/results

@@ -108,7 +108,8 @@ fig_model() { # NN -> the model figures 01-08 show by default (workflow/plastici
 }
 fig_inputs() { # NN -> the --input arguments of that figure
     case $1 in
-    01|02|03|04) echo "--model $(fig_model "$1") --input pair2d=$X/model_pair2d.csv --input registry=$REG" ;;
+    01|02|03|04) echo "--model $(fig_model "$1") --input pair2d=$X/model_pair2d.csv --input registry=$REG" \
+        "--input scale-cross=$X/model_pair2d.csv --value scale_models=$SCALE_MODELS" ;;
     05|06|07) echo "--model $(fig_model "$1") --input profile=$X/head_bucket_plasticity.csv --input mean=$X/model_bucket_plasticity.csv --input registry=$REG" ;;
     08) echo "--model $(fig_model "$1") --input weights=$X/head_component_weights.csv --input registry=$REG" ;;
     09) echo "--input joint=$JOINT" ;;
@@ -117,6 +118,7 @@ fig_inputs() { # NN -> the --input arguments of that figure
     esac
 }
 FIGS="01 02 03 04 05 06 07 08 09 10 11"
+SCALE_MODELS=ministral3-14b+qwen3-14b+llama3.2-3b+llama3.2-11b # the heatmaps' shared scale
 printf 'dataset\tstore_bytes\tstore_checksum\n' > "$T/stores.tsv"
 printf 'stage\tparameter\tvalue\n' > "$T/parameters.tsv"
 render() { # NN, output dir
@@ -210,6 +212,96 @@ for n in 05 06 07; do
         "figure $n: the counts joined as they are (no step shifting them)"
 done
 
+# ---- the heatmaps 01-04: one colour scale, masked cells ----------------------------------------
+
+# the four colour bars carry one range, in the key numbers, the scripts and the SVG's bar labels
+cb_labels() { grep -oE '>[0-9]\.[0-9]{2}<' "$1/figure.svg" | tr -d '<>' | tr '\n' ' '; }
+for n in 02 03 04; do
+    expect_same "$(key $n 'colour range (robust)')" "$(key 01 'colour range (robust)')" \
+        "figure $n: the colour range of figure 01 ($(key 01 'colour range (robust)'))"
+    expect_same "$(grep '^set cbrange' "$T/fig/$n/figure.gp")" "$(grep '^set cbrange' "$T/fig/01/figure.gp")" \
+        "figure $n: the script's colour range is figure 01's"
+    expect_same "$(cb_labels "$T/fig/$n")" "$(cb_labels "$T/fig/01")" "figure $n: the colour bar's numbers are figure 01's"
+done
+# (decided by the cells from at least 2 of the 4 heads of each model)
+want=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $1 ~ /^(ministral3-14b|qwen3-14b|llama3.2-3b|llama3.2-11b)$/ && $c["ap"] != "nan" && $c["n_heads"] >= 2 { n++ }
+    END { print n }' "$X/model_pair2d.csv")
+expect_same "$(key 03 'colour scale decided by')" \
+    "Ministral-3-14B, Qwen3-14B, Llama-3.2-3B and Llama-3.2-11B (4 models, $want cells)" \
+    "the shared scale names its four models and the $want cells that decide it"
+# the shared range is the robust range of the four models' cells pooled: the
+# range figure 01 gives its own scale when the four are one model's cells
+awk -F, -v OFS=, 'NR > 1 && $1 ~ /^(qwen3-14b|llama3.2-3b|llama3.2-11b)$/ { $1 = "ministral3-14b" } { print }' \
+    "$X/model_pair2d.csv" > "$T/pair2d-pooled.csv"
+run bin/qk-plot --figure attention-plasticity/01 --model ministral3-14b --out "$T/pooled" \
+    --input pair2d="$T/pair2d-pooled.csv" --input registry=$REG --heatmap-scale own
+expect_status 0 "the four models' cells as one model's heatmap"
+expect_same "$(awk -F'\t' '$1 == "colour range (robust)" { print $2 }' "$T/pooled/numbers.tsv")" \
+    "$(key 01 'colour range (robust)')" "the shared range = the own range of the pooled cells"
+# --heatmap-scale own: each its own range, from its own cells
+own_range() { # NN
+    bin/qk-plot --figure "attention-plasticity/$1" --out "$T/own/$1" $(fig_inputs "$1") --heatmap-scale own &&
+        awk -F'\t' '$1 == "colour range (robust)" { print $2 }' "$T/own/$1/numbers.tsv"
+}
+ranges=$(for n in 01 02 03 04; do own_range $n; done | sort -u | wc -l)
+if [ "$ranges" -gt 1 ]; then ok; else bad "own scales: the four ranges differ ($ranges distinct)"; fi
+expect_same "$(awk -F'\t' '$1 == "colour scale decided by" { print $2 }' "$T/own/02/numbers.tsv" | cut -d'(' -f1)" \
+    "Qwen3-14B " "own scale: decided by the model alone"
+if grep -q 'colour scale of this model alone' "$T/own/02/figure.gp"; then ok; else bad "own scale: the subtitle says so"; fi
+# cells from too few heads: hatched, five lines each, their colour kept (no
+# overlay); the legend names each kind of masked cell the figure has
+for n in 01 02 03 04; do
+    gp=$T/fig/$n/figure.gp
+    thin=$(key $n 'cells from fewer than the minimum heads (hatched)' | cut -d' ' -f1)
+    want=$(awk -F, -v m="$(fig_model $n)" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $1 == m && $c["ap"] != "nan" && $c["n_heads"] < 2' "$X/model_pair2d.csv" | wc -l)
+    expect_same "$thin" "$want" "figure $n: hatched = cells from fewer than 2 of 4 heads ($want)"
+    expect_same "$(awk '/^\$hatch << EOD/ { on = 1; next } /^EOD/ { on = 0 } on && $1 != "NaN"' "$gp" | wc -l)" \
+        "$((5 * thin))" "figure $n: five hatch lines per hatched cell"
+    expect_same "$(grep -c 'transparent solid' "$gp")" 0 "figure $n: no overlay on any cell"
+    expect_same "$(grep -c '"from fewer than 2 of 4 heads (hatched)"' "$gp")" "$((thin > 0))" \
+        "figure $n: the legend names the hatched cells where there are any"
+    off=$(key $n 'cells below, above the colour range' | awk -F', ' '{ print $1 + $2 }')
+    expect_same "$(grep -c '"beyond the colour range (drawn at its end)"' "$gp")" "$((off > 0))" \
+        "figure $n: the legend names the cells beyond the range where there are any ($off)"
+    expect_same "$(grep -c '"no pairs"' "$gp")" 1 "figure $n: the legend names the cells without pairs"
+done
+
+# ---- figure 10: r with its Fisher-z interval ------------------------------------------------
+want=$(python3 - "$(key 10 'Pearson r (AP_drop, LongBench-Pro)')" "$(key 10 'models with a published score')" <<'PY'
+import math, sys
+r, n = float(sys.argv[1]), int(sys.argv[2])
+z, h = math.atanh(r), 1.959964 / math.sqrt(n - 3)
+print(f"{math.tanh(z - h):.3f} to {math.tanh(z + h):.3f}")
+PY
+)
+expect_same "$(key 10 '95 % interval of r (Fisher z)')" "$want" "figure 10: the 95 % interval of r = Fisher z ($want)"
+lo=$(printf '%+.2f' "${want%% to*}" | sed 's/^-/−/') hi=$(printf '%+.2f' "${want##*to }" | sed 's/^-/−/')
+if grep -F "set label 902" "$T/fig/10/figure.gp" | grep -qF "(95 % CI $lo to $hi), n = $(key 10 'models with a published score') models; few points"; then
+    ok; else bad "figure 10: the subtitle gives r's interval, n and that the points are few"; fi
+
+# ---- figures 05-07: where the set of heads behind the mean changes ----------------------------
+for n in 05 06 07; do
+    want=$(python3 - "$(fig_model $n)" "$X/head_bucket_plasticity.csv" "$X/model_bucket_plasticity.csv" <<'PY'
+import csv, math, sys
+model = sys.argv[1]
+heads = {}
+for r in csv.DictReader(open(sys.argv[2])):
+    if r["model"] == model and not math.isnan(float(r["ap"])):
+        heads.setdefault(int(r["q_bin"]), set()).add((r["layer"], r["q_head"], r["k_head"]))
+bins = [int(r["q_bin"]) for r in csv.DictReader(open(sys.argv[3]))
+        if r["model"] == model and not math.isnan(float(r["ap"]))]
+changes = sum(1 for a, b in zip(bins, bins[1:]) if b == a + 1 and heads.get(a) != heads.get(b))
+print(f"{changes} of {len(bins)}")
+PY
+)
+    expect_same "$(key $n 'bins where the set of heads changes (marked)')" "$want" \
+        "figure $n: bins whose set of heads differs from the bin before ($want)"
+    got=$(awk '/^\$change << EOD/ { on = 1; next } /^EOD/ { on = 0 } on && $1 != "NaN"' "$T/fig/$n/figure.gp" | wc -l)
+    expect_same "$got" "${want%% of*}" "figure $n: one marker per change"
+done
+
 # ---- bad inputs: one line, exit 2, naming the file -----------------------------------------
 
 cut -d, -f1-7 "$X/model_pair2d.csv" > "$T/pair2d-noap.csv"
@@ -242,6 +334,21 @@ if [ "$(canvas_key "$T/lacks" drawn)" = "no: this run lacks the data of this fig
    canvas_key "$T/lacks" "this run" | grep -qF "$T/mean-noqwen.csv holds no rows of Qwen3-4B" &&
    canvas_key "$T/lacks" needs | grep -qF "with the rows of Qwen3-4B"; then ok
 else bad "the canvas names the table and the model it lacks"; fi
+first=$(awk -F, 'NR == 2 { print $1 }' "$T/mean-noqwen.csv")
+if canvas_key "$T/lacks" "this run" | grep -qF "Choose a model of this run with the parameter PLAST_FIG06_MODEL: make report PLAST_FIG06_MODEL=$first draws"; then
+    ok; else bad "the canvas names the model parameter and a model the table holds ($first)"; fi
+# the canvas carries the title the figure is drawn with
+drawn_title() { sed -n 's/^set multiplot title "\([^\\]*\)\\n.*/\1/p' "$1/figure.gp"; }
+canvas_title() { sed -n 's/^set label 901 "\(.*\)" at screen .*/\1/p' "$1/figure.gp"; }
+run bin/qk-plot --figure attention-plasticity/06 --model qwen3-4b --out "$T/drawn06" \
+    --input profile="$X/head_bucket_plasticity.csv" --input mean="$X/model_bucket_plasticity.csv" --input registry=$REG
+expect_same "$(canvas_title "$T/lacks")" "$(drawn_title "$T/drawn06")" "figure 06: the canvas's title is the drawn one"
+head -3 "$X/model_report.csv" > "$T/report-two.csv"
+run bin/qk-plot --figure attention-plasticity/10 --out "$T/canvas10" --input report="$T/report-two.csv" \
+    --input benchmarks=$BENCH --input registry=$REG
+expect_same "$(canvas_title "$T/canvas10")" "$(canvas_title "$T/fig/10")" "figure 10: the canvas's title is the drawn one"
+expect_same "$(canvas_title "$T/canvas10")" "AP_{drop} against published LongBench-Pro scores" \
+    "figure 10: AP_drop as a subscript on the canvas too"
 expect_same "$(sed -n 2p "$T/lacks/readme.tsv")" "figure_title	Attention plasticity along the context: Qwen3-4B" \
     "the title names the chosen model"
 # a chosen model other than the default

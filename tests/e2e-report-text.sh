@@ -62,7 +62,7 @@ canvas 'attention-plasticity/07_*' "was analysed in this run, but no query bin o
 canvas 'attention-plasticity/10_*' "have both a published LongBench-Pro score and an AP_drop"
 canvas 'attention-plasticity/11_*' "no query bin reached the minimum of the plasticity stage (PLAST_MIN_PAIRS eligible key pairs)"
 canvas 'attention-plasticity/06_*' "Qwen3-4B (dataset qwen3-4b) was analysed in this run, but no query bin"
-if grep -q 'Choose the model' "$tree"/figures/attention-plasticity/0[367]_*/numbers.tsv; then
+if grep -qE 'Choose (the|a) model|the parameter PLAST_FIG' "$tree"/figures/attention-plasticity/0[367]_*/numbers.tsv; then
     bad "no canvas blames the model parameter for a threshold"; else ok; fi
 
 # section_with NAME SECTION NUMBERS FLAGS KEY=VALUE...: templates/sections/

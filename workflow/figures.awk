@@ -161,6 +161,12 @@ function emit_draw_header(   i, seen) {
     print "\n#endif"
 }
 
+# The parameter that chooses a one-model figure's model: the name in a model
+# field "$(NAME)"; empty for another expression or none.
+function model_param(m) {
+    return m ~ /^\$\([A-Z][A-Z0-9_]*\)$/ ? substr(m, 3, length(m) - 3) : ""
+}
+
 function emit_table(   i) {
     generated("qk-plot's table of figures (fig_def, figure.h), in registry order")
     print "#ifndef QK_PLOT_FIGURE_TABLE_H\n#define QK_PLOT_FIGURE_TABLE_H\n"
@@ -171,9 +177,10 @@ function emit_table(   i) {
         print "     " c_string(words(val[i, "title"])) ","
         print "     " c_string(words(val[i, "description"])) ","
         print "     " c_string(words(val[i, "needs"])) ","
-        print "     " val[i, "draw"] ", " (val[i, "print_layout"] == "yes") "},"
+        print "     " val[i, "draw"] ", " (val[i, "print_layout"] == "yes") ", " \
+            c_string_or_null(model_param(val[i, "model"])) "},"
     }
-    print "    {NULL, NULL, NULL, NULL, NULL, 0}};\n\n#endif"
+    print "    {NULL, NULL, NULL, NULL, NULL, 0, NULL}};\n\n#endif"
 }
 
 function emit_blocks(   i) {

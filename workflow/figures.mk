@@ -16,9 +16,12 @@
 fig_dir = $(STAGE)/figures/$(1)/$(2)
 
 # A mean over heads is drawn in full only where at least this share of the
-# model's heads contribute (a lighter line or faded cell elsewhere).
+# model's heads contribute (a lighter line or hatched cell elsewhere).
 $(call param,FIG_MIN_SHARE,,qk-plot --min-share)
-$(call param_group,figures,FIG_MIN_SHARE SOURCE_DATE_EPOCH)
+# The plasticity heatmaps 01-04 share one colour scale (shared), or each
+# has its model's own (own).
+$(call param,FIG_HEATMAP_SCALE,,qk-plot --heatmap-scale)
+$(call param_group,figures,FIG_MIN_SHARE FIG_HEATMAP_SCALE SOURCE_DATE_EPOCH)
 
 # The tables this run makes besides the per-dataset files build/<ds>/...:
 # an input not among them is absent.
@@ -58,6 +61,7 @@ $(call fig_dir,$(1),$(2))/figure.gp $(call fig_dir,$(1),$(2))/numbers.tsv $(call
 	$$(call step,PLOT,$(1)/$(firstword $(subst _, ,$(2)))) bin/qk-plot --figure $(1)/$(firstword $(subst _, ,$(2))) --out $(call fig_dir,$(1),$(2)) \
 	  $(foreach i,$(call fig_present,$(5)),--input $(i)) $(foreach a,$(call fig_absent,$(5)),--absent $(a)) \
 	  $(if $(filter-out -,$(3)),--model $(3)) $(foreach v,$(6),--value $(v)) --min-share $(FIG_MIN_SHARE) \
+	  --heatmap-scale $(FIG_HEATMAP_SCALE) \
 	  $(if $(call fig_absent,$(5)),--run-datasets "$(ORDERED_DATASETS)")
 
 # the stores behind the figure and their provenance, by inventory column name

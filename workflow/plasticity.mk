@@ -134,6 +134,18 @@ PLAST_HEATMAPS := 01=$(PLAST_FIG01_MODEL) 02=$(PLAST_FIG02_MODEL) 03=$(PLAST_FIG
 PLAST_PROFILES := 05=$(PLAST_FIG05_MODEL) 06=$(PLAST_FIG06_MODEL) 07=$(PLAST_FIG07_MODEL)
 PLAST_WEIGHTS := 08=$(PLAST_FIG08_MODEL)
 
+# The heatmaps 01-04 share one colour scale (FIG_HEATMAP_SCALE, figures.mk),
+# so that the four read side by side: each reads the pair tables of the four
+# models that this run makes (inputs scale-<study>=TABLE) and is told the
+# models (value scale_models=A+B+C+D), which qk-plot computes the scale from;
+# a model whose study the run lacks is left out, so the value changes and
+# the heatmaps are redrawn when one comes or goes.
+PLAST_SCALE_MODELS := $(foreach m,$(PLAST_FIG01_MODEL) $(PLAST_FIG02_MODEL) $(PLAST_FIG03_MODEL) \
+  $(PLAST_FIG04_MODEL),$(if $(filter $(call study_of,$(m)),$(RUN_STUDIES)),$(m)))
+PLAST_SCALE_VALUE := scale_models=$(or $(subst $(space),+,$(strip $(PLAST_SCALE_MODELS))),-)
+PLAST_SCALE_INPUTS := $(foreach s,$(sort $(foreach m,$(PLAST_SCALE_MODELS),$(call study_of,$(m)))),\
+  scale-$(s)=$(STAGE)/results/$(s)/model_pair2d.csv)
+
 # ---- the report section's numbers ---------------------------------------------------
 # Every number of templates/sections/plasticity.html.in comes from this numbers
 # file (qk-summary); a study missing from the run leaves its values missing and

@@ -54,6 +54,8 @@
 
 /* qk-plot: the share of heads a mean over heads is drawn in full from */
 #define QK_DEFAULT_FIG_MIN_SHARE 0.5
+/* qk-plot: one colour scale for the plasticity heatmaps (shared) or one each (own) */
+#define QK_DEFAULT_FIG_HEATMAP_SCALE shared
 
 /* qk-synth, qk-load: the megabytes a writer leaves free on its disk */
 #define QK_DEFAULT_MIN_FREE 256

@@ -28,6 +28,8 @@ typedef struct fig_ctx {
     const char *run_datasets; /* the datasets of the run (--run-datasets), or NULL */
     double min_share; /* an aggregate over heads is drawn in full only where at least
                          this share of the heads contribute (--min-share) */
+    int own_heatmap_scale; /* 1: each plasticity heatmap its own colour scale, 0: one
+                              scale for the models of --value scale_models (--heatmap-scale) */
     FILE *numbers; /* the key numbers: name<TAB>value rows (numbers.tsv) */
     char user[96]; /* "figure qk-pca/05", who needs the inputs (for messages) */
 } fig_ctx;
@@ -48,6 +50,9 @@ typedef struct fig_def {
      * fig_printing); 0: figure.pdf is the screen layout at 16 cm (text
      * smaller, the layout exactly the PNG's) */
     int print_layout;
+    /* the Make parameter that chooses a one-model figure's model
+     * ("PLAST_FIG01_MODEL", the registry's model field), or NULL */
+    const char *model_param;
 } fig_def;
 
 /* The draw functions the registry names (generated). */
@@ -56,12 +61,19 @@ typedef struct fig_def {
 /* Input table by name; dies with a message naming the figure if it was
  * not given. */
 const qk_table *fig_input(const fig_ctx *ctx, const char *name);
+/* The text of --value NAME=TEXT, or NULL if none was given. */
+const char *fig_value(const fig_ctx *ctx, const char *name);
 /* 1 if the input was given and this run makes it (not --absent). */
 int fig_has_input(const fig_ctx *ctx, const char *name);
 /* The model of a one-model figure (--model); dies if none was given. */
 const char *fig_model(const fig_ctx *ctx);
 /* The text of a figure field with "{model}" replaced by the model's label. */
 void fig_expand(const fig_ctx *ctx, const char *text, char *out, size_t cap);
+/* The figure's registry title as gnuplot enhanced text, the one title its
+ * drawing and its canvas show: "{model}" and the other values as literal
+ * text, every markup character of the title escaped, except that a word
+ * after '_' is a subscript ("AP_drop", "r_q"). */
+void fig_title_text(const fig_ctx *ctx, char *out, size_t cap);
 /* The file an input table was read from. */
 const char *fig_path(const fig_ctx *ctx, const qk_table *t);
 /* Input table by name with its file, for the qk_src readers (qk/table.h). */
@@ -93,6 +105,11 @@ int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
 /* The canvas for the inputs given as --absent: names them and the run's
  * datasets. */
 int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err);
+/* For the canvas of a one-model figure: a sentence (with a leading space)
+ * naming the parameter that chooses its model (the figure's model_param)
+ * and, given a dataset id suggest the figure could draw, how to choose it;
+ * "" for a figure without a model parameter. */
+void fig_model_choice(const fig_ctx *ctx, const char *suggest, char *out, size_t cap);
 
 /* ---- the conventions of every figure (docs/figure-style.md) --------------------- */
 
@@ -105,6 +122,17 @@ int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err);
 /* "n = 24 heads PER" or "n = 20 to 24 heads PER" (per: "per model",
  * "each", ...) from the head counts of the n models drawn. */
 void fig_heads_phrase(const double *heads, int n, const char *per, char *out, size_t cap);
+
+/* A Pearson r on n points with its 95 % interval from Fisher's z
+ * (atanh r ± 1.96 / sqrt(n − 3), back through tanh): *lo and *hi, NAN
+ * when n < 4 or r is not finite. */
+void fig_correlation_interval(double r, int n, double *lo, double *hi);
+/* The correlation as a figure says it: "r = −0.67 (95 % CI −0.95 to
+ * +0.23), n = 7 models" (what: "models"), and, on fewer than
+ * FIG_FEW_POINTS points, "; few points: the interval is wide" (with
+ * n < 4, "no interval on 3 points"). */
+#define FIG_FEW_POINTS 10
+void fig_correlation_text(double r, int n, const char *what, char *out, size_t cap);
 
 /* The figure's title and, below it, its subtitle (0.78 of the size; may be
  * NULL) at the top of the canvas, at a fixed place whatever the margins,
@@ -201,6 +229,10 @@ void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n);
 #define FIG_BLACK "#000000"
 #define FIG_YELLOW "#F0E442"
 #define FIG_GREY "#808080"
+/* A quantity whose colour would carry no meaning (one series in its own
+ * panel, such as the bias bars of plasticity 09): dark grey, so that no
+ * family, phase, query or key colour is given a second meaning. */
+#define FIG_NEUTRAL "#5f5f5f"
 /* The eight in the order families (and models in a panel) take them. */
 extern const char *const fig_okabe_ito[8];
 

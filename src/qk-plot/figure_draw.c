@@ -348,7 +348,7 @@ int fig_not_drawn(fig_ctx *ctx, qk_err *err, const char *reason, ...)
     va_start(ap, reason);
     vsnprintf(why, sizeof why, reason, ap);
     va_end(ap);
-    fig_expand(ctx, ctx->def->title, title, sizeof title);
+    fig_title_text(ctx, title, sizeof title);
     fig_expand(ctx, ctx->def->needs, needs, sizeof needs);
     qk_plot p;
     fig_begin(&p, 1600, 700, 16);
@@ -423,9 +423,27 @@ int fig_not_drawn_absent(fig_ctx *ctx, qk_err *err)
             snprintf(datasets + used, sizeof datasets - used, " and %d more", n - 6);
         }
     }
+    char choice[256];
+    fig_model_choice(ctx, NULL, choice, sizeof choice);
     return fig_not_drawn(ctx, err, "The datasets of this run (%s) include none this figure "
-                         "is drawn from, so the run does not make its input tables (%s).",
-                         *datasets ? datasets : "none", files);
+                         "is drawn from, so the run does not make its input tables (%s).%s",
+                         *datasets ? datasets : "none", files, choice);
+}
+
+void fig_model_choice(const fig_ctx *ctx, const char *suggest, char *out, size_t cap)
+{
+    const char *param = ctx->def->model_param;
+    out[0] = '\0';
+    if (!param || !ctx->model)
+        return;
+    if (!suggest) {
+        snprintf(out, cap, " Its model is chosen by the parameter %s (now %s).", param, ctx->model);
+        return;
+    }
+    const char *label = fig_has_input(ctx, "registry") ? fig_registry(ctx, suggest, "label", suggest)
+                                                       : suggest;
+    snprintf(out, cap, " Choose a model of this run with the parameter %s: make report %s=%s "
+             "draws %s.", param, param, suggest, label);
 }
 
 void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi)
@@ -550,4 +568,38 @@ void fig_heads_phrase(const double *heads, int n, const char *per, char *out, si
         snprintf(out, cap, "n = %.0f heads %s", lo, per);
     else
         snprintf(out, cap, "n = %.0f to %.0f heads %s", lo, hi, per);
+}
+
+void fig_correlation_interval(double r, int n, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (n < 4 || !isfinite(r) || fabs(r) > 1)
+        return;
+    if (fabs(r) == 1) { /* a perfect correlation: the interval is the point */
+        *lo = *hi = r;
+        return;
+    }
+    double z = atanh(r), half = 1.959964 / sqrt(n - 3.0);
+    *lo = tanh(z - half);
+    *hi = tanh(z + half);
+}
+
+void fig_correlation_text(double r, int n, const char *what, char *out, size_t cap)
+{
+    char rt[32], lt[32], ht[32];
+    double lo, hi;
+    if (!isfinite(r)) {
+        snprintf(out, cap, "r = n/a, n = %d %s", n, what);
+        return;
+    }
+    fig_fmt(rt, sizeof rt, "%+.2f", r);
+    fig_correlation_interval(r, n, &lo, &hi);
+    if (!isfinite(lo)) {
+        snprintf(out, cap, "r = %s, n = %d %s (no interval on %d points)", rt, n, what, n);
+        return;
+    }
+    fig_fmt(lt, sizeof lt, "%+.2f", lo);
+    fig_fmt(ht, sizeof ht, "%+.2f", hi);
+    snprintf(out, cap, "r = %s (95 %% CI %s to %s), n = %d %s%s", rt, lt, ht, n, what,
+             n < FIG_FEW_POINTS ? "; few points: the interval is wide" : "");
 }

@@ -33,10 +33,11 @@ static void help_figures(FILE *fp)
     list_figures(fp);
 }
 
-enum { OPT_OUT = QK_KEY_FIRST, OPT_VALUE };
+enum { OPT_OUT = QK_KEY_FIRST, OPT_VALUE, OPT_HEATMAP_SCALE };
 
-/* --min-share, as its row sets it */
+/* --min-share and --heatmap-scale, as their rows set them */
 static double min_share;
+static int own_heatmap_scale;
 
 static const qk_option options_table[] = {
     {'f', "figure", "ID", "the figure (see --list)"},
@@ -50,6 +51,10 @@ static const qk_option options_table[] = {
     QK_OPTION_REAL(QK_OPT_SHARE, 'n', "min-share", "F", &min_share,
                    QK_STR(QK_DEFAULT_FIG_MIN_SHARE), "draw a mean over heads in full only where "
                    "at least this share of the heads contribute"),
+    QK_OPTION_CHOICE(OPT_HEATMAP_SCALE, "heatmap-scale", "MODE", &own_heatmap_scale, "shared own",
+                     QK_STR(QK_DEFAULT_FIG_HEATMAP_SCALE), "the plasticity heatmaps' colour "
+                     "scale: shared (one for the models of --value scale_models) or own (each "
+                     "its model's)"),
     {'s', "style", "FILE", "house style prepended to the script (default "
                            "templates/gnuplot/style.gp)"},
     {'l', "list", NULL, "list the figures"},
@@ -78,6 +83,14 @@ const qk_table *fig_input(const fig_ctx *ctx, const char *name)
         if (strcmp(ctx->input_names[i], name) == 0 && ctx->input_paths[i])
             return &ctx->inputs[i];
     qk_die(QK_EXIT_USAGE, NULL, "figure %s needs --input %s=FILE", ctx->id, name);
+}
+
+const char *fig_value(const fig_ctx *ctx, const char *name)
+{
+    for (int i = 0; i < ctx->n_values; i++)
+        if (strcmp(ctx->value_names[i], name) == 0)
+            return ctx->value_texts[i];
+    return NULL;
 }
 
 int fig_has_input(const fig_ctx *ctx, const char *name)
@@ -127,6 +140,42 @@ void fig_expand(const fig_ctx *ctx, const char *text, char *out, size_t cap)
             out[used + 1] = '\0';
         }
         used = strlen(out);
+    }
+}
+
+/* One piece of a registry title at s as enhanced text into piece: a
+ * value, a subscript "_word" or one character; returns its length in the
+ * title. */
+static size_t title_piece(const fig_ctx *ctx, const char *s, char *piece, size_t cap)
+{
+    size_t len = 1;
+    const char *value = placeholder(ctx, s, &len);
+    if (value) {
+        qk_plot_enhanced_escape(piece, cap, value);
+        return len;
+    }
+    if (s[0] == '_' && isalnum((unsigned char)s[1])) {
+        while (isalnum((unsigned char)s[len]))
+            len++;
+        snprintf(piece, cap, "_{%.*s}", (int)len - 1, s + 1);
+        return len;
+    }
+    while ((s[len] & 0xc0) == 0x80) /* the rest of a UTF-8 character */
+        len++;
+    char c[8];
+    snprintf(c, sizeof c, "%.*s", (int)len, s);
+    qk_plot_enhanced_escape(piece, cap, c);
+    return len;
+}
+
+void fig_title_text(const fig_ctx *ctx, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *s = ctx->def->title; *s && used + 1 < cap; used = strlen(out)) {
+        char piece[256];
+        s += title_piece(ctx, s, piece, sizeof piece);
+        snprintf(out + used, cap - used, "%s", piece);
     }
 }
 
@@ -334,6 +383,7 @@ int main(int argc, char **argv)
         }
     }
     ctx.min_share = min_share;
+    ctx.own_heatmap_scale = own_heatmap_scale;
     qk_args_operands(&a, 0, 0);
     if (!ctx.id || !ctx.out_dir)
         qk_usage_error(&program);

@@ -47,8 +47,23 @@ void plast_models_of(const fig_ctx *ctx, const qk_table *t, char *out, size_t ca
         snprintf(out, cap, "no model");
 }
 
+/* The sentence of a canvas that names the figure's model parameter and
+ * suggests the first other model of table t (fig_model_choice). */
+static void plast_model_choice(const fig_ctx *ctx, const qk_table *t, char *out, size_t cap)
+{
+    int c = fig_column(ctx, t, "model");
+    for (int r = 0; r < t->n_rows; r++)
+        if (!qk_model_is(qk_table_cell(t, r, c), ctx->model)) {
+            fig_model_choice(ctx, qk_table_cell(t, r, c), out, cap);
+            return;
+        }
+    fig_model_choice(ctx, NULL, out, cap);
+}
+
 int plast_filtered_out(fig_ctx *ctx, const char *what, const char *param, qk_err *err)
 {
+    /* (no other model is suggested: the stage's minimum, not the model, is
+     * what left it without a value) */
     return fig_not_drawn(ctx, err, "%s (dataset %s) was analysed in this run, but no %s of it reached "
                          "the minimum of the plasticity stage (%s), so it has no value to draw.",
                          ctx->model_label, ctx->model, what, param);
@@ -56,11 +71,12 @@ int plast_filtered_out(fig_ctx *ctx, const char *what, const char *param, qk_err
 
 int plast_lacks_model(fig_ctx *ctx, const qk_table *t, qk_err *err)
 {
-    char models[512];
+    char models[512], choice[256];
     plast_models_of(ctx, t, models, sizeof models);
+    plast_model_choice(ctx, t, choice, sizeof choice);
     return fig_not_drawn(ctx, err, "This run's table %s holds no rows of %s (dataset %s); it "
-                         "holds %s. Choose the model with the figure's model parameter.",
-                         fig_path(ctx, t), ctx->model_label, ctx->model, models);
+                         "holds %s.%s", fig_path(ctx, t), ctx->model_label, ctx->model, models,
+                         choice);
 }
 
 void plast_begin(qk_plot *p, int width, int height, int font_pt)

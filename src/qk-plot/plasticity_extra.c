@@ -274,9 +274,11 @@ int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
         heads += rm[k].m->n_heads;
     snprintf(sub, sizeof sub, "n = %d models, %d heads; RULER scores as published by the RULER "
              "paper (not computed here)", n, heads);
+    /* (in print the title is said shorter, to fit the page) */
+    char title[256];
+    fig_title_text(ctx, title, sizeof title);
     double top = fig_multiplot_title(&p, print ? "Extra models: AP and published RULER scores by "
-                                     "context length" : "Extra models: attention plasticity and "
-                                     "published RULER scores by context length", sub, 19);
+                                     "context length" : title, sub, 19);
     /* the legend names the models in their colours, as labels above the panels */
     for (int k = 0; k < n; k++)
         qk_plot_printf(&p, "set label %d \"— %s\" at screen %.3f, screen %.4f center tc rgb '%s' "

@@ -1,6 +1,9 @@
 /* Figures 01-04 of the plasticity study: the mean attention plasticity of
  * one model (--model) by inter-key distance and key-to-query distance
- * (input "pair2d" = model_pair2d.csv, "registry" = the dataset registry). */
+ * (input "pair2d" = model_pair2d.csv, "registry" = the dataset registry).
+ * The four share one colour scale: computed by each from the cells of the
+ * models of --value scale_models=A+B+..., read from the inputs scale-*
+ * (the pair tables of their studies), unless --heatmap-scale own. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +42,10 @@ static double bin_width(const fig_ctx *ctx, const qk_table *t, const int *rows, 
     return 0; /* only the cell (0, 0): no tick needs a width */
 }
 
-/* The model's cells; 0 cells when the table holds no value for it. */
-static void load_heatmap(const fig_ctx *ctx, const int *rows, int n, heatmap *h)
+/* The model's cells from its rows of table t; 0 cells when the table
+ * holds no value for it. */
+static void load_heatmap(const fig_ctx *ctx, const qk_table *t, const int *rows, int n, heatmap *h)
 {
-    const qk_table *t = fig_input(ctx, "pair2d");
     int c_d = fig_column(ctx, t, "dist_bin"), c_m = fig_column(ctx, t, "mid_bin");
     int c_h = fig_column(ctx, t, "n_heads"), c_ap = fig_column(ctx, t, "ap");
     memset(h, 0, sizeof *h);
@@ -94,8 +97,17 @@ static double column_mean(const heatmap *h, int column, int *count)
     return *count ? sum / *count : NAN;
 }
 
+/* The colour scale of a heatmap: its range and the models it was decided
+ * by (this one alone, or the models of a shared scale). */
+typedef struct colour_scale {
+    fig_range range;
+    int n_models;      /* models whose cells decided it */
+    char models[320];  /* their labels, "A, B and C" (as many as fit) */
+    int n_values;      /* cells that decided it */
+} colour_scale;
+
 static void heatmap_keys(fig_ctx *ctx, const heatmap *h, const fig_range *r, int thin,
-                         int min_heads)
+                         int min_heads, const colour_scale *scale)
 {
     const heat_cell *lo = &h->cells[0], *hi = &h->cells[0];
     for (int i = 1; i < h->n_cells; i++) {
@@ -113,8 +125,10 @@ static void heatmap_keys(fig_ctx *ctx, const heatmap *h, const fig_range *r, int
     fig_key(ctx, "heads (most behind a cell)", "%d", h->n_heads);
     fig_key(ctx, "bin width (tokens)", "%.0f", h->width);
     fig_key(ctx, "cells with a value", "%d of %d x %d", h->n_cells, h->nx, h->ny);
-    fig_key(ctx, "cells from fewer than the minimum heads (faded)", "%d (minimum %d heads)", thin,
+    fig_key(ctx, "cells from fewer than the minimum heads (hatched)", "%d (minimum %d heads)", thin,
             min_heads);
+    fig_key(ctx, "colour scale decided by", "%s (%d model%s, %d cells)", scale->models,
+            scale->n_models, scale->n_models == 1 ? "" : "s", scale->n_values);
     fig_key(ctx, "colour range (robust)", "%.4f to %.4f", r->lo, r->hi);
     fig_key(ctx, "cells below, above the colour range", "%d, %d", r->below, r->above);
     fig_key(ctx, "lowest cell (inter-key, key-to-query bin start)", "%.4f at (%.0f, %.0f)", lo->ap,
@@ -129,9 +143,32 @@ static void heatmap_keys(fig_ctx *ctx, const heatmap *h, const fig_range *r, int
                 "%.4f (%d cells, %.0f)", far_mean, nfar, far * h->width);
 }
 
-/* Data blocks: $cells (x, y, value clipped to the colour range), $thin
- * (cells from fewer heads than min_heads) and $off (cells beyond the range:
- * x, y, marker, its colour). Returns the number of thin cells. */
+/* Hatching of a cell from too few heads: five parallel lines "/" across
+ * the cell at (x, y), as segments (x0, y0, dx, dy) of data block $hatch
+ * with their colour; the cell keeps the colour of its value. */
+#define HATCH_LINES 5
+static void hatch_cell(qk_plot *p, int x, int y, int color)
+{
+    for (int k = 0; k < HATCH_LINES; k++) {
+        /* the line v = u + t in cell units u, v in [-0.5, 0.5] */
+        double t = (k - (HATCH_LINES - 1) / 2.0) / ((HATCH_LINES + 1) / 2.0);
+        double u0 = fmax(-0.5, -0.5 - t), u1 = fmin(0.5, 0.5 - t);
+        qk_plot_printf(p, "%.4f %.4f %.4f %.4f %d\n", x + u0, y + u0 + t, u1 - u0, u1 - u0,
+                       color);
+    }
+}
+
+/* The colour that reads on a magma cell at fraction f of the colour
+ * range: white on the dark end, black on the light end. */
+static int contrast_color(double f)
+{
+    return f < 0.6 ? 0xffffff : 0x000000;
+}
+
+/* Data blocks: $cells (x, y, value clipped to the colour range), $hatch
+ * (the hatching of the cells from fewer heads than min_heads) and $off
+ * (cells beyond the range: x, y, marker, its colour). Returns the number
+ * of hatched cells. */
 static int heatmap_blocks(qk_plot *p, const heatmap *h, const fig_range *r, int min_heads)
 {
     int thin = 0;
@@ -142,13 +179,15 @@ static int heatmap_blocks(qk_plot *p, const heatmap *h, const fig_range *r, int 
         qk_plot_printf(p, "%d %d %.6f\n", h->cells[i].x, h->cells[i].y, v);
     }
     qk_plot_data_end(p);
-    qk_plot_data_begin(p, "thin");
+    qk_plot_data_begin(p, "hatch");
     for (int i = 0; i < h->n_cells; i++)
         if (h->cells[i].heads < min_heads) {
-            qk_plot_printf(p, "%d %d\n", h->cells[i].x, h->cells[i].y);
+            int side;
+            double v = fig_clip(r, h->cells[i].ap, &side);
+            hatch_cell(p, h->cells[i].x, h->cells[i].y, contrast_color((v - r->lo) / (r->hi - r->lo)));
             thin++;
         }
-    qk_plot_printf(p, "NaN NaN\n");
+    qk_plot_printf(p, "NaN NaN NaN NaN 0\n");
     qk_plot_data_end(p);
     /* the ends of magma: black below, pale yellow above */
     qk_plot_data_begin(p, "off");
@@ -157,11 +196,89 @@ static int heatmap_blocks(qk_plot *p, const heatmap *h, const fig_range *r, int 
         fig_clip(r, h->cells[i].ap, &side);
         if (side)
             qk_plot_printf(p, "%d %d \"%s\" %d\n", h->cells[i].x, h->cells[i].y,
-                           side > 0 ? "▲" : "▼", side > 0 ? 0x000000 : 0xffffff);
+                           side > 0 ? "▲" : "▼", contrast_color(side > 0 ? 1 : 0));
     }
     qk_plot_printf(p, "NaN NaN \"\" 0\n");
     qk_plot_data_end(p);
     return thin;
+}
+
+/* ---- the legend of the cells that show no plain value ------------------------------- */
+
+#define LEGEND_PT 13
+#define LEGEND_TAG 801
+
+typedef struct legend_entry {
+    int kind; /* 0: no pairs (white), 1: hatched, 2: beyond the range */
+    char text[96];
+} legend_entry;
+
+/* Width of an entry's sample in em: a cell 1.5 em square, or "▲ ▼". */
+static double sample_em(const legend_entry *e)
+{
+    return e->kind == 2 ? 2.4 : 1.5;
+}
+
+/* Width of an entry in em: its sample, a gap and its text (DejaVu Sans at
+ * up to 0.72 em a character, as measured on the PNG). */
+static double entry_em(const legend_entry *e)
+{
+    double chars = 0;
+    for (const char *c = e->text; *c; c++)
+        chars += ((unsigned char)*c & 0xc0) != 0x80;
+    return sample_em(e) + 0.6 + 0.72 * chars;
+}
+
+/* The sample of an entry with its left edge at screen x, centred on y;
+ * tags from *tag on. */
+static void entry_sample(qk_plot *p, const legend_entry *e, double x, double y, int *tag)
+{
+    double w = sample_em(e) * LEGEND_PT / p->width, h = sample_em(e) * LEGEND_PT / p->height;
+    if (e->kind == 2) {
+        qk_plot_printf(p, "set label %d \"▲ ▼\" at screen %.4f, screen %.4f left font \",%d\" "
+                          "tc rgb '#222222' front\n", (*tag)++, x, y, LEGEND_PT);
+        return;
+    }
+    qk_plot_printf(p, "set object %d rectangle from screen %.4f, screen %.4f to screen %.4f, "
+                      "screen %.4f fc rgb '%s' fs solid 1.0 border lc rgb '#999999' lw 1 front\n",
+                   (*tag)++, x, y - h / 2, x + w, y + h / 2, e->kind ? "#b73779" : "white");
+    for (int k = 0; e->kind == 1 && k < HATCH_LINES; k++) {
+        double t = (k - (HATCH_LINES - 1) / 2.0) / ((HATCH_LINES + 1) / 2.0);
+        double u0 = fmax(-0.5, -0.5 - t), u1 = fmin(0.5, 0.5 - t);
+        qk_plot_printf(p, "set arrow %d from screen %.4f, screen %.4f to screen %.4f, screen %.4f "
+                          "nohead lw 1.3 lc rgb 'white' front\n", (*tag)++,
+                       x + (u0 + 0.5) * w, y + (u0 + t) * h, x + (u1 + 0.5) * w, y + (u1 + t) * h);
+    }
+}
+
+/* The legend of the masked cells, centred in rows below screen height y
+ * (entries wrap where a row would pass 90 % of the width); returns the
+ * screen height below it. */
+static double masks_legend(qk_plot *p, const legend_entry *e, int n, double y)
+{
+    double em_x = (double)LEGEND_PT / p->width, row_h = 1.9 * LEGEND_PT / p->height;
+    int tag = LEGEND_TAG;
+    for (int first = 0; first < n;) {
+        double width = entry_em(&e[first]);
+        int last = first + 1;
+        while (last < n && (width + 2.5 + entry_em(&e[last])) * em_x < 0.9) {
+            width += 2.5 + entry_em(&e[last]);
+            last++;
+        }
+        double x = 0.5 - 0.5 * width * em_x, mid = y - 0.5 * row_h;
+        for (int i = first; i < last; i++) {
+            entry_sample(p, &e[i], x, mid, &tag);
+            double text_x = x + (sample_em(&e[i]) + 0.6) * em_x;
+            qk_plot_printf(p, "set label %d ", tag++);
+            fig_text(p, e[i].text);
+            qk_plot_printf(p, " at screen %.4f, screen %.4f left font \",%d\" tc rgb '#222222' "
+                              "front\n", text_x, mid, LEGEND_PT);
+            x += (entry_em(&e[i]) + 2.5) * em_x;
+        }
+        y -= row_h;
+        first = last;
+    }
+    return y;
 }
 
 /* The narrowest colour range, in AP: gnuplot's ticks on it are distinct
@@ -191,6 +308,138 @@ static int analysed(const fig_ctx *ctx, const char *model)
     return n > 0;
 }
 
+/* The heads a cell needs to be drawn in full: min_share of the most heads
+ * behind a cell of the model. */
+static int full_heads(const fig_ctx *ctx, const heatmap *h)
+{
+    return (int)ceil(ctx->min_share * h->n_heads);
+}
+
+/* Appends to v at *n the values a colour scale is decided by: the cells
+ * of h from enough heads (all its cells when none has enough), so that a
+ * hatched cell from a few heads does not set it. */
+static void scale_values(const fig_ctx *ctx, const heatmap *h, double *v, int *n)
+{
+    int min_heads = full_heads(ctx, h), start = *n;
+    for (int i = 0; i < h->n_cells; i++)
+        if (h->cells[i].heads >= min_heads)
+            v[(*n)++] = h->cells[i].ap;
+    if (*n == start)
+        for (int i = 0; i < h->n_cells; i++)
+            v[(*n)++] = h->cells[i].ap;
+}
+
+/* Adds a model's label to the scale's list "A, B and C". */
+static void add_scale_model(colour_scale *scale, const char *label)
+{
+    char list[320];
+    snprintf(list, sizeof list, "%s", scale->models);
+    char *and = strstr(list, " and ");
+    if (and) /* "A and B" + C -> "A, B and C" */
+        *and = ',', memmove(and + 1, and + 4, strlen(and + 4) + 1);
+    size_t used = strlen(list);
+    snprintf(list + used, sizeof list - used, "%s%s", scale->n_models ? " and " : "", label);
+    memcpy(scale->models, list, sizeof list);
+    scale->n_models++;
+}
+
+/* The cells of model id from the first scale-* input holding it into *h;
+ * 0 if none does. */
+static int scale_model_cells(const fig_ctx *ctx, const char *id, heatmap *h)
+{
+    for (int i = 0; i < ctx->n_inputs; i++) {
+        if (strncmp(ctx->input_names[i], "scale-", 6) != 0 || !ctx->input_paths[i])
+            continue;
+        int n;
+        int *rows = plast_model_rows(ctx, &ctx->inputs[i], id, &n);
+        if (n)
+            load_heatmap(ctx, &ctx->inputs[i], rows, n, h);
+        free(rows);
+        if (n && h->n_cells)
+            return 1;
+        if (n)
+            free(h->cells);
+    }
+    return 0;
+}
+
+/* Whether id is one of the '+'-joined ids of list. */
+static int model_listed(const char *list, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *s = list; *s; s += strcspn(s, "+"), s += *s == '+')
+        if (strncmp(s, id, n) == 0 && (s[n] == '+' || s[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* The colour scale of the heatmap own: decided by its cells and, unless
+ * --heatmap-scale own, by those of the other models of --value
+ * scale_models (ids joined by '+'), the same in each of the figures that
+ * share it; widened to MIN_COLOUR_SPAN and counted on own's cells. */
+static colour_scale heatmap_scale(const fig_ctx *ctx, const heatmap *own)
+{
+    colour_scale scale = {.n_models = 0, .models = ""};
+    const char *list = ctx->own_heatmap_scale ? NULL : fig_value(ctx, "scale_models");
+    size_t cap = (size_t)own->n_cells;
+    for (int i = 0; i < ctx->n_inputs; i++)
+        if (ctx->input_paths[i] && strncmp(ctx->input_names[i], "scale-", 6) == 0)
+            cap += (size_t)ctx->inputs[i].n_rows;
+    double *v = qk_malloc(cap * sizeof *v);
+    int n = 0;
+    /* the models in the order of the list (the same in every figure), this
+     * one first if the list lacks it */
+    if (!list || !model_listed(list, ctx->model)) {
+        scale_values(ctx, own, v, &n);
+        add_scale_model(&scale, ctx->model_label);
+    }
+    for (const char *s = list; s && *s;) {
+        char id[128];
+        size_t len = strcspn(s, "+");
+        snprintf(id, sizeof id, "%.*s", (int)len, s);
+        s += len + (s[len] == '+');
+        heatmap h;
+        if (strcmp(id, ctx->model) == 0) {
+            scale_values(ctx, own, v, &n);
+            add_scale_model(&scale, ctx->model_label);
+        }
+        if (strcmp(id, ctx->model) == 0 || strcmp(id, "-") == 0 || !scale_model_cells(ctx, id, &h))
+            continue;
+        scale_values(ctx, &h, v, &n);
+        add_scale_model(&scale, fig_has_input(ctx, "registry") ? fig_registry(ctx, id, "label", id)
+                                                               : id);
+        free(h.cells);
+    }
+    scale.n_values = n;
+    scale.range = fig_robust_range(v, n);
+    widen_colour_range(&scale.range);
+    for (int i = 0; i < own->n_cells; i++)
+        v[i] = own->cells[i].ap;
+    fig_range_recount(&scale.range, v, own->n_cells);
+    free(v);
+    return scale;
+}
+
+/* The entries of the masks legend this heatmap needs: no pairs always,
+ * hatched and beyond the range where there are such cells. */
+static int legend_entries(legend_entry *e, int thin, const fig_range *r, int min_heads,
+                          int n_heads)
+{
+    int n = 0;
+    e[n].kind = 0;
+    snprintf(e[n++].text, sizeof e->text, "no pairs");
+    if (thin) {
+        e[n].kind = 1;
+        snprintf(e[n++].text, sizeof e->text, "from fewer than %d of %d heads (hatched)", min_heads,
+                 n_heads);
+    }
+    if (r->below + r->above) {
+        e[n].kind = 2;
+        snprintf(e[n++].text, sizeof e->text, "beyond the colour range (drawn at its end)");
+    }
+    return n;
+}
+
 int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
 {
     const char *model = fig_model(ctx);
@@ -198,7 +447,7 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
     int n;
     int *rows = plast_model_rows(ctx, t, model, &n);
     heatmap h;
-    load_heatmap(ctx, rows, n, &h);
+    load_heatmap(ctx, t, rows, n, &h);
     free(rows);
     if (h.n_cells == 0) {
         free(h.cells);
@@ -211,40 +460,29 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
                                  fig_path(ctx, t), ctx->model_label)
                  : plast_lacks_model(ctx, t, err);
     }
-    /* the colour range from the cells with enough heads (all cells if none
-     * has): a faded cell from a few heads does not set it */
-    int min_heads = (int)ceil(ctx->min_share * h.n_heads), n_full = 0;
-    double *v = qk_malloc((size_t)h.n_cells * sizeof *v);
-    for (int i = 0; i < h.n_cells; i++)
-        if (h.cells[i].heads >= min_heads)
-            v[n_full++] = h.cells[i].ap;
-    if (n_full == 0)
-        for (int i = 0; i < h.n_cells; i++)
-            v[n_full++] = h.cells[i].ap;
-    fig_range r = fig_robust_range(v, n_full);
-    widen_colour_range(&r);
-    for (int i = 0; i < h.n_cells; i++)
-        v[i] = h.cells[i].ap;
-    fig_range_recount(&r, v, h.n_cells);
+    int min_heads = full_heads(ctx, &h);
+    colour_scale scale = heatmap_scale(ctx, &h);
+    const fig_range *r = &scale.range;
     qk_plot p;
     plast_begin(&p, 1600, 1200, 15);
-    int thin = heatmap_blocks(&p, &h, &r, min_heads);
-    char title[192], sub[320], width[32], lo[32], hi[32];
+    int thin = heatmap_blocks(&p, &h, r, min_heads);
+    char title[256], sub[640], width[32];
     fig_tokens(h.width, width, sizeof width);
-    char lit[128];
-    snprintf(title, sizeof title, "Attention plasticity by key distance: %s",
-             fig_literal(lit, sizeof lit, ctx->model_label));
+    fig_title_text(ctx, title, sizeof title);
     int at = snprintf(sub, sizeof sub, "mean over n = %d heads; bins of %s tokens (tick = bin "
-                      "start); white: no pairs", h.n_heads, width);
-    if (thin)
-        snprintf(sub + at, sizeof sub - (size_t)at, "; faded: fewer than %d heads", min_heads);
+                      "start); ", h.n_heads, width);
+    if (scale.n_models > 1)
+        snprintf(sub + at, sizeof sub - (size_t)at, "one colour scale for %s", scale.models);
+    else
+        snprintf(sub + at, sizeof sub - (size_t)at, "colour scale of this model alone");
     double top = fig_title(&p, title, sub, 18);
-    fig_fmt(lo, sizeof lo, "%.2f", r.lo);
-    fig_fmt(hi, sizeof hi, "%.2f", r.hi);
+    legend_entry entries[3];
+    top = masks_legend(&p, entries, legend_entries(entries, thin, r, min_heads, h.n_heads),
+                       top - 0.005);
     qk_plot_printf(&p,
         "set xlabel \"Inter-key distance (tokens, K = 1024)\"\n"
         "set ylabel \"Key-to-query distance (tokens, K = 1024)\"\n"
-        "set cblabel \"Attention plasticity%s\" offset 1,0\n"
+        "set cblabel \"Attention plasticity\" offset 1,0\n"
         "set xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\n"
         "set cbrange [%.6f:%.6f]\nset cbtics format \"%%.2f\"\n"
         "set palette defined %s\n"
@@ -254,8 +492,7 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
         "set bmargin at screen 0.14\nset tmargin at screen %.4f\n"
         "unset grid\nunset key\nset border lw 1 lc rgb '#444444'\n"
         "set tics front\nset style fill solid 1.0 noborder\n",
-        r.below || r.above ? "  (▲ ▼: beyond the range)" : "", h.nx - 1, h.ny - 1, r.lo, r.hi,
-        plast_palette_magma, top - 0.02 - 0.14, top - 0.02);
+        h.nx - 1, h.ny - 1, r->lo, r->hi, plast_palette_magma, top - 0.01 - 0.14, top - 0.01);
     bin_tics(&p, "x", h.nx, h.width, "rotate by 45 right out scale 0.6");
     bin_tics(&p, "y", h.ny, h.width, "out scale 0.6");
     /* (gnuplot's svg terminal fails on a labels plot without a point, so
@@ -263,14 +500,13 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "plot $cells using 1:2:(0.502):(0.502):3 with boxxyerror fillcolor palette "
                        "notitle");
     if (thin)
-        qk_plot_printf(&p, ", \\\n     $thin using 1:2:(0.502):(0.502) with boxxyerror fs "
-                           "transparent solid 0.55 noborder lc rgb 'white' notitle");
-    if (r.below + r.above)
-        qk_plot_printf(&p, ", \\\n     $off using 1:2:3:4 with labels tc rgb variable font \",11\" "
+        qk_plot_printf(&p, ", \\\n     $hatch using 1:2:3:4:5 with vectors nohead lw 1.3 "
+                           "lc rgb variable notitle");
+    if (r->below + r->above)
+        qk_plot_printf(&p, ", \\\n     $off using 1:2:3:4 with labels tc rgb variable font \",13\" "
                            "notitle");
     qk_plot_printf(&p, "\n");
-    heatmap_keys(ctx, &h, &r, thin, min_heads);
-    free(v);
+    heatmap_keys(ctx, &h, r, thin, min_heads, &scale);
     free(h.cells);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }

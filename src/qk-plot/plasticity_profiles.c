@@ -20,6 +20,8 @@ typedef struct profile {
     double *ap;       /* mean across heads */
     int *heads;       /* heads behind each bin */
     double width;     /* bin width in tokens */
+    uint64_t *set;    /* per bin, a signature of which heads have a value
+                         (head_lines): equal for equal sets of heads */
 } profile;
 
 /* The model's mean profile from the rows of "mean"; n_bins = 0 when the
@@ -35,6 +37,7 @@ static void load_mean_profile(const fig_ctx *ctx, const int *rows, int n, profil
     pr->centre = qk_malloc(cap * sizeof *pr->centre);
     pr->ap = qk_malloc(cap * sizeof *pr->ap);
     pr->heads = qk_malloc(cap * sizeof *pr->heads);
+    pr->set = qk_calloc(cap, sizeof *pr->set);
     pr->n_bins = 0;
     pr->width = 0;
     for (int i = 0; i < n; i++) {
@@ -63,13 +66,41 @@ static void free_profile(profile *pr)
     free(pr->centre);
     free(pr->ap);
     free(pr->heads);
+    free(pr->set);
+}
+
+/* The index of bin b among the profile's bins, or -1. */
+static int bin_index(const profile *pr, int b)
+{
+    int lo = 0, hi = pr->n_bins - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (pr->bin[mid] == b)
+            return mid;
+        if (pr->bin[mid] < b)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* A head's term in a bin's set signature (splitmix64 of its number):
+ * sums of these differ, but by a negligible chance, for different sets. */
+static uint64_t head_term(int head)
+{
+    uint64_t z = (uint64_t)head * 0x9e3779b97f4a7c15u + 0x9e3779b97f4a7c15u;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
 }
 
 /* Writes the head lines into data block $heads (a blank line between heads
  * and at gaps) and returns the number of heads with a value; per head, the
  * means over the first and the last fifth of the model's bin range go to
- * first[] and last[] (NaN when the head has no bin there). */
-static int head_lines(const fig_ctx *ctx, qk_plot *p, const int *rows, int n, const profile *pr,
+ * first[] and last[] (NaN when the head has no bin there); each bin's set
+ * signature (pr->set) takes the heads with a value in it. */
+static int head_lines(const fig_ctx *ctx, qk_plot *p, const int *rows, int n, profile *pr,
                       double **first, double **last)
 {
     const qk_table *t = fig_input(ctx, "profile");
@@ -109,6 +140,9 @@ static int head_lines(const fig_ctx *ctx, qk_plot *p, const int *rows, int n, co
         if (prev_bin >= 0 && (int)b != prev_bin + 1)
             qk_plot_printf(p, "\n"); /* a dropped bin: break the line */
         qk_plot_printf(p, "%.2f %.6f\n", (b + 0.5) * pr->width, ap);
+        int at = bin_index(pr, (int)b);
+        if (at >= 0)
+            pr->set[at] += head_term(heads);
         prev_bin = (int)b;
         has_value = 1;
         /* fifths of the bin range as the model's first/last 20 % */
@@ -220,6 +254,30 @@ static int mean_blocks(qk_plot *p, const profile *pr, int min_heads)
     return n_thin;
 }
 
+/* Whether the set of heads behind bin i of the mean differs from that of
+ * the bin before it (adjacent; after a gap the line breaks anyway). */
+static int set_changes(const profile *pr, int i)
+{
+    return i > 0 && pr->bin[i] == pr->bin[i - 1] + 1 && pr->set[i] != pr->set[i - 1];
+}
+
+/* Data block $change: the bins of the mean whose set of heads differs from
+ * the bin before (a head dropped out or joined: the mean may jump there
+ * without any head changing). Returns their number. */
+static int change_block(qk_plot *p, const profile *pr)
+{
+    int n = 0;
+    qk_plot_data_begin(p, "change");
+    for (int i = 0; i < pr->n_bins; i++)
+        if (set_changes(pr, i)) {
+            qk_plot_printf(p, "%.2f %.6f\n", pr->centre[i], pr->ap[i]);
+            n++;
+        }
+    qk_plot_printf(p, "NaN NaN\n");
+    qk_plot_data_end(p);
+    return n;
+}
+
 /* x tics every eighth of the context, labelled in K tokens. */
 static void position_axis(qk_plot *p, double context)
 {
@@ -306,16 +364,18 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     if (min_heads < 1)
         min_heads = 1;
     int n_thin = mean_blocks(&p, &pr, min_heads);
+    int n_change = change_block(&p, &pr);
     /* Alpha 0.2 as in the thesis for a few hundred heads; fewer heads get
      * more opaque lines so that the bundle stays visible. */
     double alpha = fmin(0.5, fmax(0.2, 30.0 / (heads > 0 ? heads : 1)));
-    char title[192], sub[200], width[32];
+    char title[256], sub[320], width[32];
     fig_tokens(pr.width, width, sizeof width);
-    char lit[128];
-    snprintf(title, sizeof title, "Attention plasticity along the context: %s",
-             fig_literal(lit, sizeof lit, ctx->model_label));
-    snprintf(sub, sizeof sub, "n = %d heads; query bins of %s tokens; the mean is drawn thick "
-             "where at least %d heads contribute", heads, width, min_heads);
+    fig_title_text(ctx, title, sizeof title);
+    int at = snprintf(sub, sizeof sub, "n = %d heads; query bins of %s tokens; the mean is over "
+                      "the heads with a value in each bin (lower panel), thick where at least %d "
+                      "contribute", heads, width, min_heads);
+    if (n_change)
+        snprintf(sub + at, sizeof sub - (size_t)at, "; ○: the set of heads changes");
     double top = fig_multiplot_title(&p, title, sub, 20);
     /* in print, where the canvas is narrower in font units, the key in two
      * columns and the panels placed in characters (ch) from the bottom */
@@ -323,7 +383,8 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     double ch = 17.0 / p.height;
     double lower_bottom = print ? 5.5 * ch : 0.09, lower_top = print ? 11.5 * ch : 0.28;
     double upper_bottom = print ? 15.0 * ch : 0.33;
-    top = fig_key_top(&p, 15, print ? 2 : 3, 2 + (n_thin > 0), top);
+    int entries = 2 + (n_thin > 0) + (n_change > 0);
+    top = fig_key_top(&p, 15, print || entries > 3 ? 2 : 3, entries, top);
     double left = print ? 6.0 * 17 / p.width : 0.07;
     qk_plot_printf(&p,
         "set lmargin at screen %.4g\nset rmargin at screen 0.97\n"
@@ -340,6 +401,12 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     if (n_thin)
         qk_plot_printf(&p, ", \\\n     $thin using 1:2 with lines lw 2.5 dt (6,4) lc rgb '#E8A070' "
                            "title \"mean from fewer heads\"");
+    /* open circles on the mean where its set of heads changes */
+    if (n_change)
+        qk_plot_printf(&p, ", \\\n     $change using 1:2 with points pt 7 ps %.1f*qk_ps lc rgb 'white' "
+                           "notitle, \\\n     $change using 1:2 with points pt 6 ps %.1f*qk_ps lw 1.5 "
+                           "lc rgb '%s' title \"the set of heads changes\"", print ? 0.7 : 1.0,
+                           print ? 0.7 : 1.0, FIG_BLACK);
     qk_plot_printf(&p, "\n");
     /* the lower panel: heads behind each bin of the mean */
     qk_plot_printf(&p,
@@ -356,6 +423,7 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
         "unset multiplot\n",
         min_heads, min_heads, PLAST_REF);
     profile_keys(ctx, &pr, heads, min_heads, first, last);
+    fig_key(ctx, "bins where the set of heads changes (marked)", "%d of %d", n_change, pr.n_bins);
     free(first);
     free(last);
     free_profile(&pr);
@@ -505,10 +573,8 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
     qk_plot p;
     plast_begin(&p, 2000, fig_printing ? 1650 : 1150, 15); /* print: taller panels */
     weight_blocks(&p, w, d, &range);
-    char title[192], sub[160], rtext[32];
-    char lit[128];
-    snprintf(title, sizeof title, "Where the positional information sits: %s",
-             fig_literal(lit, sizeof lit, ctx->model_label));
+    char title[256], sub[160], rtext[32];
+    fig_title_text(ctx, title, sizeof title);
     snprintf(sub, sizeof sub, "mean component weight over n = %d heads; d = %d", heads, d);
     double top_y = fig_multiplot_title(&p, title, sub, 18);
     /* in print, where the canvas is narrower in font units: half as many

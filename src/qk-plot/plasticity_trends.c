@@ -114,7 +114,7 @@ static void trajectory_bottom(qk_plot *p, const checkpoint *cp, int n, const fig
     qk_plot_printf(p,
         "set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#444444'\n"
         "plot $cp using 1:8 with boxes lc rgb '%s' notitle\n",
-        FIG_GREEN);
+        FIG_NEUTRAL);
 }
 
 int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
@@ -149,8 +149,9 @@ int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
         heads[i] = cp[i].heads;
     fig_heads_phrase(heads, n, "per checkpoint", sub, sizeof sub);
     free(heads);
-    double top = fig_multiplot_title(&p, "SmolLM3-3B: attention plasticity and positional bias "
-                                     "through training", sub, 19);
+    char title[256];
+    fig_title_text(ctx, title, sizeof title);
+    double top = fig_multiplot_title(&p, title, sub, 19);
     trajectory_top(&p, cp, n, &r_ap, top);
     trajectory_bottom(&p, cp, n, &r_bias);
     qk_plot_printf(&p, "unset multiplot\n");
@@ -327,7 +328,10 @@ static void family_name(const fig_ctx *ctx, const char *family, char *out, size_
 static void lbp_keys(fig_ctx *ctx, const lbp_point *pt, int n, double r, double a, double b)
 {
     fig_key(ctx, "models with a published score", "%d", n);
+    double lo, hi;
+    fig_correlation_interval(r, n, &lo, &hi);
     fig_key(ctx, "Pearson r (AP_drop, LongBench-Pro)", "%.3f", r);
+    fig_key(ctx, "95 % interval of r (Fisher z)", "%.3f to %.3f", lo, hi);
     fig_key(ctx, "least-squares line", "score = %.2f %+.2f * AP_drop", a, b);
     for (int i = 0; i < n; i++) {
         char name[128];
@@ -389,11 +393,12 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
         qk_plot_printf(&p, "\n\n");
     }
     qk_plot_data_end(&p);
-    char sub[160], rtext[32];
-    snprintf(sub, sizeof sub, "r = %s, n = %d models; scores: published results (%s), not "
-             "computed here", isfinite(r) ? fig_fmt(rtext, sizeof rtext, "%.2f", r) : "n/a", n,
+    char sub[320], rtext[160], title[256];
+    fig_correlation_text(r, n, "models", rtext, sizeof rtext);
+    snprintf(sub, sizeof sub, "%s; scores: published results (%s), not computed here", rtext,
              note && *note && strcmp(note, "-") ? note : "overall");
-    double top = fig_title(&p, "AP_{drop} against published LongBench-Pro scores", sub, 16);
+    fig_title_text(ctx, title, sizeof title);
+    double top = fig_title(&p, title, sub, 16);
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.01);
     qk_plot_printf(&p,
         "set xlabel \"AP_{drop} (first 20%% − last 20%% of positions)\"\n"
