@@ -162,3 +162,15 @@ void rotfig_heads_phrase(const rot_table *t, const char *per, char *out, size_t 
     fig_heads_phrase(heads, t->n_models, per, out, cap);
     free(heads);
 }
+
+void rotfig_corr_text(const rot_corr *c, char *out, size_t cap)
+{
+    if (!isfinite(c->r))
+        snprintf(out, cap, "n/a");
+    else if (c->n >= ROT_CORR_FEW_N)
+        fig_fmt(out, cap, "%+.2f", c->r);
+    else if (isfinite(c->lo))
+        fig_fmt(out, cap, "%+.2f (95 %% CI %+.2f to %+.2f)", c->r, c->lo, c->hi);
+    else /* three points: an r, too few for an interval */
+        fig_fmt(out, cap, "%+.2f (no 95 %% CI from %d points)", c->r, c->n);
+}

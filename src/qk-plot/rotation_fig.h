@@ -55,6 +55,11 @@ int rotfig_checkpoint_axis(qk_plot *p, const rot_table *t, int *phase, char name
  * the axes of the panels are set: it leaves the x tics without labels). */
 void rotfig_phase_legend(qk_plot *p, char names[][48], int n, double y);
 
+/* A correlation as the figures print it: "+0.44", with its 95 % interval
+ * when it rests on fewer than ROT_CORR_FEW_N points ("+0.81 (95 % CI
+ * -0.63 to +1.00)", true minus signs), "n/a" without an r. */
+void rotfig_corr_text(const rot_corr *c, char *out, size_t cap);
+
 /* A numeric column of a per-model table (model_summary.csv) at model m. */
 double rotfig_model_value(const rot_table *t, int m, const char *column);
 /* fig_heads_phrase over the n_heads column of the models. */

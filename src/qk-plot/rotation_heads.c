@@ -1,6 +1,6 @@
 /* Rotation figures drawn from the per-head table (rotated.csv): the bias
- * histograms (04), the depth heatmaps (06) and the Simpson's-paradox
- * scatter (07). */
+ * distributions (04), the depth heatmaps (06) and the scatter of bias
+ * against separation by family (07). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,11 +580,12 @@ static scatter_frame scatter_layout(const qk_plot *p, const rot_table *t, int nf
     return sf;
 }
 
-/* The panel's title: the family's name, r and n; in print on two lines,
- * the panel being narrower in font units. */
+/* The panel's title: the family's name, r (with its interval on few
+ * points) and n; in print on two lines, the panel being narrower in font
+ * units. */
 static void scatter_title(qk_plot *p, const char *name, const char *rtext, int n)
 {
-    char rest[96];
+    char rest[128];
     snprintf(rest, sizeof rest, "r = %s, n = %d heads", rtext, n);
     qk_plot_printf(p, "set title \"");
     fig_text_chars(p, name, strlen(name));
@@ -593,9 +594,11 @@ static void scatter_title(qk_plot *p, const char *name, const char *rtext, int n
     qk_plot_printf(p, fig_print(p) ? "}\"" : ")\"");
 }
 
-/* One family panel: its heads, the least-squares line, r and n in the title. */
+/* One family panel: its heads, the least-squares line, r (corr) and n in
+ * the title. */
 static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, int i, int nf,
-                          const double *sep, const double *bias, const scatter_frame *sf)
+                          const double *sep, const double *bias, const scatter_frame *sf,
+                          const rot_corr *corr)
 {
     rot_rows rows = rot_rows_family(t, f);
     double *y = row_values(bias, &rows, 1e3);
@@ -607,21 +610,16 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
         if (t->family_of[m] == f)
             off[m] = scatter_blocks(p, t, m, sep, bias, &yr);
     panel_columns(p, i, nf, sf->left, 0.99, sf->bottom, sf->top, sf->gap);
-    double r = rot_pearson(sep, bias, &rows);
-    char block[16], name[64], rtext[32];
+    char block[16], name[64], rtext[80];
     snprintf(block, sizeof block, "fit%d", f);
     int line = fit_line(p, block, sep, bias, &rows, 1e3);
     rot_family_name(t, f, name, sizeof name);
-    int defined = 0;
-    for (int k = 0; k < rows.n; k++)
-        defined += isfinite(sep[rows.index[k]]) && isfinite(bias[rows.index[k]]);
-    if (defined >= 3 && isfinite(r))
-        fig_fmt(rtext, sizeof rtext, "%+.2f", r);
-    else
-        snprintf(rtext, sizeof rtext, "n/a");
+    rotfig_corr_text(corr, rtext, sizeof rtext);
     char key[128];
     snprintf(key, sizeof key, "%s: Pearson r (heads)", name);
-    fig_key(ctx, key, "%+.3f (%d)", defined >= 3 ? r : NAN, rows.n);
+    fig_key(ctx, key, "%+.3f (%d)", corr->r, rows.n);
+    snprintf(key, sizeof key, "%s: 95%% interval of r (Fisher z)", name);
+    fig_key(ctx, key, "%+.3f to %+.3f", corr->lo, corr->hi);
     if (yr.above + yr.below) {
         snprintf(key, sizeof key, "%s: heads off the drawn y scale (below, above)", name);
         fig_key(ctx, key, "%d, %d", yr.below, yr.above);
@@ -668,6 +666,26 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     rot_rows_free(&rows);
 }
 
+/* The figure's title claims Simpson's paradox only when the data show it
+ * (rot_simpson_reversal, the rule of the report's text too); when only
+ * some families reverse it says how many. */
+static void bias_sep_title(const rot_corr *pooled, const double *family_r, int nf, char *out,
+                           size_t cap)
+{
+    int with_r = 0, opposite = 0;
+    for (int f = 0; f < nf; f++)
+        if (!isnan(family_r[f]))
+            with_r++, opposite += family_r[f] * pooled->r < 0;
+    if (rot_simpson_reversal(pooled->r, family_r, nf))
+        snprintf(out, cap, "Bias strength vs separation strength: Simpson's paradox "
+                 "(every family's r has the opposite sign of the pooled r)");
+    else if (opposite > 0)
+        snprintf(out, cap, "Bias strength vs separation strength (r has the opposite sign of "
+                 "the pooled r in %d of %d families)", opposite, with_r);
+    else
+        snprintf(out, cap, "Bias strength vs separation strength");
+}
+
 int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
@@ -682,27 +700,30 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     /* taller in print, where the keys under the panels take more of it */
     rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, fig_printing ? 1050 : 760, 14);
     rot_rows all = rot_rows_all(&t);
-    /* r from at least three heads with both values, as in the panels */
-    int defined = 0;
-    for (int k = 0; k < all.n; k++)
-        defined += isfinite(sep[all.index[k]]) && isfinite(bias[all.index[k]]);
-    double pooled = defined >= 3 ? rot_pearson(sep, bias, &all) : NAN;
-    char sub[256], rtext[32];
-    if (isfinite(pooled))
-        fig_fmt(rtext, sizeof rtext, "%+.2f", pooled);
-    else
-        snprintf(rtext, sizeof rtext, "n/a");
+    /* r from at least three heads with both values, pooled and in the panels */
+    rot_corr pooled = rot_correlation(sep, bias, &all), family[MAX_FAMILIES];
+    double family_r[MAX_FAMILIES];
+    for (int f = 0; f < nf; f++) {
+        rot_rows rows = rot_rows_family(&t, f);
+        family[f] = rot_correlation(sep, bias, &rows);
+        family_r[f] = family[f].r;
+        rot_rows_free(&rows);
+    }
+    char sub[320], rtext[80], title[160];
+    rotfig_corr_text(&pooled, rtext, sizeof rtext);
     snprintf(sub, sizeof sub, "one point per head; r = Pearson r within the family; pooled over "
-             "all %d heads: r = %s; ▲ ▼: heads beyond a panel's y scale", rot_count_defined(bias, &all),
-             rtext);
-    double title_bottom = fig_multiplot_title(&p, "Bias strength vs separation strength "
-                                              "(Simpson's paradox)", sub, 17);
+             "all %d heads: r = %s; ▲ ▼: heads beyond a panel's y scale", pooled.n, rtext);
+    bias_sep_title(&pooled, family_r, nf, title, sizeof title);
+    double title_bottom = fig_multiplot_title(&p, title, sub, 17);
     scatter_frame sf = scatter_layout(&p, &t, nf, title_bottom);
     qk_plot_printf(&p, "set grid\nset xlabel \"separation\\\\_strength\"\n");
     fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d head%s)",
-            pooled, all.n, all.n == 1 ? "" : "s");
+            pooled.r, all.n, all.n == 1 ? "" : "s");
+    fig_key(ctx, "pooled r: 95% interval (Fisher z)", "%+.3f to %+.3f", pooled.lo, pooled.hi);
+    fig_key(ctx, "Simpson's reversal (every family r opposite to the pooled r)", "%s",
+            rot_simpson_reversal(pooled.r, family_r, nf) ? "yes" : "no");
     for (int f = 0; f < nf; f++)
-        scatter_panel(ctx, &p, &t, f, f, nf, sep, bias, &sf);
+        scatter_panel(ctx, &p, &t, f, f, nf, sep, bias, &sf, &family[f]);
     qk_plot_printf(&p, "unset multiplot\n");
     rot_rows_free(&all);
     free(bias);
