@@ -184,9 +184,23 @@ void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks
  * K = 1024 tokens ("32K"). */
 void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi);
 
+/* A checkpoint's registry label as drawn: split at its first '-' with sep
+ * between the phase and the training step, the step's thousands with a
+ * lowercase k ("S1-40K" -> "S1" sep "40k", "S1-1.2M" -> "S1" sep "1.2M"),
+ * since an uppercase K is 1024 tokens (docs/figure-style.md). */
+void fig_checkpoint_label(const char *label, const char *sep, char *out, size_t cap);
 /* The checkpoints of a training run on the x axis at 0..n-1: each label
- * split at its first '-' into two lines ("S1-40K" -> "S1" over "40K"). */
+ * on two lines, phase over step (fig_checkpoint_label). */
 void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n);
+/* Under such an axis, for each run of checkpoints captured with one context
+ * length (context[i], tokens; NAN: not known, no label) the length in
+ * italics centred under the run ("4K context", K = 1024; short_form: "4K",
+ * for narrow runs, the figure's subtitle saying what the italics are)
+ * below_chars characters below the axis, and a dashed line between runs;
+ * labels and arrows take the tags from FIG_CONTEXT_TAG on. */
+#define FIG_CONTEXT_TAG 60
+void fig_context_groups(qk_plot *p, const double *context, int n, double below_chars,
+                        int short_form);
 
 /* ---- drawing pieces every study uses (figure_draw.c) ---------------------------- */
 

@@ -292,22 +292,62 @@ double fig_key_top(qk_plot *p, int font_pt, int columns, int entries, double y)
     return y - (rows * 1.45 + 0.4) * font_pt / p->height;
 }
 
+void fig_checkpoint_label(const char *label, const char *sep, char *out, size_t cap)
+{
+    const char *dash = strchr(label, '-');
+    if (!dash) {
+        snprintf(out, cap, "%s", label);
+        return;
+    }
+    snprintf(out, cap, "%.*s%s%s", (int)(dash - label), label, sep, dash + 1);
+    /* the registry writes steps as "40K" (K = 1000): steps take a lowercase
+     * k, so that an uppercase K is always 1024 tokens */
+    size_t len = strlen(out);
+    if (len >= 2 && out[len - 1] == 'K' && out[len - 2] >= '0' && out[len - 2] <= '9')
+        out[len - 1] = 'k';
+}
+
 void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n)
 {
     qk_plot_printf(p, "set xtics scale 0 (");
     for (int m = 0; m < n; m++) {
-        const char *label = labels[m], *dash = strchr(label, '-');
+        char text[160], *line;
+        fig_checkpoint_label(labels[m], "\n", text, sizeof text);
         qk_plot_printf(p, "\"");
-        if (dash) {
-            qk_plot_put_text(p->mem, label, (size_t)(dash - label), FIG_TIC);
+        line = strchr(text, '\n');
+        if (line) {
+            qk_plot_put_text(p->mem, text, (size_t)(line - text), FIG_TIC);
             qk_plot_printf(p, "\\n");
-            qk_plot_put_text(p->mem, dash + 1, strlen(dash + 1), FIG_TIC);
+            qk_plot_put_text(p->mem, line + 1, strlen(line + 1), FIG_TIC);
         } else {
-            qk_plot_put_text(p->mem, label, strlen(label), FIG_TIC);
+            qk_plot_put_text(p->mem, text, strlen(text), FIG_TIC);
         }
         qk_plot_printf(p, "\" %d%s", m, m + 1 < n ? ", " : ")\n");
     }
     qk_plot_printf(p, "set xrange [-0.6:%d.6]\n", n - 1);
+}
+
+void fig_context_groups(qk_plot *p, const double *context, int n, double below_chars,
+                        int short_form)
+{
+    int start = 0, group = 0;
+    for (int i = 1; i <= n; i++) {
+        if (i < n && (context[i] == context[start] || (isnan(context[i]) && isnan(context[start]))))
+            continue;
+        if (i < n)
+            qk_plot_printf(p, "set arrow %d from %d.5, graph 0 to %d.5, graph 1 nohead back "
+                              "dt 2 lw 1.4 lc rgb '#777777'\n", FIG_CONTEXT_TAG + group, i - 1,
+                           i - 1);
+        if (isfinite(context[start])) {
+            char tokens[32];
+            fig_tokens(context[start], tokens, sizeof tokens);
+            qk_plot_printf(p, "set label %d \"{/:Italic %s%s}\" at %.2f, graph 0 center "
+                              "offset 0, %.2f tc rgb '#555555'\n", FIG_CONTEXT_TAG + group,
+                           tokens, short_form ? "" : " context", (start + i - 1) / 2.0,
+                           -below_chars);
+        }
+        group++, start = i;
+    }
 }
 
 /* ---- the canvas of a figure this run cannot draw --------------------------------- */

@@ -5,11 +5,12 @@
 
 #include "rotation_fig.h"
 
-/* Families take their colour of every figure (fig_family_color). Phases: sky blue,
- * bluish green, orange, vermillion, reddish purple (the hues of the thesis
- * figure: blue, green, orange, red, purple), then more. */
-static const char *const phase_colors[] = {FIG_SKY_BLUE, FIG_GREEN, FIG_ORANGE, FIG_VERMILLION,
-                                           FIG_PURPLE, FIG_BLUE, FIG_BLACK, FIG_YELLOW};
+/* Families take their colour of every figure (fig_family_color). Phases,
+ * which are ordered, take the steps of one sequential map from light
+ * (early) to dark (late): ColorBrewer Purples, so that no phase takes a
+ * colour that means something else (queries, keys, a family, a bias). */
+static const char *const phase_colors[] = {"#d4d2e8", "#aeaad4", "#8a84c0", "#6c5aab",
+                                           "#553c96", "#3f007d", "#2d0060", "#1c0040"};
 
 const char *rotfig_family_color(const fig_ctx *ctx, const rot_table *t, int f)
 {
@@ -144,7 +145,7 @@ void rotfig_phase_legend(qk_plot *p, char names[][48], int n, double y)
                       "plot 2 with lines notitle", y - 0.015, y + 0.015,
                       /* in print, where the canvas is narrower in font units, smaller
                        * so that the entries stay in one row */
-                      fig_print(p) ? "0 font \",11" : "2 font \",13");
+                      fig_print(p) ? "0 font \",11" : "4 font \",13");
     for (int i = 0; i < n; i++) {
         qk_plot_printf(p, ", keyentry with boxes fs solid 0.85 noborder lc rgb '%s' title ",
                        rotfig_phase_color(i));
