@@ -80,7 +80,8 @@ void rotfig_label_tics(qk_plot *p, const rot_table *t, const char *options)
 void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font)
 {
     rotfig_label_tics(p, t, "rotate by 45 right scale 0");
-    qk_plot_printf(p, "set xrange [-0.6:%d.6]\n", t->n_models - 1);
+    /* wide ends: the first label, turned, stays clear of the y tick labels */
+    qk_plot_printf(p, "set xrange [-0.8:%d.8]\n", t->n_models - 1);
     int start = 0;
     for (int m = 1; m <= t->n_models; m++) {
         if (m < t->n_models && t->family_of[m] == t->family_of[m - 1])

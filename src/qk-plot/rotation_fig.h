@@ -10,9 +10,11 @@
 /* Colours: queries blue and keys vermillion, as in the PCA figures. */
 #define ROTFIG_Q FIG_BLUE
 #define ROTFIG_K FIG_VERMILLION
-#define ROTFIG_AXIS_A FIG_VERMILLION /* drift axis a */
-#define ROTFIG_AXIS_B FIG_BLUE       /* separation axis b */
-#define ROTFIG_COMPLEMENT "#BBBBBB"  /* the d - 2 other dimensions */
+/* The parts of the variance (03) in greys, dark to light: blue and
+ * vermillion mean queries and keys, and no part is either. */
+#define ROTFIG_AXIS_A "#3a3a3a"     /* drift axis a */
+#define ROTFIG_AXIS_B "#8a8a8a"     /* separation axis b */
+#define ROTFIG_COMPLEMENT "#d6d6d6" /* the d − 2 other dimensions */
 #define ROTFIG_REF "#9a9a9a"         /* reference and separator lines */
 
 /* Colour of family f of table t (fig_family_color) and of the k-th model
