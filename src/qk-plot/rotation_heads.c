@@ -326,13 +326,15 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
     qk_plot_printf(p, " font \",15\"\nset cblabel ");
     qk_plot_quoted(p, cb_label);
     /* an invisible point keeps the colour box when no cell is filled */
-    qk_plot_printf(p, " offset 0.5,0\n"
+    /* clear of the tick labels of the colour bar, as the SVG's wider text draws them */
+    qk_plot_printf(p, " offset %s,0\n", fig_print(p) ? "0.5" : "1.6");
+    qk_plot_printf(p, ""
         "plot $nothing using 1:2:3 with points pt 7 ps 0 lc palette notitle");
     if (filled)
         qk_plot_printf(p, ", \\\n     $%s using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 "
                           "noborder lc palette notitle, \\\n"
-                          "     $%s using 1:2:5:4 with labels tc rgb variable font \",10\" "
-                          "notitle", block, block);
+                          "     $%s using 1:2:5:4 with labels tc rgb variable font \",%d\" "
+                          "notitle", block, block, fig_print(p) ? 10 : 12);
     if (empty)
         qk_plot_printf(p, ", \\\n     $%s using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 "
                           "noborder lc rgb '#e8e8e8' notitle, \\\n"
@@ -354,7 +356,7 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
     for (int b = 0; b < QK_DEPTH_BINS; b++)
         qk_plot_printf(p, "\"%.1f\" %d%s", b / 10.0, b, b + 1 < QK_DEPTH_BINS ? ", " : ")\n");
     qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nunset grid\nunset key\n"
-                      "set xlabel \"Normalized depth: layer / (layers - 1), bins labelled by "
+                      "set xlabel \"Normalized depth: layer / (layers − 1), bins labelled by "
                       "their lower edge\"\n",
                    QK_DEPTH_BINS - 1, t->n_models - 1);
 }
@@ -364,6 +366,10 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
  * label. */
 #define HEAT_ROW_CH 1.4
 #define HEAT_TEXT_CH 17.6 /* the titles, tick labels and x labels of both panels */
+#define HEAT_TITLE_CH 8.2 /* the figure's title block (fig_multiplot_title at HEAT_TITLE_PT,
+                             two subtitle lines) */
+#define HEAT_TITLE_PT 16
+#define HEAT_WIDTH 1500   /* the screen canvas: its text readable at the page's width */
 /* a panel's height in characters: at least 6, room for its colour box */
 static double heat_panel_ch(int n_models)
 {
@@ -372,7 +378,7 @@ static double heat_panel_ch(int n_models)
 
 static double heat_print_height(int n_models)
 {
-    return 13 * (HEAT_TEXT_CH + 2 * heat_panel_ch(n_models));
+    return 13 * (HEAT_TITLE_CH + HEAT_TEXT_CH + 2 * heat_panel_ch(n_models));
 }
 
 /* Where the two panels and their colour boxes go, as screen fractions
@@ -383,19 +389,12 @@ typedef struct heat_frame {
     char left[16], right[16], cb_left[16], cb_width[16];
 } heat_frame;
 
-static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, int font_pt)
+/* The panels below the title block (title_bottom); the left margin from
+ * the longest row label, on screen and in print. */
+static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, int font_pt,
+                              double title_bottom)
 {
     heat_frame hf;
-    if (!fig_print(p)) {
-        hf.h = (double)row_px * t->n_models / p->height;
-        hf.top1 = 1.0 - 60.0 / p->height;
-        hf.top2 = hf.top1 - hf.h - 140.0 / p->height;
-        snprintf(hf.left, sizeof hf.left, "0.13");
-        snprintf(hf.right, sizeof hf.right, "0.93");
-        snprintf(hf.cb_left, sizeof hf.cb_left, "0.945");
-        snprintf(hf.cb_width, sizeof hf.cb_width, "0.012");
-        return hf;
-    }
     /* the row labels ("Qwen3-14B (n = 24)") at about 0.68 em a character */
     double label = 0;
     for (int m = 0; m < t->n_models; m++) {
@@ -404,8 +403,19 @@ static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, 
         label = fmax(label, (double)strlen(text));
     }
     double chx = (double)font_pt / p->width, chy = (double)font_pt / p->height;
+    if (!fig_print(p)) {
+        hf.h = (double)row_px * t->n_models / p->height;
+        hf.top1 = title_bottom - 3.4 * chy;
+        hf.top2 = hf.top1 - hf.h - 140.0 / p->height;
+        double right = 1 - 7.5 * chx;
+        snprintf(hf.left, sizeof hf.left, "%.4f", (0.68 * label + 2.0) * chx);
+        snprintf(hf.right, sizeof hf.right, "%.4f", right);
+        snprintf(hf.cb_left, sizeof hf.cb_left, "%.4f", right + 0.9 * chx);
+        snprintf(hf.cb_width, sizeof hf.cb_width, "%.4f", 1.3 * chx);
+        return hf;
+    }
     hf.h = heat_panel_ch(t->n_models) * chy;
-    hf.top1 = 1 - 3.6 * chy;
+    hf.top1 = title_bottom - 3.4 * chy;
     hf.top2 = hf.top1 - hf.h - 9.0 * chy; /* leaves 5.0 below */
     double right = 1 - 8.5 * chx;
     snprintf(hf.left, sizeof hf.left, "%.4f", (0.68 * label + 2.0) * chx);
@@ -437,16 +447,27 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     /* rows of 38 pixels, at least 130 pixels a panel for its colour bar */
     int row_px = 38 * t.n_models >= 130 ? 38 : (130 + t.n_models - 1) / t.n_models;
     int ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
-    int height = 300 + 2 * row_px * t.n_models;
+    int height = 350 + 2 * row_px * t.n_models;
     if (fig_printing) /* print: the height from the rows and the text in font units */
-        height = (int)lround(heat_print_height(t.n_models) * 2080 / fig_print_width(2080, 13));
+        height = (int)lround(heat_print_height(t.n_models) * HEAT_WIDTH /
+                             fig_print_width(HEAT_WIDTH, 13));
     qk_plot p;
-    rotfig_begin(&p, 2080, height, 13);
+    rotfig_begin(&p, HEAT_WIDTH, height, 13);
     heatmap_axes(&p, &t);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    heat_frame hf = heat_layout(&p, &t, row_px, 13);
+    char sub[200], heads[64];
+    double *n_heads = qk_malloc((size_t)t.n_models * sizeof *n_heads);
+    for (int m = 0; m < t.n_models; m++)
+        n_heads[m] = t.models[m].n_rows;
+    fig_heads_phrase(n_heads, t.n_models, "per model", heads, sizeof heads);
+    free(n_heads);
+    snprintf(sub, sizeof sub, "mean over the heads of each model in each depth bin (%s); grey "
+             "with a dash: no head in the bin", heads);
+    double title_bottom = fig_multiplot_title(&p, "Key position signal and bias strength by "
+                                              "layer depth", sub, HEAT_TITLE_PT);
+    heat_frame hf = heat_layout(&p, &t, row_px, 13, title_bottom);
     double h = hf.h, top1 = hf.top1, top2 = hf.top2;
-    qk_plot_printf(&p, "set multiplot\nset lmargin at screen %s\nset rmargin at screen %s\n"
+    qk_plot_printf(&p, "set lmargin at screen %s\nset rmargin at screen %s\n"
                        "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen %s, screen %.4f size "
                        "screen %s, screen %.4f\n",
