@@ -130,14 +130,14 @@ static void set_colorbar(qk_plot *p, const colorbar *cb, double x0)
 
 /* ---- 01: the {a, b} planes ------------------------------------------------------------- */
 
-/* $pN: a, b and colour of the points of panel N, keys first so that the
- * queries are drawn on top. */
-static void ab_data(qk_plot *p, const qk_src *t, int panel, double scale)
+/* $pN: a, b and colour of the points of the table's panel, drawn N-th,
+ * keys first so that the queries are drawn on top. */
+static void ab_data(qk_plot *p, const qk_src *t, int panel, int shown, double scale)
 {
     int c_panel = qk_src_col(t, "panel"), c_kind = qk_src_col(t, "kind");
     int c_pos = qk_src_col(t, "position"), c_a = qk_src_col(t, "a"), c_b = qk_src_col(t, "b");
     char name[16];
-    snprintf(name, sizeof name, "p%d", panel);
+    snprintf(name, sizeof name, "p%d", shown);
     qk_plot_data_begin(p, name);
     for (int kind = 1; kind >= 0; kind--)
         for (int r = 0; r < t->t->n_rows; r++) {
@@ -155,14 +155,28 @@ static double head_value(const qk_src *heads, int row, const char *column)
     return qk_src_num(heads, row, qk_src_col(heads, column));
 }
 
-/* "position r = 0.301, ω = 6.0×10^{-6}/token (lower bound)" */
+/* "position r = 0.301, ω = 2.1×10^{-4} rad/token"; a fit that settled on
+ * the search grid's lowest frequency gives no value, only a bound: "ω ≤
+ * 6.0×10^{-6} rad/token (at the grid's lower bound)" */
 static void head_numbers(const qk_src *heads, int row, char *out, size_t cap)
 {
     char omega[48];
     sci_text(head_value(heads, row, "omega"), omega, sizeof omega);
-    snprintf(out, cap, "position r = %.3f, {/:Italic ω} = %s rad/token%s",
-             head_value(heads, row, "position_r"), omega,
-             head_value(heads, row, "omega_at_bound") != 0 ? " (lower bound)" : "");
+    int at_bound = head_value(heads, row, "omega_at_bound") != 0;
+    snprintf(out, cap, "position r = %.3f, {/:Italic ω} %s %s rad/token%s",
+             head_value(heads, row, "position_r"), at_bound ? "≤" : "=", omega,
+             at_bound ? " (at the grid's lower bound)" : "");
+}
+
+/* The panels in the order the heads were drawn (the sample's order, as
+ * qk-pca/06 shows the same heads), not in (layer, head) order. */
+static void order_by_draw(drawn_head *h, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && h[j].draw < h[j - 1].draw; j--) {
+            drawn_head swap = h[j];
+            h[j] = h[j - 1], h[j - 1] = swap;
+        }
 }
 
 /* The panel grid of figure 01 in screen units: bottom and height of the
@@ -247,13 +261,14 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
     if (n == 0)
         return fig_not_drawn(ctx, err, "The table %s lists no head to draw: no head of the "
                              "dataset has enough rows for the fit.", panels_t.path);
+    order_by_draw(h, n);
     double scale = position_scale(ctx, h[0].dataset, &points);
     char label[160];
     fig_literal(label, sizeof label, fig_registry(ctx, h[0].dataset, "label", h[0].dataset));
     qk_plot p;
     rotfig_begin(&p, 2032, 1760, 15);
     for (int i = 0; i < n; i++)
-        ab_data(&p, &points, i, scale);
+        ab_data(&p, &points, h[i].panel, i, scale);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
     char title[256], sub[256], heads_text[32];
     snprintf(heads_text, sizeof heads_text, "%d heads", n);
