@@ -300,7 +300,7 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
 
 /* ---- 08: the complement pairs -------------------------------------------------------------- */
 
-#define COMP_COLS 6
+#define COMP_COLS 5 /* panels a row: at the page's width their text stays readable */
 #define COMP_HEIGHT 0.905 /* screen height of the panel grid, from 0.035 */
 
 typedef struct pair_info {
@@ -365,7 +365,7 @@ static void complement_frame(int i, int n, double *l, double *r, double *b, doub
     int rows = (n + COMP_COLS - 1) / COMP_COLS, row = i / COMP_COLS, col = i % COMP_COLS;
     double w = 0.835 / COMP_COLS, h = COMP_HEIGHT / rows;
     double x0 = 0.035 + col * w, y0 = 0.035 + (rows - 1 - row) * h;
-    *l = x0 + 0.014, *r = x0 + w - 0.008, *b = y0 + 0.022, *t = y0 + h - 0.03;
+    *l = x0 + 0.024, *r = x0 + w - 0.008, *b = y0 + 0.022, *t = y0 + h - 0.03;
 }
 
 /* Each panel shows its pair at one scale on both axes (a ring stays
@@ -386,12 +386,13 @@ static void complement_panel(qk_plot *p, int i, int n, const double *lim, const 
                    half * pw / side, -half * ph / side, half * ph / side);
     set_colorbar(p, cb, 0.905);
     const pair_info *q = &info[i];
-    qk_plot_printf(p, "set border lw %s lc rgb '%s'\n", q->active ? "3" : "1",
-                   q->active ? ROTFIG_K : "#444444");
+    /* active pairs framed thick and black: vermillion means keys */
+    qk_plot_printf(p, "set border lw %s lc rgb '%s'\n", q->active ? "3.5" : "1",
+                   q->active ? "#000000" : "#444444");
     char title[96];
     fig_fmt(title, sizeof title, "SVD %d–%d (%.1f%%)  {/:Italic r}_θ %+.2f", 2 * i + 1, 2 * i + 2,
             100 * q->var_frac, q->angle_r_best);
-    qk_plot_printf(p, "set title \"%s\" font \",12\" offset 0,-0.6\n", title);
+    qk_plot_printf(p, "set title \"%s\" font \",13\" offset 0,-0.6\n", title);
     /* ~2000 points a panel: in the PDF as squares (pt 5), which cairo
      * writes in half the bytes of circles and which look the same at
      * this size */
@@ -436,7 +437,7 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
         shown += info[i].var_frac, active += info[i].active;
 
     qk_plot p;
-    int rows = (n + COMP_COLS - 1) / COMP_COLS, width = 2400, height = 220 + 330 * rows;
+    int rows = (n + COMP_COLS - 1) / COMP_COLS, width = 1700, height = 200 + 300 * rows;
     rotfig_begin(&p, width, height, 11);
     double (*lim)[4] = qk_calloc((size_t)n, sizeof *lim);
     complement_data(&p, &points, n, scale, lim);
@@ -444,13 +445,13 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
     char title[320], sub[320], pairs_text[48];
     snprintf(pairs_text, sizeof pairs_text, "first %d principal pairs", n);
     snprintf(title, sizeof title, "%s, layer %d, head %d: the complement of the \\{a, b\\} "
-             "plane (d − 2 = %d dimensions), %s", label, h->layer, h->head,
+             "plane ({/:Italic d} − 2 = %d dimensions), %s", label, h->layer, h->head,
              h->dim - 2, n == 1 ? "its first principal pair" : pairs_text);
-    snprintf(sub, sizeof sub, "%s; the pairs hold %.1f%% of the complement variance; framed: "
-             "active pairs (%d of %d); %d query and %d key points per pair", numbers, 100 * shown,
-             active, n, h->complement_q, h->complement_k);
-    fig_multiplot_title(&p, title, sub, 19);
-    qk_plot_printf(&p, "set grid\nunset key\nset tics font \",9\" scale 0.5\nset format \"%% g\"\n");
+    snprintf(sub, sizeof sub, "%s; the pairs hold %.1f %% of the complement variance; framed "
+             "thick: active (%d); %d queries, %d keys a pair", numbers, 100 * shown, active,
+             h->complement_q, h->complement_k);
+    fig_multiplot_title(&p, title, sub, 16);
+    qk_plot_printf(&p, "set grid\nunset key\nset tics font \",11\" scale 0.5\nset format \"%% g\"\n");
     double bar_h = COMP_HEIGHT / 2 - 0.05;
     colorbar q_bar = {fig_blues, scale, 0.035 + COMP_HEIGHT - 0.03 - bar_h, bar_h,
                       "query position (token index)"};
