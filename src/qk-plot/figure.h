@@ -135,6 +135,9 @@ double fig_key_top(qk_plot *p, int font_pt, int columns, int entries, double y);
 #define FIG_TAIL 0.02
 #define FIG_STRETCH 0.5
 #define FIG_ROBUST_MIN 8
+/* A distribution of fewer values than this is drawn as its points (a strip
+ * with jitter), not as a density or histogram (qk-rotation/04). */
+#define FIG_DENSITY_MIN_N 50
 typedef struct fig_range {
     double lo, hi;     /* the drawn range */
     double min, max;   /* extent of the finite values (NAN if none) */
