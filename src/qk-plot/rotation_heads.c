@@ -709,7 +709,7 @@ typedef struct scatter_frame {
 static scatter_frame scatter_layout(const qk_plot *p, const rot_table *t, int nf,
                                     double title_bottom)
 {
-    scatter_frame sf = {row_left_margin(p, 0.055, 140 + 580 * 3), 0.27, 0.80, 0.045, 0, 1};
+    scatter_frame sf = {row_left_margin(p, 0.06, 160 + 470 * 3), 0.29, 0.79, 0.05, 0, 1};
     if (!fig_print(p))
         return sf;
     sf.left = 7.5 * 14 / p->width; /* the tick labels ("1.00") and the y label */
@@ -774,7 +774,8 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     fig_axis_tics(p, "x", xlo, xhi, 6);
     qk_plot_printf(p, "set xrange [%.6g:%.6g]\n", xlo, xhi);
     scatter_title(p, name, rtext, rows.n);
-    qk_plot_printf(p, " font \",15\"\nset yrange [%.6g:%.6g]\nunset label\n%s\n", lo, hi,
+    qk_plot_printf(p, " font \",15\"%s\nset yrange [%.6g:%.6g]\nunset label\n%s\n",
+                   fig_print(p) ? "" : " offset 0,0.5", lo, hi,
                    i > 0 ? "unset ylabel"
                    : fig_print(p) ? "set ylabel \"bias × 10^3\"" /* lower panels in print */
                                   : "set ylabel \"bias\\\\_strength × 10^3\"");
@@ -782,7 +783,8 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     if (fig_print(p))
         print_family_key(p, sf->key_y, sf->key_rows, 1);
     else
-        qk_plot_printf(p, "set key at graph 0.5, graph -0.19 center top horizontal maxcols 3 "
+        /* entries apart (width): the SVG's text is wider than the PNG's */
+        qk_plot_printf(p, "set key at graph 0.5, graph -0.2 center top horizontal maxcols 3 width 2 "
                           "reverse Left samplen 1 font \",12\" nobox\nplot ");
     int k = 0;
     for (int m = 0; m < t->n_models; m++) {
@@ -816,11 +818,11 @@ static void bias_sep_title(const rot_corr *pooled, const double *family_r, int n
         if (!isnan(family_r[f]))
             with_r++, opposite += family_r[f] * pooled->r < 0;
     if (rot_simpson_reversal(pooled->r, family_r, nf))
-        snprintf(out, cap, "Bias strength vs separation strength: Simpson's paradox "
-                 "(every family's r has the opposite sign of the pooled r)");
+        snprintf(out, cap, "Bias vs separation strength: Simpson's paradox (the pooled r "
+                 "reverses in every family)");
     else if (opposite > 0)
-        snprintf(out, cap, "Bias strength vs separation strength (r has the opposite sign of "
-                 "the pooled r in %d of %d families)", opposite, with_r);
+        snprintf(out, cap, "Bias vs separation strength (the pooled r reverses in %d of %d "
+                 "families)", opposite, with_r);
     else
         snprintf(out, cap, "Bias strength vs separation strength");
 }
@@ -837,7 +839,7 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
     qk_plot p;
     /* taller in print, where the keys under the panels take more of it */
-    rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, fig_printing ? 1050 : 760, 14);
+    rotfig_begin(&p, nf > 2 ? 160 + 470 * nf : 1300, fig_printing ? 1050 : 720, 14);
     rot_rows all = rot_rows_all(&t);
     /* r from at least three heads with both values, pooled and in the panels */
     rot_corr pooled = rot_correlation(sep, bias, &all), family[MAX_FAMILIES];
