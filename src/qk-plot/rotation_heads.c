@@ -266,7 +266,7 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     }
     /* print: the family panels in one column (side by side each would be
      * narrower than its models' names), the height in characters */
-    int height = 260 + 90 * max_rows;
+    int height = 280 + 90 * (max_rows > 2 ? max_rows : 2);
     if (fig_printing)
         height = (int)lround(14 * (HIST_TITLE_CH + HIST_ROW_CH * all_rows + HIST_PANEL_CH * nf) *
                              width / fig_print_width(width, 14));
@@ -288,10 +288,9 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     int positive = rot_count_positive(bias, &all), defined = rot_count_defined(bias, &all);
     rot_rows_free(&all);
     char sub[320];
-    snprintf(sub, sizeof sub, "> 0 favours later keys: %d of %d heads (%.1f %%); a row a model: its "
-             "heads as points (fewer than %d) or their density; bar: median; each panel its own "
-             "scale", positive, defined, 100.0 * positive / (defined ? defined : 1),
-             FIG_DENSITY_MIN_N);
+    snprintf(sub, sizeof sub, "> 0 favours later keys: %d of %d heads (%.1f %%); a row a model: "
+             "points below %d heads, else density; bar: median", positive, defined,
+             100.0 * positive / (defined ? defined : 1), FIG_DENSITY_MIN_N);
     double title_bottom = fig_multiplot_title(&p, "Bias strength by model, bias\\_strength = "
                                               "{/:Italic μ}_Q^a · {/:Italic α}_K", sub, 17);
     /* from the font sizes: the panel titles (15) under the title block, the
@@ -852,8 +851,8 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     }
     char sub[320], rtext[80], title[160];
     rotfig_corr_text(&pooled, rtext, sizeof rtext);
-    snprintf(sub, sizeof sub, "one point per head; r = Pearson r within the family; pooled over "
-             "all %d heads: r = %s; ▲ ▼: heads beyond a panel's y scale", pooled.n, rtext);
+    snprintf(sub, sizeof sub, "a point a head; r: Pearson r within the family; pooled over all "
+             "%d heads: r = %s; ▲ ▼: beyond the y scale", pooled.n, rtext);
     bias_sep_title(&pooled, family_r, nf, title, sizeof title);
     double title_bottom = fig_multiplot_title(&p, title, sub, 17);
     scatter_frame sf = scatter_layout(&p, &t, nf, title_bottom);
