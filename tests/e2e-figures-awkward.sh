@@ -132,6 +132,11 @@ want=$(awk -F, -v c="$(col "$R/rotation/rotated.csv" bias_strength)" 'NR > 1 { n
 expect_same "$(key qk-rotation/04_bias_strength 'heads with bias_strength > 0')" "$want" \
     "rotation 04: heads with bias > 0 = awk ($want)"
 expect_same "$(key qk-rotation/09_smollm_trajectory checkpoints)" 1 "rotation 09: one checkpoint"
+for f in 09_smollm_trajectory 10_smollm_bias_decomposition; do
+    if grep -q '{/:Italic 4K context}' "$TREE/figures/qk-rotation/$f/figure.gp" &&
+       grep -q '"S1\\n40k" 0' "$TREE/figures/qk-rotation/$f/figure.gp"; then ok; else
+        bad "rotation $f: the one checkpoint at step 40k with its 4K context"; fi
+done
 expect_same "$(key qk-pca/12_smollm_rq_rk_scatter_grid 'S1-40K: heads, mean r_q, mean r_k, heads with r_k < -0.3' | cut -d, -f1)" \
     3 "pca 12: the one checkpoint with its 3 heads"
 expect_same "$(key attention-plasticity/09_smollm3_trajectory checkpoints)" "1 of 1 rows" \
@@ -247,7 +252,7 @@ nan_column "$R/smollm3_training_progress/model_summary.csv" mean_bias_strength "
 run bin/qk-plot --figure qk-rotation/10 --out "$N/10" --input summary="$N/summary.csv" --input registry=$REG
 expect_status 0 "rotation 10 with no finite mean bias"
 if [ ! -s "$e2e_err" ]; then ok; else bad "rotation 10 without a bias: nothing on stderr"; fi
-expect_same "$(grep -c 'no finite value' "$N/10/figure.gp")" 1 "rotation 10: the bias panel says it has no value"
+expect_same "$(grep -c 'no finite value' "$N/10/figure.gp")" 2 "rotation 10: both bias panels (per token, x L) say they have no value"
 # the collage of the one-model run: its heads' centroids not finite
 nan_column "$TREE/build/llama3.2-3b/rotated.tsv" mu_q_a "$N/rotated_q.tsv" "$(printf '\t')"
 nan_column "$N/rotated_q.tsv" mu_k_b "$N/rotated.tsv" "$(printf '\t')"
@@ -294,6 +299,23 @@ if [[ "$text" == *"It covers 1 dataset (4 query heads,"* && "$text" == *"4 query
 # a figure the run cannot draw is said to be not drawn, and no text refers to it
 if [[ "$text" == *"(Figure 4.8 is not drawn in this run: its README says what it lacks.)"* &&
       "$text" != *"coordinates 0 to n/a"* ]]; then ok; else bad "one-model run: figure 4.8 not drawn, not described"; fi
+# rotation 07 on the 4-head partial download: one family, so no claim of Simpson's paradox in
+# the figure's title or the section's heading; its r with the 95 % interval and n
+F07=$TREE/figures/qk-rotation/07_bias_vs_separation
+if ! grep '^set multiplot title' "$F07/figure.gp" | grep -q Simpson &&
+   grep -q '^set title "Llama-3.2  (r = .*(95 % CI .* to .*), n = 4 heads)"' "$F07/figure.gp" &&
+   [ "$(key qk-rotation/07_bias_vs_separation "Simpson's reversal (every family r opposite to the pooled r)")" = no ]
+then ok; else bad "one-model run: rotation 07 claims no paradox and gives r with its interval and n"; fi
+if [[ "$text" == *"3.4 Bias and separation Over all heads"* ]]; then ok; else
+    bad "one-model run: the section's heading claims no paradox"; fi
+expect_same "$(grep -F '| `rotation.r_bias_sep.simpson` |' "$TREE/report/numbers.md" | cut -d'|' -f3 | tr -d ' ')" \
+    0 "one-model run: rotation.r_bias_sep.simpson is 0"
+# rotation 09 and 10 of one checkpoint: its context under it
+for f in 09_smollm_trajectory 10_smollm_bias_decomposition; do
+    [ -n "$(key qk-rotation/$f drawn)" ] && continue # a canvas in this run
+    grep -q '{/:Italic 4K context}' "$TREE/figures/qk-rotation/$f/figure.gp" && ok ||
+        bad "rotation $f: the checkpoint's context"
+done
 # a canvas is as deterministic as a figure
 for k in 1 2; do
     bin/qk-plot --figure qk-rotation/09 --out "$T/canvas$k" --absent summary=results/smollm3_training_progress/model_summary.csv \

@@ -2,7 +2,8 @@
 # End to end: the ten figures of the rotation study (qk-plot), the point data
 # of figures 01 and 08 (qk-rotation-points) and the report numbers
 # (qk-summary --section rotation) on a tiny synthetic run of three models and three
-# SmolLM3 checkpoints, six heads each.
+# SmolLM3 checkpoints, six heads each; the rules the figures follow (Simpson's paradox by
+# rule, intervals on few heads, the context of a checkpoint, points below 50 heads).
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib-e2e.sh
@@ -158,7 +159,9 @@ for s in 1e60 1e-60; do
         run bin/qk-plot --figure qk-rotation/$n --out "$T/scaled-$s/$n" --input heads="$T/rotated-$s.csv" \
             --input registry=$REG
         expect_status 0 "qk-rotation/$n with values times $s"
-        check=$(python3 - "$T/scaled-$s/$n/figure.gp" <<'PY'
+        lists=6
+        [ "$n" = 04 ] && lists=3 # its y axis names the models' rows
+        check=$(python3 - "$T/scaled-$s/$n/figure.gp" "$lists" <<'PY'
 import re, sys
 lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
 problems, lists = [], 0
@@ -189,7 +192,7 @@ for i, line in enumerate(lines):
         value, half = float(p.group(1)) * 10.0 ** int(p.group(3)), 0.5 * 10.0 ** (int(p.group(3)) - len(p.group(2) or ""))
         if abs(value - at) > half:
             problems.append(f"{label} at {at}")
-if lists != 6:
+if lists != int(sys.argv[2]):
     problems.append(f"{lists} tick lists")
 print("; ".join(problems))
 PY
@@ -339,6 +342,120 @@ want=$(awk -F, -v c="$(col "$X/model_summary.csv" family_bias_sep_r)" '$1 == "mi
 got=$(key 07 "Ministral-3: Pearson r (heads)")
 expect_same "${got%% *}" "$want" "figure 07: Ministral r = model_summary.csv ($got vs $want)"
 
+# ---- figure 07 claims Simpson's paradox by the rule, as the report's text does -------------
+# the rule (docs/report-numbers.md): every family with an r (at least two) has the sign
+# opposite to the pooled r
+title07() { grep '^set multiplot title' "$1/figure.gp"; }
+simpson_py() { # rotated.csv -> "yes"/"no", by the rule, computed independently
+    python3 - "$1" <<'PY'
+import csv, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def r(sub):
+    p = [(float(x["separation_strength"]), float(x["bias_strength"])) for x in sub]
+    p = [(a, b) for a, b in p if math.isfinite(a) and math.isfinite(b)]
+    if len(p) < 3: return None
+    mx = sum(a for a, _ in p) / len(p); my = sum(b for _, b in p) / len(p)
+    sxy = sum((a - mx) * (b - my) for a, b in p); sxx = sum((a - mx) ** 2 for a, _ in p)
+    syy = sum((b - my) ** 2 for _, b in p)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
+pooled = r(rows)
+fam = [r([x for x in rows if x["family"] == f]) for f in sorted({x["family"] for x in rows})]
+fam = [v for v in fam if v is not None]
+print("yes" if pooled and len(fam) >= 2 and all(v * pooled < 0 for v in fam) else "no")
+PY
+}
+want=$(simpson_py "$X/rotated.csv")
+expect_same "$(key 07 "Simpson's reversal (every family r opposite to the pooled r)")" "$want" \
+    "figure 07: Simpson's reversal on the synthetic run by the rule ($want)"
+if [ "$want" = yes ] && title07 "$T/a/07" | grep -q "Simpson's paradox" ||
+   [ "$want" = no ] && ! title07 "$T/a/07" | grep -q "Simpson"; then ok; else
+    bad "figure 07: the title claims Simpson's paradox exactly when the rule holds"; fi
+# planted reversal: within each family the bias falls with the separation, across families
+# both rise (families apart by 1 in separation and 10 x 10^-3 in bias)
+plant() { # family whose bias rises within it (none: every family's falls)
+    awk -F, -v OFS=, -v up="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+        { f = $c["family"]; if (!(f in base)) base[f] = nf++; i = k[f]++
+          $c["separation_strength"] = base[f] + 0.01 * i + 0.003 * (i % 3)
+          $c["bias_strength"] = 0.001 * (10 * base[f] + (f == up ? 0.5 : -0.5) * i); print }' "$X/rotated.csv"
+}
+plant none > "$T/simpson.csv"
+expect_same "$(simpson_py "$T/simpson.csv")" yes "the planted table reverses in every family"
+run bin/qk-plot --figure qk-rotation/07 --out "$T/simpson/07" --input heads="$T/simpson.csv" \
+    --input registry=$REG
+expect_status 0 "figure 07 on a planted reversal"
+if title07 "$T/simpson/07" | grep -q "Simpson's paradox (the pooled r reverses in every family)"; then ok; else
+    bad "figure 07: a reversal in every family is titled Simpson's paradox"; fi
+# a reversal in some families only: one family's bias turned to rise with the separation
+plant qwen > "$T/some.csv"
+expect_same "$(simpson_py "$T/some.csv")" no "the second table does not reverse in every family"
+run bin/qk-plot --figure qk-rotation/07 --out "$T/some/07" --input heads="$T/some.csv" --input registry=$REG
+expect_status 0 "figure 07 on a reversal in some families"
+if title07 "$T/some/07" | grep -q "(the pooled r reverses in 2 of 3 families)" &&
+   ! title07 "$T/some/07" | grep -q Simpson; then ok; else
+    bad "figure 07: a reversal in 2 of 3 families is said so, not called Simpson's paradox"; fi
+# few heads: r with its Fisher-z 95 % interval and n (4 heads of one family)
+awk -F, 'NR == 1 || ($2 == "llama" && ++n <= 4)' "$X/rotated.csv" > "$T/four.csv"
+run bin/qk-plot --figure qk-rotation/07 --out "$T/four/07" --input heads="$T/four.csv" --input registry=$REG
+expect_status 0 "figure 07 on four heads"
+want=$(python3 - "$T/four.csv" <<'PY'
+import csv, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+x = [float(r["separation_strength"]) for r in rows]; y = [float(r["bias_strength"]) for r in rows]
+mx, my = sum(x) / 4, sum(y) / 4
+r = sum((a - mx) * (b - my) for a, b in zip(x, y)) / math.sqrt(
+    sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y))
+h = 1.959964 / math.sqrt(4 - 3)
+print(f"{math.tanh(math.atanh(r) - h):+.3f} to {math.tanh(math.atanh(r) + h):+.3f}")
+PY
+)
+expect_same "$(awk -F'\t' '$1 == "Llama-3.2: 95% interval of r (Fisher z)" { print $2 }' "$T/four/07/numbers.tsv")" \
+    "$want" "figure 07, four heads: the Fisher-z interval = python ($want)"
+if grep -q '^set title "Llama-3.2  (r = .*(95 % CI .* to .*), n = 4 heads)"' "$T/four/07/figure.gp" &&
+   ! title07 "$T/four/07" | grep -q Simpson; then ok; else
+    bad "figure 07, four heads: the panel gives r with its interval and n, the title no claim"; fi
+
+# ---- figures 09 and 10: the context captured beside training; steps in k = 1000 ----------
+for n in 09 10; do
+    gp=$T/a/$n/figure.gp
+    # the registry's contexts of the three checkpoints: 4K (S1, S3), 32K (LC1)
+    expect_same "$(grep -o '{/:Italic [0-9]*K context}' "$gp" | sort -u | tr '\n' ' ')" \
+        "{/:Italic 32K context} {/:Italic 4K context} " "figure $n: the context of each run of checkpoints"
+    expect_same "$(grep -c 'set arrow 6[0-9] from 1.5, graph 0' "$gp")" 4 \
+        "figure $n: a dashed line between the contexts in every panel"
+    tics=$(grep -m1 '^set xtics scale 0 ("S1' "$gp")
+    if [[ "$tics" == *'"S1\n40k" 0'* && "$tics" == *'"LC1\n4k" 2'* && "$tics" != *[0-9]K\"* ]]; then ok; else
+        bad "figure $n: steps with a lowercase k ($tics)"; fi
+done
+# figure 10's fourth panel: bias x L with L the registry's context length
+want=$(awk -F, -v c="$(col "$TR/model_summary.csv" mean_bias_strength)" \
+    '$1 == "lc-4k-to-32k-step-4000" { printf "%.4g", $c * 32768 }' "$TR/model_summary.csv")
+expect_same "$(key 10 "LC1-4K, mean bias_strength x L")" "$want" "figure 10: bias x L of LC1-4K = awk ($want)"
+
+# ---- figure 04: points below FIG_DENSITY_MIN_N heads, a density from it ------------------
+expect_same "$(awk -F'\t' '$1 ~ /: drawn as$/ { print $2 }' "$T/a/04/numbers.tsv" | sort -u)" points \
+    "figure 04: six heads a model are drawn as points"
+if grep -q 'filledcurves' "$T/a/04/figure.gp"; then bad "figure 04: no density of six heads"; else ok; fi
+# one model with 60 heads (its rows ten times, the bias shifted a little each time)
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+    $1 == "qwen3-0.6b" { for (k = 0; k < 10; k++) { $c["bias_strength"] += 1e-5 * k; print }; next } { print }' \
+    "$X/rotated.csv" > "$T/sixty.csv"
+run bin/qk-plot --figure qk-rotation/04 --out "$T/sixty/04" --input heads="$T/sixty.csv" --input registry=$REG
+expect_status 0 "figure 04 with a model of 60 heads"
+expect_same "$(awk -F'\t' '$1 ~ /: drawn as$/ { print $1 "=" $2 }' "$T/sixty/04/numbers.tsv" | tr '\n' ' ')" \
+    "Llama-3.2-3B: drawn as=points Ministral-3-3B: drawn as=points Qwen3-0.6B: drawn as=density " \
+    "figure 04: the model of 60 heads as a density, the others as points"
+expect_same "$(grep -c 'with filledcurves' "$T/sixty/04/figure.gp")" 1 "figure 04: one density drawn"
+# an r on 30 heads or more without its interval, on fewer with it
+run bin/qk-plot --figure qk-rotation/07 --out "$T/sixty/07" --input heads="$T/sixty.csv" --input registry=$REG
+expect_status 0 "figure 07 with a family of 60 heads"
+if grep -q '^set title "Qwen3  (r = [^(]*, n = 60 heads)"' "$T/sixty/07/figure.gp" &&
+   grep -q '^set title "Llama-3.2  (r = .* (95 % CI .*), n = 6 heads)"' "$T/sixty/07/figure.gp"; then ok; else
+    bad "figure 07: the interval beside an r of fewer than 30 heads alone"; fi
+# heads beyond the scale are drawn, as the note above the panel says
+if grep -q '▲ 1 above the scale' "$T/sixty/04/figure.gp" 2> /dev/null ||
+   ! grep -q 'above the scale' "$T/a/04/figure.gp"; then ok; else
+    bad "figure 04: heads beyond the scale"; fi
+
 # ---- the report numbers ---------------------------------------------------------------------
 
 V=$T/rotation.numbers
@@ -389,6 +506,16 @@ expect_same "$(shown rotation.t.last.bias_window)" "$want" "rotation.t.last.bias
 expect_same "$(number "$V" rotation.t.last.label)" "LC1-4K" "the last checkpoint in training order"
 expect_same "$(grep -c '^row	rotation.training	' "$V")" 3 "one training row per checkpoint"
 expect_same "$(grep -c '^row	rotation.models	' "$V")" 3 "one model row per model"
+# the section's heading claims Simpson's paradox by the figure's rule: not on the synthetic run
+# unless the rule holds, and on the planted reversal
+expect_same "$(number "$V" rotation.r_bias_sep.simpson)" "$([ "$(simpson_py "$X/rotated.csv")" = yes ] && echo 1 || echo 0)" \
+    "rotation.r_bias_sep.simpson by the rule of figure 07"
+run rot_summary "$T/simpson.numbers" --input summary="$X/model_summary.csv" --input heads="$T/simpson.csv"
+expect_status 0 "qk-summary on the planted reversal"
+expect_same "$(number "$T/simpson.numbers" rotation.r_bias_sep.simpson)" 1 "rotation.r_bias_sep.simpson on the planted reversal"
+run rot_summary "$T/some.numbers" --input summary="$X/model_summary.csv" --input heads="$T/some.csv"
+expect_same "$(number "$T/some.numbers" rotation.r_bias_sep.simpson) $(number "$T/some.numbers" rotation.r_bias_sep.families_opposite)" \
+    "0 2" "a reversal in 2 of 3 families: no Simpson's paradox, two families opposite"
 # the family r of the numbers = the figure's (both from qk/stats.h)
 got=$(key 07 "Ministral-3: Pearson r (heads)")
 expect_same "$(printf '%+.3f' "$(number "$V" rotation.r_bias_sep.ministral)")" "${got%% *}" \
@@ -409,6 +536,12 @@ check=$(awk -F'\t' '$1 == "value" && $4 == "" && $2 != "rotation.complement.ring
 expect_same "$check" "" "every value defined with both studies ($check)"
 if grep -q 'data-qk="rotation.r_bias_sep.pooled"' "$T/section.html" &&
    ! grep -q 'class="absent"' "$T/section.html"; then ok; else bad "full section: values shown, no part left out"; fi
+section "$T/simpson.numbers" "the section renders on the planted reversal"
+if grep -qF "<h3>3.4 Bias and separation: Simpson's paradox</h3>" "$T/section.html"; then ok; else
+    bad "the planted reversal: the heading says Simpson's paradox, as figure 07's title"; fi
+section "$T/some.numbers" "the section renders on a reversal in some families"
+if grep -qF "<h3>3.4 Bias and separation</h3>" "$T/section.html"; then ok; else
+    bad "a reversal in some families: the heading claims no paradox, as figure 07's title"; fi
 run rot_summary "$T/cross.numbers" --input summary="$X/model_summary.csv" --input heads="$X/rotated.csv"
 expect_status 0 "qk-summary without the training study"
 expect_same "$(number "$T/cross.numbers" rotation.t.bias_fall)" "missing" \

@@ -1447,6 +1447,44 @@ START_TEST(model_summary)
 }
 END_TEST
 
+/* Pearson r with its Fisher-z interval over the rows where both values are
+ * finite; no r below three such rows, no interval below four. */
+START_TEST(correlation_interval)
+{
+    double x[7] = {1, 2, 3, 4, 5, NAN, 6}, y[7] = {1, 3, 2, 5, 4, 9, NAN};
+    int idx[7] = {0, 1, 2, 3, 4, 5, 6};
+    rot_rows rows = {7, idx};
+    rot_corr c = rot_correlation(x, y, &rows);
+    ck_assert_int_eq(c.n, 5);
+    ck_assert_rel(c.r, 0.8, 1e-12);
+    ck_assert_rel(c.lo, -0.279640052046334, 1e-6);
+    ck_assert_rel(c.hi, 0.9861961936009902, 1e-6);
+    rows.n = 3; /* three points: an r, no interval */
+    c = rot_correlation(x, y, &rows);
+    ck_assert_int_eq(c.n, 3);
+    ck_assert(isfinite(c.r) && isnan(c.lo) && isnan(c.hi));
+    rows.n = 2;
+    c = rot_correlation(x, y, &rows);
+    ck_assert(isnan(c.r));
+}
+END_TEST
+
+/* Simpson's reversal: every family's r opposite to the pooled r, at least
+ * two families with an r. */
+START_TEST(simpson_rule)
+{
+    double all_opposite[3] = {-0.55, -0.19, NAN}, one_agrees[3] = {-0.55, -0.19, 0.44};
+    double one_family[1] = {-0.5}, with_zero[2] = {-0.5, 0.0};
+    ck_assert_int_eq(rot_simpson_reversal(0.34, all_opposite, 3), 1);
+    ck_assert_int_eq(rot_simpson_reversal(-0.34, all_opposite, 3), 0);
+    ck_assert_int_eq(rot_simpson_reversal(0.34, one_agrees, 3), 0);
+    ck_assert_int_eq(rot_simpson_reversal(0.34, one_family, 1), 0);
+    ck_assert_int_eq(rot_simpson_reversal(0.34, with_zero, 2), 0);
+    ck_assert_int_eq(rot_simpson_reversal(NAN, all_opposite, 3), 0);
+    ck_assert_int_eq(rot_simpson_reversal(0.0, all_opposite, 3), 0);
+}
+END_TEST
+
 static Suite *rotation_suite(void)
 {
     Suite *s = suite_create("rotation");
@@ -1476,6 +1514,8 @@ static Suite *rotation_suite(void)
     tcase_add_test(tc, programs_on_degenerate_heads);
     tcase_add_test(tc, axes_file_round_trip);
     tcase_add_test(tc, model_summary);
+    tcase_add_test(tc, correlation_interval);
+    tcase_add_test(tc, simpson_rule);
     suite_add_tcase(s, tc);
     return s;
 }

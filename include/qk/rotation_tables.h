@@ -79,6 +79,26 @@ int rot_count_greater(const double *x, const double *y, const rot_rows *r);
  * than two or a variance is 0), as model_summary.csv's bias_sep_r. */
 double rot_pearson(const double *x, const double *y, const rot_rows *r);
 
+/* A correlation with what it rests on: Pearson r over the rows where x and y
+ * are both finite (NAN with fewer than ROT_CORR_MIN_N such rows), their
+ * number n, and r's 95 % interval from Fisher's z, tanh(atanh r -/+ 1.96 /
+ * sqrt(n - 3)) (NAN with fewer than 4 rows). Figures print the interval and
+ * n beside every r drawn from fewer than ROT_CORR_FEW_N points. */
+#define ROT_CORR_MIN_N 3
+#define ROT_CORR_FEW_N 30
+typedef struct rot_corr {
+    double r, lo, hi;
+    int n;
+} rot_corr;
+rot_corr rot_correlation(const double *x, const double *y, const rot_rows *r);
+
+/* Simpson's reversal, the one rule of the figure qk-rotation/07 and the
+ * report's section 3.4: the pooled r is defined and not 0, at least two
+ * groups (families) have an r (not NAN), and every group r that is
+ * defined has the sign opposite to the pooled r (a group r of exactly 0
+ * has no sign: no reversal). Returns 1 when the data show the reversal. */
+int rot_simpson_reversal(double pooled, const double *group_r, int n_groups);
+
 /* ---- the model summary (docs/rotation.md, model_summary.csv) --------------- */
 
 /* Reads a per-head table (rotated.csv: model, family, then the rotation and

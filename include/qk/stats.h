@@ -45,4 +45,9 @@ qk_line qk_line_fit(const double *x, const double *y, int n);
 /* Pearson's r of the finite pairs (qk_line_fit(x, y, n).r). */
 double qk_pearson(const double *x, const double *y, int n);
 
+/* The 95 % interval of a Pearson r on n points, from Fisher's z:
+ * tanh(atanh r -/+ 1.96 / sqrt(n - 3)); NAN for n < 4 or an r outside
+ * [-1, 1], the point itself for |r| = 1. */
+void qk_pearson_interval(double r, int n, double *lo, double *hi);
+
 #endif

@@ -123,10 +123,6 @@ void fig_model_choice(const fig_ctx *ctx, const char *suggest, char *out, size_t
  * "each", ...) from the head counts of the n models drawn. */
 void fig_heads_phrase(const double *heads, int n, const char *per, char *out, size_t cap);
 
-/* A Pearson r on n points with its 95 % interval from Fisher's z
- * (atanh r ± 1.96 / sqrt(n − 3), back through tanh): *lo and *hi, NAN
- * when n < 4 or r is not finite. */
-void fig_correlation_interval(double r, int n, double *lo, double *hi);
 /* The correlation as a figure says it: "r = −0.67 (95 % CI −0.95 to
  * +0.23), n = 7 models" (what: "models"), and, on fewer than
  * FIG_FEW_POINTS points, "; few points: the interval is wide" (with
@@ -163,6 +159,9 @@ double fig_key_top(qk_plot *p, int font_pt, int columns, int entries, double y);
 #define FIG_TAIL 0.02
 #define FIG_STRETCH 0.5
 #define FIG_ROBUST_MIN 8
+/* A distribution of fewer values than this is drawn as its points (a strip
+ * with jitter), not as a density or histogram (qk-rotation/04). */
+#define FIG_DENSITY_MIN_N 50
 typedef struct fig_range {
     double lo, hi;     /* the drawn range */
     double min, max;   /* extent of the finite values (NAN if none) */
@@ -212,9 +211,23 @@ void fig_axis_tics(qk_plot *p, const char *axis, double lo, double hi, int ticks
  * K = 1024 tokens ("32K"). */
 void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi);
 
+/* A checkpoint's registry label as drawn: split at its first '-' with sep
+ * between the phase and the training step, the step's thousands with a
+ * lowercase k ("S1-40K" -> "S1" sep "40k", "S1-1.2M" -> "S1" sep "1.2M"),
+ * since an uppercase K is 1024 tokens (docs/figure-style.md). */
+void fig_checkpoint_label(const char *label, const char *sep, char *out, size_t cap);
 /* The checkpoints of a training run on the x axis at 0..n-1: each label
- * split at its first '-' into two lines ("S1-40K" -> "S1" over "40K"). */
+ * on two lines, phase over step (fig_checkpoint_label). */
 void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n);
+/* Under such an axis, for each run of checkpoints captured with one context
+ * length (context[i], tokens; NAN: not known, no label) the length in
+ * italics centred under the run ("4K context", K = 1024; short_form: "4K",
+ * for narrow runs, the figure's subtitle saying what the italics are)
+ * below_chars characters below the axis, and a dashed line between runs;
+ * labels and arrows take the tags from FIG_CONTEXT_TAG on. */
+#define FIG_CONTEXT_TAG 60
+void fig_context_groups(qk_plot *p, const double *context, int n, double below_chars,
+                        int short_form);
 
 /* ---- drawing pieces every study uses (figure_draw.c) ---------------------------- */
 

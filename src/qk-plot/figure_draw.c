@@ -1,6 +1,7 @@
 /* Colours, text and the registry, shared by the figures of every study
  * (src/qk-plot/figure.h). */
 #include <math.h>
+#include "qk/stats.h"
 #include <stdarg.h>
 #include <string.h>
 
@@ -292,22 +293,62 @@ double fig_key_top(qk_plot *p, int font_pt, int columns, int entries, double y)
     return y - (rows * 1.45 + 0.4) * font_pt / p->height;
 }
 
+void fig_checkpoint_label(const char *label, const char *sep, char *out, size_t cap)
+{
+    const char *dash = strchr(label, '-');
+    if (!dash) {
+        snprintf(out, cap, "%s", label);
+        return;
+    }
+    snprintf(out, cap, "%.*s%s%s", (int)(dash - label), label, sep, dash + 1);
+    /* the registry writes steps as "40K" (K = 1000): steps take a lowercase
+     * k, so that an uppercase K is always 1024 tokens */
+    size_t len = strlen(out);
+    if (len >= 2 && out[len - 1] == 'K' && out[len - 2] >= '0' && out[len - 2] <= '9')
+        out[len - 1] = 'k';
+}
+
 void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n)
 {
     qk_plot_printf(p, "set xtics scale 0 (");
     for (int m = 0; m < n; m++) {
-        const char *label = labels[m], *dash = strchr(label, '-');
+        char text[160], *line;
+        fig_checkpoint_label(labels[m], "\n", text, sizeof text);
         qk_plot_printf(p, "\"");
-        if (dash) {
-            qk_plot_put_text(p->mem, label, (size_t)(dash - label), FIG_TIC);
+        line = strchr(text, '\n');
+        if (line) {
+            qk_plot_put_text(p->mem, text, (size_t)(line - text), FIG_TIC);
             qk_plot_printf(p, "\\n");
-            qk_plot_put_text(p->mem, dash + 1, strlen(dash + 1), FIG_TIC);
+            qk_plot_put_text(p->mem, line + 1, strlen(line + 1), FIG_TIC);
         } else {
-            qk_plot_put_text(p->mem, label, strlen(label), FIG_TIC);
+            qk_plot_put_text(p->mem, text, strlen(text), FIG_TIC);
         }
         qk_plot_printf(p, "\" %d%s", m, m + 1 < n ? ", " : ")\n");
     }
     qk_plot_printf(p, "set xrange [-0.6:%d.6]\n", n - 1);
+}
+
+void fig_context_groups(qk_plot *p, const double *context, int n, double below_chars,
+                        int short_form)
+{
+    int start = 0, group = 0;
+    for (int i = 1; i <= n; i++) {
+        if (i < n && (context[i] == context[start] || (isnan(context[i]) && isnan(context[start]))))
+            continue;
+        if (i < n)
+            qk_plot_printf(p, "set arrow %d from %d.5, graph 0 to %d.5, graph 1 nohead back "
+                              "dt 2 lw 1.4 lc rgb '#777777'\n", FIG_CONTEXT_TAG + group, i - 1,
+                           i - 1);
+        if (isfinite(context[start])) {
+            char tokens[32];
+            fig_tokens(context[start], tokens, sizeof tokens);
+            qk_plot_printf(p, "set label %d \"{/:Italic %s%s}\" at %.2f, graph 0 center "
+                              "offset 0, %.2f tc rgb '#555555'\n", FIG_CONTEXT_TAG + group,
+                           tokens, short_form ? "" : " context", (start + i - 1) / 2.0,
+                           -below_chars);
+        }
+        group++, start = i;
+    }
 }
 
 /* ---- the canvas of a figure this run cannot draw --------------------------------- */
@@ -570,20 +611,6 @@ void fig_heads_phrase(const double *heads, int n, const char *per, char *out, si
         snprintf(out, cap, "n = %.0f to %.0f heads %s", lo, hi, per);
 }
 
-void fig_correlation_interval(double r, int n, double *lo, double *hi)
-{
-    *lo = *hi = NAN;
-    if (n < 4 || !isfinite(r) || fabs(r) > 1)
-        return;
-    if (fabs(r) == 1) { /* a perfect correlation: the interval is the point */
-        *lo = *hi = r;
-        return;
-    }
-    double z = atanh(r), half = 1.959964 / sqrt(n - 3.0);
-    *lo = tanh(z - half);
-    *hi = tanh(z + half);
-}
-
 void fig_correlation_text(double r, int n, const char *what, char *out, size_t cap)
 {
     char rt[32], lt[32], ht[32];
@@ -593,7 +620,7 @@ void fig_correlation_text(double r, int n, const char *what, char *out, size_t c
         return;
     }
     fig_fmt(rt, sizeof rt, "%+.2f", r);
-    fig_correlation_interval(r, n, &lo, &hi);
+    qk_pearson_interval(r, n, &lo, &hi);
     if (!isfinite(lo)) {
         snprintf(out, cap, "r = %s, n = %d %s (no interval on %d points)", rt, n, what, n);
         return;

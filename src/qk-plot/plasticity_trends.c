@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/stats.h"
 #include "plasticity_fig.h"
 #include "qk/study.h"
 
@@ -329,7 +330,7 @@ static void lbp_keys(fig_ctx *ctx, const lbp_point *pt, int n, double r, double 
 {
     fig_key(ctx, "models with a published score", "%d", n);
     double lo, hi;
-    fig_correlation_interval(r, n, &lo, &hi);
+    qk_pearson_interval(r, n, &lo, &hi);
     fig_key(ctx, "Pearson r (AP_drop, LongBench-Pro)", "%.3f", r);
     fig_key(ctx, "95 % interval of r (Fisher z)", "%.3f to %.3f", lo, hi);
     fig_key(ctx, "least-squares line", "score = %.2f %+.2f * AP_drop", a, b);

@@ -121,27 +121,22 @@ int rotfig_draw_variance(fig_ctx *ctx, qk_err *err)
              "(%s); number above a bar = a + b", heads);
     double top = fig_title(&p, "Variance decomposition: the 2-D \\{a, b\\} plane against its "
                            "complement", sub, 17);
-    /* the key: right of the plot on screen; in print, where the canvas is
-     * narrower in font units, across the figure above it */
+    /* the key across the figure above the plot, in one row (right of the
+     * plot it ran off a canvas shown at the page's width) */
     int print = fig_print(&p);
-    if (print)
-        top = fig_key_top(&p, 12, 3, 3, top);
+    top = fig_key_top(&p, 12, 3, 3, top);
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - rotfig_family_room(&p, 13));
     qk_plot_printf(&p,
-        "set bmargin 7\n%s"
+        "set bmargin 7\n"
         "set ylabel \"Fraction of total variance\"\n"
         "set yrange [0:1.05]\nset ytics 0.2\nset format y \"%%.1f\"\nset grid noxtics ytics\n"
-        "%s"
         "plot $v using 1:($2/2):(0.4):($2/2) with boxxyerror fs solid 1.0 border lc rgb 'white' "
         "lc rgb '%s' title \"axis a (drift)\", \\\n"
         "     $v using 1:(($2+$3)/2):(0.4):(($3-$2)/2) with boxxyerror fs solid 1.0 border "
         "lc rgb 'white' lc rgb '%s' title \"axis b (separation)\", \\\n"
         "     $v using 1:((1+$3)/2):(0.4):((1-$3)/2) with boxxyerror fs solid 1.0 border "
-        "lc rgb 'white' lc rgb '%s' title \"complement (d - 2)\", \\\n"
+        "lc rgb 'white' lc rgb '%s' title \"complement ({/:Italic d} − 2)\", \\\n"
         "     $v using 1:%s:5 with labels%s font \",11\" notitle\n",
-        print ? "" : "set rmargin at screen 0.83\n",
-        print ? "" : "set key at screen 0.995, graph 1 top right reverse Left samplen 1.5 "
-                     "font \",12\" spacing 1.3 width -2\n",
         ROTFIG_AXIS_A, ROTFIG_AXIS_B, ROTFIG_COMPLEMENT, print ? "3" : "($3+0.025)",
         print ? " offset 0, 0.6" : "");
     double over_models, over_heads;

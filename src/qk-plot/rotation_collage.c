@@ -130,14 +130,14 @@ static void set_colorbar(qk_plot *p, const colorbar *cb, double x0)
 
 /* ---- 01: the {a, b} planes ------------------------------------------------------------- */
 
-/* $pN: a, b and colour of the points of panel N, keys first so that the
- * queries are drawn on top. */
-static void ab_data(qk_plot *p, const qk_src *t, int panel, double scale)
+/* $pN: a, b and colour of the points of the table's panel, drawn N-th,
+ * keys first so that the queries are drawn on top. */
+static void ab_data(qk_plot *p, const qk_src *t, int panel, int shown, double scale)
 {
     int c_panel = qk_src_col(t, "panel"), c_kind = qk_src_col(t, "kind");
     int c_pos = qk_src_col(t, "position"), c_a = qk_src_col(t, "a"), c_b = qk_src_col(t, "b");
     char name[16];
-    snprintf(name, sizeof name, "p%d", panel);
+    snprintf(name, sizeof name, "p%d", shown);
     qk_plot_data_begin(p, name);
     for (int kind = 1; kind >= 0; kind--)
         for (int r = 0; r < t->t->n_rows; r++) {
@@ -155,14 +155,28 @@ static double head_value(const qk_src *heads, int row, const char *column)
     return qk_src_num(heads, row, qk_src_col(heads, column));
 }
 
-/* "position r = 0.301, ω = 6.0×10^{-6}/token (lower bound)" */
+/* "position r = 0.301, ω = 2.1×10^{-4} rad/token"; a fit that settled on
+ * the search grid's lowest frequency gives no value, only a bound: "ω ≤
+ * 6.0×10^{-6} rad/token (at the grid's lower bound)" */
 static void head_numbers(const qk_src *heads, int row, char *out, size_t cap)
 {
     char omega[48];
     sci_text(head_value(heads, row, "omega"), omega, sizeof omega);
-    snprintf(out, cap, "position r = %.3f, {/:Italic ω} = %s rad/token%s",
-             head_value(heads, row, "position_r"), omega,
-             head_value(heads, row, "omega_at_bound") != 0 ? " (lower bound)" : "");
+    int at_bound = head_value(heads, row, "omega_at_bound") != 0;
+    snprintf(out, cap, "position r = %.3f, {/:Italic ω} %s %s rad/token%s",
+             head_value(heads, row, "position_r"), at_bound ? "≤" : "=", omega,
+             at_bound ? " (at the grid's lower bound)" : "");
+}
+
+/* The panels in the order the heads were drawn (the sample's order, as
+ * qk-pca/06 shows the same heads), not in (layer, head) order. */
+static void order_by_draw(drawn_head *h, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && h[j].draw < h[j - 1].draw; j--) {
+            drawn_head swap = h[j];
+            h[j] = h[j - 1], h[j - 1] = swap;
+        }
 }
 
 /* The panel grid of figure 01 in screen units: bottom and height of the
@@ -247,13 +261,14 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
     if (n == 0)
         return fig_not_drawn(ctx, err, "The table %s lists no head to draw: no head of the "
                              "dataset has enough rows for the fit.", panels_t.path);
+    order_by_draw(h, n);
     double scale = position_scale(ctx, h[0].dataset, &points);
     char label[160];
     fig_literal(label, sizeof label, fig_registry(ctx, h[0].dataset, "label", h[0].dataset));
     qk_plot p;
     rotfig_begin(&p, 2032, 1760, 15);
     for (int i = 0; i < n; i++)
-        ab_data(&p, &points, i, scale);
+        ab_data(&p, &points, h[i].panel, i, scale);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
     char title[256], sub[256], heads_text[32];
     snprintf(heads_text, sizeof heads_text, "%d heads", n);
@@ -285,7 +300,7 @@ int rotfig_draw_ab_collage(fig_ctx *ctx, qk_err *err)
 
 /* ---- 08: the complement pairs -------------------------------------------------------------- */
 
-#define COMP_COLS 6
+#define COMP_COLS 5 /* panels a row: at the page's width their text stays readable */
 #define COMP_HEIGHT 0.905 /* screen height of the panel grid, from 0.035 */
 
 typedef struct pair_info {
@@ -350,7 +365,7 @@ static void complement_frame(int i, int n, double *l, double *r, double *b, doub
     int rows = (n + COMP_COLS - 1) / COMP_COLS, row = i / COMP_COLS, col = i % COMP_COLS;
     double w = 0.835 / COMP_COLS, h = COMP_HEIGHT / rows;
     double x0 = 0.035 + col * w, y0 = 0.035 + (rows - 1 - row) * h;
-    *l = x0 + 0.014, *r = x0 + w - 0.008, *b = y0 + 0.022, *t = y0 + h - 0.03;
+    *l = x0 + 0.024, *r = x0 + w - 0.008, *b = y0 + 0.022, *t = y0 + h - 0.03;
 }
 
 /* Each panel shows its pair at one scale on both axes (a ring stays
@@ -371,12 +386,13 @@ static void complement_panel(qk_plot *p, int i, int n, const double *lim, const 
                    half * pw / side, -half * ph / side, half * ph / side);
     set_colorbar(p, cb, 0.905);
     const pair_info *q = &info[i];
-    qk_plot_printf(p, "set border lw %s lc rgb '%s'\n", q->active ? "3" : "1",
-                   q->active ? ROTFIG_K : "#444444");
+    /* active pairs framed thick and black: vermillion means keys */
+    qk_plot_printf(p, "set border lw %s lc rgb '%s'\n", q->active ? "3.5" : "1",
+                   q->active ? "#000000" : "#444444");
     char title[96];
     fig_fmt(title, sizeof title, "SVD %d–%d (%.1f%%)  {/:Italic r}_θ %+.2f", 2 * i + 1, 2 * i + 2,
             100 * q->var_frac, q->angle_r_best);
-    qk_plot_printf(p, "set title \"%s\" font \",12\" offset 0,-0.6\n", title);
+    qk_plot_printf(p, "set title \"%s\" font \",13\" offset 0,-0.6\n", title);
     /* ~2000 points a panel: in the PDF as squares (pt 5), which cairo
      * writes in half the bytes of circles and which look the same at
      * this size */
@@ -421,7 +437,7 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
         shown += info[i].var_frac, active += info[i].active;
 
     qk_plot p;
-    int rows = (n + COMP_COLS - 1) / COMP_COLS, width = 2400, height = 220 + 330 * rows;
+    int rows = (n + COMP_COLS - 1) / COMP_COLS, width = 1700, height = 200 + 300 * rows;
     rotfig_begin(&p, width, height, 11);
     double (*lim)[4] = qk_calloc((size_t)n, sizeof *lim);
     complement_data(&p, &points, n, scale, lim);
@@ -429,13 +445,13 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
     char title[320], sub[320], pairs_text[48];
     snprintf(pairs_text, sizeof pairs_text, "first %d principal pairs", n);
     snprintf(title, sizeof title, "%s, layer %d, head %d: the complement of the \\{a, b\\} "
-             "plane (d − 2 = %d dimensions), %s", label, h->layer, h->head,
+             "plane ({/:Italic d} − 2 = %d dimensions), %s", label, h->layer, h->head,
              h->dim - 2, n == 1 ? "its first principal pair" : pairs_text);
-    snprintf(sub, sizeof sub, "%s; the pairs hold %.1f%% of the complement variance; framed: "
-             "active pairs (%d of %d); %d query and %d key points per pair", numbers, 100 * shown,
-             active, n, h->complement_q, h->complement_k);
-    fig_multiplot_title(&p, title, sub, 19);
-    qk_plot_printf(&p, "set grid\nunset key\nset tics font \",9\" scale 0.5\nset format \"%% g\"\n");
+    snprintf(sub, sizeof sub, "%s; the pairs hold %.1f %% of the complement variance; framed "
+             "thick: active (%d); %d queries, %d keys a pair", numbers, 100 * shown, active,
+             h->complement_q, h->complement_k);
+    fig_multiplot_title(&p, title, sub, 16);
+    qk_plot_printf(&p, "set grid\nunset key\nset tics font \",11\" scale 0.5\nset format \"%% g\"\n");
     double bar_h = COMP_HEIGHT / 2 - 0.05;
     colorbar q_bar = {fig_blues, scale, 0.035 + COMP_HEIGHT - 0.03 - bar_h, bar_h,
                       "query position (token index)"};

@@ -5,11 +5,12 @@
 
 #include "rotation_fig.h"
 
-/* Families take their colour of every figure (fig_family_color). Phases: sky blue,
- * bluish green, orange, vermillion, reddish purple (the hues of the thesis
- * figure: blue, green, orange, red, purple), then more. */
-static const char *const phase_colors[] = {FIG_SKY_BLUE, FIG_GREEN, FIG_ORANGE, FIG_VERMILLION,
-                                           FIG_PURPLE, FIG_BLUE, FIG_BLACK, FIG_YELLOW};
+/* Families take their colour of every figure (fig_family_color). Phases,
+ * which are ordered, take the steps of one sequential map from light
+ * (early) to dark (late): ColorBrewer Purples, so that no phase takes a
+ * colour that means something else (queries, keys, a family, a bias). */
+static const char *const phase_colors[] = {"#d4d2e8", "#aeaad4", "#8a84c0", "#6c5aab",
+                                           "#553c96", "#3f007d", "#2d0060", "#1c0040"};
 
 const char *rotfig_family_color(const fig_ctx *ctx, const rot_table *t, int f)
 {
@@ -79,7 +80,8 @@ void rotfig_label_tics(qk_plot *p, const rot_table *t, const char *options)
 void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font)
 {
     rotfig_label_tics(p, t, "rotate by 45 right scale 0");
-    qk_plot_printf(p, "set xrange [-0.6:%d.6]\n", t->n_models - 1);
+    /* wide ends: the first label, turned, stays clear of the y tick labels */
+    qk_plot_printf(p, "set xrange [-0.8:%d.8]\n", t->n_models - 1);
     int start = 0;
     for (int m = 1; m <= t->n_models; m++) {
         if (m < t->n_models && t->family_of[m] == t->family_of[m - 1])
@@ -144,7 +146,7 @@ void rotfig_phase_legend(qk_plot *p, char names[][48], int n, double y)
                       "plot 2 with lines notitle", y - 0.015, y + 0.015,
                       /* in print, where the canvas is narrower in font units, smaller
                        * so that the entries stay in one row */
-                      fig_print(p) ? "0 font \",11" : "2 font \",13");
+                      fig_print(p) ? "0 font \",11" : "4 font \",13");
     for (int i = 0; i < n; i++) {
         qk_plot_printf(p, ", keyentry with boxes fs solid 0.85 noborder lc rgb '%s' title ",
                        rotfig_phase_color(i));
@@ -161,4 +163,16 @@ void rotfig_heads_phrase(const rot_table *t, const char *per, char *out, size_t 
         heads[m] = rotfig_model_value(t, m, "n_heads");
     fig_heads_phrase(heads, t->n_models, per, out, cap);
     free(heads);
+}
+
+void rotfig_corr_text(const rot_corr *c, char *out, size_t cap)
+{
+    if (!isfinite(c->r))
+        snprintf(out, cap, "n/a");
+    else if (c->n >= ROT_CORR_FEW_N)
+        fig_fmt(out, cap, "%+.2f", c->r);
+    else if (isfinite(c->lo))
+        fig_fmt(out, cap, "%+.2f (95 %% CI %+.2f to %+.2f)", c->r, c->lo, c->hi);
+    else /* three points: an r, too few for an interval */
+        fig_fmt(out, cap, "%+.2f (no 95 %% CI from %d points)", c->r, c->n);
 }

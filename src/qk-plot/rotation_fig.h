@@ -10,9 +10,11 @@
 /* Colours: queries blue and keys vermillion, as in the PCA figures. */
 #define ROTFIG_Q FIG_BLUE
 #define ROTFIG_K FIG_VERMILLION
-#define ROTFIG_AXIS_A FIG_VERMILLION /* drift axis a */
-#define ROTFIG_AXIS_B FIG_BLUE       /* separation axis b */
-#define ROTFIG_COMPLEMENT "#BBBBBB"  /* the d - 2 other dimensions */
+/* The parts of the variance (03) in greys, dark to light: blue and
+ * vermillion mean queries and keys, and no part is either. */
+#define ROTFIG_AXIS_A "#3a3a3a"     /* drift axis a */
+#define ROTFIG_AXIS_B "#8a8a8a"     /* separation axis b */
+#define ROTFIG_COMPLEMENT "#d6d6d6" /* the d − 2 other dimensions */
 #define ROTFIG_REF "#9a9a9a"         /* reference and separator lines */
 
 /* Colour of family f of table t (fig_family_color) and of the k-th model
@@ -54,6 +56,11 @@ int rotfig_checkpoint_axis(qk_plot *p, const rot_table *t, int *phase, char name
  * screen height y, drawn as a plot of its own inside a multiplot (before
  * the axes of the panels are set: it leaves the x tics without labels). */
 void rotfig_phase_legend(qk_plot *p, char names[][48], int n, double y);
+
+/* A correlation as the figures print it: "+0.44", with its 95 % interval
+ * when it rests on fewer than ROT_CORR_FEW_N points ("+0.81 (95 % CI
+ * -0.63 to +1.00)", true minus signs), "n/a" without an r. */
+void rotfig_corr_text(const rot_corr *c, char *out, size_t cap);
 
 /* A numeric column of a per-model table (model_summary.csv) at model m. */
 double rotfig_model_value(const rot_table *t, int m, const char *column);

@@ -1,6 +1,6 @@
 /* Rotation figures drawn from the per-head table (rotated.csv): the bias
- * histograms (04), the depth heatmaps (06) and the Simpson's-paradox
- * scatter (07). */
+ * distributions (04), the depth heatmaps (06) and the scatter of bias
+ * against separation by family (07). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +57,7 @@ static void print_family_key(qk_plot *p, double key_y, int key_rows, int samplen
                    samplen);
 }
 
-/* ---- 04: histograms of the bias strength ------------------------------------------------ */
+/* ---- 04: the bias strength of every model's heads --------------------------------------- */
 
 /* The bins of a family panel: one set for all its models, over the
  * family's robust range, 2 ceil(sqrt(n)) bins for its n heads (6 to 40). */
@@ -89,42 +89,82 @@ static family_bins bins_of_family(const rot_table *t, int f, const double *x)
     return fb;
 }
 
-/* $hM: the density of model m over the family's bins as a step outline
- * (x at the bin edges); the density is relative to all the model's heads,
- * so a model with heads off the scale has an area below 1. Returns the
- * highest density. */
-static double model_histogram(qk_plot *p, const rot_table *t, int m, const double *x,
-                              const family_bins *fb)
+/* The print layout of figure 04 in characters of its base font: the title
+ * block, a model's row, and a panel's title, tick labels and x label. */
+#define HIST_TITLE_CH 7.0
+#define HIST_ROW_CH 3.4
+#define HIST_PANEL_CH 9.0
+
+/* A model's heads in its row m (y from row - 0.5 to row + 0.5) of the
+ * family's panel. With at least FIG_DENSITY_MIN_N heads, $hM: its density
+ * over the family's bins as a filled step outline rising from the row's
+ * base (x at the bin edges; the highest bin 0.8 of a row high), relative
+ * to all its heads, so that heads off the scale lower the area. With fewer,
+ * $hM: every head a point, spread across the row by a fixed jitter (the
+ * golden-ratio sequence: the same figure on every run). Either way $oM:
+ * the heads beyond the scale at its edge, as ▲ (pt 9) or ▼ (pt 11), and
+ * $dM: the model's median as a bar across the row. Returns 1 for a
+ * density. */
+static int model_row(qk_plot *p, const rot_table *t, int m, int row, const double *x,
+                     const family_bins *fb)
 {
     rot_rows rows = rot_rows_model(t, m);
-    double *count = qk_calloc((size_t)fb->bins, sizeof *count);
-    int n = 0;
-    for (int i = 0; i < rows.n; i++) {
-        double v = x[rows.index[i]];
-        if (!isfinite(v))
-            continue;
-        n++;
-        if (v < fb->range.lo || v > fb->range.hi)
-            continue;
-        int b = (int)floor((v - fb->lo) / fb->width);
-        count[b < 0 ? 0 : b >= fb->bins ? fb->bins - 1 : b] += 1;
-    }
-    rot_rows_free(&rows);
+    int n = rot_count_defined(x, &rows), density = n >= FIG_DENSITY_MIN_N;
     char name[16];
     snprintf(name, sizeof name, "h%d", m);
     qk_plot_data_begin(p, name);
-    double top = 0;
-    qk_plot_printf(p, "%.6g 0\n", fb->lo);
-    for (int b = 0; b < fb->bins; b++) {
-        double d = n ? count[b] / (n * fb->width) : 0;
-        top = fmax(top, d);
-        qk_plot_printf(p, "%.6g %.6g\n%.6g %.6g\n", fb->lo + b * fb->width, d,
-                       fb->lo + (b + 1) * fb->width, d);
+    if (density) {
+        double *count = qk_calloc((size_t)fb->bins, sizeof *count), top = 0;
+        for (int i = 0; i < rows.n; i++) {
+            double v = x[rows.index[i]];
+            if (!isfinite(v) || v < fb->range.lo || v > fb->range.hi)
+                continue;
+            int b = (int)floor((v - fb->lo) / fb->width);
+            count[b < 0 ? 0 : b >= fb->bins ? fb->bins - 1 : b] += 1;
+        }
+        for (int b = 0; b < fb->bins; b++)
+            top = fmax(top, count[b]);
+        double base = row - 0.4, unit = top > 0 ? 0.8 / top : 0;
+        qk_plot_printf(p, "%.6g %.4f %.4f\n", fb->lo, base, base);
+        for (int b = 0; b < fb->bins; b++)
+            qk_plot_printf(p, "%.6g %.4f %.4f\n%.6g %.4f %.4f\n", fb->lo + b * fb->width, base,
+                           base + unit * count[b], fb->lo + (b + 1) * fb->width, base,
+                           base + unit * count[b]);
+        qk_plot_printf(p, "%.6g %.4f %.4f\n", fb->lo + fb->bins * fb->width, base, base);
+        free(count);
+    } else {
+        int k = 0;
+        for (int i = 0; i < rows.n; i++) {
+            double v = x[rows.index[i]];
+            if (!isfinite(v) || v < fb->range.lo || v > fb->range.hi)
+                continue;
+            double jitter = fmod(0.5 + 0.6180339887 * k++, 1.0) - 0.5;
+            qk_plot_printf(p, "%.6g %.4f\n", v, row + 0.6 * jitter);
+        }
+        qk_plot_printf(p, "NaN NaN\n");
     }
-    qk_plot_printf(p, "%.6g 0\n", fb->lo + fb->bins * fb->width);
     qk_plot_data_end(p);
-    free(count);
-    return top;
+    snprintf(name, sizeof name, "o%d", m);
+    qk_plot_data_begin(p, name);
+    for (int i = 0; i < rows.n; i++) {
+        int side;
+        double v = fig_clip(&fb->range, x[rows.index[i]], &side);
+        if (isfinite(x[rows.index[i]]) && side)
+            qk_plot_printf(p, "%.6g %d %d\n", v, row, side > 0 ? 9 : 11);
+    }
+    qk_plot_printf(p, "NaN NaN 9\n");
+    qk_plot_data_end(p);
+    snprintf(name, sizeof name, "d%d", m);
+    qk_plot_data_begin(p, name);
+    int side;
+    double median = rot_quantile(x, &rows, 0.5, 0);
+    if (isfinite(median))
+        qk_plot_printf(p, "%.6g %.2f\n", fig_clip(&fb->range, median, &side), row - 0.42);
+    else
+        qk_plot_printf(p, "NaN NaN\n");
+    qk_plot_data_end(p);
+    rot_rows_free(&rows);
+    return density;
 }
 
 static void bias_hist_keys(fig_ctx *ctx, const rot_table *t, const double *bias)
@@ -148,6 +188,61 @@ static void bias_hist_keys(fig_ctx *ctx, const rot_table *t, const double *bias)
     rot_rows_free(&all);
 }
 
+/* The models of family f, as rows of its panel from the top: the panel's
+ * y tics name them with their heads. Returns the rows. */
+static int family_rows(qk_plot *p, const rot_table *t, int f, const double *x)
+{
+    int rows = 0;
+    for (int m = 0; m < t->n_models; m++)
+        rows += t->family_of[m] == f;
+    qk_plot_printf(p, "set ytics scale 0 (");
+    int k = 0;
+    for (int m = 0; m < t->n_models; m++) {
+        if (t->family_of[m] != f)
+            continue;
+        rot_rows r = rot_rows_model(t, m);
+        char label[96];
+        snprintf(label, sizeof label, "%s\n(n = %d)", t->models[m].label, rot_count_defined(x, &r));
+        rot_rows_free(&r);
+        qk_plot_printf(p, "%s\"", k ? ", " : "");
+        const char *nl = strchr(label, '\n');
+        qk_plot_put_text(p->mem, label, (size_t)(nl - label), FIG_TIC);
+        qk_plot_printf(p, "\\n{/*0.85 ");
+        qk_plot_put_text(p->mem, nl + 1, strlen(nl + 1), FIG_TIC);
+        qk_plot_printf(p, "}\" %d", rows - 1 - k);
+        k++;
+    }
+    qk_plot_printf(p, ")\nset yrange [-0.55:%.2f]\n", rows - 0.45);
+    return rows;
+}
+
+/* The plot of family f's panel: each model's row in the family's colour,
+ * the median bars, the heads beyond the scale. */
+static void family_plot(qk_plot *p, const rot_table *t, int f, int rows, const int *density,
+                        const char *color)
+{
+    qk_plot_printf(p, "plot ");
+    int k = 0;
+    for (int m = 0; m < t->n_models; m++) {
+        if (t->family_of[m] != f)
+            continue;
+        const char *sep = k ? ", \\\n     " : "";
+        if (density[m])
+            qk_plot_printf(p, "%s$h%d using 1:2:3 with filledcurves fs transparent solid 0.45 "
+                              "noborder lc rgb '%s' notitle, \\\n     $h%d using 1:3 with lines "
+                              "lw 1.6 lc rgb '%s' notitle", sep, m, color, m, color);
+        else
+            qk_plot_printf(p, "%s$h%d using 1:2 with points pt 7 ps 1.0*qk_ps lc rgb '#66%s' "
+                              "notitle", sep, m, color + 1);
+        qk_plot_printf(p, ", \\\n     $d%d using 1:2:(0):(0.84) with vectors nohead lw 2.5 "
+                          "lc rgb '#000000' notitle, \\\n     $o%d using 1:2:3 with points pt "
+                          "variable ps 1.5*qk_ps lc rgb '%s' notitle", m, m, color);
+        k++;
+    }
+    (void)rows;
+    qk_plot_printf(p, "\n");
+}
+
 int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
@@ -161,69 +256,85 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
         scaled[r] *= 1e3;
     int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
     family_bins fb[MAX_FAMILIES];
-    double top[MAX_FAMILIES] = {0};
+    int max_rows = 1, all_rows = 0, width = nf > 2 ? 160 + 450 * nf : 1200;
+    for (int f = 0; f < nf; f++) {
+        int rows = 0;
+        for (int m = 0; m < t.n_models; m++)
+            rows += t.family_of[m] == f;
+        max_rows = rows > max_rows ? rows : max_rows;
+        all_rows += rows;
+    }
+    /* print: the family panels in one column (side by side each would be
+     * narrower than its models' names), the height in characters */
+    int height = 280 + 90 * (max_rows > 2 ? max_rows : 2);
+    if (fig_printing)
+        height = (int)lround(14 * (HIST_TITLE_CH + HIST_ROW_CH * all_rows + HIST_PANEL_CH * nf) *
+                             width / fig_print_width(width, 14));
     qk_plot p;
-    /* taller in print, where the keys under the panels take more of it */
-    rotfig_begin(&p, nf > 2 ? 140 + 540 * nf : 1400, fig_printing ? 950 : 700, 14);
+    rotfig_begin(&p, width, height, 14);
+    int *density = qk_calloc((size_t)t.n_models, sizeof *density), k[MAX_FAMILIES] = {0};
     for (int f = 0; f < nf; f++)
         fb[f] = bins_of_family(&t, f, scaled);
-    for (int m = 0; m < t.n_models; m++)
-        if (t.family_of[m] < nf)
-            top[t.family_of[m]] = fmax(top[t.family_of[m]],
-                                       model_histogram(&p, &t, m, scaled, &fb[t.family_of[m]]));
+    for (int m = 0; m < t.n_models; m++) {
+        int f = t.family_of[m];
+        if (f >= nf)
+            continue;
+        int rows = 0;
+        for (int j = 0; j < t.n_models; j++)
+            rows += t.family_of[j] == f;
+        density[m] = model_row(&p, &t, m, rows - 1 - k[f]++, scaled, &fb[f]);
+    }
     rot_rows all = rot_rows_all(&t);
     int positive = rot_count_positive(bias, &all), defined = rot_count_defined(bias, &all);
     rot_rows_free(&all);
-    char sub[256];
-    snprintf(sub, sizeof sub, "per-token score slope of the \\{a, b\\} plane for the mean query; "
-             "> 0 favours later keys: %d of %d heads (%.1f%%); each panel its own scales",
-             positive, defined, 100.0 * positive / (defined ? defined : 1));
-    double title_bottom = fig_multiplot_title(&p, "Bias strength distribution, bias\\_strength = "
+    char sub[320];
+    snprintf(sub, sizeof sub, "> 0 favours later keys: %d of %d heads (%.1f %%); a row a model: "
+             "points below %d heads, else density; bar: median", positive, defined,
+             100.0 * positive / (defined ? defined : 1), FIG_DENSITY_MIN_N);
+    double title_bottom = fig_multiplot_title(&p, "Bias strength by model, bias\\_strength = "
                                               "{/:Italic μ}_Q^a · {/:Italic α}_K", sub, 17);
-    /* the print layout from the font sizes: the panel titles (15) under the
-     * title block, under each panel its tick labels and x label (14) and
-     * its models' key (12) in rows; the screen layout as it always was */
-    int key_rows, print = fig_print(&p);
-    double left = print ? 0.08 : row_left_margin(&p, 0.05, 140 + 540 * 3);
-    double key_y, room = print_key_room(&p, &t, nf, &key_y, &key_rows);
-    double panel_top = print ? title_bottom - 3.0 * 15 * (1.0 / p.height) : 0.77;
-    double bottom = print ? room : 0.25;
-    qk_plot_printf(&p, "set grid noxtics ytics\nset xlabel \"bias\\\\_strength × 10^3\"\n"
-                       "set ylabel \"density\"\n");
+    /* from the font sizes: the panel titles (15) under the title block, the
+     * tick labels and x label (14) under the panels */
+    double px = 1.0 / p.height, chy = 14.0 * px;
+    double panel_top = title_bottom - 3.2 * 15 * px, bottom = 5.6 * 14 * px;
+    int print = fig_print(&p);
+    qk_plot_printf(&p, "set grid xtics noytics\nset xlabel \"bias\\\\_strength × 10^3\"\n"
+                       "unset ylabel\nunset key\n");
     for (int f = 0; f < nf; f++) {
-        panel_columns(&p, f, nf, left, 0.99, bottom, panel_top, print ? 0.09 : 0.04);
+        /* room left of each panel for its models' names */
+        if (print) {
+            int rows_f = 0;
+            for (int m = 0; m < t.n_models; m++)
+                rows_f += t.family_of[m] == f;
+            double top_f = title_bottom - 3.2 * chy;
+            panel_columns(&p, 0, 1, 11.0 * 14 / p.width, 0.97, top_f - HIST_ROW_CH * rows_f * chy,
+                          top_f, 0);
+            title_bottom = top_f - HIST_ROW_CH * rows_f * chy - (HIST_PANEL_CH - 3.2) * chy;
+        } else {
+            panel_columns(&p, f, nf, 11.0 * 14 / p.width, 0.99, bottom, panel_top,
+                          11.5 * 14 / p.width);
+        }
         char name[64], title[128];
         rot_family_name(&t, f, name, sizeof name);
         rot_rows rows = rot_rows_family(&t, f);
-        snprintf(title, sizeof title, "%s (n = %d heads)", name, rows.n);
+        snprintf(title, sizeof title, "%s (n = %d heads)", name, rot_count_defined(scaled, &rows));
         rot_rows_free(&rows);
         double lo, hi;
         fig_range_pad(&fb[f].range, 0.04, &lo, &hi);
-        fig_axis_tics(&p, "x", lo, hi, 6);
-        fig_axis_tics(&p, "y", 0, 1.18 * (top[f] > 0 ? top[f] : 1), 5);
+        fig_axis_tics(&p, "x", lo, hi, 5);
+        int n_rows = family_rows(&p, &t, f, scaled);
         qk_plot_printf(&p, "set title ");
         fig_text(&p, title);
-        qk_plot_printf(&p, " font \",15\"\nset xrange [%.6g:%.6g]\nset yrange [0:%.4g]\n"
-                           "unset arrow\nunset label\nset arrow from 0, graph 0 to 0, graph 1 "
-                           "nohead front dt 2 lw 1.5 lc rgb '#000000'\n",
-                       lo, hi, 1.18 * (top[f] > 0 ? top[f] : 1));
+        /* raised clear of the note on heads beyond the scale */
+        qk_plot_printf(&p, " font \",15\" offset 0,0.5\nset xrange [%.6g:%.6g]\nunset arrow\n"
+                           "unset label\n"
+                           "set arrow from 0, graph 0 to 0, graph 1 nohead back dt 2 lw 1.5 "
+                           "lc rgb '#000000'\n", lo, hi);
+        for (int r = 1; r < n_rows; r++) /* rows apart */
+            qk_plot_printf(&p, "set arrow from graph 0, first %.1f to graph 1, first %.1f nohead "
+                               "back lw 0.8 lc rgb '#dddddd'\n", r - 0.5, r - 0.5);
         fig_offscale_labels(&p, &fb[f].range, "%.3g", 1, 11);
-        /* the models of the panel, named under it */
-        if (print)
-            print_family_key(&p, key_y, key_rows, 2);
-        else
-            qk_plot_printf(&p, "set key at graph 0.5, graph -0.2 center top horizontal maxcols 3 "
-                               "reverse Left samplen 2 font \",12\" nobox\nplot ");
-        int k = 0;
-        for (int m = 0; m < t.n_models; m++) {
-            if (t.family_of[m] != f)
-                continue;
-            const char *c = rotfig_model_color(k++);
-            qk_plot_printf(&p, "%s$h%d using 1:2 with lines lw 2.2 lc rgb '%s' title ",
-                           k > 1 ? ", \\\n     " : "", m, c);
-            fig_text(&p, t.models[m].label);
-        }
-        qk_plot_printf(&p, "\n");
+        family_plot(&p, &t, f, n_rows, density, rotfig_family_color(ctx, &t, f));
         if (fb[f].range.above + fb[f].range.below) {
             char key[128];
             snprintf(key, sizeof key, "%s: heads off the drawn scale (below, above)", name);
@@ -233,6 +344,12 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     }
     qk_plot_printf(&p, "unset multiplot\n");
     bias_hist_keys(ctx, &t, bias);
+    for (int m = 0; m < t.n_models; m++) {
+        char key[128];
+        snprintf(key, sizeof key, "%s: drawn as", t.models[m].label);
+        fig_key(ctx, key, "%s", density[m] ? "density" : "points");
+    }
+    free(density);
     free(bias);
     free(scaled);
     rot_table_free(&t);
@@ -326,13 +443,15 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
     qk_plot_printf(p, " font \",15\"\nset cblabel ");
     qk_plot_quoted(p, cb_label);
     /* an invisible point keeps the colour box when no cell is filled */
-    qk_plot_printf(p, " offset 0.5,0\n"
+    /* clear of the tick labels of the colour bar, as the SVG's wider text draws them */
+    qk_plot_printf(p, " offset %s,0\n", fig_print(p) ? "0.5" : "1.6");
+    qk_plot_printf(p, ""
         "plot $nothing using 1:2:3 with points pt 7 ps 0 lc palette notitle");
     if (filled)
         qk_plot_printf(p, ", \\\n     $%s using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 "
                           "noborder lc palette notitle, \\\n"
-                          "     $%s using 1:2:5:4 with labels tc rgb variable font \",10\" "
-                          "notitle", block, block);
+                          "     $%s using 1:2:5:4 with labels tc rgb variable font \",%d\" "
+                          "notitle", block, block, fig_print(p) ? 10 : 12);
     if (empty)
         qk_plot_printf(p, ", \\\n     $%s using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 "
                           "noborder lc rgb '#e8e8e8' notitle, \\\n"
@@ -354,7 +473,7 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
     for (int b = 0; b < QK_DEPTH_BINS; b++)
         qk_plot_printf(p, "\"%.1f\" %d%s", b / 10.0, b, b + 1 < QK_DEPTH_BINS ? ", " : ")\n");
     qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nunset grid\nunset key\n"
-                      "set xlabel \"Normalized depth: layer / (layers - 1), bins labelled by "
+                      "set xlabel \"Normalized depth: layer / (layers − 1), bins labelled by "
                       "their lower edge\"\n",
                    QK_DEPTH_BINS - 1, t->n_models - 1);
 }
@@ -364,6 +483,10 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
  * label. */
 #define HEAT_ROW_CH 1.4
 #define HEAT_TEXT_CH 17.6 /* the titles, tick labels and x labels of both panels */
+#define HEAT_TITLE_CH 8.2 /* the figure's title block (fig_multiplot_title at HEAT_TITLE_PT,
+                             two subtitle lines) */
+#define HEAT_TITLE_PT 16
+#define HEAT_WIDTH 1500   /* the screen canvas: its text readable at the page's width */
 /* a panel's height in characters: at least 6, room for its colour box */
 static double heat_panel_ch(int n_models)
 {
@@ -372,7 +495,7 @@ static double heat_panel_ch(int n_models)
 
 static double heat_print_height(int n_models)
 {
-    return 13 * (HEAT_TEXT_CH + 2 * heat_panel_ch(n_models));
+    return 13 * (HEAT_TITLE_CH + HEAT_TEXT_CH + 2 * heat_panel_ch(n_models));
 }
 
 /* Where the two panels and their colour boxes go, as screen fractions
@@ -383,19 +506,12 @@ typedef struct heat_frame {
     char left[16], right[16], cb_left[16], cb_width[16];
 } heat_frame;
 
-static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, int font_pt)
+/* The panels below the title block (title_bottom); the left margin from
+ * the longest row label, on screen and in print. */
+static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, int font_pt,
+                              double title_bottom)
 {
     heat_frame hf;
-    if (!fig_print(p)) {
-        hf.h = (double)row_px * t->n_models / p->height;
-        hf.top1 = 1.0 - 60.0 / p->height;
-        hf.top2 = hf.top1 - hf.h - 140.0 / p->height;
-        snprintf(hf.left, sizeof hf.left, "0.13");
-        snprintf(hf.right, sizeof hf.right, "0.93");
-        snprintf(hf.cb_left, sizeof hf.cb_left, "0.945");
-        snprintf(hf.cb_width, sizeof hf.cb_width, "0.012");
-        return hf;
-    }
     /* the row labels ("Qwen3-14B (n = 24)") at about 0.68 em a character */
     double label = 0;
     for (int m = 0; m < t->n_models; m++) {
@@ -404,8 +520,19 @@ static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, 
         label = fmax(label, (double)strlen(text));
     }
     double chx = (double)font_pt / p->width, chy = (double)font_pt / p->height;
+    if (!fig_print(p)) {
+        hf.h = (double)row_px * t->n_models / p->height;
+        hf.top1 = title_bottom - 3.4 * chy;
+        hf.top2 = hf.top1 - hf.h - 140.0 / p->height;
+        double right = 1 - 7.5 * chx;
+        snprintf(hf.left, sizeof hf.left, "%.4f", (0.68 * label + 2.0) * chx);
+        snprintf(hf.right, sizeof hf.right, "%.4f", right);
+        snprintf(hf.cb_left, sizeof hf.cb_left, "%.4f", right + 0.9 * chx);
+        snprintf(hf.cb_width, sizeof hf.cb_width, "%.4f", 1.3 * chx);
+        return hf;
+    }
     hf.h = heat_panel_ch(t->n_models) * chy;
-    hf.top1 = 1 - 3.6 * chy;
+    hf.top1 = title_bottom - 3.4 * chy;
     hf.top2 = hf.top1 - hf.h - 9.0 * chy; /* leaves 5.0 below */
     double right = 1 - 8.5 * chx;
     snprintf(hf.left, sizeof hf.left, "%.4f", (0.68 * label + 2.0) * chx);
@@ -437,16 +564,27 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     /* rows of 38 pixels, at least 130 pixels a panel for its colour bar */
     int row_px = 38 * t.n_models >= 130 ? 38 : (130 + t.n_models - 1) / t.n_models;
     int ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
-    int height = 300 + 2 * row_px * t.n_models;
+    int height = 350 + 2 * row_px * t.n_models;
     if (fig_printing) /* print: the height from the rows and the text in font units */
-        height = (int)lround(heat_print_height(t.n_models) * 2080 / fig_print_width(2080, 13));
+        height = (int)lround(heat_print_height(t.n_models) * HEAT_WIDTH /
+                             fig_print_width(HEAT_WIDTH, 13));
     qk_plot p;
-    rotfig_begin(&p, 2080, height, 13);
+    rotfig_begin(&p, HEAT_WIDTH, height, 13);
     heatmap_axes(&p, &t);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    heat_frame hf = heat_layout(&p, &t, row_px, 13);
+    char sub[200], heads[64];
+    double *n_heads = qk_malloc((size_t)t.n_models * sizeof *n_heads);
+    for (int m = 0; m < t.n_models; m++)
+        n_heads[m] = t.models[m].n_rows;
+    fig_heads_phrase(n_heads, t.n_models, "per model", heads, sizeof heads);
+    free(n_heads);
+    snprintf(sub, sizeof sub, "mean over the heads of each model in each depth bin (%s); grey "
+             "with a dash: no head in the bin", heads);
+    double title_bottom = fig_multiplot_title(&p, "Key position signal and bias strength by "
+                                              "layer depth", sub, HEAT_TITLE_PT);
+    heat_frame hf = heat_layout(&p, &t, row_px, 13, title_bottom);
     double h = hf.h, top1 = hf.top1, top2 = hf.top2;
-    qk_plot_printf(&p, "set multiplot\nset lmargin at screen %s\nset rmargin at screen %s\n"
+    qk_plot_printf(&p, "set lmargin at screen %s\nset rmargin at screen %s\n"
                        "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen %s, screen %.4f size "
                        "screen %s, screen %.4f\n",
@@ -570,7 +708,7 @@ typedef struct scatter_frame {
 static scatter_frame scatter_layout(const qk_plot *p, const rot_table *t, int nf,
                                     double title_bottom)
 {
-    scatter_frame sf = {row_left_margin(p, 0.055, 140 + 580 * 3), 0.27, 0.80, 0.045, 0, 1};
+    scatter_frame sf = {row_left_margin(p, 0.06, 160 + 470 * 3), 0.29, 0.79, 0.05, 0, 1};
     if (!fig_print(p))
         return sf;
     sf.left = 7.5 * 14 / p->width; /* the tick labels ("1.00") and the y label */
@@ -580,11 +718,12 @@ static scatter_frame scatter_layout(const qk_plot *p, const rot_table *t, int nf
     return sf;
 }
 
-/* The panel's title: the family's name, r and n; in print on two lines,
- * the panel being narrower in font units. */
+/* The panel's title: the family's name, r (with its interval on few
+ * points) and n; in print on two lines, the panel being narrower in font
+ * units. */
 static void scatter_title(qk_plot *p, const char *name, const char *rtext, int n)
 {
-    char rest[96];
+    char rest[128];
     snprintf(rest, sizeof rest, "r = %s, n = %d heads", rtext, n);
     qk_plot_printf(p, "set title \"");
     fig_text_chars(p, name, strlen(name));
@@ -593,9 +732,11 @@ static void scatter_title(qk_plot *p, const char *name, const char *rtext, int n
     qk_plot_printf(p, fig_print(p) ? "}\"" : ")\"");
 }
 
-/* One family panel: its heads, the least-squares line, r and n in the title. */
+/* One family panel: its heads, the least-squares line, r (corr) and n in
+ * the title. */
 static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, int i, int nf,
-                          const double *sep, const double *bias, const scatter_frame *sf)
+                          const double *sep, const double *bias, const scatter_frame *sf,
+                          const rot_corr *corr)
 {
     rot_rows rows = rot_rows_family(t, f);
     double *y = row_values(bias, &rows, 1e3);
@@ -607,21 +748,16 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
         if (t->family_of[m] == f)
             off[m] = scatter_blocks(p, t, m, sep, bias, &yr);
     panel_columns(p, i, nf, sf->left, 0.99, sf->bottom, sf->top, sf->gap);
-    double r = rot_pearson(sep, bias, &rows);
-    char block[16], name[64], rtext[32];
+    char block[16], name[64], rtext[80];
     snprintf(block, sizeof block, "fit%d", f);
     int line = fit_line(p, block, sep, bias, &rows, 1e3);
     rot_family_name(t, f, name, sizeof name);
-    int defined = 0;
-    for (int k = 0; k < rows.n; k++)
-        defined += isfinite(sep[rows.index[k]]) && isfinite(bias[rows.index[k]]);
-    if (defined >= 3 && isfinite(r))
-        fig_fmt(rtext, sizeof rtext, "%+.2f", r);
-    else
-        snprintf(rtext, sizeof rtext, "n/a");
+    rotfig_corr_text(corr, rtext, sizeof rtext);
     char key[128];
     snprintf(key, sizeof key, "%s: Pearson r (heads)", name);
-    fig_key(ctx, key, "%+.3f (%d)", defined >= 3 ? r : NAN, rows.n);
+    fig_key(ctx, key, "%+.3f (%d)", corr->r, rows.n);
+    snprintf(key, sizeof key, "%s: 95%% interval of r (Fisher z)", name);
+    fig_key(ctx, key, "%+.3f to %+.3f", corr->lo, corr->hi);
     if (yr.above + yr.below) {
         snprintf(key, sizeof key, "%s: heads off the drawn y scale (below, above)", name);
         fig_key(ctx, key, "%d, %d", yr.below, yr.above);
@@ -637,7 +773,8 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     fig_axis_tics(p, "x", xlo, xhi, 6);
     qk_plot_printf(p, "set xrange [%.6g:%.6g]\n", xlo, xhi);
     scatter_title(p, name, rtext, rows.n);
-    qk_plot_printf(p, " font \",15\"\nset yrange [%.6g:%.6g]\nunset label\n%s\n", lo, hi,
+    qk_plot_printf(p, " font \",15\"%s\nset yrange [%.6g:%.6g]\nunset label\n%s\n",
+                   fig_print(p) ? "" : " offset 0,0.5", lo, hi,
                    i > 0 ? "unset ylabel"
                    : fig_print(p) ? "set ylabel \"bias × 10^3\"" /* lower panels in print */
                                   : "set ylabel \"bias\\\\_strength × 10^3\"");
@@ -645,7 +782,8 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     if (fig_print(p))
         print_family_key(p, sf->key_y, sf->key_rows, 1);
     else
-        qk_plot_printf(p, "set key at graph 0.5, graph -0.19 center top horizontal maxcols 3 "
+        /* entries apart (width): the SVG's text is wider than the PNG's */
+        qk_plot_printf(p, "set key at graph 0.5, graph -0.2 center top horizontal maxcols 3 width 2 "
                           "reverse Left samplen 1 font \",12\" nobox\nplot ");
     int k = 0;
     for (int m = 0; m < t->n_models; m++) {
@@ -668,6 +806,26 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     rot_rows_free(&rows);
 }
 
+/* The figure's title claims Simpson's paradox only when the data show it
+ * (rot_simpson_reversal, the rule of the report's text too); when only
+ * some families reverse it says how many. */
+static void bias_sep_title(const rot_corr *pooled, const double *family_r, int nf, char *out,
+                           size_t cap)
+{
+    int with_r = 0, opposite = 0;
+    for (int f = 0; f < nf; f++)
+        if (!isnan(family_r[f]))
+            with_r++, opposite += family_r[f] * pooled->r < 0;
+    if (rot_simpson_reversal(pooled->r, family_r, nf))
+        snprintf(out, cap, "Bias vs separation strength: Simpson's paradox (the pooled r "
+                 "reverses in every family)");
+    else if (opposite > 0)
+        snprintf(out, cap, "Bias vs separation strength (the pooled r reverses in %d of %d "
+                 "families)", opposite, with_r);
+    else
+        snprintf(out, cap, "Bias strength vs separation strength");
+}
+
 int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
 {
     rot_table t;
@@ -680,29 +838,32 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     int nf = t.n_families < MAX_FAMILIES ? t.n_families : MAX_FAMILIES;
     qk_plot p;
     /* taller in print, where the keys under the panels take more of it */
-    rotfig_begin(&p, nf > 2 ? 140 + 580 * nf : 1500, fig_printing ? 1050 : 760, 14);
+    rotfig_begin(&p, nf > 2 ? 160 + 470 * nf : 1300, fig_printing ? 1050 : 720, 14);
     rot_rows all = rot_rows_all(&t);
-    /* r from at least three heads with both values, as in the panels */
-    int defined = 0;
-    for (int k = 0; k < all.n; k++)
-        defined += isfinite(sep[all.index[k]]) && isfinite(bias[all.index[k]]);
-    double pooled = defined >= 3 ? rot_pearson(sep, bias, &all) : NAN;
-    char sub[256], rtext[32];
-    if (isfinite(pooled))
-        fig_fmt(rtext, sizeof rtext, "%+.2f", pooled);
-    else
-        snprintf(rtext, sizeof rtext, "n/a");
-    snprintf(sub, sizeof sub, "one point per head; r = Pearson r within the family; pooled over "
-             "all %d heads: r = %s; ▲ ▼: heads beyond a panel's y scale", rot_count_defined(bias, &all),
-             rtext);
-    double title_bottom = fig_multiplot_title(&p, "Bias strength vs separation strength "
-                                              "(Simpson's paradox)", sub, 17);
+    /* r from at least three heads with both values, pooled and in the panels */
+    rot_corr pooled = rot_correlation(sep, bias, &all), family[MAX_FAMILIES];
+    double family_r[MAX_FAMILIES];
+    for (int f = 0; f < nf; f++) {
+        rot_rows rows = rot_rows_family(&t, f);
+        family[f] = rot_correlation(sep, bias, &rows);
+        family_r[f] = family[f].r;
+        rot_rows_free(&rows);
+    }
+    char sub[320], rtext[80], title[160];
+    rotfig_corr_text(&pooled, rtext, sizeof rtext);
+    snprintf(sub, sizeof sub, "a point a head; r: Pearson r within the family; pooled over all "
+             "%d heads: r = %s; ▲ ▼: beyond the y scale", pooled.n, rtext);
+    bias_sep_title(&pooled, family_r, nf, title, sizeof title);
+    double title_bottom = fig_multiplot_title(&p, title, sub, 17);
     scatter_frame sf = scatter_layout(&p, &t, nf, title_bottom);
     qk_plot_printf(&p, "set grid\nset xlabel \"separation\\\\_strength\"\n");
     fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d head%s)",
-            pooled, all.n, all.n == 1 ? "" : "s");
+            pooled.r, all.n, all.n == 1 ? "" : "s");
+    fig_key(ctx, "pooled r: 95% interval (Fisher z)", "%+.3f to %+.3f", pooled.lo, pooled.hi);
+    fig_key(ctx, "Simpson's reversal (every family r opposite to the pooled r)", "%s",
+            rot_simpson_reversal(pooled.r, family_r, nf) ? "yes" : "no");
     for (int f = 0; f < nf; f++)
-        scatter_panel(ctx, &p, &t, f, f, nf, sep, bias, &sf);
+        scatter_panel(ctx, &p, &t, f, f, nf, sep, bias, &sf, &family[f]);
     qk_plot_printf(&p, "unset multiplot\n");
     rot_rows_free(&all);
     free(bias);

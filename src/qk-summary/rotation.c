@@ -52,6 +52,7 @@ static const qk_key rotation_keys[] = {
     {"rotation.r_bias_sep.family_max_label", "text", "the family with that r"},
     {"rotation.r_bias_sep.families_opposite", "count", "families whose r has the opposite sign of the pooled r"},
     {"rotation.r_bias_sep.families_with_r", "count", "families with an r of bias_strength and separation_strength"},
+    {"rotation.r_bias_sep.simpson", "count", "1 if the data show Simpson's reversal (rot_simpson_reversal: every family r opposite to the pooled r, at least two families), else 0"},
     {"rotation.complement.active_tau", "sig.3", "|angle r| from which a complement pair counts as active"},
     {"rotation.complement.active_mean", "number.1", "mean number of active complement pairs of a head"},
     {"rotation.complement.active_var_pct", PCT, "mean share of the complement variance in active pairs (%)"},
@@ -275,10 +276,7 @@ static int family_table(qk_numbers *w)
  * nothing), as in figure qk-rotation/07; else NAN. */
 static double bias_sep_r(const columns *c, const rot_rows *rows)
 {
-    int both = 0;
-    for (int i = 0; i < rows->n; i++)
-        both += isfinite(c->sep[rows->index[i]]) && isfinite(c->bias[rows->index[i]]);
-    return both >= 3 ? rot_pearson(c->sep, c->bias, rows) : NAN;
+    return rot_correlation(c->sep, c->bias, rows).r;
 }
 
 /* The families table and the r of the thesis families and the pooled r. */
@@ -290,6 +288,7 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     double pooled = bias_sep_r(c, &all);
     int opposite = 0, with_r = 0, f_min = -1, f_max = -1;
     double r_min = NAN, r_max = NAN;
+    double *family_r = qk_malloc((size_t)(h->n_families ? h->n_families : 1) * sizeof *family_r);
     for (int f = 0; f < h->n_families; f++) {
         rot_rows rows = rot_rows_family(h, f);
         char name[64];
@@ -300,6 +299,7 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
                 models++, first = first < 0 ? m : first;
         const char *family = h->models[first].family;
         double r = bias_sep_r(c, &rows);
+        family_r[f] = r;
         opposite += isfinite(r) && isfinite(pooled) && r * pooled < 0;
         with_r += isfinite(r);
         if (isfinite(r) && (f_min < 0 || r < r_min))
@@ -328,6 +328,9 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     qk_numbers_set(w, "rotation.r_bias_sep.pooled", pooled);
     qk_numbers_set(w, "rotation.r_bias_sep.families_opposite", opposite);
     qk_numbers_set(w, "rotation.r_bias_sep.families_with_r", with_r);
+    qk_numbers_set(w, "rotation.r_bias_sep.simpson",
+                   rot_simpson_reversal(pooled, family_r, h->n_families));
+    free(family_r);
     /* the range in the page's sentence, named from the registry (no family
      * name is typed in the template) */
     const int ends[2] = {f_min, f_max};

@@ -136,3 +136,17 @@ qk_line qk_line_fit(const double *x, const double *y, int n)
 }
 
 double qk_pearson(const double *x, const double *y, int n) { return qk_line_fit(x, y, n).r; }
+
+void qk_pearson_interval(double r, int n, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (n < 4 || !isfinite(r) || fabs(r) > 1)
+        return;
+    if (fabs(r) == 1) { /* a perfect correlation: the interval is the point */
+        *lo = *hi = r;
+        return;
+    }
+    double z = atanh(r), half = 1.959964 / sqrt(n - 3.0);
+    *lo = tanh(z - half);
+    *hi = tanh(z + half);
+}

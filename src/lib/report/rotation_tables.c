@@ -246,3 +246,30 @@ double rot_pearson(const double *x, const double *y, const rot_rows *r)
     free(b);
     return out;
 }
+
+rot_corr rot_correlation(const double *x, const double *y, const rot_rows *r)
+{
+    rot_corr c = {NAN, NAN, NAN, 0};
+    for (int i = 0; i < r->n; i++)
+        c.n += isfinite(x[r->index[i]]) && isfinite(y[r->index[i]]);
+    if (c.n < ROT_CORR_MIN_N)
+        return c;
+    c.r = rot_pearson(x, y, r);
+    qk_pearson_interval(c.r, c.n, &c.lo, &c.hi);
+    return c;
+}
+
+int rot_simpson_reversal(double pooled, const double *group_r, int n_groups)
+{
+    if (!isfinite(pooled) || pooled == 0)
+        return 0;
+    int with_r = 0;
+    for (int g = 0; g < n_groups; g++) {
+        if (isnan(group_r[g]))
+            continue;
+        with_r++;
+        if (!(group_r[g] * pooled < 0))
+            return 0;
+    }
+    return with_r >= 2;
+}
