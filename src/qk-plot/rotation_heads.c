@@ -178,8 +178,8 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     snprintf(sub, sizeof sub, "per-token score slope of the \\{a, b\\} plane for the mean query; "
              "> 0 favours later keys: %d of %d heads (%.1f%%); each panel its own scales",
              positive, defined, 100.0 * positive / (defined ? defined : 1));
-    double title_bottom = fig_multiplot_title(&p, "Bias strength distribution, bias\\_strength = "
-                                              "{/:Italic μ}_Q^a · {/:Italic α}_K", sub, 17);
+    double title_bottom = fig_multiplot_title(&p, "Bias strength distribution, bias strength = "
+                                              QK_SYM_BIAS, sub, 17);
     /* the print layout from the font sizes: the panel titles (15) under the
      * title block, under each panel its tick labels and x label (14) and
      * its models' key (12) in rows; the screen layout as it always was */
@@ -188,8 +188,9 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     double key_y, room = print_key_room(&p, &t, nf, &key_y, &key_rows);
     double panel_top = print ? title_bottom - 3.0 * 15 * (1.0 / p.height) : 0.77;
     double bottom = print ? room : 0.25;
-    qk_plot_printf(&p, "set grid noxtics ytics\nset xlabel \"bias\\\\_strength × 10^3\"\n"
-                       "set ylabel \"density\"\n");
+    qk_plot_printf(&p, "set grid noxtics ytics\n");
+    fig_axis_label(&p, "x", "bias strength × 10^3", NULL);
+    fig_axis_label(&p, "y", "density", NULL);
     for (int f = 0; f < nf; f++) {
         panel_columns(&p, f, nf, left, 0.99, bottom, panel_top, print ? 0.09 : 0.04);
         char name[64], title[128];
@@ -323,11 +324,10 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
     fig_palette(p, stops, 0.0);
     qk_plot_printf(p, "set cbrange [%.6g:%.6g]\nset title ", lo, hi);
     qk_plot_quoted(p, title);
-    qk_plot_printf(p, " font \",15\"\nset cblabel ");
-    qk_plot_quoted(p, cb_label);
+    qk_plot_printf(p, " font \",15\"\n");
+    fig_axis_label(p, "cb", cb_label, "offset 0.5,0");
     /* an invisible point keeps the colour box when no cell is filled */
-    qk_plot_printf(p, " offset 0.5,0\n"
-        "plot $nothing using 1:2:3 with points pt 7 ps 0 lc palette notitle");
+    qk_plot_printf(p, "plot $nothing using 1:2:3 with points pt 7 ps 0 lc palette notitle");
     if (filled)
         qk_plot_printf(p, ", \\\n     $%s using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 "
                           "noborder lc palette notitle, \\\n"
@@ -353,10 +353,10 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
     qk_plot_printf(p, "set xtics scale 0 (");
     for (int b = 0; b < QK_DEPTH_BINS; b++)
         qk_plot_printf(p, "\"%.1f\" %d%s", b / 10.0, b, b + 1 < QK_DEPTH_BINS ? ", " : ")\n");
-    qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nunset grid\nunset key\n"
-                      "set xlabel \"Normalized depth: layer / (layers - 1), bins labelled by "
-                      "their lower edge\"\n",
+    qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nunset grid\nunset key\n",
                    QK_DEPTH_BINS - 1, t->n_models - 1);
+    fig_axis_label(p, "x", "Normalized depth: layer / (layers - 1), bins labelled by their lower "
+                   "edge", NULL);
 }
 
 /* The print layout in characters of the base font: the panel titles, two
@@ -462,11 +462,10 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     int power = fig_power_scale(&p, lo, hi, ticks + 1);
     char title[256];
     if (fig_print(&p)) /* shorter: the panel is narrower in font units */
-        snprintf(title, sizeof title, "bias × 10^3 = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3%s",
+        snprintf(title, sizeof title, "bias × 10^3 = " QK_SYM_BIAS " × 10^3%s",
                  range.above + range.below ? " (▲ ▼: beyond the colour range)" : "");
     else
-        snprintf(title, sizeof title, "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · "
-                 "{/:Italic α}_K × 10^3%s", range.above + range.below ? "  (robust colour range; "
+        snprintf(title, sizeof title, "mean bias strength × 10^3 = " QK_SYM_BIAS " × 10^3%s", range.above + range.below ? "  (robust colour range; "
                  "▲ ▼: cells beyond it)" : "");
     heatmap_panel(ctx, &p, &t, bias_cell, "bias", rotfig_ylorrd, lo, hi, power, title, "bias × 10^3",
                   "mean bias_strength x1e3");
@@ -637,10 +636,11 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     fig_axis_tics(p, "x", xlo, xhi, 6);
     qk_plot_printf(p, "set xrange [%.6g:%.6g]\n", xlo, xhi);
     scatter_title(p, name, rtext, rows.n);
-    qk_plot_printf(p, " font \",15\"\nset yrange [%.6g:%.6g]\nunset label\n%s\n", lo, hi,
-                   i > 0 ? "unset ylabel"
-                   : fig_print(p) ? "set ylabel \"bias × 10^3\"" /* lower panels in print */
-                                  : "set ylabel \"bias\\\\_strength × 10^3\"");
+    qk_plot_printf(p, " font \",15\"\nset yrange [%.6g:%.6g]\nunset label\n", lo, hi);
+    if (i > 0)
+        qk_plot_printf(p, "unset ylabel\n");
+    else /* shorter on the lower panels of print */
+        fig_axis_label(p, "y", fig_print(p) ? "bias × 10^3" : "bias strength × 10^3", NULL);
     fig_offscale_labels(p, &yr, "%.3g", 1, 11);
     if (fig_print(p))
         print_family_key(p, sf->key_y, sf->key_rows, 1);
@@ -698,7 +698,8 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     double title_bottom = fig_multiplot_title(&p, "Bias strength vs separation strength "
                                               "(Simpson's paradox)", sub, 17);
     scatter_frame sf = scatter_layout(&p, &t, nf, title_bottom);
-    qk_plot_printf(&p, "set grid\nset xlabel \"separation\\\\_strength\"\n");
+    qk_plot_printf(&p, "set grid\n");
+    fig_axis_label(&p, "x", "separation strength", NULL);
     fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d head%s)",
             pooled, all.n, all.n == 1 ? "" : "s");
     for (int f = 0; f < nf; f++)

@@ -102,9 +102,8 @@ static void metric_panel(qk_plot *p, const bar_metric *b, const char *name, int 
     qk_plot_quoted(p, b->title);
     qk_plot_printf(p, " font \",14\"\n");
     if (b->ylabel) {
-        qk_plot_printf(p, "set ylabel ");
-        qk_plot_quoted(p, fig_print(p) && b->print_ylabel ? b->print_ylabel : b->ylabel);
-        qk_plot_printf(p, "\n");
+        fig_axis_label(p, "y", fig_print(p) && b->print_ylabel ? b->print_ylabel : b->ylabel,
+                       NULL);
     } else {
         qk_plot_printf(p, "unset ylabel\n");
     }
@@ -290,7 +289,7 @@ int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
         {"mean_abs_alpha_k", NULL, NULL, 1e3, "|{/:Italic α}_K| × 10^3 (K drift slope per token)",
          "Slope × 10^3", "mean |alpha_k| x1e3", 0, NULL},
         {"mean_bias_strength", NULL, NULL, 1e3,
-         "bias = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3", "bias\\_strength × 10^3",
+         "bias = " QK_SYM_BIAS " × 10^3", "Bias strength × 10^3",
          "mean bias_strength x1e3", 0, "Bias × 10^3"}};
     rot_table t;
     if (rotfig_load(ctx, "summary", &t) == 0) {
