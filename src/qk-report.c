@@ -132,6 +132,18 @@ static int looks_numeric(const char *s)
 
 /* ---- tables ---------------------------------------------------------------------------- */
 
+/* The class attribute of a table cell: a number is right-aligned ("num");
+ * a long text (a source description) may wrap ("long"), so that a wide
+ * table fits the page; a shorter one (a label, an id, which a break at a
+ * hyphen would mangle) stays on one line. */
+#define LONG_CELL_BYTES 32
+static const char *cell_class(int number, const char *text)
+{
+    if (number)
+        return " class=\"num\"";
+    return strlen(text) > LONG_CELL_BYTES ? " class=\"long\"" : "";
+}
+
 static void render_table_html(FILE *fp, const qk_table *t)
 {
     fputs("<div class=\"table\"><table>\n<thead><tr>", fp);
@@ -145,7 +157,7 @@ static void render_table_html(FILE *fp, const qk_table *t)
         fputs("<tr>", fp);
         for (int c = 0; c < t->n_cols; c++) {
             const char *cell = qk_table_cell(t, r, c);
-            fputs(looks_numeric(cell) ? "<td class=\"num\">" : "<td>", fp);
+            fprintf(fp, "<td%s>", cell_class(looks_numeric(cell), cell));
             put_escaped(fp, cell, AS_HTML);
             fputs("</td>", fp);
         }
@@ -218,7 +230,8 @@ static void render_ntable(FILE *fp, const renderer *r, const qk_ntable *t)
         fputs("<tr>", fp);
         for (int c = 0; c < t->n_cols; c++) {
             const qk_nvalue *v = qk_nset_cell(&r->numbers, t, row, c);
-            fprintf(fp, "<td%s data-qk=\"", qk_format_is_number(&v->format) ? " class=\"num\"" : "");
+            fprintf(fp, "<td%s data-qk=\"", cell_class(qk_format_is_number(&v->format),
+                                                      v->raw ? v->raw : ""));
             qk_html_text(fp, v->key);
             fputs("\">", fp);
             qk_number_put(fp, v, QK_AS_HTML, 1);

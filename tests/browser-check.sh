@@ -2,8 +2,8 @@
 # Opens report/index.html in headless Chromium (closed-network flags, a fresh
 # profile), dumps the DOM after load and takes a screenshot, then checks:
 # the page's self-check says ok (every image loaded, every contents link
-# resolves, no script error), every section is present, and Chromium logged
-# no console error. The screenshot is kept in build/browser/ for review.
+# resolves, no script error), every section is present, every table fits
+# the page at 1400 px, and Chromium logged no console error. The screenshot is kept in build/browser/ for review.
 set -u
 cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
@@ -40,6 +40,12 @@ if grep -q 'qkdef{extra\.model\.' "$numbers" 2>/dev/null; then
     done
     if grep -q '11_extra_models_ruler/figure.png' <<<"$extra"; then ok; else bad "extra section shows figure attention-plasticity/11"; fi
 fi
+# at 1400 px every table fits its column: none hides columns behind a
+# scroll bar (the page's self-check lists those that would)
+run chromium "${flags[@]}" --window-size=1400,2000 --dump-dom "$url"
+wide=$(grep -o 'data-wide-tables="[^"]*"' "$e2e_out" | head -1)
+if [ "$wide" = 'data-wide-tables=""' ]; then ok; else
+    bad "every table fits the page at 1400 px (${wide:-no data-wide-tables attribute})"; fi
 if grep -E 'CONSOLE|Uncaught|Failed to load' "$out/chromium.log" | grep -qvi 'dbus\|gpu'; then
     bad "console errors (see $out/chromium.log)"
 else

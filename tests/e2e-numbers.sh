@@ -112,8 +112,8 @@ for s in 1e60 1e-60; do
     expect_status 0 "the report of the values times $s"
     run check "$S"
     expect_status 0 "times $s: the page and numbers.tex agree"
-    # pca.pc0.mu_q_abs (number.1) and rotation.bias.mean_x1e3 (number.3) as awk writes them
-    for key in pca.pc0.mu_q_abs rotation.bias.mean_x1e3; do
+    # pca.pc0.mu_q_abs (number.1) and rotation.rk_mean (number.3) as awk writes them
+    for key in pca.pc0.mu_q_abs rotation.rk_mean; do
         power=$(awk -v x="$(number "$S/${key%%.*}.numbers" "$key")" \
             'BEGIN { split(sprintf("%.2e", x), p, "e"); print p[1], p[2] + 0 }')
         want="${power% *}×10<sup>${power#* }</sup>"

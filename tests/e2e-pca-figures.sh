@@ -83,7 +83,7 @@ expect_status 0 "qk-pca-collage --panels 1"
 run bin/qk-plot --figure qk-pca/06 --out "$T/one06" --input points="$COLLAGE-points1.tsv" \
     --input panels="$COLLAGE-panels1.tsv" --input heads="$T/results/cross/qk_heads.csv" --input registry="$T/registry.tsv"
 expect_status 0 "qk-pca/06 with one panel"
-bars=$(for b in query key; do grep -c "^set cblabel \"$b position" "$T/one06/figure.gp"; done | tr '\n' ' ')
+bars=$(for b in query key; do grep -c "^set cblabel \"${b^} position" "$T/one06/figure.gp"; done | tr '\n' ' ')
 expect_same "$bars$(grep -c '^plot ' "$T/one06/figure.gp")" "1 1 2" "qk-pca/06, one panel: query and key bars"
 if grep -q "queries and keys of one head in the plane of its first two" "$T/one06/figure.gp"; then ok; else
     bad "qk-pca/06, one panel: the title says one head"; fi
@@ -133,6 +133,30 @@ for n in $FIGS; do
     done
     ok
 done
+
+# ---- the text conventions (docs/figure-style.md) -------------------------------------------
+
+run python3 tests/style-check.py figures "$T/a"
+expect_status 0 "every figure's text follows the house style ($(head -c 300 "$e2e_out"))"
+# 12 draws every threshold its subtitle names: r_q = low, high (x) and
+# r_k = +-low, +-high (y), in each panel
+panels=$(grep -c '^plot \$c' "$T/a/12/figure.gp")
+for y in -0.7 -0.3 0.3 0.7; do
+    expect_same "$(grep -c "^set arrow from graph 0, first $y to graph 1, first $y .*dt 2" "$T/a/12/figure.gp")" "$panels" \
+        "qk-pca/12: a dashed line at r_k = $y in each of the $panels panels"
+done
+if grep -q 'taxonomy thresholds 0.3 and 0.7 of' "$T/a/12/figure.gp"; then ok; else
+    bad "qk-pca/12: the subtitle names the thresholds it draws"; fi
+# 05 and 08: the axis in percent as the labels on the bars ("34.1 %" at 34.1)
+check=$(awk '/^\$pcs << EOD/ { on = 1; next } /^EOD/ { on = 0 } on {
+    gsub(/"/, "", $4); gsub(/"/, "", $5); if (sprintf("%.1f", $2) != $4 || $5 != "%") print }' "$T/a/05/figure.gp")
+expect_same "$check" "" "qk-pca/05: each bar's label is its height in percent ($check)"
+if grep -q '^set ylabel "Mean explained variance (%)' "$T/a/05/figure.gp"; then ok; else
+    bad "qk-pca/05: the y label says the axis is in percent"; fi
+check=$(awk '/^\$shares << EOD/ { on = 1; next } /^EOD/ { on = 0 } on && $NF + 0 != 100 { print }' "$T/a/08/figure.gp")
+expect_same "$check" "" "qk-pca/08: the stacked shares reach 100 (percent) at every checkpoint ($check)"
+if grep -q '^set ylabel "Share of heads (%)"' "$T/a/08/figure.gp" && grep -q '^set yrange \[0:100\]' "$T/a/08/figure.gp"
+then ok; else bad "qk-pca/08: the y axis is the share of heads in percent, 0 to 100"; fi
 
 # ---- key numbers against an independent computation ------------------------------------
 

@@ -445,7 +445,7 @@ if grep -q '09_smollm3_trajectory/figure.png' "$T/section.html" && ! grep -q 'cl
     ok; else bad "full section shows every figure"; fi
 verb=$(awk -v a="$(number "$V" plasticity.smollm3.lc_first)" -v b="$(number "$V" plasticity.smollm3.base_first)" \
     'BEGIN { print (a > b ? "rises" : "falls") }')
-if tr '\n' ' ' < "$T/section.html" | grep -q "AP<sub>first 20%</sub> $verb from"; then ok; else
+if tr '\n' ' ' < "$T/section.html" | grep -q "AP<sub>first 20&nbsp;%</sub> $verb from"; then ok; else
     bad "near-position verdict follows the numbers ($verb)"; fi
 # a model without a finite ap_overall (its heads had no kept bin) is no extreme
 first=$(awk -F, 'NR == 2 { print $1 }' "$X/model_report.csv")

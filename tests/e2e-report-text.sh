@@ -4,7 +4,7 @@
 # `make report` with other datasets or parameters: a threshold that removes
 # every plasticity bin, one model or one family, a few heads; the page says
 # what the values support, counts of one in the singular, and
-# tests/numbers-check.py passes on each page.
+# tests/numbers-check.py and tests/style-check.py pass on each page.
 set -u
 cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
@@ -27,6 +27,10 @@ report() {
     text=$(sed 's/<[^>]*>//g' "$R/index.html" | tr '\n' ' ' | tr -s ' ')
     run python3 tests/numbers-check.py "$R" templates/report.html.in templates/sections/*.html.in workflow/figures.rec
     expect_status 0 "$*: the page and numbers.tex agree"
+    run python3 tests/style-check.py page "$R" --numbers "$tree"/build/report/*.numbers
+    expect_status 0 "$*: a space before every percent sign, one format per quantity ($(head -c 300 "$e2e_out"))"
+    run python3 tests/style-check.py figures "$tree/figures"
+    expect_status 0 "$*: the figures' text in the house style ($(head -c 300 "$e2e_out"))"
 }
 says() { # text, name
     if [[ "$text" == *"$1"* ]]; then ok; else bad "$2: the page says '$1'"; fi
@@ -88,7 +92,7 @@ section_with() {
 
 # ---- two heads pooled: no correlation (it needs three heads), none to compare -----------
 report
-says "bias_strength and separation_strength are correlated with r = n/a. No family has a correlation of its own here" \
+says "bias strength and separation strength are correlated with r = n/a. No family has a correlation of its own here" \
     "two heads: no pooled r"
 says_not "Every family's correlation has the sign of the pooled one" "two heads: nothing to compare"
 f07=$(ls -d "$tree"/figures/qk-rotation/07_*)
@@ -111,7 +115,7 @@ section_with base rotation "$R3" "$tree/flags-none.numbers" rotation.heads=10 \
     rotation.bias.positive_count=5 rotation.bias.defined_count=8 rotation.bias.positive_pct=62.5
 expect_status 0 "the rotation section with 8 of 10 heads with a bias"
 base=$section_text
-if [[ "$base" == *"bias_strength &gt; 0 in 62.5% of the heads with a value (5 of 8; 10 heads in all)"* ]]; then
+if [[ "$base" == *"bias strength &gt; 0 in 62.5&nbsp;% of the heads with a value (5 of 8; 10 heads in all)"* ]]; then
     ok; else bad "the recency share and its count over the same heads"; fi
 expect_same "$(number "$R3" rotation.bias.defined_count)" "$(number "$R3" rotation.heads)" \
     "every head of the tiny run has a bias: the base is all heads"
@@ -128,7 +132,7 @@ plural_one() { grep -oE '(^|[^0-9.,])1 (heads|models|checkpoints|families|length
 report DATASETS="qwen3-4b smollm3-3b-stage1-step-40000 llama3.1-8b"
 expect_same "$(degenerate)" "" "one model: no range from a value to itself"
 expect_same "$(plural_one)" "" "one model: no count of one in the plural"
-says "the model's mean of bias_strength &times; L (L the context length captured) is" "one model: bias times L"
+says "the model's mean of bias strength &times; L (L the context length captured) is" "one model: bias times L"
 says "The APdrop of the model, Qwen3-4B, is" "one model: its AP_drop"
 says "The mean APdrop of the family, Qwen3, is" "one family: its mean AP_drop"
 says "The one SmolLM3-3B checkpoint of this run, S1-40K," "one checkpoint"

@@ -250,7 +250,7 @@ expect_same "$(awk '/^set title/' "$T/one_family/07/figure.gp" | grep -c 'Llama'
 # ---- one panel: both colour bars ----------------------------------------------------------
 # A panel draws one colour bar; with a single panel the key bar is drawn by a plot of its own.
 bars() { # figure.gp: "query key" bars labelled, and the plots of the multiplot
-    echo "$(grep -c '^set cblabel "query position' "$1") $(grep -c '^set cblabel "key position' "$1") $(grep -c '^plot ' "$1")"
+    echo "$(grep -c '^set cblabel "Query position' "$1") $(grep -c '^set cblabel "Key position' "$1") $(grep -c '^plot ' "$1")"
 }
 run bin/qk-rotation-points --panels 1 --max-points 300 --complement-max-points 200 \
     --ab-output "$PTS-ab1.tsv" --complement-output "$PTS-c1p.tsv" --panels-output "$PTS-p1p.tsv" \

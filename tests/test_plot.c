@@ -58,12 +58,60 @@ START_TEST(test_enhanced_escape)
 }
 END_TEST
 
+START_TEST(test_typeset)
+{
+    char text[64];
+    /* a spaced hyphen is a minus sign; a hyphen in a name or a number stays */
+    snprintf(text, sizeof text, "layer / (layers - 1), S1-40K");
+    qk_plot_typeset(text, sizeof text);
+    ck_assert_str_eq(text, "layer / (layers \xe2\x88\x92 1), S1-40K");
+    /* a percent sign stands a space after its number, once */
+    snprintf(text, sizeof text, "%s", "12.5%, 5 %, (%), AP_{first 20%}");
+    qk_plot_typeset(text, sizeof text);
+    ck_assert_str_eq(text, "12.5 %, 5 %, (%), AP_{first 20 %}");
+    /* no room: the text is left whole rather than cut inside a change */
+    char small[6] = "5%";
+    qk_plot_typeset(small, 3);
+    ck_assert_str_eq(small, "5%");
+}
+END_TEST
+
+START_TEST(test_label_text)
+{
+    char text[64];
+    snprintf(text, sizeof text, "mean r (d - 2)");
+    qk_plot_label_text(text, sizeof text);
+    ck_assert_str_eq(text, "Mean r (d \xe2\x88\x92 2)");
+    /* a label that starts with a symbol keeps it as the notation writes it */
+    snprintf(text, sizeof text, "%s (PC0)", QK_SYM_R_Q);
+    qk_plot_label_text(text, sizeof text);
+    ck_assert_str_eq(text, "{/:Italic r}_q (PC0)");
+    char out[32];
+    ck_assert_str_eq(qk_plot_percent(out, sizeof out, 12.46, 1), "12.5 %");
+    ck_assert_str_eq(qk_plot_percent(out, sizeof out, -3, 0), "\xe2\x88\x92" "3 %");
+    /* numbers in figure text follow the same typography */
+    ck_assert_str_eq(qk_plot_format(out, sizeof out, "%.1f%% of %d", 57.4, -2),
+                     "57.4 % of \xe2\x88\x92" "2");
+}
+END_TEST
+
+START_TEST(test_newline)
+{
+    /* a line break of a label is written as gnuplot's \n, in both modes */
+    ck_assert_str_eq(put("a\nb", QK_PLOT_MARKUP), "a\\nb");
+    ck_assert_str_eq(put("a\nb", QK_PLOT_LITERAL), "a\\nb");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plot");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_put_text);
     tcase_add_test(tc, test_enhanced_escape);
+    tcase_add_test(tc, test_typeset);
+    tcase_add_test(tc, test_label_text);
+    tcase_add_test(tc, test_newline);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

@@ -30,6 +30,13 @@ build/report/parameters.tsv: build/sets/param-groups.txt $$(patsubst %,build/par
 	  $(filter build/params/%,$^) > $@.tmp
 	$(quiet)mv -f $@.tmp $@
 
+# The report's table of parameters: the stages' parameters as a user sets
+# them; the figure-models group only repeats, by figure, the models that
+# PLAST_FIG*_MODEL, PCA_COLLAGE_DATASET and ROT_FIG_DATASET set (figure
+# READMEs and the archive read it from parameters.tsv).
+build/report/parameters-page.tsv: build/report/parameters.tsv
+	$(quiet)awk -F'\t' '$$1 != "figure-models"' $< > $@.tmp && mv -f $@.tmp $@
+
 SUITE_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(call param_group,report,version=$(SUITE_VERSION))
 
@@ -68,9 +75,9 @@ build/report/figures.numbers: build/report/figure-list.txt $(call prog,qk-summar
 #   REPORT_FLAGS += --values FILE, REPORT_INPUTS += FILE, REPORT_LATEX_TABLES += NAME ...
 REPORT_FLAGS += --set suite_version=$(SUITE_VERSION) --values build/report/source.tsv --values $(REBUILD_VALUES) \
   --values build/report/blas.tsv --values build/report/inventory.numbers \
-  --values build/report/figures.numbers --table parameters=build/report/parameters.tsv
+  --values build/report/figures.numbers --table parameters=build/report/parameters-page.tsv
 REPORT_INPUTS += build/report/inventory.numbers build/report/figures.numbers \
-  build/report/source.tsv build/report/parameters.tsv build/report/blas.tsv $(REBUILD_VALUES) \
+  build/report/source.tsv build/report/parameters-page.tsv build/report/blas.tsv $(REBUILD_VALUES) \
   $(wildcard templates/sections/*.html.in)
 
 # every study table is part of the result, quoted or not

@@ -65,8 +65,8 @@ void qk_plot_discard(qk_plot *p);
 
 /* ---- the text conventions of every figure (docs/figure-style.md) ---------------- */
 
-/* printf into out, then qk_plot_minus: the text of a number shown in a
- * figure. Returns out. */
+/* printf into out, then qk_plot_minus and qk_plot_typeset: the text of a
+ * number shown in a figure ("−0.55", "12.5 %"). Returns out. */
 char *qk_plot_format(char *out, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Replaces, in place, every hyphen that is a minus sign (followed by a digit
@@ -77,5 +77,37 @@ void qk_plot_minus(char *text, size_t cap);
  * 1024^2 as "1M" (K = 1024 tokens, M = 1024 K), others as integers, or
  * with one decimal when not whole ("819.2"). */
 void qk_plot_tokens(double tokens, char *out, size_t cap);
+
+/* The typography of figure text, in place (the text cut to fit cap): a
+ * spaced hyphen is a minus sign ("layers - 1" -> "layers − 1", U+2212) and
+ * a percent sign stands a space after its number ("12.5%" -> "12.5 %"). */
+void qk_plot_typeset(char *text, size_t cap);
+/* qk_plot_typeset and sentence case: an axis or colour-box label starts
+ * with a capital ("mean r" -> "Mean r"); a label that starts with a symbol
+ * starts with its markup ("{/:Italic r}_q ...") and is left as it is. */
+void qk_plot_label_text(char *text, size_t cap);
+/* A percentage as a figure writes it: value with decimals, a space and the
+ * sign ("12.5 %", "−3 %"). Returns out. */
+char *qk_plot_percent(char *out, size_t cap, double value, int decimals);
+
+/* The notation of the symbols, one form each in every figure (and as the
+ * report writes them in HTML): enhanced text for gnuplot, italic letter
+ * and subscript. Correlations with position take the kind in lower case
+ * (r_q, r_k, as the PCA study names them), the rotation model's cluster
+ * means and drift slopes in upper case (μ_Q, α_K, as its spec names them).
+ * The table is in docs/figure-style.md. */
+#define QK_SYM_PEARSON_R "{/:Italic r}" /* Pearson r */
+#define QK_SYM_R_Q "{/:Italic r}_q"
+#define QK_SYM_R_K "{/:Italic r}_k"
+#define QK_SYM_ALPHA_Q "{/:Italic α}_Q"
+#define QK_SYM_ALPHA_K "{/:Italic α}_K"
+#define QK_SYM_MU_Q "{/:Italic μ}_Q"
+#define QK_SYM_MU_K "{/:Italic μ}_K"
+#define QK_SYM_MU_Q_A "{/:Italic μ}_Q^a" /* μ_Q on the drift axis a */
+#define QK_SYM_AXIS_A "{/:Italic a}"    /* the drift axis of the rotation plane */
+#define QK_SYM_AXIS_B "{/:Italic b}"    /* its separation axis */
+#define QK_SYM_R_THETA "{/:Italic r}_θ"
+/* bias strength, μ_Q^a · α_K (score per token); a label writes it in words */
+#define QK_SYM_BIAS QK_SYM_MU_Q_A " · " QK_SYM_ALPHA_K
 
 #endif

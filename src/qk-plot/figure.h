@@ -132,13 +132,22 @@ void fig_correlation_text(double r, int n, const char *what, char *out, size_t c
 
 /* The figure's title and, below it, its subtitle (0.78 of the size; may be
  * NULL) at the top of the canvas, at a fixed place whatever the margins,
- * keys and labels above the plot; text as given (enhanced-text markup
- * allowed). Returns the screen height below the title block, where the
- * rest of the figure (a key, labels above the plot, the plot) may start.
+ * keys and labels above the plot; text typeset (qk_plot_typeset: minus
+ * signs, "12.5 %"), enhanced-text markup allowed. Returns the screen
+ * height below the title block, where the rest of the figure (a key,
+ * labels above the plot, the plot) may start.
  * fig_title is for a single plot (labels 901 to 909: a figure must not
  * unset them), fig_multiplot_title starts a multiplot. */
 double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt);
 double fig_multiplot_title(qk_plot *p, const char *title, const char *subtitle, int font_pt);
+
+/* An axis label ("x", "y", "y2", "cb"): "set AXISlabel TEXT OPTIONS" with
+ * the text in the house style (qk_plot_label_text: sentence case, minus
+ * signs, "12.5 %"); markup kept, a newline in text a line break. Every
+ * figure writes its axis labels through it. */
+void fig_axis_label(qk_plot *p, const char *axis, const char *text, const char *options);
+/* A panel title ("set title"), typeset (qk_plot_typeset), markup kept. */
+void fig_panel_title(qk_plot *p, const char *text, const char *options);
 
 /* The legend outside the plot: to the right of it (right), or centred
  * across the figure with its top at screen height y (top; between the

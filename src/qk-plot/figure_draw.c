@@ -195,7 +195,7 @@ static double visible_chars(const char *text, double width, size_t *cut)
         }
         if ((unsigned char)c >= 0x80 && (unsigned char)c < 0xc0) /* UTF-8 continuation */
             continue;
-        if (c == ' ' && depth == 0 && shown <= width)
+        if (c == ' ' && text[i + 1] != '%' && depth == 0 && shown <= width) /* "12.5 %" stays whole */
             *cut = i;
         shown++;
     }
@@ -248,8 +248,28 @@ static void put_subtitle_line(qk_plot *p, const char **s, int font_pt)
         (*s)++;
 }
 
+/* title and subtitle (may be NULL) typeset (qk_plot_typeset) into the
+ * buffers of t; subtitle then points into t or is NULL. */
+typedef struct title_text {
+    char title[512], subtitle[1536];
+} title_text;
+
+static const char *typeset_titles(title_text *t, const char *title, const char *subtitle)
+{
+    snprintf(t->title, sizeof t->title, "%s", title);
+    qk_plot_typeset(t->title, sizeof t->title);
+    if (!subtitle)
+        return NULL;
+    snprintf(t->subtitle, sizeof t->subtitle, "%s", subtitle);
+    qk_plot_typeset(t->subtitle, sizeof t->subtitle);
+    return t->subtitle;
+}
+
 double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_pt)
 {
+    title_text t;
+    subtitle = typeset_titles(&t, title, subtitle);
+    title = t.title;
     qk_plot_printf(p, "unset title\nset label 901 \"");
     fig_text_markup(p, title);
     qk_plot_printf(p, "\" at screen 0.5, screen %.4f center font \",%d\" front\n",
@@ -267,6 +287,9 @@ double fig_title(qk_plot *p, const char *title, const char *subtitle, int font_p
 
 double fig_multiplot_title(qk_plot *p, const char *title, const char *subtitle, int font_pt)
 {
+    title_text t;
+    subtitle = typeset_titles(&t, title, subtitle);
+    title = t.title;
     int lines = 0;
     qk_plot_printf(p, "set multiplot title \"");
     fig_text_markup(p, title);
@@ -276,6 +299,26 @@ double fig_multiplot_title(qk_plot *p, const char *title, const char *subtitle, 
     }
     qk_plot_printf(p, "\" font \",%d\"\n", font_pt);
     return 1 - TITLE_BOTTOM(font_pt, lines) / p->height;
+}
+
+void fig_axis_label(qk_plot *p, const char *axis, const char *text, const char *options)
+{
+    char label[512];
+    snprintf(label, sizeof label, "%s", text);
+    qk_plot_label_text(label, sizeof label);
+    qk_plot_printf(p, "set %slabel \"", axis);
+    fig_text_markup(p, label);
+    qk_plot_printf(p, "\"%s%s\n", options && *options ? " " : "", options ? options : "");
+}
+
+void fig_panel_title(qk_plot *p, const char *text, const char *options)
+{
+    char title[512];
+    snprintf(title, sizeof title, "%s", text);
+    qk_plot_typeset(title, sizeof title);
+    qk_plot_printf(p, "set title \"");
+    fig_text_markup(p, title);
+    qk_plot_printf(p, "\"%s%s\n", options && *options ? " " : "", options ? options : "");
 }
 
 void fig_key_right(qk_plot *p, int font_pt)

@@ -44,11 +44,9 @@ static void pc_xaxis(qk_plot *p)
     qk_plot_printf(p, "set xtics scale 0 (");
     for (int i = 0; i < PCA_N_PC; i++)
         qk_plot_printf(p, "\"PC%d\" %d%s", i, i, i + 1 < PCA_N_PC ? ", " : ")\n");
-    qk_plot_printf(p,
-        "set xrange [-0.6:%d.6]\n"
-        "set xlabel \"principal component of the pooled query + key cloud (by decreasing "
-        "variance)\"\n"
-        "set grid noxtics ytics\n", PCA_N_PC - 1);
+    qk_plot_printf(p, "set xrange [-0.6:%d.6]\nset grid noxtics ytics\n", PCA_N_PC - 1);
+    fig_axis_label(p, "x", "principal component of the pooled query + key cloud (by decreasing "
+                   "variance)", NULL);
 }
 
 /* ---- 01: mean r_q and r_k by component ------------------------------------------ */
@@ -94,18 +92,18 @@ int pca_draw_pc_roles(fig_ctx *ctx, qk_err *err)
     pc_xaxis(&p);
     char sub[160];
     snprintf(sub, sizeof sub, "mean over n = %d heads of %d model%s; signs canonical "
-             "({/:Italic r}_q ≥ 0)", heads, models, models == 1 ? "" : "s");
+             "(" QK_SYM_R_Q " ≥ 0)", heads, models, models == 1 ? "" : "s");
     double top = fig_title(&p, "Combined QK PCA: position correlation by principal component", sub,
                            19);
     top = fig_key_top(&p, 15, 2, 2, top);
+    fig_axis_label(&p, "y", "mean Pearson {/:Italic r} with token position", NULL);
     qk_plot_printf(&p,
         "set tmargin at screen %.4f\n"
-        "set ylabel \"mean Pearson r with token position\"\n"
         "set yrange [%.2f:1.0]\nset ytics 0.2\nset format y \"%%.1f\"\n"
         "set boxwidth 0.35 absolute\nset style fill solid 0.9 noborder\n"
         "set arrow from graph 0, first 0 to graph 1, first 0 nohead front lw 1 lc rgb '%s'\n"
-        "plot $pcs using ($1-0.175):2 with boxes lc rgb '%s' title \"{/:Italic r}_q  (queries)\", \\\n"
-        "     $pcs using ($1+0.175):3 with boxes lc rgb '%s' title \"{/:Italic r}_k  (keys)\", \\\n"
+        "plot $pcs using ($1-0.175):2 with boxes lc rgb '%s' title \"" QK_SYM_R_Q "  (queries)\", \\\n"
+        "     $pcs using ($1+0.175):3 with boxes lc rgb '%s' title \"" QK_SYM_R_K "  (keys)\", \\\n"
         "     $pcs using ($1-0.175):4:6 with labels font \",12\" notitle, \\\n"
         "     $pcs using ($1+0.175):5:7 with labels font \",12\" notitle\n",
         top - 0.01, lo, PCA_COLOR_ZERO, PCA_COLOR_Q, PCA_COLOR_K);
@@ -144,27 +142,34 @@ int pca_draw_explained_variance(fig_ctx *ctx, qk_err *err)
     }
     qk_plot p;
     fig_begin(&p, 1481, 731, 16);
+    /* the axis in percent, as the bars' labels */
     qk_plot_data_begin(&p, "pcs");
-    for (int i = 0; i < PCA_N_PC; i++)
-        qk_plot_printf(&p, "%d %.6f %.6f \"%.1f%%\"\n", i, ev[i], ev[i] + 0.012 * top,
-                       100 * ev[i]);
+    for (int i = 0; i < PCA_N_PC; i++) {
+        char pct[32];
+        qk_plot_printf(&p, "%d %.6f %.6f \"%s\"\n", i, 100 * ev[i], 100 * (ev[i] + 0.012 * top),
+                       qk_plot_percent(pct, sizeof pct, 100 * ev[i], 1));
+    }
     qk_plot_data_end(&p);
     pc_xaxis(&p);
     char sub[96];
     snprintf(sub, sizeof sub, "mean over n = %d heads of %d model%s", heads, models,
              models == 1 ? "" : "s");
     double y = fig_title(&p, "Combined QK PCA: explained variance by principal component", sub, 19);
-    qk_plot_printf(&p, "set tmargin at screen %.4f\n", y - 0.01);
+    char together[32];
+    qk_plot_percent(together, sizeof together, 100 * total, 1);
+    /* the left margin fixed: the label's room as a browser draws the SVG */
+    qk_plot_printf(&p, "set tmargin at screen %.4f\nset lmargin 12\n", y - 0.01);
+    fig_axis_label(&p, "y", "mean explained variance (%)\n{/*0.8 eigenvalue / total pooled "
+                   "Q+K variance}", "offset -1,0");
+    fig_axis_tics(&p, "y", 0, 110 * top, 6);
     qk_plot_printf(&p,
-        "set ylabel \"mean explained variance ratio\\n{/*0.8 (eigenvalue / total pooled "
-        "Q+K variance)}\"\n"
-        "set yrange [0:%.4f]\nset format y \"%%.2f\"\n"
+        "set yrange [0:%.4f]\n"
         "set boxwidth 0.8 absolute\nset style fill solid 0.9 noborder\nunset key\n"
-        "set label 1 \"PC0 to PC%d together: %.1f%% of the pooled variance\" at graph 0.97, "
+        "set label 1 \"PC0 to PC%d together: %s of the pooled variance\" at graph 0.97, "
         "graph 0.92 right font \",15\"\n"
         "plot $pcs using 1:2 with boxes lc rgb '%s' notitle, \\\n"
         "     $pcs using 1:3:4 with labels offset 0,0.6 font \",13\" notitle\n",
-        1.1 * top, PCA_N_PC - 1, 100 * total, PCA_COLOR_EV);
+        110 * top, PCA_N_PC - 1, together, PCA_COLOR_EV);
     fig_key(ctx, "heads", "%d", heads);
     fig_key(ctx, "models", "%d", models);
     for (int i = 0; i < PCA_N_PC; i++) {
@@ -228,19 +233,20 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
     char sub[128];
     snprintf(sub, sizeof sub, "n = %d heads of %d model%s; colour = family, marker = model",
              s.n_heads, s.n_models, s.n_models == 1 ? "" : "s");
-    double top = fig_title(&p, "Combined QK PCA, PC0: {/:Italic r}_q against {/:Italic r}_k of every "
-                           "head", sub, 19);
+    double top = fig_title(&p, "Combined QK PCA, PC0: " QK_SYM_R_Q " against " QK_SYM_R_K
+                           " of every head", sub, 19);
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.01);
+    fig_axis_label(&p, "x", QK_SYM_R_Q ": Pearson " QK_SYM_PEARSON_R " of the query projections with "
+                   "position (sign-canonical)", NULL);
+    fig_axis_label(&p, "y", QK_SYM_R_K ": Pearson " QK_SYM_PEARSON_R " of the key projections with "
+                   "position", NULL);
     qk_plot_printf(&p,
-        "set xlabel \"{/:Italic r}_q: Pearson r of the query projections with position "
-        "(sign-canonical)\"\n"
-        "set ylabel \"{/:Italic r}_k: Pearson r of the key projections with position\"\n"
         "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics 0.2\nset ytics 0.25\n"
         "set format y \"%%.2f\"\nset format x \"%%.1f\"\nunset grid\n"
         "set lmargin at screen 0.08\nset rmargin at screen 0.76\n");
     qk_plot_printf(&p, "set key at screen 0.775, graph 1 top left vertical reverse Left font \",12\" "
                        "spacing 1.1 samplen 1 box lc rgb '#cccccc'\n");
-    pca_threshold_lines(&p, low, high, 1);
+    pca_threshold_lines(&p, low, high);
     qk_plot_printf(&p, "plot ");
     int rank_in_family[64] = {0};
     for (int m = 0; m < s.n_models; m++) {
@@ -265,11 +271,11 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
 int pca_draw_heatmap_rq(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(ctx, 1654, 808, PCA_R_Q0,
-                                    "Mean {/:Italic r}_q (PC0) by normalized layer depth", err);
+                                    "Mean " QK_SYM_R_Q " (PC0) by normalized layer depth", err);
 }
 
 int pca_draw_heatmap_rk(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(ctx, 1654, 808, PCA_R_K0,
-                                    "Mean {/:Italic r}_k (PC0) by normalized layer depth", err);
+                                    "Mean " QK_SYM_R_K " (PC0) by normalized layer depth", err);
 }

@@ -124,9 +124,14 @@ static void panel_margins(qk_plot *p, int i, int n)
     qk_plot_printf(p, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
                       "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
                    x0 + 0.045, x0 + w - 0.015, y0 + 0.045, y0 + h - 0.04);
-    qk_plot_printf(p, row == rows - 1 || i + cols >= n ? "set xlabel \"PC0\"\n"
-                                                       : "unset xlabel\n");
-    qk_plot_printf(p, col == 0 ? "set ylabel \"PC1\"\n" : "unset ylabel\n");
+    if (row == rows - 1 || i + cols >= n)
+        fig_axis_label(p, "x", "PC0", NULL);
+    else
+        qk_plot_printf(p, "unset xlabel\n");
+    if (col == 0)
+        fig_axis_label(p, "y", "PC1", NULL);
+    else
+        qk_plot_printf(p, "unset ylabel\n");
 }
 
 /* The colour bar a panel carries: its palette, range, place and label.
@@ -150,9 +155,8 @@ static void set_colorbar(qk_plot *p, const colorbar *cb)
     qk_plot_printf(p, "set cbrange [%.0f:%.0f]\n", cb->lo, cb->hi > cb->lo ? cb->hi : cb->lo + 1);
     fig_token_tics(p, "cb", cb->lo, cb->hi > cb->lo ? cb->hi : cb->lo + 1);
     qk_plot_printf(p, "set colorbox vertical user origin screen 0.875, screen %.4f size screen "
-                      "0.018, screen %.4f\nset cblabel ", cb->y0, cb->height);
-    qk_plot_quoted(p, cb->label);
-    qk_plot_printf(p, " offset 1,0\n");
+                      "0.018, screen %.4f\n", cb->y0, cb->height);
+    fig_axis_label(p, "cb", cb->label, "offset 1,0");
 }
 
 static void draw_panel(qk_plot *p, const collage_panel *c, int i, int n, const colorbar *cb)
@@ -162,13 +166,14 @@ static void draw_panel(qk_plot *p, const collage_panel *c, int i, int n, const c
     char title[160], box[200];
     snprintf(title, sizeof title, "Layer %d, head %d (key head %d)%s%s", c->layer, c->head,
              c->k_head, c->category ? ": " : "", c->category ? c->category : "");
-    fig_fmt(box, sizeof box, "PC0: var=%.1f%%, rQ=%+.3f, rK=%+.3f\\nPC1: var=%.1f%%, "
-            "rQ=%+.3f, rK=%+.3f", 100 * c->ev[0], c->r_q[0], c->r_k[0], 100 * c->ev[1],
-            c->r_q[1], c->r_k[1]);
+    /* the symbols as in every figure (EV: explained variance) */
+    fig_fmt(box, sizeof box, "PC0: EV %4.1f %%, " QK_SYM_R_Q " %+.3f, " QK_SYM_R_K " %+.3f\\n"
+            "PC1: EV %4.1f %%, " QK_SYM_R_Q " %+.3f, " QK_SYM_R_K " %+.3f", 100 * c->ev[0],
+            c->r_q[0], c->r_k[0], 100 * c->ev[1], c->r_q[1], c->r_k[1]);
     qk_plot_printf(p, "set title ");
     fig_text(p, title);
     qk_plot_printf(p, " font \",21\"\n"
-                      "set label 1 \"%s\" at graph 0.02, graph 0.965 left front boxed noenhanced "
+                      "set label 1 \"%s\" at graph 0.02, graph 0.965 left front boxed "
                       "font \"DejaVu Sans Mono,15\"\n"
                       "plot $p%d using 1:2:3 with points pt 7 ps 0.45*qk_ps lc rgb variable notitle",
                    box, i);

@@ -63,7 +63,7 @@ void pca_heads_phrase(const pca_study *s, char *out, size_t cap)
     free(heads);
 }
 
-void pca_threshold_lines(qk_plot *p, double low, double high, int horizontal_low)
+void pca_threshold_lines(qk_plot *p, double low, double high)
 {
     const char *dash = "nohead back dt 2 lw 1.2 lc rgb '" PCA_COLOR_REF "'";
     qk_plot_printf(p, "set arrow from %g, graph 0 to %g, graph 1 %s\n", low, low, dash);
@@ -71,9 +71,8 @@ void pca_threshold_lines(qk_plot *p, double low, double high, int horizontal_low
     for (int sign = -1; sign <= 1; sign += 2) {
         qk_plot_printf(p, "set arrow from graph 0, first %g to graph 1, first %g %s\n",
                        sign * high, sign * high, dash);
-        if (horizontal_low)
-            qk_plot_printf(p, "set arrow from graph 0, first %g to graph 1, first %g %s\n",
-                           sign * low, sign * low, dash);
+        qk_plot_printf(p, "set arrow from graph 0, first %g to graph 1, first %g %s\n",
+                       sign * low, sign * low, dash);
     }
     qk_plot_printf(p, "set arrow from graph 0, first 0 to graph 1, first 0 nohead back lw 1 "
                       "lc rgb '%s'\n", PCA_COLOR_ZERO);
@@ -226,11 +225,10 @@ static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int whic
     snprintf(sub, sizeof sub, "mean over the heads in each cell; n = heads per row (right); "
              "grey: no head%s", !negative ? "" : q ? "; red: below 0" : "; blue: below 0");
     double top = fig_title(p, title, sub, 19);
-    qk_plot_printf(p, "set cblabel ");
-    qk_plot_quoted(p, q ? "mean {/:Italic r}_q (PC0)" : "mean {/:Italic r}_k (PC0)");
-    qk_plot_printf(p, " offset %s,0\n", fig_print(p) ? "0" : "1.5");
-    qk_plot_printf(p, "set xlabel \"normalized layer depth: layer / (layers - 1), bins labelled "
-                      "by their lower edge\"\n");
+    fig_axis_label(p, "cb", q ? "mean " QK_SYM_R_Q " (PC0)" : "mean " QK_SYM_R_K " (PC0)",
+                   fig_print(p) ? "offset 0,0" : "offset 1.5,0");
+    fig_axis_label(p, "x", "normalized layer depth: layer / (layers - 1), bins labelled by their "
+                   "lower edge", NULL);
     double step = heatmap_scale(ctx, p, q, negative);
     heatmap_frame f = heatmap_layout(p, s, 16);
     qk_plot_printf(p,

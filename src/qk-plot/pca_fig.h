@@ -29,9 +29,9 @@ int pca_no_values(fig_ctx *ctx, const char *name, const char *what, qk_err *err)
  * high and low). */
 void pca_thresholds(const fig_ctx *ctx, double *high, double *low);
 
-/* Dashed lines at the taxonomy thresholds (x = low, high; y = +-high and,
- * if horizontal_low, y = +-low) and a solid line at y = 0. */
-void pca_threshold_lines(qk_plot *p, double low, double high, int horizontal_low);
+/* Dashed lines at every taxonomy threshold (x = low, high for r_q; y =
+ * +-low, +-high for r_k) and a solid line at y = 0. */
+void pca_threshold_lines(qk_plot *p, double low, double high);
 
 /* A figure of width x height pixels (taller for many rows): the heatmap of
  * model rows x depth-bin columns of the PC0 means of r_q (which =

@@ -9,7 +9,8 @@
 /* ---- 07 / 09: means with a band of one standard deviation ------------------------ */
 
 /* Writes $t: x, mean and sd of each quantity listed. */
-static void trajectory_data(qk_plot *p, const pca_study *s, const int *which, int n_which)
+static void trajectory_data(qk_plot *p, const pca_study *s, const int *which, int n_which,
+                            double scale)
 {
     qk_plot_data_begin(p, "t");
     for (int m = 0; m < s->n_models; m++) {
@@ -17,7 +18,7 @@ static void trajectory_data(qk_plot *p, const pca_study *s, const int *which, in
         for (int w = 0; w < n_which; w++) {
             double mean, sd;
             pca_model_mean_sd(s, m, which[w], &mean, &sd);
-            qk_plot_printf(p, " %.6f %.6f", mean, sd);
+            qk_plot_printf(p, " %.6f %.6f", scale * mean, scale * sd);
         }
         qk_plot_printf(p, "\n");
     }
@@ -105,27 +106,27 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
     pca_heads_phrase(&s, heads, sizeof heads);
     qk_plot p;
     fig_begin(&p, 1781, 800, 16);
-    trajectory_data(&p, &s, which, 2);
+    trajectory_data(&p, &s, which, 2, 1);
     pca_checkpoint_axis(&p, &s);
     char sub[192], xq[16], xk[16];
     spread_subtitle(&s, sub, sizeof sub);
     double top = fig_title(&p, "SmolLM3-3B: position correlation on PC0 during training", sub, 19);
     top = fig_key_top(&p, 14, 4, 4, top);
+    fig_axis_label(&p, "y", "Pearson " QK_SYM_PEARSON_R " with token position", NULL);
     qk_plot_printf(&p,
         "set tmargin at screen %.4f\n"
-        "set ylabel \"Pearson r with token position\"\n"
         "set yrange [%.1f:1.0]\nset ytics 0.2\nset format y \"%%.1f\"\n"
         "set grid noxtics ytics\n"
         "set arrow from graph 0, first 0 to graph 1, first 0 nohead back lw 1 lc rgb '%s'\n"
         "plot ", top - 0.05, lo, PCA_COLOR_ZERO);
-    sd_series(&p, s.n_models, 2, -0.03, PCA_COLOR_Q, "±1 SD of {/:Italic r}_q");
+    sd_series(&p, s.n_models, 2, -0.03, PCA_COLOR_Q, "±1 SD of " QK_SYM_R_Q);
     qk_plot_printf(&p, ", \\\n     ");
-    sd_series(&p, s.n_models, 4, 0.03, PCA_COLOR_K, "±1 SD of {/:Italic r}_k");
+    sd_series(&p, s.n_models, 4, 0.03, PCA_COLOR_K, "±1 SD of " QK_SYM_R_K);
     qk_plot_printf(&p, ", \\\n"
         "     $t using %s:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
-        "title \"mean {/:Italic r}_q (PC0)\", \\\n"
+        "title \"mean " QK_SYM_R_Q " (PC0)\", \\\n"
         "     $t using %s:4 with linespoints pt 5 ps 1.4*qk_ps lw 2.5 lc rgb '%s' "
-        "title \"mean {/:Italic r}_k (PC0)\"\n",
+        "title \"mean " QK_SYM_R_K " (PC0)\"\n",
         mean_x(s.n_models, -0.03, xq, sizeof xq), PCA_COLOR_Q,
         mean_x(s.n_models, 0.03, xk, sizeof xk), PCA_COLOR_K);
     fig_key(ctx, "checkpoints", "%d", s.n_models);
@@ -151,20 +152,20 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
     pca_heads_phrase(&s, heads, sizeof heads);
     qk_plot p;
     fig_begin(&p, 1781, 800, 16);
-    trajectory_data(&p, &s, which, 1);
+    trajectory_data(&p, &s, which, 1, 100); /* in percent */
     pca_checkpoint_axis(&p, &s);
     char sub[192];
     spread_subtitle(&s, sub, sizeof sub);
     double top = fig_title(&p, "SmolLM3-3B: PC0 explained variance during training", sub, 19);
     top = fig_key_top(&p, 14, 2, 2, top);
     /* the print canvas is lower in font units: a shorter label */
-    const char *ylabel = fig_print(&p) ? "PC0 explained variance\\n{/*0.8 (mean share of Q+K)}"
-                                       : "mean explained variance ratio of PC0\\n{/*0.8 (share "
-                                         "of the pooled Q+K variance)}";
+    const char *ylabel = fig_print(&p) ? "PC0 explained variance (%)\n{/*0.8 mean share of Q+K}"
+                                       : "mean explained variance of PC0 (%)\n{/*0.8 share "
+                                         "of the pooled Q+K variance}";
+    fig_axis_label(&p, "y", ylabel, NULL);
     qk_plot_printf(&p,
         "set tmargin at screen %.4f\n"
-        "set ylabel \"%s\"\n"
-        "set format y \"%%.2f\"\nset grid noxtics ytics\nplot ", top - 0.05, ylabel);
+        "set format y \"%%.0f\"\nset grid noxtics ytics\nplot ", top - 0.05);
     sd_series(&p, s.n_models, 2, 0, PCA_COLOR_EV, "±1 SD");
     qk_plot_printf(&p, ", \\\n"
         "     $t using 1:2 with linespoints pt 7 ps 1.5*qk_ps lw 2.5 lc rgb '%s' "
@@ -181,7 +182,7 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
 /* The legend text of a category with its rule. */
 static void category_rule(int c, double low, double high, char *out, size_t cap)
 {
-    const char *rq = "{/:Italic r}_q", *rk = "|{/:Italic r}_k|";
+    const char *rq = QK_SYM_R_Q, *rk = "|" QK_SYM_R_K "|";
     switch (c) {
     case PCA_POS_DOM:
         snprintf(out, cap, "position-dominated (%s > %g, %s > %g)", rq, high, rk, high);
@@ -207,7 +208,7 @@ static void taxonomy_data(qk_plot *p, const pca_study *s)
         qk_plot_printf(p, "%d", m);
         for (int c = 0; c < PCA_N_CAT; c++) {
             double share = (double)cat[c] / s->models[m].n_heads;
-            qk_plot_printf(p, " %.6f %.6f", bottom, bottom + share);
+            qk_plot_printf(p, " %.6f %.6f", 100 * bottom, 100 * (bottom + share)); /* in % */
             bottom += share;
         }
         qk_plot_printf(p, "\n");
@@ -220,9 +221,11 @@ static void taxonomy_data(qk_plot *p, const pca_study *s)
         double bottom = 0;
         for (int c = 0; c < PCA_N_CAT; c++) {
             double share = (double)cat[c] / s->models[m].n_heads;
+            char pct[32];
             if (share >= 0.05)
-                qk_plot_printf(p, "%d %.6f \"%.1f%%\" %d\n", m, bottom + share / 2,
-                               100 * share, c == PCA_POS_DOM ? 0xffffff : 0);
+                qk_plot_printf(p, "%d %.6f \"%s\" %d\n", m, 100 * (bottom + share / 2),
+                               qk_plot_percent(pct, sizeof pct, 100 * share, 1),
+                               c == PCA_POS_DOM ? 0xffffff : 0);
             bottom += share;
         }
     }
@@ -249,8 +252,8 @@ int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err)
     snprintf(sub, sizeof sub, "share of the heads of each checkpoint in each category (%s); "
              "printed from 5 %%", heads);
     double top = fig_title(&p, "SmolLM3-3B: head taxonomy (PC0) during training", sub, 19);
-    const char *axes = "set ylabel \"fraction of heads\"\n"
-                       "set yrange [0:1]\nset ytics 0.2\nset format y \"%.1f\"\nunset grid\n";
+    fig_axis_label(&p, "y", "share of heads (%)", NULL);
+    const char *axes = "set yrange [0:100]\nset ytics 20\nset format y \"%.0f\"\nunset grid\n";
     if (fig_print(&p)) {
         /* print: the plot across the page, the key under the checkpoint
          * labels (two lines of 16 points) */
@@ -305,14 +308,14 @@ int pca_draw_training_heatmap_rq(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(
         ctx, 1670, 733, PCA_R_Q0,
-        "SmolLM3-3B: mean {/:Italic r}_q (PC0) by layer depth during training", err);
+        "SmolLM3-3B: mean " QK_SYM_R_Q " (PC0) by layer depth during training", err);
 }
 
 int pca_draw_training_heatmap_rk(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(
         ctx, 1670, 733, PCA_R_K0,
-        "SmolLM3-3B: mean {/:Italic r}_k (PC0) by layer depth during training", err);
+        "SmolLM3-3B: mean " QK_SYM_R_K " (PC0) by layer depth during training", err);
 }
 
 /* ---- 12: scatter grid -------------------------------------------------------------- */
@@ -372,12 +375,16 @@ static void grid_panel(qk_plot *p, const pca_study *s, int m, int slot, int n_sl
     char title[96];
     snprintf(title, sizeof title, "%s (n = %d)", md->label, md->n_heads);
     fig_text(p, title);
-    qk_plot_printf(p, " font \",17\"\n");
-    qk_plot_printf(p, row == rows - 1 || slot + cols >= n_slots
-                          ? "set xlabel \"{/:Italic r}_q (PC0)\"\nset format x \"%%.1f\"\n"
-                          : "unset xlabel\nset format x \"%%.1f\"\n");
-    qk_plot_printf(p, col == 0 ? "set ylabel \"{/:Italic r}_k (PC0)\"\n" : "unset ylabel\n");
-    pca_threshold_lines(p, low, high, 0);
+    qk_plot_printf(p, " font \",17\"\nset format x \"%%.1f\"\n");
+    if (row == rows - 1 || slot + cols >= n_slots)
+        fig_axis_label(p, "x", QK_SYM_R_Q " (PC0)", NULL);
+    else
+        qk_plot_printf(p, "unset xlabel\n");
+    if (col == 0)
+        fig_axis_label(p, "y", QK_SYM_R_K " (PC0)", NULL);
+    else
+        qk_plot_printf(p, "unset ylabel\n");
+    pca_threshold_lines(p, low, high);
     qk_plot_printf(p, "plot $c%d using 1:2 with points pt 7 ps 1.1*qk_ps lc rgb '#80%s' notitle\n",
                    slot, PCA_COLOR_Q + 1);
 }
@@ -403,11 +410,12 @@ int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err)
             qk_plot_printf(&p, "%.6f %.6f\n", s.heads[h].r_q0, s.heads[h].r_k0);
         qk_plot_data_end(&p);
     }
-    char sub[160];
-    snprintf(sub, sizeof sub, "one point per head (n in each panel title); dashed lines: taxonomy "
-             "thresholds; %d of %d checkpoints", n, s.n_models);
-    double top = fig_multiplot_title(&p, "SmolLM3-3B: {/:Italic r}_q against {/:Italic r}_k "
-                                     "(PC0) at selected checkpoints", sub, 20);
+    char sub[256];
+    snprintf(sub, sizeof sub, "one point per head (n in each panel title); dashed lines: the "
+             "taxonomy thresholds %g and %g of " QK_SYM_R_Q " and |" QK_SYM_R_K "|; %d of %d "
+             "checkpoints", low, high, n, s.n_models);
+    double top = fig_multiplot_title(&p, "SmolLM3-3B: " QK_SYM_R_Q " against " QK_SYM_R_K
+                                     " (PC0) at selected checkpoints", sub, 20);
     qk_plot_printf(&p,
         "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics %s\nset ytics 0.5\n"
         "set format y \"%%.2f\"\nunset grid\nunset key\n",

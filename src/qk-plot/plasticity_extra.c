@@ -86,9 +86,10 @@ static void profile_panel(qk_plot *p, const ruler_model *rm, int n, const panel_
     for (int k = 0; k < n; k++)
         x_max = fmax(x_max, rm[k].m->context);
     panel_margins(p, box);
+    fig_axis_label(p, "x", "token position (K = 1024)", NULL);
+    fig_axis_label(p, "y", "attention plasticity", NULL);
     qk_plot_printf(p,
         "set xrange [0:%.0f]\nset yrange [%.4f:%.4f]\nset format y \"%%.2f\"\n"
-        "set xlabel \"token position (K = 1024)\"\nset ylabel \"attention plasticity\"\n"
         "set grid xtics ytics lc rgb '#e6e6e6'\nunset key\nset datafile missing \"NaN\"\n"
         "set title \"%s along the context (thin: fewer heads than the minimum share)\"\n",
         x_max, lo, hi, fig_print(p) ? "profiles" : "model profiles");
@@ -159,10 +160,12 @@ static void length_panel(qk_plot *p, const ruler_model *rm, int n, const panel_b
         qk_plot_data_end(p);
     }
     panel_margins(p, box);
+    fig_axis_label(p, "x", "context length (K = 1024 tokens)", NULL);
+    fig_axis_label(p, "y", "attention plasticity", NULL);
+    fig_axis_label(p, "y2", "RULER score (published)", NULL);
     qk_plot_printf(p,
         "set xrange [%.3f:%.3f]\nset yrange [%.4f:%.4f]\nset y2range [0:100]\n"
-        "set xlabel \"context length (K = 1024 tokens)\"\nset ylabel \"attention plasticity\"\n"
-        "set y2label \"RULER score (published)\"\nset y2tics 20 out\nset ytics nomirror\n"
+        "set y2tics 20 out\nset ytics nomirror\n"
         "set datafile missing \"NaN\"\n"
         "set title \"AP at each RULER length (solid) and the published score (dashed)\"\n",
         x_lo - 0.3, x_hi + 0.3, lo, hi);

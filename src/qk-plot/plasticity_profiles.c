@@ -389,9 +389,9 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p,
         "set lmargin at screen %.4g\nset rmargin at screen 0.97\n"
         "set tmargin at screen %.4f\nset bmargin at screen %.4g\n"
-        "set ylabel \"Attention plasticity\"\n"
         "set yrange [0:1]\nset ytics 0.2\nset format y \"%%.1f\"\nset format x \"\"\n"
         "set grid xtics ytics lc rgb '#e6e6e6'\n", left, top - 0.01, upper_bottom);
+    fig_axis_label(&p, "y", "Attention plasticity", NULL);
     position_axis(&p, context);
     qk_plot_printf(&p, "plot $heads using 1:2 with lines lw 1.5 lc rgb '#%02X808080' "
                        "title \"single heads (n = %d)\"", (int)lround(255 * (1 - alpha)), heads);
@@ -411,11 +411,11 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
     /* the lower panel: heads behind each bin of the mean */
     qk_plot_printf(&p,
         "unset key\nunset title\nset tmargin at screen %.4g\nset bmargin at screen %.4g\n"
-        "set yrange [0:%d]\nset ytics %d\nset format y \"%%.0f\"\nset format x \"%% h\"\n"
-        "set ylabel \"%s\"\n"
-        "set xlabel \"Query position (tokens, K = 1024)\"\n",
+        "set yrange [0:%d]\nset ytics %d\nset format y \"%%.0f\"\nset format x \"%% h\"\n",
         lower_top, lower_bottom, heads + (heads > 4 ? heads / 8 : 1),
-        heads > 8 ? (heads + 3) / 4 : 1, print ? "heads" : "heads per bin");
+        heads > 8 ? (heads + 3) / 4 : 1);
+    fig_axis_label(&p, "y", print ? "heads" : "heads per bin", NULL);
+    fig_axis_label(&p, "x", "Query position (tokens, K = 1024)", NULL);
     position_axis(&p, context);
     qk_plot_printf(&p,
         "set arrow from graph 0, first %d to graph 1, first %d nohead dt 2 lw 1.2 lc rgb '%s' front\n"
@@ -595,15 +595,14 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
         "set lmargin at screen %.4g\nset rmargin at screen %.4g\n"
         "set tmargin at screen %.4f\nset bmargin at screen %.*f\n"
         "set title \"by head dimension (dashed: the two halves of rotate-half RoPE)\" font \",15\"\n"
-        "set xlabel \"component index (head dimension of the query)\"\n"
-        "set ylabel \"%s\"\n"
         "set xrange [-1:%d]\nset yrange [0:%.6g]\nset format y \"%%.%df\"\n"
         "set xtics 0, %d, %d out scale 0.6\nset xtics add (\"%d\" %d)\n"
         "set grid noxtics ytics lc rgb '#e6e6e6'\nunset key\n"
         "set boxwidth 0.8 relative\nset style fill solid 1.0 noborder\n",
-        left, right, upper_top, print ? 4 : 2, upper_bottom,
-        print ? "mean weight" : "share of positional information", d, top, decimals, step, d - 2,
+        left, right, upper_top, print ? 4 : 2, upper_bottom, d, top, decimals, step, d - 2,
         d - 1, d - 1);
+    fig_axis_label(&p, "x", "component index (head dimension of the query)", NULL);
+    fig_axis_label(&p, "y", print ? "mean weight" : "share of positional information", NULL);
     if (d >= 4)
         qk_plot_printf(&p, "set arrow from %.1f, graph 0 to %.1f, graph 1 nohead dt 2 lw 1.2 "
                            "lc rgb '%s' back\n", d / 2 - 0.5, d / 2 - 0.5, PLAST_REF);
@@ -620,7 +619,7 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
         "set tmargin at screen %.4g\nset bmargin at screen %.4g\n"
         "set title \"%s by pair index i: coordinate i and %s partner i + %d "
         "(Pearson r = %s)\" font \",15\"%s\n"
-        "set xlabel \"pair index i\"\nset xrange [-1:%d]\nset xtics 0, %d, %d out scale 0.6\n"
+        "set xlabel \"Pair index i\"\nset xrange [-1:%d]\nset xtics 0, %d, %d out scale 0.6\n"
         "set yrange [0:%.6g]\nset grid xtics ytics lc rgb '#e6e6e6'\n",
         lower_top, lower_bottom, print ? "halves" : "the two halves", print ? "its" : "its RoPE",
         d / 2, isnan(r) ? "n/a" : rtext, print ? " offset 0, 0.6" : "", d / 2,

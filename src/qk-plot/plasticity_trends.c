@@ -72,9 +72,9 @@ static void trajectory_top(qk_plot *p, const checkpoint *cp, int n, const fig_ra
         "set tmargin at screen %.4f\nset bmargin at screen 0.42\n"
         "set xrange [-0.5:%d.5]\nset yrange [%.4f:%.4f]\n"
         "set format x \"\"\nset xtics 1 out scale 0.6\nset ytics autofreq\nset format y \"%%.2f\"\n"
-        "set ylabel \"attention plasticity\" offset -1,0\n"
         "set grid xtics ytics lc rgb '#e6e6e6'\n",
         fig_key_top(p, 14, 3, 3, y) - 0.01, n - 1, lo, hi);
+    fig_axis_label(p, "y", "attention plasticity", "offset -1,0");
     context_groups(p, cp, n, 1);
     fig_offscale_labels(p, r, "%.3f", 1, 12);
     /* the band between the lines; one checkpoint has a bar instead */
@@ -83,9 +83,9 @@ static void trajectory_top(qk_plot *p, const checkpoint *cp, int n, const fig_ra
     qk_plot_printf(p,
         "plot $cp using %s lc rgb '%s' title \"AP_{drop}\", \\\n"
         "     $cp using 1:6 with linespoints lw 3 pt 7 ps 2*qk_ps lc rgb '%s' "
-        "title \"AP_{first 20%%}\", \\\n"
+        "title \"AP_{first 20 %%}\", \\\n"
         "     $cp using 1:7 with linespoints lw 3 pt 5 ps 1.8*qk_ps lc rgb '%s' "
-        "title \"AP_{last 20%%}\"\n",
+        "title \"AP_{last 20 %%}\"\n",
         band, n > 1 ? FIG_PURPLE : "#A0CC79A7", FIG_BLUE, FIG_VERMILLION);
 }
 
@@ -98,11 +98,11 @@ static void trajectory_bottom(qk_plot *p, const checkpoint *cp, int n, const fig
         "unset title\nunset label\nunset arrow\nunset key\n"
         "set tmargin at screen 0.37\nset bmargin at screen 0.13\n"
         "set yrange [%.6g:%.6g]\n"
-        "set ylabel \"bias\\\\_strength × 10^3\" offset -1,0\n"
-        "set xlabel \"training checkpoint\" offset 0,-0.6\n"
         "set format x \"%%g\"\nset grid noxtics ytics\n"
         "set boxwidth 0.6 absolute\nset style fill solid 0.85 noborder\n",
         lo, hi);
+    fig_axis_label(p, "y", "bias strength × 10^3", "offset -1,0");
+    fig_axis_label(p, "x", "training checkpoint", "offset 0,-0.6");
     fig_axis_tics(p, "y", lo, hi, 4);
     const char **labels = qk_malloc((size_t)n * sizeof *labels);
     for (int i = 0; i < n; i++)
@@ -401,9 +401,9 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
     fig_title_text(ctx, title, sizeof title);
     double top = fig_title(&p, title, sub, 16);
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.01);
+    fig_axis_label(&p, "x", "AP_{drop} (first 20% − last 20% of positions)", NULL);
+    fig_axis_label(&p, "y", "LongBench-Pro overall (published score)", NULL);
     qk_plot_printf(&p,
-        "set xlabel \"AP_{drop} (first 20%% − last 20%% of positions)\"\n"
-        "set ylabel \"LongBench-Pro overall (published score)\"\n"
         "set xrange [%.6f:%.6f]\nset yrange [%.4f:%.4f]\nset format x \"%%.2f\"\n"
         "set grid xtics ytics lc rgb '#e6e6e6'\n"
         "set rmargin at screen 0.80\n",

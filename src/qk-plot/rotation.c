@@ -65,9 +65,11 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
     top = fig_key_top(&p, 13, 2, 2, top);
     /* room for the family names above the plot */
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - rotfig_family_room(&p, 13));
+    /* in print, where the plot is lower in font units, on two lines */
+    fig_axis_label(&p, "y", fig_print(&p) ? "Mean |Pearson " QK_SYM_PEARSON_R "|\n{/*0.85 with "
+                   "position}" : "Mean |Pearson " QK_SYM_PEARSON_R "| with position", NULL);
     qk_plot_printf(&p,
         "set bmargin 7\n"
-        "set ylabel \"%s\"\n"
         "set yrange [0:1]\nset ytics 0, 0.2, 1\nset format y \"%%.1f\"\n"
         "set grid noxtics ytics\n"
         "set arrow from graph 0, first 0.3 to graph 1, first 0.3 nohead back dt 2 lw 1.2 lc rgb '%s'\n"
@@ -77,8 +79,6 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
         "lc rgb '%s' title \"|{/:Italic r}_q| on axis a (queries)\", \\\n"
         "     $r using ($1+0.18):3 with boxes fs solid 1.0 border lc rgb 'white' "
         "lc rgb '%s' title \"|{/:Italic r}_k| on axis a (keys)\"\n",
-        /* in print, where the plot is lower in font units, on two lines */
-        fig_print(&p) ? "Mean |Pearson r|\\n{/*0.85 with position}" : "Mean |Pearson r| with position",
         ROTFIG_REF, ROTFIG_REF, ROTFIG_Q, ROTFIG_K);
     double q_models, q_heads, k_models, k_heads;
     model_and_head_means(&t, "mean_abs_r_q_a", &q_models, &q_heads);
@@ -126,9 +126,9 @@ int rotfig_draw_variance(fig_ctx *ctx, qk_err *err)
     int print = fig_print(&p);
     top = fig_key_top(&p, 12, 3, 3, top);
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - rotfig_family_room(&p, 13));
+    fig_axis_label(&p, "y", "Fraction of total variance", NULL);
     qk_plot_printf(&p,
         "set bmargin 7\n"
-        "set ylabel \"Fraction of total variance\"\n"
         "set yrange [0:1.05]\nset ytics 0.2\nset format y \"%%.1f\"\nset grid noxtics ytics\n"
         "plot $v using 1:($2/2):(0.4):($2/2) with boxxyerror fs solid 1.0 border lc rgb 'white' "
         "lc rgb '%s' title \"axis a (drift)\", \\\n"
@@ -192,13 +192,14 @@ int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
     rotfig_model_axis(&p, &t, ",13");
     char sub[256], heads[64];
     rotfig_heads_phrase(&t, "per model", heads, sizeof heads);
-    snprintf(sub, sizeof sub, "median over the heads of each model (%s) of |α_k| / |α_q|, the "
+    snprintf(sub, sizeof sub, "median over the heads of each model (%s) of |" QK_SYM_ALPHA_K "| / |"
+             QK_SYM_ALPHA_Q "|, the "
              "per-token slopes of the key and query projections on a", heads);
     fig_title(&p, "K-to-Q drift slope ratio (> 1: the keys drift faster along a)", sub, 17);
     qk_plot_printf(&p, "set title offset 0,1.4\n"); /* above the family names */
+    fig_axis_label(&p, "y", "Median |" QK_SYM_ALPHA_K "| / |" QK_SYM_ALPHA_Q "|", NULL);
     qk_plot_printf(&p,
         "set tmargin 6\nset bmargin 7\n"
-        "set ylabel \"Median |{/:Italic α}_k| / |{/:Italic α}_q|\"\n"
         "set yrange [0:%.3f]\nset grid noxtics ytics\nunset key\n"
         "set arrow from graph 0, first 1 to graph 1, first 1 nohead back dt 2 lw 1.5 lc rgb '%s'\n"
         "set boxwidth 0.75 absolute\n",

@@ -123,9 +123,8 @@ static void set_colorbar(qk_plot *p, const colorbar *cb, double x0)
     /* its own frame style: a panel framed as active must not recolour it */
     qk_plot_printf(p, "set style line 100 lc rgb '#444444' lw 1\n"
                       "set colorbox vertical user origin screen %.4f, screen %.4f size screen "
-                      "0.014, screen %.4f border 100\nset cblabel ", x0, cb->y0, cb->height);
-    qk_plot_quoted(p, cb->label);
-    qk_plot_printf(p, " offset 0.8,0\n");
+                      "0.014, screen %.4f border 100\n", x0, cb->y0, cb->height);
+    fig_axis_label(p, "cb", cb->label, "offset 0.8,0");
 }
 
 /* ---- 01: the {a, b} planes ------------------------------------------------------------- */
@@ -196,9 +195,14 @@ static void ab_panel(qk_plot *p, const qk_src *heads, const drawn_head *h, int i
     qk_plot_printf(p, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
                       "set bmargin at screen %.4f\nset tmargin at screen %.4f\n",
                    x0 + 0.05, x0 + w - 0.012, y0 + AB_PAD_BOTTOM, y0 + ht - AB_PAD_TOP);
-    qk_plot_printf(p, row == rows - 1 || i + cols >= n
-                          ? "set xlabel \"a (drift axis, raw projection)\"\n" : "unset xlabel\n");
-    qk_plot_printf(p, col == 0 ? "set ylabel \"b (separation axis)\"\n" : "unset ylabel\n");
+    if (row == rows - 1 || i + cols >= n)
+        fig_axis_label(p, "x", QK_SYM_AXIS_A " (drift axis, raw projection)", NULL);
+    else
+        qk_plot_printf(p, "unset xlabel\n");
+    if (col == 0)
+        fig_axis_label(p, "y", QK_SYM_AXIS_B " (separation axis)", NULL);
+    else
+        qk_plot_printf(p, "unset ylabel\n");
     set_colorbar(p, cb, 0.885);
     char numbers[160];
     head_numbers(heads, h->row, numbers, sizeof numbers);

@@ -291,15 +291,15 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     snprintf(sub, sizeof sub, "> 0 favours later keys: %d of %d heads (%.1f %%); a row a model: "
              "points below %d heads, else density; bar: median", positive, defined,
              100.0 * positive / (defined ? defined : 1), FIG_DENSITY_MIN_N);
-    double title_bottom = fig_multiplot_title(&p, "Bias strength by model, bias\\_strength = "
-                                              "{/:Italic μ}_Q^a · {/:Italic α}_K", sub, 17);
+    double title_bottom = fig_multiplot_title(&p, "Bias strength by model, bias strength = "
+                                              QK_SYM_BIAS, sub, 17);
     /* from the font sizes: the panel titles (15) under the title block, the
      * tick labels and x label (14) under the panels */
     double px = 1.0 / p.height, chy = 14.0 * px;
     double panel_top = title_bottom - 3.2 * 15 * px, bottom = 5.6 * 14 * px;
     int print = fig_print(&p);
-    qk_plot_printf(&p, "set grid xtics noytics\nset xlabel \"bias\\\\_strength × 10^3\"\n"
-                       "unset ylabel\nunset key\n");
+    qk_plot_printf(&p, "set grid xtics noytics\nunset ylabel\nunset key\n");
+    fig_axis_label(&p, "x", "bias strength × 10^3", NULL);
     for (int f = 0; f < nf; f++) {
         /* room left of each panel for its models' names */
         if (print) {
@@ -440,13 +440,11 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
     fig_palette(p, stops, 0.0);
     qk_plot_printf(p, "set cbrange [%.6g:%.6g]\nset title ", lo, hi);
     qk_plot_quoted(p, title);
-    qk_plot_printf(p, " font \",15\"\nset cblabel ");
-    qk_plot_quoted(p, cb_label);
-    /* an invisible point keeps the colour box when no cell is filled */
+    qk_plot_printf(p, " font \",15\"\n");
     /* clear of the tick labels of the colour bar, as the SVG's wider text draws them */
-    qk_plot_printf(p, " offset %s,0\n", fig_print(p) ? "0.5" : "1.6");
-    qk_plot_printf(p, ""
-        "plot $nothing using 1:2:3 with points pt 7 ps 0 lc palette notitle");
+    fig_axis_label(p, "cb", cb_label, fig_print(p) ? "offset 0.5,0" : "offset 1.6,0");
+    /* an invisible point keeps the colour box when no cell is filled */
+    qk_plot_printf(p, "plot $nothing using 1:2:3 with points pt 7 ps 0 lc palette notitle");
     if (filled)
         qk_plot_printf(p, ", \\\n     $%s using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 "
                           "noborder lc palette notitle, \\\n"
@@ -472,10 +470,10 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
     qk_plot_printf(p, "set xtics scale 0 (");
     for (int b = 0; b < QK_DEPTH_BINS; b++)
         qk_plot_printf(p, "\"%.1f\" %d%s", b / 10.0, b, b + 1 < QK_DEPTH_BINS ? ", " : ")\n");
-    qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nunset grid\nunset key\n"
-                      "set xlabel \"Normalized depth: layer / (layers − 1), bins labelled by "
-                      "their lower edge\"\n",
+    qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nunset grid\nunset key\n",
                    QK_DEPTH_BINS - 1, t->n_models - 1);
+    fig_axis_label(p, "x", "Normalized depth: layer / (layers - 1), bins labelled by their lower "
+                   "edge", NULL);
 }
 
 /* The print layout in characters of the base font: the panel titles, two
@@ -600,11 +598,10 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     int power = fig_power_scale(&p, lo, hi, ticks + 1);
     char title[256];
     if (fig_print(&p)) /* shorter: the panel is narrower in font units */
-        snprintf(title, sizeof title, "bias × 10^3 = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3%s",
+        snprintf(title, sizeof title, "bias × 10^3 = " QK_SYM_BIAS " × 10^3%s",
                  range.above + range.below ? " (▲ ▼: beyond the colour range)" : "");
     else
-        snprintf(title, sizeof title, "mean bias\\_strength × 10^3 = {/:Italic μ}_Q^a · "
-                 "{/:Italic α}_K × 10^3%s", range.above + range.below ? "  (robust colour range; "
+        snprintf(title, sizeof title, "mean bias strength × 10^3 = " QK_SYM_BIAS " × 10^3%s", range.above + range.below ? "  (robust colour range; "
                  "▲ ▼: cells beyond it)" : "");
     heatmap_panel(ctx, &p, &t, bias_cell, "bias", rotfig_ylorrd, lo, hi, power, title, "bias × 10^3",
                   "mean bias_strength x1e3");
@@ -773,11 +770,12 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
     fig_axis_tics(p, "x", xlo, xhi, 6);
     qk_plot_printf(p, "set xrange [%.6g:%.6g]\n", xlo, xhi);
     scatter_title(p, name, rtext, rows.n);
-    qk_plot_printf(p, " font \",15\"%s\nset yrange [%.6g:%.6g]\nunset label\n%s\n",
-                   fig_print(p) ? "" : " offset 0,0.5", lo, hi,
-                   i > 0 ? "unset ylabel"
-                   : fig_print(p) ? "set ylabel \"bias × 10^3\"" /* lower panels in print */
-                                  : "set ylabel \"bias\\\\_strength × 10^3\"");
+    qk_plot_printf(p, " font \",15\"%s\nset yrange [%.6g:%.6g]\nunset label\n",
+                   fig_print(p) ? "" : " offset 0,0.5", lo, hi);
+    if (i > 0)
+        qk_plot_printf(p, "unset ylabel\n");
+    else /* shorter on the lower panels of print */
+        fig_axis_label(p, "y", fig_print(p) ? "bias × 10^3" : "bias strength × 10^3", NULL);
     fig_offscale_labels(p, &yr, "%.3g", 1, 11);
     if (fig_print(p))
         print_family_key(p, sf->key_y, sf->key_rows, 1);
@@ -856,7 +854,8 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     bias_sep_title(&pooled, family_r, nf, title, sizeof title);
     double title_bottom = fig_multiplot_title(&p, title, sub, 17);
     scatter_frame sf = scatter_layout(&p, &t, nf, title_bottom);
-    qk_plot_printf(&p, "set grid\nset xlabel \"separation\\\\_strength\"\n");
+    qk_plot_printf(&p, "set grid\n");
+    fig_axis_label(&p, "x", "separation strength", NULL);
     fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d head%s)",
             pooled.r, all.n, all.n == 1 ? "" : "s");
     fig_key(ctx, "pooled r: 95% interval (Fisher z)", "%+.3f to %+.3f", pooled.lo, pooled.hi);

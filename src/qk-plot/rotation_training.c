@@ -130,9 +130,8 @@ static void metric_panel(qk_plot *p, const rot_table *t, const bar_metric *b, co
     qk_plot_quoted(p, fig_print(p) && b->print_title ? b->print_title : b->title);
     qk_plot_printf(p, " font \",14\"\n");
     if (b->ylabel) {
-        qk_plot_printf(p, "set ylabel ");
-        qk_plot_quoted(p, fig_print(p) && b->print_ylabel ? b->print_ylabel : b->ylabel);
-        qk_plot_printf(p, "\n");
+        fig_axis_label(p, "y", fig_print(p) && b->print_ylabel ? b->print_ylabel : b->ylabel,
+                       NULL);
     } else {
         qk_plot_printf(p, "unset ylabel\n");
     }
@@ -322,13 +321,13 @@ int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
         {"mean_mu_q_a", NULL, NULL, 1.0, 0, "{/:Italic μ}_Q^a (Q cluster mean on axis a)",
          "Mean projection", "mean mu_q_a", 0, "Projection"},
         {"mean_abs_alpha_k", NULL, NULL, 1e3, 0,
-         "|{/:Italic α}_K| × 10^3 (K drift slope per token)", "Slope × 10^3",
-         "mean |alpha_k| x1e3", 0, NULL, "|{/:Italic α}_K| × 10^3 (per token)"},
+         "|" QK_SYM_ALPHA_K "| × 10^3 (K drift slope per token)", "Slope × 10^3",
+         "mean |alpha_k| x1e3", 0, NULL, "|" QK_SYM_ALPHA_K "| × 10^3 (per token)"},
         {"mean_bias_strength", NULL, NULL, 1e3, 0,
-         "bias = {/:Italic μ}_Q^a · {/:Italic α}_K × 10^3, per token", "bias\\_strength × 10^3",
+         "bias = " QK_SYM_BIAS " × 10^3, per token", "Bias strength × 10^3",
          "mean bias_strength x1e3", 0, "Bias × 10^3", "bias × 10^3 (per token)"},
         {"mean_bias_strength", NULL, NULL, 1.0, 1,
-         "bias × {/:Italic L}: over the whole context captured", "bias × {/:Italic L}",
+         "bias × {/:Italic L}: over the whole context captured", "Bias × {/:Italic L}",
          "mean bias_strength x L", 0, NULL, "bias × {/:Italic L} (whole context)"}};
     rot_table t;
     if (rotfig_load(ctx, "summary", &t) == 0) {

@@ -215,7 +215,8 @@ static void make_tables(qk_numbers *w, int tables[3])
 {
     static const char *const model_cols[][2] = {
         {"label", "Model"}, {"context", "Captured context"}, {"heads", "Heads"},
-        {"ap", "AP overall"}, {"ap_first", "AP first 20 %"}, {"ap_last", "AP last 20 %"},
+        {"ap", "AP overall"}, {"ap_first", "AP<sub>first 20&nbsp;%</sub>"},
+        {"ap_last", "AP<sub>last 20&nbsp;%</sub>"},
         {"ap_drop", "AP<sub>drop</sub>"}, {"ruler_mean", "RULER mean (published)"}};
     static const char *const headers[N_LENGTHS] = {"4K", "8K", "16K", "32K", "64K", "128K"};
     tables[0] = qk_numbers_table(w, "extra.models", "extra.model",

@@ -44,14 +44,14 @@ static const qk_key plasticity_keys[] = {
     {"plasticity.smollm3.lc_checkpoints", "count", "long-context checkpoints (context above the smallest)"},
     {"plasticity.smollm3.pre_checkpoints", "count", "pre-training checkpoints (the smallest context)"},
     {"plasticity.smollm3.first_label", "text", "the first checkpoint"},
-    {"plasticity.smollm3.first_bias", "sig.3", "mean bias_strength at the first checkpoint"},
+    {"plasticity.smollm3.first_bias_x1e3", SUM_FMT_BIAS_X1E3, "mean bias_strength at the first checkpoint (x 10^3)"},
     {"plasticity.smollm3.peak_label", "text", "the pre-training checkpoint with the highest bias"},
-    {"plasticity.smollm3.peak_bias", "sig.3", "its mean bias_strength"},
+    {"plasticity.smollm3.peak_bias_x1e3", SUM_FMT_BIAS_X1E3, "its mean bias_strength (x 10^3)"},
     {"plasticity.smollm3.base_label", "text", "the last pre-training checkpoint"},
-    {"plasticity.smollm3.base_bias", "sig.3", "its mean bias_strength"},
+    {"plasticity.smollm3.base_bias_x1e3", SUM_FMT_BIAS_X1E3, "its mean bias_strength (x 10^3)"},
     {"plasticity.smollm3.lc_first_label", "text", "the first long-context checkpoint"},
     {"plasticity.smollm3.lc_last_label", "text", "the last long-context checkpoint"},
-    {"plasticity.smollm3.lc_bias", "sig.3", "mean bias_strength over the long-context checkpoints"},
+    {"plasticity.smollm3.lc_bias_x1e3", SUM_FMT_BIAS_X1E3, "mean bias_strength over the long-context checkpoints (x 10^3)"},
     {"plasticity.smollm3.bias_factor", "ratio.1", "bias at the last pre-training checkpoint over the long-context mean (times)"},
     {"plasticity.smollm3.bias_kept", "number.2", "|long-context mean bias| over |bias at the last pre-training checkpoint|"},
     {"plasticity.smollm3.base_first", AP, "AP_first20 at the last pre-training checkpoint"},
@@ -146,11 +146,11 @@ static const qk_key family_fields[] = {
 static const qk_key checkpoint_fields[] = {
     {"label", "text", "checkpoint"},
     {"context", "count", "context length (tokens)"},
-    {"bias", "number.4", "mean bias_strength (score per token)"},
-    {"alpha_k", "sci.2", "mean |alpha_K| (per token)"},
+    {"bias_x1e3", SUM_FMT_BIAS_X1E3, "mean bias_strength (score per token, x 10^3)"},
+    {"alpha_k_x1e3", SUM_FMT_ALPHA_K_X1E3, "mean |alpha_K| (per token, x 10^3)"},
     {"r_k", AP, "mean |r_k| on the drift axis"},
     {"sep", AP, "mean separation_strength"},
-    {"plane", AP, "mean share of the variance in the {a, b} plane"},
+    {"plane", SUM_FMT_PLANE, "mean share of the variance in the {a, b} plane"},
     {"ap", AP, "ap_overall"},
     {"ap_first", AP, "AP over the first 20 % of positions"},
     {"ap_last", AP, "AP over the last 20 % of positions"},
@@ -181,30 +181,31 @@ static void make_tables(qk_numbers *w, tables *t)
 {
     static const column models[] = {
         {"label", "Model"}, {"family", "Family"}, {"heads", "Heads"}, {"ap", "AP overall"},
-        {"ap_first", "AP<sub>first 20%</sub>"}, {"ap_last", "AP<sub>last 20%</sub>"},
+        {"ap_first", "AP<sub>first 20&nbsp;%</sub>"}, {"ap_last", "AP<sub>last 20&nbsp;%</sub>"},
         {"ap_drop", "AP<sub>drop</sub>"}, {"lbp", "LongBench-Pro (published)"}};
     static const column lengths[] = {
         {"label", "Model"}, {"context", "Context"}, {"len_1_16", "0 to <i>L</i>/16"},
         {"len_1_8", "<i>L</i>/16 to <i>L</i>/8"}, {"len_1_4", "<i>L</i>/8 to <i>L</i>/4"},
         {"len_1_2", "<i>L</i>/4 to <i>L</i>/2"}, {"len_1_1", "<i>L</i>/2 to <i>L</i>"}};
     static const column deciles[] = {
-        {"label", "Model"}, {"d0", "0&ndash;10%"}, {"d1", "10&ndash;20%"}, {"d2", "20&ndash;30%"},
-        {"d3", "30&ndash;40%"}, {"d4", "40&ndash;50%"}, {"d5", "50&ndash;60%"},
-        {"d6", "60&ndash;70%"}, {"d7", "70&ndash;80%"}, {"d8", "80&ndash;90%"},
-        {"d9", "90&ndash;100%"}};
+        {"label", "Model"}, {"d0", "0&ndash;10&nbsp;%"}, {"d1", "10&ndash;20&nbsp;%"},
+        {"d2", "20&ndash;30&nbsp;%"}, {"d3", "30&ndash;40&nbsp;%"}, {"d4", "40&ndash;50&nbsp;%"},
+        {"d5", "50&ndash;60&nbsp;%"}, {"d6", "60&ndash;70&nbsp;%"}, {"d7", "70&ndash;80&nbsp;%"},
+        {"d8", "80&ndash;90&nbsp;%"}, {"d9", "90&ndash;100&nbsp;%"}};
     static const column quintiles[] = {
-        {"label", "Model"}, {"p0_20", "0&ndash;20%"}, {"p20_40", "20&ndash;40%"},
-        {"p40_60", "40&ndash;60%"}, {"p60_80", "60&ndash;80%"}, {"p80_100", "80&ndash;100%"}};
+        {"label", "Model"}, {"p0_20", "0&ndash;20&nbsp;%"}, {"p20_40", "20&ndash;40&nbsp;%"},
+        {"p40_60", "40&ndash;60&nbsp;%"}, {"p60_80", "60&ndash;80&nbsp;%"},
+        {"p80_100", "80&ndash;100&nbsp;%"}};
     static const column families[] = {
         {"label", "Family"}, {"models", "Models"}, {"ap", "AP overall"},
-        {"ap_first", "AP<sub>first 20%</sub>"}, {"ap_last", "AP<sub>last 20%</sub>"},
+        {"ap_first", "AP<sub>first 20&nbsp;%</sub>"}, {"ap_last", "AP<sub>last 20&nbsp;%</sub>"},
         {"ap_drop", "AP<sub>drop</sub> (mean)"}, {"drop_min", "AP<sub>drop</sub> (lowest)"},
         {"drop_max", "AP<sub>drop</sub> (highest)"}};
     static const column smollm3[] = {
-        {"label", "Checkpoint"}, {"context", "Context"}, {"bias", "bias strength"},
-        {"alpha_k", "|&alpha;<sub>K</sub>|"}, {"r_k", "|<i>r</i><sub>k</sub><sup>a</sup>|"},
+        {"label", "Checkpoint"}, {"context", "Context"}, {"bias_x1e3", "bias strength &times;10<sup>3</sup>"},
+        {"alpha_k_x1e3", "|&alpha;<sub>K</sub>| &times;10<sup>3</sup>"}, {"r_k", "|<i>r</i><sub>k</sub><sup>a</sup>|"},
         {"sep", "separation strength"}, {"plane", "plane share"}, {"ap", "AP overall"},
-        {"ap_first", "AP<sub>first 20%</sub>"}, {"ap_last", "AP<sub>last 20%</sub>"},
+        {"ap_first", "AP<sub>first 20&nbsp;%</sub>"}, {"ap_last", "AP<sub>last 20&nbsp;%</sub>"},
         {"ap_drop", "AP<sub>drop</sub>"}};
 #define N(a) (int)(sizeof a / sizeof a[0])
     t->models = make_table(w, "plasticity.models", "plasticity",
@@ -517,8 +518,8 @@ static void write_checkpoints(qk_numbers *w, int table, const plast_checkpoint *
         int rec = qk_numbers_record(w, "plasticity", id, checkpoint_fields, cp[i].label);
         qk_numbers_field_text(w, rec, "label", "%s", cp[i].label);
         qk_numbers_field(w, rec, "context", cp[i].context);
-        qk_numbers_field(w, rec, "bias", cp[i].bias);
-        qk_numbers_field(w, rec, "alpha_k", cp[i].alpha_k);
+        qk_numbers_field(w, rec, "bias_x1e3", 1e3 * cp[i].bias);
+        qk_numbers_field(w, rec, "alpha_k_x1e3", 1e3 * cp[i].alpha_k);
         qk_numbers_field(w, rec, "r_k", cp[i].r_k);
         qk_numbers_field(w, rec, "sep", cp[i].sep);
         qk_numbers_field(w, rec, "plane", cp[i].plane);
@@ -536,7 +537,7 @@ static void smollm3_values(qk_numbers *w, const plast_checkpoint *cp, int n)
     if (n == 0)
         return;
     qk_numbers_set_text(w, "plasticity.smollm3.first_label", "%s", cp[0].label);
-    qk_numbers_set(w, "plasticity.smollm3.first_bias", cp[0].bias);
+    qk_numbers_set(w, "plasticity.smollm3.first_bias_x1e3", 1e3 * cp[0].bias);
     plast_smollm3 s;
     plast_smollm3_compare(cp, n, &s);
     qk_numbers_set(w, "plasticity.smollm3.lc_checkpoints", s.ok ? s.n_lc : 0);
@@ -545,12 +546,12 @@ static void smollm3_values(qk_numbers *w, const plast_checkpoint *cp, int n)
     const plast_checkpoint *b = &cp[s.base];
     qk_numbers_set(w, "plasticity.smollm3.pre_checkpoints", n - s.n_lc);
     qk_numbers_set_text(w, "plasticity.smollm3.peak_label", "%s", cp[s.peak].label);
-    qk_numbers_set(w, "plasticity.smollm3.peak_bias", cp[s.peak].bias);
+    qk_numbers_set(w, "plasticity.smollm3.peak_bias_x1e3", 1e3 * cp[s.peak].bias);
     qk_numbers_set_text(w, "plasticity.smollm3.base_label", "%s", b->label);
-    qk_numbers_set(w, "plasticity.smollm3.base_bias", b->bias);
+    qk_numbers_set(w, "plasticity.smollm3.base_bias_x1e3", 1e3 * b->bias);
     qk_numbers_set_text(w, "plasticity.smollm3.lc_first_label", "%s", cp[s.first_lc].label);
     qk_numbers_set_text(w, "plasticity.smollm3.lc_last_label", "%s", cp[s.last_lc].label);
-    qk_numbers_set(w, "plasticity.smollm3.lc_bias", s.lc_bias);
+    qk_numbers_set(w, "plasticity.smollm3.lc_bias_x1e3", 1e3 * s.lc_bias);
     qk_numbers_set(w, "plasticity.smollm3.bias_factor", s.lc_bias != 0 ? b->bias / s.lc_bias : NAN);
     qk_numbers_set(w, "plasticity.smollm3.bias_kept",
                    b->bias != 0 ? fabs(s.lc_bias) / fabs(b->bias) : NAN);

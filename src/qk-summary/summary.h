@@ -53,6 +53,14 @@ double sum_param_num(const sum_ctx *ctx, const char *name, double lo, double hi)
  * fallback when row is -1. */
 const char *sum_dataset_id(const qk_src *registry, int row, const char *fallback);
 
+/* One format per quantity: a quantity the report prints in more than one
+ * place (a section's text, its tables, another section's tables) has one
+ * unit and one precision wherever it appears, the format here; its keys
+ * carry the unit in their name (bias_x1e3: bias strength times 10^3). */
+#define SUM_FMT_BIAS_X1E3 "number.2"    /* bias strength, score per token, x 10^3 */
+#define SUM_FMT_ALPHA_K_X1E3 "number.2" /* |alpha_K|, per token, x 10^3 */
+#define SUM_FMT_PLANE "fraction.3"      /* share of a head's variance in the {a, b} plane */
+
 /* Share in percent (NAN when n is 0). */
 double sum_pct(int count, int n);
 

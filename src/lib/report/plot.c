@@ -52,6 +52,8 @@ void qk_plot_put_text(FILE *fp, const char *text, size_t n, int how)
             fputs("%%", fp);
         else if (c == '"' || c == '\\')
             fprintf(fp, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", fp); /* a line break of a multi-line label */
         else
             fputc(c, fp);
     }
@@ -388,6 +390,7 @@ char *qk_plot_format(char *out, size_t cap, const char *fmt, ...)
     vsnprintf(out, cap, fmt, ap);
     va_end(ap);
     qk_plot_minus(out, cap);
+    qk_plot_typeset(out, cap);
     return out;
 }
 
@@ -403,4 +406,44 @@ void qk_plot_tokens(double tokens, char *out, size_t cap)
         snprintf(out, cap, "%.0f", r);
     else
         snprintf(out, cap, "%.1f", tokens);
+}
+
+/* Inserts text ins (n bytes) at position at of text, if it fits cap. */
+static int insert_at(char *text, size_t cap, size_t at, const char *ins, size_t n)
+{
+    size_t len = strlen(text);
+    if (len + n >= cap)
+        return 0;
+    memmove(text + at + n, text + at, len - at + 1); /* with the terminator */
+    memcpy(text + at, ins, n);
+    return 1;
+}
+
+void qk_plot_typeset(char *text, size_t cap)
+{
+    static const char minus[] = "\xe2\x88\x92"; /* U+2212 */
+    for (size_t i = 0; text[i]; i++) {
+        if (text[i] == '-' && i > 0 && text[i - 1] == ' ' && text[i + 1] == ' ') {
+            if (!insert_at(text, cap, i + 1, minus + 1, 2))
+                break;
+            text[i] = minus[0];
+            i += 2;
+        } else if (text[i] == '%' && i > 0 && isdigit((unsigned char)text[i - 1])) {
+            if (!insert_at(text, cap, i, " ", 1))
+                break;
+            i++;
+        }
+    }
+}
+
+void qk_plot_label_text(char *text, size_t cap)
+{
+    qk_plot_typeset(text, cap);
+    if (islower((unsigned char)text[0]))
+        text[0] = (char)toupper((unsigned char)text[0]);
+}
+
+char *qk_plot_percent(char *out, size_t cap, double value, int decimals)
+{
+    return qk_plot_format(out, cap, "%.*f %%", decimals, value);
 }
