@@ -98,6 +98,7 @@ include workflow/figures.mk
 include workflow/report.mk
 include workflow/latex.mk
 include workflow/archive.mk
+include workflow/diff.mk
 include workflow/check.mk
 include workflow/slurm.mk
 include workflow/fuzz.mk
@@ -127,7 +128,7 @@ deps: ;
 
 clean:
 	rm -rf $(filter-out build/.lock build/.lock.pid,$(wildcard build/* build/.[!.]*)) bin \
-	  report/index.html report/numbers.tex report/numbers.md report/tables report/thesis-example.pdf dist
+	  report/index.html report/numbers.tex report/numbers.md report/numbers.html report/run.tsv report/tables report/thesis-example.pdf dist
 
 distclean: clean
 	rm -rf data/synth
