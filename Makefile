@@ -52,7 +52,13 @@ export QK_MAKE_PID := $(shell echo $$PPID)
 endif
 export QK_LOCKED := $(CURDIR)
 
-ifeq ($(if $(QK_BUILDS_NOTHING),inner,$(filter $(CURDIR),$(QK_INNER))),)
+ifneq ($(filter why,$(MAKECMDGOALS)),)
+# ---- make why [GOAL] -----------------------------------------------------------------
+# Why each step of GOAL would run now: a make of GOAL that runs nothing
+# and writes no record is asked, and what it says is explained
+# (workflow/why.mk). This make reads no rule, so it changes nothing.
+include workflow/why.mk
+else ifeq ($(if $(QK_BUILDS_NOTHING),inner,$(filter $(CURDIR),$(QK_INNER))),)
 # ---- the run -----------------------------------------------------------------------
 # A make that builds runs its goals in a second make (the inner one, which
 # reads the rules below) and then says in its last line what became of the
