@@ -113,6 +113,11 @@ static void plain_value(char *out, size_t size, const char *tex)
             p++;
             continue;
         }
+        if (*p == '\\' && ((p[1] >= 'a' && p[1] <= 'z') || (p[1] >= 'A' && p[1] <= 'Z'))) {
+            while ((p[1] >= 'a' && p[1] <= 'z') || (p[1] >= 'A' && p[1] <= 'Z'))
+                p++; /* a command such as \ensuremath: its argument stays */
+            continue;
+        }
         if (*p == '\\' && (p[1] == '%' || p[1] == '_' || p[1] == '&' || p[1] == '#')) {
             out[o++] = *++p;
             continue;

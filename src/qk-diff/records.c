@@ -134,13 +134,24 @@ static void section(diff_out *o, const diff_side *a, const diff_side *b, const c
 {
     int shown = 0;
     fprintf(o->html, "<h3>%s</h3>\n", title);
-    table_head(o, column);
+    /* the rows go to a buffer: a table without any is not shown */
+    FILE *page = o->html;
+    char *rows = NULL;
+    size_t len = 0;
+    o->html = open_memstream(&rows, &len);
     int n = each_difference(&a->record, &b->record, kind, o, &shown, found);
     if (found == found_file)
         tally_say(o, &shown);
-    fputs("</table>\n", o->html);
-    if (n == 0)
+    fclose(o->html);
+    o->html = page;
+    if (n == 0) {
         fprintf(o->html, "<p>The same on both sides.</p>\n");
+    } else {
+        table_head(o, column);
+        fputs(rows, o->html);
+        fputs("</table>\n", o->html);
+    }
+    free(rows);
     diff_say_rest(o, &shown, "more");
     o->differences += n;
 }
