@@ -190,16 +190,18 @@ static void put_plain_value(FILE *fp, const qk_nvalue *v, int in_table, enum esc
     free(buf);
 }
 
-/* After a value's data-qk attribute: its key and source as a hover text
- * (a value without a known source gets none). */
+/* Before a value's data-qk attribute (which stays last, next to the
+ * value): its key and source as a hover text, ' title="..."' (a value
+ * without a known source gets none). */
 static void put_source_title(FILE *fp, const qk_nvalue *v)
 {
     char *text = qk_nsource_text(v);
     if (*text) {
-        fputs("\" title=\"", fp);
+        fputs(" title=\"", fp);
         qk_html_text(fp, v->key);
         fputs(" \xe2\x80\x94 ", fp); /* an em dash */
         qk_html_text(fp, text);
+        fputc('"', fp);
     }
     free(text);
 }
@@ -234,9 +236,10 @@ static void render_ntable(FILE *fp, const renderer *r, const qk_ntable *t)
         fputs("<tr>", fp);
         for (int c = 0; c < t->n_cols; c++) {
             const qk_nvalue *v = qk_nset_cell(&r->numbers, t, row, c);
-            fprintf(fp, "<td%s data-qk=\"", qk_format_is_number(&v->format) ? " class=\"num\"" : "");
-            qk_html_text(fp, v->key);
+            fprintf(fp, "<td%s", qk_format_is_number(&v->format) ? " class=\"num\"" : "");
             put_source_title(fp, v);
+            fputs(" data-qk=\"", fp);
+            qk_html_text(fp, v->key);
             fputs("\">", fp);
             qk_number_put(fp, v, QK_AS_HTML, 1);
             fputs("</td>", fp);
@@ -628,9 +631,10 @@ static void render_value(const renderer *r, state *st, int line, char *inner)
             put_plain_value(st->fp, v, 0, r->markdown ? AS_TEXT : AS_HTML);
             return;
         }
-        fputs("<span data-qk=\"", st->fp);
-        qk_html_text(st->fp, v->key);
+        fputs("<span", st->fp);
         put_source_title(st->fp, v);
+        fputs(" data-qk=\"", st->fp);
+        qk_html_text(st->fp, v->key);
         fputs("\">", st->fp);
         qk_number_put(st->fp, v, QK_AS_HTML, 0);
         fputs("</span>", st->fp);
