@@ -52,7 +52,13 @@ export QK_MAKE_PID := $(shell echo $$PPID)
 endif
 export QK_LOCKED := $(CURDIR)
 
-ifeq ($(if $(QK_BUILDS_NOTHING),inner,$(filter $(CURDIR),$(QK_INNER))),)
+ifneq ($(filter why,$(MAKECMDGOALS)),)
+# ---- make why [GOAL] -----------------------------------------------------------------
+# Why each step of GOAL would run now: a make of GOAL that runs nothing
+# and writes no record is asked, and what it says is explained
+# (workflow/why.mk). This make reads no rule, so it changes nothing.
+include workflow/why.mk
+else ifeq ($(if $(QK_BUILDS_NOTHING),inner,$(filter $(CURDIR),$(QK_INNER))),)
 # ---- the run -----------------------------------------------------------------------
 # A make that builds runs its goals in a second make (the inner one, which
 # reads the rules below) and then says in its last line what became of the
@@ -98,6 +104,7 @@ include workflow/figures.mk
 include workflow/report.mk
 include workflow/latex.mk
 include workflow/archive.mk
+include workflow/diff.mk
 include workflow/check.mk
 include workflow/slurm.mk
 include workflow/fuzz.mk
@@ -127,7 +134,7 @@ deps: ;
 
 clean:
 	rm -rf $(filter-out build/.lock build/.lock.pid,$(wildcard build/* build/.[!.]*)) bin \
-	  report/index.html report/numbers.tex report/numbers.md report/tables report/thesis-example.pdf dist
+	  report/index.html report/numbers.tex report/numbers.md report/numbers.html report/run.tsv report/tables report/thesis-example.pdf dist
 
 distclean: clean
 	rm -rf data/synth

@@ -21,7 +21,7 @@
 
 #include "figure_blocks.h" /* report_figures, generated from workflow/figures.rec */
 
-enum { OPT_MARKDOWN = QK_KEY_FIRST, OPT_TEX, OPT_MD, OPT_LATEX_TABLE, OPT_BLAS_INFO };
+enum { OPT_MARKDOWN = QK_KEY_FIRST, OPT_TEX, OPT_MD, OPT_LATEX_TABLE, OPT_BLAS_INFO, OPT_NUMBERS_HTML };
 
 static const qk_option options_table[] = {
     {'t', "template", "FILE", "template to render"},
@@ -32,7 +32,9 @@ static const qk_option options_table[] = {
     {OPT_MARKDOWN, "markdown", NULL, "render tables as Markdown (default HTML)"},
     {OPT_TEX, "numbers-tex", "FILE", "every value of the numbers files as \\qkdef{KEY}{VALUE}, "
                                      "typeset as the page shows it, with the \\qk macro"},
-    {OPT_MD, "numbers-md", "FILE", "the keys with their values and meanings (Markdown)"},
+    {OPT_MD, "numbers-md", "FILE", "the keys with their values, meanings and sources (Markdown)"},
+    {OPT_NUMBERS_HTML, "numbers-html", "FILE", "the same as a page, a row per key with the id "
+     "n-KEY, which a click on a number in the report opens"},
     {OPT_LATEX_TABLE, "latex-table", "NAME=FILE", "a table of the numbers files as a booktabs "
                                                   "tabular"},
     {OPT_BLAS_INFO, "blas-info", NULL, "print the BLAS in use as values (blas_library, "
@@ -43,7 +45,7 @@ static const qk_program program = {
     "qk-report",
     "qk-report --template FILE --output FILE [--values FILE]... [--table NAME=TSV]...\n"
     "          [--set KEY=VALUE]... [--markdown] [--numbers-tex FILE]\n"
-    "          [--numbers-md FILE] [--latex-table NAME=FILE]...\n"
+    "          [--numbers-md FILE] [--numbers-html FILE] [--latex-table NAME=FILE]...\n"
     "qk-report --blas-info",
     "Renders a template. Directives, written {{...}}:\n"
     "  {{key}}                    a value: from a numbers file (typeset by its kind; in\n"
@@ -200,6 +202,22 @@ static void put_plain_value(FILE *fp, const qk_nvalue *v, int in_table, enum esc
     free(buf);
 }
 
+/* Before a value's data-qk attribute (which stays last, next to the
+ * value): its key and source as a hover text, ' title="..."' (a value
+ * without a known source gets none). */
+static void put_source_title(FILE *fp, const qk_nvalue *v)
+{
+    char *text = qk_nsource_text(v);
+    if (*text) {
+        fputs(" title=\"", fp);
+        qk_html_text(fp, v->key);
+        fputs(" \xe2\x80\x94 ", fp); /* an em dash */
+        qk_html_text(fp, text);
+        fputc('"', fp);
+    }
+    free(text);
+}
+
 static void render_ntable(FILE *fp, const renderer *r, const qk_ntable *t)
 {
     if (r->markdown) {
@@ -230,8 +248,9 @@ static void render_ntable(FILE *fp, const renderer *r, const qk_ntable *t)
         fputs("<tr>", fp);
         for (int c = 0; c < t->n_cols; c++) {
             const qk_nvalue *v = qk_nset_cell(&r->numbers, t, row, c);
-            fprintf(fp, "<td%s data-qk=\"", cell_class(qk_format_is_number(&v->format),
-                                                      v->raw ? v->raw : ""));
+            fprintf(fp, "<td%s", cell_class(qk_format_is_number(&v->format), v->raw ? v->raw : ""));
+            put_source_title(fp, v);
+            fputs(" data-qk=\"", fp);
             qk_html_text(fp, v->key);
             fputs("\">", fp);
             qk_number_put(fp, v, QK_AS_HTML, 1);
@@ -624,7 +643,9 @@ static void render_value(const renderer *r, state *st, int line, char *inner)
             put_plain_value(st->fp, v, 0, r->markdown ? AS_TEXT : AS_HTML);
             return;
         }
-        fputs("<span data-qk=\"", st->fp);
+        fputs("<span", st->fp);
+        put_source_title(st->fp, v);
+        fputs(" data-qk=\"", st->fp);
         qk_html_text(st->fp, v->key);
         fputs("\">", st->fp);
         qk_number_put(st->fp, v, QK_AS_HTML, 0);
@@ -794,7 +815,7 @@ int main(int argc, char **argv)
     qk_set_progname("qk-report");
     renderer r;
     memset(&r, 0, sizeof r);
-    const char *numbers_tex = NULL, *numbers_md = NULL, *value;
+    const char *numbers_tex = NULL, *numbers_md = NULL, *numbers_html = NULL, *value;
     latex_table *latex = NULL;
     int n_latex = 0;
     qk_args a;
@@ -811,6 +832,7 @@ int main(int argc, char **argv)
         case OPT_MARKDOWN: r.markdown = 1; break;
         case OPT_TEX: numbers_tex = value; break;
         case OPT_MD: numbers_md = value; break;
+        case OPT_NUMBERS_HTML: numbers_html = value; break;
         case OPT_LATEX_TABLE:
             if (!strchr(value, '=') || value[0] == '=')
                 qk_die(QK_EXIT_USAGE, NULL, "--latex-table takes NAME=FILE, got '%s'", value);
@@ -839,7 +861,7 @@ int main(int argc, char **argv)
         qk_die(QK_EXIT_DATA, r.template_path, "%s", err.msg);
     /* every output made in memory, then written all or none: an error
      * exits before any output is touched */
-    qk_text *out = qk_calloc((size_t)(3 + n_latex), sizeof *out);
+    qk_text *out = qk_calloc((size_t)(4 + n_latex), sizeof *out);
     int n_out = 0;
     qk_text_open(&out[n_out], output);
     render(&r, (const char *)tpl, out[n_out++].fp, 0, 1);
@@ -851,6 +873,10 @@ int main(int argc, char **argv)
     if (numbers_md) {
         qk_text_open(&out[n_out], numbers_md);
         write_numbers_md(&r, out[n_out++].fp, n_latex, latex);
+    }
+    if (numbers_html) {
+        qk_text_open(&out[n_out], numbers_html);
+        qk_nset_write_html(&r.numbers, out[n_out++].fp);
     }
     for (int i = 0; i < n_latex; i++) {
         qk_text_open(&out[n_out], latex[i].path);

@@ -3,7 +3,9 @@
 # profile), dumps the DOM after load and takes a screenshot, then checks:
 # the page's self-check says ok (every image loaded, every contents link
 # resolves, no script error), every section is present, every table fits
-# the page at 1400 px, and Chromium logged no console error. The screenshot is kept in build/browser/ for review.
+# the page at 1400 px, a number's hover text names its source and a click
+# opens its entry, and Chromium logged no console error. The screenshot is
+# kept in build/browser/ for review.
 set -u
 cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
@@ -50,6 +52,36 @@ if grep -E 'CONSOLE|Uncaught|Failed to load' "$out/chromium.log" | grep -qvi 'db
     bad "console errors (see $out/chromium.log)"
 else
     ok
+fi
+
+# a number's hover text is its key and source, and a click opens its entry in
+# numbers.html: the page in a frame, the number's title read and the number
+# clicked by a script of the frame's page
+key=pca.tax.mixed_pct
+if grep -q "data-qk=\"$key\"" "$page"; then
+    cat > "$out/hover.html" <<HTML
+<!DOCTYPE html><html><body><iframe id="f" src="$url" width="1200" height="800"></iframe><script>
+var f = document.getElementById('f');
+f.addEventListener('load', function first() {
+  f.removeEventListener('load', first);
+  var n = f.contentDocument.querySelector('[data-qk="$key"]');
+  document.body.setAttribute('data-hover', n ? n.title : 'no such number');
+  f.addEventListener('load', function () {
+    var w = f.contentWindow, e = f.contentDocument.getElementById(w.location.hash.slice(1));
+    document.body.setAttribute('data-entry', w.location.pathname.replace(/.*\//, '') + w.location.hash +
+      (e ? ' ' + e.textContent.slice(0, 200) : ' (no entry)'));
+  });
+  if (n) n.click();
+});
+</script></body></html>
+HTML
+    run chromium "${flags[@]}" --disable-web-security --dump-dom "file://$(realpath "$out/hover.html")"
+    hover=$(grep -o 'data-hover="[^"]*"' "$e2e_out" | head -1)
+    if [[ $hover == *"$key — results/"*"/qk_heads.csv: category"* ]]; then ok; else
+        bad "hovering $key shows its key and source table (${hover:-no hover text})"; fi
+    entry=$(grep -o 'data-entry="[^"]*"' "$e2e_out" | head -1)
+    if [[ $entry == *"numbers.html#n-$key $key"* ]]; then ok; else
+        bad "a click on $key opens its entry in numbers.html (${entry:-none})"; fi
 fi
 
 # the whole page in one image (scaled down when it is taller than a

@@ -108,7 +108,8 @@ for s in 1e60 1e-60; do
         $(for f in pca rotation plasticity extra inventory; do echo "--values $S/$f.numbers"; done) \
         --values "$tree/build/report/figures.numbers" --values "$tree/build/report/source.tsv" \
         --values "$tree/build/report/blas.tsv" --table parameters="$tree/build/report/parameters.tsv" \
-        --values "$tree/build/params/rebuild.tsv" --set suite_version=test
+        --values "$tree/build/params/rebuild.tsv" --values "$tree/build/report/run.numbers" \
+        --set suite_version=test
     expect_status 0 "the report of the values times $s"
     run check "$S"
     expect_status 0 "times $s: the page and numbers.tex agree"

@@ -131,6 +131,10 @@ for want in "queries follow position more closely than the keys" "does not fall 
     if [[ "$rules_text" == *"$want"* && "$normal_text" != *"$want"* ]]; then ok; else
         bad "the rules turned: the text says '$want' (and the example as built does not)"; fi
 done
+# the PDF names the run its numbers come from (the id of report/run.tsv)
+run_id=$(awk -F'\t' '$1 == "run_id" { print $3 }' report/run.tsv)
+if [ -n "$run_id" ] && [[ "$normal_text" == *"run $run_id"* ]]; then ok; else
+    bad "the example names the run its numbers come from (run ${run_id:-?} of report/run.tsv)"; fi
 if [[ "$rules_text" != *"shows the profile of"* && "$normal_text" == *"shows the profile of"* ]]; then
     ok; else bad "the rules turned: no word of plasticity figure 05 when it is not drawn"; fi
 compile_copy unknown-raw 's/\\qkraw{rotation\.rk_mean}/\\qkraw{no.such.key}/'

@@ -176,7 +176,8 @@ START_TEST(test_round_trip)
     close(fd);
     qk_numbers *w = qk_numbers_open(path);
     qk_numbers_declare(w, scalars);
-    qk_numbers_set(w, "s.count", 3239);
+    qk_numbers_set(w, "s.count", 3239); /* before any source: none */
+    qk_numbers_source(w, "results/x/t.csv", "r_q0", "all heads", "mean", "qk-pca; pca");
     qk_numbers_set(w, "s.r", 0.1 + 0.2);
     qk_numbers_set_text(w, "s.name", "a\tb");
     int t = qk_numbers_table(w, "s.models", "s", "Models");
@@ -206,6 +207,15 @@ START_TEST(test_round_trip)
     const qk_ntable *tb = qk_nset_table(&s, "s.models");
     ck_assert(tb && tb->n_rows == 2 && tb->n_cols == 2);
     ck_assert(qk_nset_cell(&s, tb, 1, 1)->x == 0.25);
+    /* each value set after a source carries it; one set before has none */
+    ck_assert(qk_nset_value(&s, "s.count")->source.table == NULL);
+    const qk_nvalue *r = qk_nset_value(&s, "s.r");
+    ck_assert_str_eq(r->source.table, "results/x/t.csv");
+    ck_assert_str_eq(r->source.rows, "all heads");
+    ck_assert_str_eq(qk_nset_value(&s, "s.m2.ap")->source.aggregation, "mean");
+    char *text = qk_nsource_text(r);
+    ck_assert_str_eq(text, "results/x/t.csv: r_q0; all heads; mean (qk-pca; pca)");
+    free(text);
     /* a second file defining the same key is an error */
     ck_assert_int_eq(qk_nset_load(&s, path, &err), -1);
     ck_assert_msg(strstr(err.msg, "defined twice") != NULL, "%s", err.msg);

@@ -18,6 +18,9 @@ QK_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-missing-field-initializer
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 QK_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+# Libraries of one program only (PROG_LIBS_<program>): linked into it
+# alone, so the other programs' binaries, and so their identities, stay.
+PROG_LIBS_qk-diff := $(shell pkg-config --libs libpng 2>/dev/null)
 
 # The library's modules, bottom up. A module uses only modules below it
 # (MODULE_USES_<module>, the whole closure) and implements the headers
@@ -125,7 +128,7 @@ bin/$(1): $$(wildcard src/$(1)/*.c src/$(1)/*.h) $$(GEN_$(1)) \
           $$(call qk_libs,$$(wildcard src/$(1)/*.c src/$(1)/*.h)) $$(HEADERS) $$(COMPILE_RECORD)
 	@mkdir -p $$(@D)
 	$$(call step,LD,$$@) $$(CC) $$(CFLAGS) $$(QK_CFLAGS) -Isrc/$(1) $$(if $$(GEN_$(1)),-Ibuild/gen/$(1)) \
-	  $$(wildcard src/$(1)/*.c) $$(filter %.a,$$^) $$(QK_LIBS) -o $$@.tmp
+	  $$(wildcard src/$(1)/*.c) $$(filter %.a,$$^) $$(PROG_LIBS_$(1)) $$(QK_LIBS) -o $$@.tmp
 	$$(quiet)mv -f $$@.tmp $$@
 endef
 $(foreach p,$(PROG_DIRS),$(eval $(call program_folder_rule,$(p))))
@@ -160,5 +163,16 @@ build/progs/%.checked: bin/% workflow/build.mk
 # gets another identity: there the .id is made only when missing, so that
 # `make -q report` after a complete build exits 0, and `make -n` lists the
 # relink but not the stages of the relinked program.)
+# `make why` (QK_WHY_DIR) hashes a program relinked since it was last
+# hashed, outside the tree, and takes it as remade when its identity
+# differs, so that the steps it runs are listed.
+ifneq ($(and $(QK_WHY_DIR),$(QK_BUILDS_NOTHING)),)
+why_prog_changed = $(shell t=$$(mktemp) && strip --remove-section=.note.gnu.build-id -o "$$t" bin/$(1) \
+  2>/dev/null && [ "$$(sha256sum < "$$t" | cut -c1-64)" != "$$(cat build/progs/$(1).id)" ] && echo changed; \
+  rm -f "$$t")
+$(foreach p,$(patsubst build/progs/%.id,%,$(wildcard build/progs/*.id)),$(if $(and $(wildcard bin/$(p)),$(call \
+  why_prog_changed,$(p))),$(eval .PHONY: build/progs/$(p).id)$(shell mkdir -p $(QK_WHY_DIR)/build/progs)$(file \
+  >$(QK_WHY_DIR)/build/progs/$(p).id,changed)))
+endif
 build/progs/%.id: $(if $(QK_BUILDS_NOTHING),|) build/progs/%.checked
 	@test -f $@ || { $(call write_prog_id,$*); }

@@ -103,8 +103,11 @@ $(shell mkdir -p build/params build/sets)
 write_text = $(call write_text_unless,$(1),$(2),$(QK_BUILDS_NOTHING))
 # write_text_unless PATH, TEXT, NOTHING: write_text, as in a make that
 # builds nothing when NOTHING is not empty
+# (for `make why`, QK_WHY_DIR, such a record is written there instead,
+# outside the tree, so that it can say what changed)
 write_text_unless = $(if $(and $(wildcard $(1)),$(call holds_text,$(file <$(1)),$(2))),,$(if \
-  $(3),$(eval .PHONY: $(1)),$(file >$(1),$(2))))
+  $(3),$(eval .PHONY: $(1))$(if $(QK_WHY_DIR),$(shell mkdir -p $(QK_WHY_DIR)/$(dir $(1)))$(file \
+  >$(QK_WHY_DIR)/$(1),$(2))),$(file >$(1),$(2))))
 # holds_text CONTENT, TEXT: CONTENT, as $(file <) reads it, is TEXT and the
 # newline $(file >) adds (GNU make 4.3 keeps it; later versions drop it)
 holds_text = $(or $(call same_text,$(1),$(2)$(newline)),$(call same_text,$(1),$(2)))

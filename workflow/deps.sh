@@ -13,7 +13,7 @@ group=${1:-build}
 case $group in
 build) PKGS="build-essential pkg-config libopenblas-dev liblapacke-dev libzstd-dev libsnappy-dev
 zlib1g-dev liblz4-dev libxxhash-dev libarchive-dev check gnuplot-nox fonts-dejavu-core python3
-libsleef-dev python3-numpy python3-sklearn python3-zstandard locales" ;;
+libsleef-dev libpng-dev python3-numpy python3-sklearn python3-zstandard locales" ;;
 browser) PKGS="chromium" ;;
 fuzz) PKGS="clang libclang-rt-14-dev llvm-14" ;;
 latex) PKGS="texlive-latex-base texlive-latex-recommended poppler-utils" ;;

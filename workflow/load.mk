@@ -27,8 +27,10 @@ synth_data_record_args = $(synth_record_args) $(call dataset_dir,$(1))
 ifeq ($(QK_BUILDS_NOTHING),)
 record_check = FORCE
 else
+# (for `make why`, QK_WHY_DIR, the record as it would be is kept there)
 record_check = $(if $(shell t=$$(mktemp) && bin/qk-load --source-record "$$t" $(2) > /dev/null 2>&1 && \
-  cmp -s "$$t" $(1) && echo same; rm -f "$$t"),,FORCE)
+  { cmp -s "$$t" $(1) && echo same || { [ -z "$(QK_WHY_DIR)" ] || { mkdir -p $(QK_WHY_DIR)/$(dir $(1)) && \
+  cp "$$t" $(QK_WHY_DIR)/$(1); }; }; }; rm -f "$$t"),,FORCE)
 endif
 
 ifeq ($(strip $(DATA)),)

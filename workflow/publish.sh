@@ -20,6 +20,9 @@
 # Stopped before the journal (an error, a full disk, a kill), it leaves the
 # published folders as they were (the temporaries go, or lock.sh removes
 # them); stopped after, the next make finishes it (--resume).
+# A publication that changes anything first keeps the generation it
+# replaces in build/publish/previous (hard links, so it costs no copy):
+# `make diff` compares it with the new one.
 set -u -o pipefail
 STAGE=${QK_STAGE:-build/stage}
 STAGE=${STAGE%/}
@@ -76,6 +79,19 @@ prune_empty() {
 note_listing() {
     [ "${edited_before:-}" = yes ] && return 0
     listing > "$LISTING.new" && mv -f "$LISTING.new" "$LISTING"
+}
+
+# The published folders as they are, into build/publish/previous: hard
+# links, which the renames of the publication leave pointing at the old
+# files (made beside it and swapped in, so it is always one generation).
+keep_previous() {
+    local prev=$DIR/previous t
+    rm -rf "$prev.new" && mkdir -p "$prev.new" || return 1
+    for t in "${TREES[@]}"; do
+        [ -d "$t" ] && { cp -al "$t" "$prev.new/" || return 1; }
+    done
+    find "$prev.new" -name '.*.qkpub' -type f -delete
+    rm -rf "$prev" && mv "$prev.new" "$prev"
 }
 
 # the files a LIST names, one a line, sorted
@@ -151,6 +167,9 @@ if [ -n "${QK_MAKE_PID:-}" ] && ! alive "$QK_MAKE_PID"; then
     find "${TREES[@]}" -name '.*.qkpub' -delete 2>/dev/null
     prune_empty
     exit 2
+fi
+if [ -s "$JOURNAL.new" ] && [ -f "$LISTING" ]; then
+    keep_previous || { rm -rf "$DIR/previous.new"; echo "publish: cannot keep the previous generation in $DIR/previous" >&2; }
 fi
 mv -f "$JOURNAL.new" "$JOURNAL" || die "cannot write $JOURNAL"
 commit || die "cannot finish the publication in $JOURNAL"

@@ -86,13 +86,14 @@ REPORT_INPUTS += $(STUDY_TABLES)
 # table NAME -> report/tables/NAME.tex with dashes for dots (pca.models -> pca-models.tex)
 latex_table_file = $(STAGE)/report/tables/$(subst .,-,$(1)).tex
 REPORT_TEX_TABLES = $(foreach t,$(REPORT_LATEX_TABLES),$(call latex_table_file,$(t)))
-REPORT_OUTPUTS = $(addprefix $(STAGE)/report/,index.html numbers.tex numbers.md) $(REPORT_TEX_TABLES)
+REPORT_OUTPUTS = $(addprefix $(STAGE)/report/,index.html numbers.tex numbers.md numbers.html) $(REPORT_TEX_TABLES)
 
 $(REPORT_OUTPUTS) &: templates/report.html.in $(call prog,qk-report) $(REPORT_INPUTS) \
                    build/params/report.txt $(RUN_SET) $(ALL_FIGURES)
 	@mkdir -p $(STAGE)/report/tables
 	$(call step,REPORT,report/index.html) bin/qk-report --template $< --output $(STAGE)/report/index.html \
 	  --numbers-tex $(STAGE)/report/numbers.tex --numbers-md $(STAGE)/report/numbers.md \
+	  --numbers-html $(STAGE)/report/numbers.html \
 	  $(foreach t,$(REPORT_LATEX_TABLES),--latex-table $(t)=$(call latex_table_file,$(t))) \
 	  $(REPORT_FLAGS)
 

@@ -11,6 +11,8 @@
  *   table   NAME   PREFIX  CAPTION                  a table of records
  *   column  NAME   FIELD   HEADER                   a column (HEADER in light HTML)
  *   row     NAME   ID                               a row: the values PREFIX.ID.FIELD
+ *   source  KEY    TABLE COLUMNS ROWS AGGREGATION STAGES
+ *                                                  where the value KEY comes from
  * Numbers are written with 17 significant digits, so they read back
  * exactly. */
 #ifndef QK_NUMBERS_H
@@ -76,6 +78,14 @@ void qk_numbers_set(qk_numbers *w, const char *key, double x);
 void qk_numbers_set_text(qk_numbers *w, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Where the values set from now on come from (until the next call): the
+ * table they are computed from (its path, or a parameter record), its
+ * columns, which rows, the aggregation, and the stages and parameter
+ * groups that make the table. Each value set afterwards carries it, and
+ * numbers.md and the page's hover texts show it. */
+void qk_numbers_source(qk_numbers *w, const char *table, const char *columns, const char *rows,
+                       const char *aggregation, const char *stages);
+
 /* A record: the values PREFIX.ID.FIELD for every field of the list, each
  * missing unless set; about (a model's label, say) completes each meaning.
  * Returns its handle; asking again for the same PREFIX.ID returns it. */
@@ -96,11 +106,17 @@ void qk_numbers_close(qk_numbers *w);
 
 /* ---- reading (qk-report) ----------------------------------------------------------- */
 
+/* Where a value comes from (qk_numbers_source); all NULL when not known. */
+typedef struct qk_nsource {
+    char *table, *columns, *rows, *aggregation, *stages;
+} qk_nsource;
+
 typedef struct qk_nvalue {
     char *key, *raw, *meaning;
     qk_format format;
     int missing;
     double x; /* the number, for the number kinds */
+    qk_nsource source;
 } qk_nvalue;
 
 typedef struct qk_ntable {
@@ -141,8 +157,15 @@ void qk_number_put(FILE *fp, const qk_nvalue *v, qk_typeset as, int in_table);
  * LaTeX with an error naming it), then one line \qkdef{KEY}{VALUE} per
  * value, typeset for LaTeX; flags are left out. */
 void qk_nset_write_tex(const qk_nset *s, FILE *fp);
-/* The key list in Markdown: key, value (plain text), meaning. */
+/* The key list in Markdown: key, value (plain text), meaning, and where
+ * each value comes from. */
 void qk_nset_write_md(const qk_nset *s, FILE *fp);
+/* A value's source in one line of plain text: "TABLE: COLUMNS; ROWS;
+ * AGGREGATION (STAGES)", or "" when it is not known (malloc'ed). */
+char *qk_nsource_text(const qk_nvalue *v);
+/* The numbers' entries as an HTML page (report/numbers.html): one row per
+ * key with its value, meaning and source, the row's id "n-KEY". */
+void qk_nset_write_html(const qk_nset *s, FILE *fp);
 /* A table as a booktabs tabular: light-HTML headers as LaTeX, the cells
  * typeset for LaTeX, numbers right-aligned. */
 void qk_ntable_write_latex(const qk_nset *s, const qk_ntable *t, FILE *fp);

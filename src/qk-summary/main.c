@@ -54,6 +54,8 @@ static const sum_section sections[] = {
      "scalars, AP at each RULER length, the first model whose captures cover every length and "
      "the first whose captures end before the longest",
      sum_extra},
+    {"run", "record", "",
+     "the run's id and suite version, from its record (record: report/run.tsv)", sum_run},
 };
 #define N_SECTIONS (int)(sizeof sections / sizeof sections[0])
 
@@ -130,6 +132,76 @@ const char *sum_dataset_id(const qk_src *registry, int row, const char *fallback
 }
 
 double sum_pct(int count, int n) { return n ? 100.0 * count / n : NAN; }
+
+/* The stages and parameter groups behind each kind of table, by its file
+ * name: what made it (workflow/<stage>.mk), so that a number's entry says
+ * which steps and parameters it depends on. */
+static const struct {
+    const char *file, *stages;
+} table_stages[] = {
+    {"qk.csv", "qk-load, qk-pca, qk-merge; parameters pca-fit, blas"},
+    {"qk_heads.csv", "qk-load, qk-pca, qk-taxonomy, qk-merge; parameters pca-fit, pca, blas"},
+    {"rotated.csv", "qk-load, qk-rotate, qk-complement, qk-merge; parameters rotation, "
+                    "rotation-complement, blas"},
+    {"model_summary.csv", "qk-load, qk-rotate, qk-complement, qk-merge, qk-rotate --summary; "
+                          "parameters rotation, rotation-complement, blas"},
+    {"joint_rotation_plasticity.csv", "qk-rotate, qk-plasticity, qk-joint; parameters rotation, "
+                                      "plasticity, blas"},
+    {"inventory.tsv", "qk-synth or the downloads, qk-load; parameters run, synth"},
+    {"registry.tsv", "workflow/datasets.tsv and the runs' qkreport.conf files"},
+    {"run.tsv", "the run's records (workflow/run-record.sh)"},
+    {"list.txt", "qk-plot --list and the figures drawn; parameters figures"},
+    {".csv", "qk-load, qk-plasticity, qk-merge; parameters plasticity, blas"},
+    {"", "its stage (workflow/*.mk)"}};
+
+static const char *stages_of(const char *path)
+{
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof table_stages / sizeof table_stages[0]; i++) {
+        size_t m = strlen(table_stages[i].file);
+        if (table_stages[i].file[0] != '.' ? strcmp(name, table_stages[i].file) == 0
+                                          : n >= m && strcmp(name + n - m, table_stages[i].file) == 0)
+            return table_stages[i].stages;
+    }
+    return table_stages[sizeof table_stages / sizeof table_stages[0] - 1].stages;
+}
+
+void sum_source(qk_numbers *w, const qk_src *table, const char *columns, const char *rows,
+                const char *aggregation)
+{
+    const char *path = table ? qk_shown_path(table->path) : "-";
+    qk_numbers_source(w, path, columns, rows, aggregation, table ? stages_of(path) : "-");
+}
+
+void sum_source_params(qk_numbers *w, const char *group, const char *names)
+{
+    char path[128];
+    snprintf(path, sizeof path, "build/params/%s.txt", group);
+    qk_numbers_source(w, path, names, "-", "the run's value", "make; parameter group");
+}
+
+/* Before a section computes its values: each value's source is, unless
+ * the section says more, its inputs (the study tables). */
+static void default_source(sum_ctx *ctx)
+{
+    char *tables = NULL, *stages = NULL;
+    size_t tl = 0, sl = 0;
+    FILE *ft = open_memstream(&tables, &tl), *fs = open_memstream(&stages, &sl);
+    for (int i = 0; i < ctx->n_inputs; i++) {
+        if (strcmp(ctx->input_names[i], "registry") == 0)
+            continue;
+        const char *path = qk_shown_path(ctx->inputs[i].src.path);
+        fprintf(ft, "%s%s", ftell(ft) ? ", " : "", path);
+        fprintf(fs, "%s%s: %s", ftell(fs) ? "; " : "", path, stages_of(path));
+    }
+    fclose(ft);
+    fclose(fs);
+    qk_numbers_source(ctx->out, *tables ? tables : "-", "see the section", "see the section",
+                      "see the section's text", *stages ? stages : "-");
+    free(tables);
+    free(stages);
+}
 
 /* 1 if word (up to a '?') is one of the space-separated names in list;
  * *optional tells whether it is marked '?'. */
@@ -262,6 +334,7 @@ int main(int argc, char **argv)
         ctx.inputs[i].src.user = ctx.user;
     }
     ctx.out = qk_numbers_open(output);
+    default_source(&ctx);
     s->write(&ctx);
     qk_numbers_close(ctx.out);
     return QK_EXIT_OK;

@@ -232,6 +232,8 @@ static void write_components(qk_numbers *w, const qk_src *qk)
     qk_numbers_column(w, table, "rq_mean", "mean <i>r</i><sub>q</sub>");
     qk_numbers_column(w, table, "rk_mean", "mean <i>r</i><sub>k</sub>");
     qk_numbers_column(w, table, "ev_mean_pct", "mean explained variance (%)");
+    sum_source(w, qk, "r_q, r_k, ev", "every head, one component (pc) a record",
+               "mean over heads; ev_top10 their sum, ev_ratio01 PC0 over PC1");
     if (qk)
         pca_component_means(qk, rq, rk, ev, n);
     double top = 0;
@@ -270,6 +272,8 @@ static int family_table(qk_numbers *w)
 
 static void write_families(qk_numbers *w, int table, const pca_study *s)
 {
+    sum_source(w, &s->src, "the field's column (r_q0, r_k0, pos_var_q, pos_var_k, category)",
+               "the heads of the family's models", "mean over heads, or share of heads (%)");
     for (int m = 0; m < s->n_models; m++) {
         const char *family = s->models[m].family;
         int seen = 0;
@@ -316,6 +320,9 @@ static int model_table(qk_numbers *w)
 
 static void write_models(qk_numbers *w, int table, const pca_study *s, const qk_src *registry)
 {
+    sum_source(w, &s->src, "the field's column (r_q0, r_k0, ev0, pos_var_q, pos_var_k, mu_q0, "
+               "sep0, fisher0, acc01, category)", "the model's heads",
+               "mean over heads (fisher: median), or share of heads (%)");
     for (int m = 0; m < s->n_models; m++) {
         const pca_model *md = &s->models[m];
         const char *id = sum_dataset_id(registry, md->registry_row, md->id);
@@ -358,6 +365,11 @@ static void model_range(qk_numbers *w, const pca_study *s, const char *column, d
 
 static void write_cross_values(qk_numbers *w, const pca_study *s)
 {
+    sum_source(w, &s->src, "the column of the key (r_q0, r_k0, pos_var_q, pos_var_k, "
+               "pc0_share_q, pc0_share_k, mu_q0, sep0, fisher0, acc01, acc0)",
+               "all heads of the cross-model study",
+               "mean over heads (|mu_q0|: of magnitudes; fisher: median too; *_model_min/max: "
+               "lowest and highest model mean); models, heads and families counted");
     qk_numbers_set(w, "pca.models", s->n_models);
     qk_numbers_set(w, "pca.heads", s->n_heads);
     qk_numbers_set(w, "pca.families", pca_n_families(s));
@@ -378,6 +390,9 @@ static void write_cross_values(qk_numbers *w, const pca_study *s)
     model_range(w, s, "pos_var_k", 100, "pca.pos_var_k_model_min_pct", "pca.pos_var_k_model_max_pct");
     int cat[PCA_N_CAT];
     int n = count_categories(s, any_head, NULL, cat);
+    sum_source(w, &s->src, "category (qk-taxonomy's class from r_q0 and r_k0)",
+               "all heads of the cross-model study",
+               "share of the heads in the category (%), or their count");
     for (int k = 0; k < PCA_N_CAT; k++) {
         char key[48];
         snprintf(key, sizeof key, "pca.tax.%s_pct", cat_key[k]);
@@ -401,6 +416,8 @@ static int discordant(const pca_study *s, int m, double low)
 
 static void write_checkpoints(qk_numbers *w, int table, const pca_study *s, const qk_src *registry)
 {
+    sum_source(w, &s->src, "the field's column (r_q0, r_k0, ev0, category)",
+               "the checkpoint's heads", "mean and SD over heads, or share of heads (%)");
     for (int m = 0; m < s->n_models; m++) {
         const pca_model *md = &s->models[m];
         const char *id = sum_dataset_id(registry, md->registry_row, md->id);
@@ -481,6 +498,7 @@ void sum_pca(sum_ctx *ctx)
         qk_die(QK_EXIT_USAGE, NULL, "PCA_TAX_LOW=%g is above PCA_TAX_HIGH=%g", low, high);
     qk_numbers *w = ctx->out;
     qk_numbers_declare(w, pca_keys);
+    sum_source_params(w, "pca", "PCA_TAX_HIGH, PCA_TAX_LOW");
     qk_numbers_set(w, "pca.tax.high", high);
     qk_numbers_set(w, "pca.tax.low", low);
 

@@ -40,6 +40,7 @@ void sum_pca(sum_ctx *ctx);
 void sum_rotation(sum_ctx *ctx);
 void sum_plasticity(sum_ctx *ctx);
 void sum_extra(sum_ctx *ctx);
+void sum_run(sum_ctx *ctx);
 
 /* An input table, or NULL when an optional input is not given. */
 const qk_src *sum_input(const sum_ctx *ctx, const char *name);
@@ -60,6 +61,14 @@ const char *sum_dataset_id(const qk_src *registry, int row, const char *fallback
 #define SUM_FMT_BIAS_X1E3 "number.2"    /* bias strength, score per token, x 10^3 */
 #define SUM_FMT_ALPHA_K_X1E3 "number.2" /* |alpha_K|, per token, x 10^3 */
 #define SUM_FMT_PLANE "fraction.3"      /* share of a head's variance in the {a, b} plane */
+
+/* Where the values set next come from (qk_numbers_source): the table
+ * (its published path), columns, rows and aggregation; the stages and
+ * parameter groups behind the table follow from its name (main.c). */
+void sum_source(qk_numbers *w, const qk_src *table, const char *columns, const char *rows,
+                const char *aggregation);
+/* The same for values read from a parameter record (build/params/GROUP.txt). */
+void sum_source_params(qk_numbers *w, const char *group, const char *names);
 
 /* Share in percent (NAN when n is 0). */
 double sum_pct(int count, int n);

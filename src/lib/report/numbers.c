@@ -64,6 +64,7 @@ static char *clean_text(const char *s)
 
 typedef struct wvalue {
     char *key, *meaning, *raw;
+    int source; /* index in the writer's sources, or -1 */
     const char *format;
     qk_format fmt;
     int set;
@@ -92,8 +93,20 @@ static void ntable_free(qk_ntable *tb)
     free(tb->caption);
 }
 
+static void nsource_free(qk_nsource *src)
+{
+    free(src->table);
+    free(src->columns);
+    free(src->rows);
+    free(src->aggregation);
+    free(src->stages);
+    memset(src, 0, sizeof *src);
+}
+
 struct qk_numbers {
     char *path;
+    int n_sources;
+    qk_nsource *sources; /* the last is the current one */
     int n_values;
     wvalue *values;
     int n_records;
@@ -137,6 +150,7 @@ static void add_value(qk_numbers *w, const char *key, const char *format, const 
     wvalue *v = &w->values[w->n_values++];
     memset(v, 0, sizeof *v);
     v->key = qk_strdup(key);
+    v->source = -1;
     v->format = format;
     v->meaning = clean_text(meaning);
     if (qk_format_parse(format, &v->fmt) != 0)
@@ -160,7 +174,17 @@ static wvalue *value_to_set(qk_numbers *w, int i, const char *key, int text)
         bug(w, text ? "key '%s' holds a number, not text" : "key '%s' holds text, not a number",
             key);
     v->set = 1;
+    v->source = w->n_sources - 1;
     return v;
+}
+
+void qk_numbers_source(qk_numbers *w, const char *table, const char *columns, const char *rows,
+                       const char *aggregation, const char *stages)
+{
+    w->sources = qk_realloc(w->sources, (size_t)(w->n_sources + 1) * sizeof *w->sources);
+    w->sources[w->n_sources++] = (qk_nsource){clean_text(table), clean_text(columns),
+                                              clean_text(rows), clean_text(aggregation),
+                                              clean_text(stages)};
 }
 
 static void set_number(wvalue *v, double x)
@@ -319,6 +343,14 @@ void qk_numbers_close(qk_numbers *w)
         fprintf(out.fp, "value\t%s\t%s\t%s\t%s\n", v->key, v->format, v->raw ? v->raw : "",
                 v->meaning);
     }
+    for (int i = 0; i < w->n_values; i++) {
+        const wvalue *v = &w->values[i];
+        if (v->source < 0)
+            continue;
+        const qk_nsource *src = &w->sources[v->source];
+        fprintf(out.fp, "source\t%s\t%s\t%s\t%s\t%s\t%s\n", v->key, src->table, src->columns,
+                src->rows, src->aggregation, src->stages);
+    }
     for (int t = 0; t < w->n_tables; t++) {
         const qk_ntable *tb = &w->tables[t];
         fprintf(out.fp, "table\t%s\t%s\t%s\n", tb->name, tb->prefix, tb->caption);
@@ -333,6 +365,9 @@ void qk_numbers_close(qk_numbers *w)
         free(w->values[i].meaning);
         free(w->values[i].raw);
     }
+    for (int i = 0; i < w->n_sources; i++)
+        nsource_free(&w->sources[i]);
+    free(w->sources);
     for (int r = 0; r < w->n_records; r++)
         free(w->records[r].name);
     for (int t = 0; t < w->n_tables; t++)
@@ -397,7 +432,22 @@ static int load_value(qk_nset *s, char **f, int n, qk_err *err)
         s->values = qk_realloc(s->values, (size_t)s->cap_values * sizeof *s->values);
     }
     s->values[s->n_values++] = (qk_nvalue){qk_strdup(f[1]), qk_strdup(f[3]), qk_strdup(f[4]), fmt,
-                                           *f[3] == '\0', x};
+                                           *f[3] == '\0', x, {NULL, NULL, NULL, NULL, NULL}};
+    return 0;
+}
+
+/* "source KEY TABLE COLUMNS ROWS AGGREGATION STAGES", after the key's value */
+static int load_source(qk_nset *s, char **f, int n, qk_err *err)
+{
+    if (n != 7)
+        return qk_fail(err, "a source line has 7 fields");
+    qk_nvalue *v = (qk_nvalue *)qk_nset_value(s, f[1]);
+    if (!v)
+        return qk_fail(err, "source of an undefined key '%s'", f[1]);
+    if (v->source.table)
+        return qk_fail(err, "key '%s' has two sources", f[1]);
+    v->source = (qk_nsource){qk_strdup(f[2]), qk_strdup(f[3]), qk_strdup(f[4]), qk_strdup(f[5]),
+                             qk_strdup(f[6])};
     return 0;
 }
 
@@ -447,10 +497,12 @@ int qk_nset_load(qk_nset *s, const char *path, qk_err *err)
                 rc = qk_fail(err, "not a numbers file (no '%s' line)", QK_NUMBERS_MAGIC);
             continue;
         }
-        char *f[6];
-        int n = split_tabs(line, f, 6);
+        char *f[8];
+        int n = split_tabs(line, f, 8);
         if (strcmp(f[0], "value") == 0)
             rc = load_value(s, f, n, err);
+        else if (strcmp(f[0], "source") == 0)
+            rc = load_source(s, f, n, err);
         else if (!strcmp(f[0], "table") || !strcmp(f[0], "column") || !strcmp(f[0], "row"))
             rc = load_table_line(s, f, n, err);
         else
@@ -500,6 +552,7 @@ void qk_nset_free(qk_nset *s)
         free(s->values[i].key);
         free(s->values[i].raw);
         free(s->values[i].meaning);
+        nsource_free(&s->values[i].source);
     }
     for (int t = 0; t < s->n_tables; t++)
         ntable_free(&s->tables[t]);

@@ -2,6 +2,7 @@
  * numbers.md and booktabs table fragments (include/qk/numbers.h). */
 #include "qk/numbers.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 void qk_nset_write_tex(const qk_nset *s, FILE *fp)
@@ -49,7 +50,10 @@ void qk_nset_write_md(const qk_nset *s, FILE *fp)
           "values. In LaTeX, `\\input{numbers.tex}` and write `\\qk{KEY}`: the value is typeset as\n"
           "the report shows it (conventions: `docs/report-numbers.md`). Percentages come without\n"
           "the `%` sign, values named `..._x1e3` are shown times 10^3.\n\n"
-          "| key | value | meaning |\n|---|---|---|\n", fp);
+          "Each value's source: the table it is computed from, its columns, the rows, how they\n"
+          "are aggregated, and the stages and parameter groups behind the table.\n\n"
+          "| key | value | meaning | table | columns | rows | aggregation | stages and parameters |\n"
+          "|---|---|---|---|---|---|---|---|\n", fp);
     for (int i = 0; i < s->n_values; i++) {
         const qk_nvalue *v = &s->values[i];
         if (v->format.kind == QK_KIND_FLAG)
@@ -63,9 +67,67 @@ void qk_nset_write_md(const qk_nset *s, FILE *fp)
         qk_md_cell(fp, text);
         fputs(" | ", fp);
         qk_md_cell(fp, v->meaning);
+        const qk_nsource *src = &v->source;
+        const char *parts[] = {src->table, src->columns, src->rows, src->aggregation, src->stages};
+        for (int k = 0; k < 5; k++) {
+            fputs(" | ", fp);
+            if (parts[k] && k == 0)
+                fprintf(fp, "`%s`", parts[k]);
+            else if (parts[k])
+                qk_md_cell(fp, parts[k]);
+        }
         fputs(" |\n", fp);
         free(text);
     }
+}
+
+char *qk_nsource_text(const qk_nvalue *v)
+{
+    const qk_nsource *src = &v->source;
+    char *text;
+    if (!src->table)
+        return qk_strdup("");
+    if (asprintf(&text, "%s: %s; %s; %s (%s)", src->table, src->columns, src->rows,
+                 src->aggregation, src->stages) < 0)
+        qk_out_of_memory(0);
+    return text;
+}
+
+void qk_nset_write_html(const qk_nset *s, FILE *fp)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<title>The numbers of the report</title>\n<style>body{font-family:sans-serif;"
+          "margin:1em}table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;"
+          "padding:.15em .5em;text-align:left;vertical-align:top;max-width:24em;"
+          "overflow-wrap:anywhere}tr:target{background:#ffe9a8}"
+          "</style></head><body>\n<h1>The numbers of the report</h1>\n<p>Every number of "
+          "<a href=\"index.html\">the report</a>: its key (<code>\\qk{KEY}</code> in LaTeX), "
+          "its value, what it means, and where it comes from: the table, its columns, the rows, "
+          "how they are aggregated, and the stages and parameter groups behind the table.</p>\n"
+          "<table><thead><tr><th>key</th><th>value</th><th>meaning</th><th>table</th>"
+          "<th>columns</th><th>rows</th><th>aggregation</th><th>stages and parameters</th></tr>"
+          "</thead>\n<tbody>\n", fp);
+    for (int i = 0; i < s->n_values; i++) {
+        const qk_nvalue *v = &s->values[i];
+        if (v->format.kind == QK_KIND_FLAG)
+            continue;
+        fputs("<tr id=\"n-", fp);
+        qk_html_text(fp, v->key);
+        fputs("\"><td><code>", fp);
+        qk_html_text(fp, v->key);
+        fputs("</code></td><td>", fp);
+        qk_number_put(fp, v, QK_AS_HTML, 0);
+        fputs("</td><td>", fp);
+        qk_html_text(fp, v->meaning);
+        const qk_nsource *src = &v->source;
+        const char *parts[] = {src->table, src->columns, src->rows, src->aggregation, src->stages};
+        for (int k = 0; k < 5; k++) {
+            fputs("</td><td>", fp);
+            qk_html_text(fp, parts[k] ? parts[k] : "");
+        }
+        fputs("</td></tr>\n", fp);
+    }
+    fputs("</tbody></table>\n</body></html>\n", fp);
 }
 
 void qk_ntable_write_latex(const qk_nset *s, const qk_ntable *t, FILE *fp)
