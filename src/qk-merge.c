@@ -146,15 +146,6 @@ static void check_models_unique(const options *o)
     }
 }
 
-static int same_header(const qk_table *a, const qk_table *b)
-{
-    if (a->n_cols != b->n_cols)
-        return 0;
-    for (int c = 0; c < a->n_cols; c++)
-        if (strcmp(a->header[c], b->header[c]) != 0)
-            return 0;
-    return 1;
-}
 
 int main(int argc, char **argv)
 {
@@ -168,7 +159,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < o.n_inputs; i++) {
         if (qk_table_load(o.inputs[i], &tables[i], &err) != 0)
             qk_die(QK_EXIT_DATA, o.inputs[i], "%s", err.msg);
-        if (i > 0 && !same_header(&tables[0], &tables[i]))
+        if (i > 0 && !qk_table_same_header(&tables[0], &tables[i]))
             qk_die(QK_EXIT_DATA, o.inputs[i], "header differs from that of %s", o.inputs[0]);
     }
     if (o.model_from_dir && qk_table_column(&tables[0], o.model_column) >= 0)

@@ -773,22 +773,6 @@ static void read_table(const char *root, const char *config, qk_pq_table *t)
     free(p);
 }
 
-static int files_equal(const char *a, const char *b)
-{
-    uint8_t *x, *y;
-    size_t nx, ny;
-    qk_err err;
-    if (qk_read_file(a, &x, &nx, &err) != 0)
-        return 0;
-    if (qk_read_file(b, &y, &ny, &err) != 0) {
-        free(x);
-        return 0;
-    }
-    int same = nx == ny && memcmp(x, y, nx) == 0;
-    free(x);
-    free(y);
-    return same;
-}
 
 /* Compares every regular file below dir_a with the file of the same name
  * below dir_b; returns the number compared (-1 on a difference). */
@@ -809,7 +793,7 @@ static int compare_trees(const char *dir_a, const char *dir_b, const char *sub)
         if (S_ISDIR(st.st_mode)) {
             int n = compare_trees(dir_a, dir_b, rel);
             count = n < 0 ? -1 : count + n;
-        } else if (files_equal(pa, pb)) {
+        } else if (qk_same_file(pa, pb)) {
             count++;
         } else {
             count = -1;
@@ -930,7 +914,7 @@ START_TEST(test_determinism)
         if (e->d_name[0] != 'l')
             continue;
         char *fc = path3(rc, e->d_name, "data.parquet"), *fa = path3(ra, e->d_name, "data.parquet");
-        ck_assert_msg(files_equal(fc, fa), "%s differs", e->d_name);
+        ck_assert_msg(qk_same_file(fc, fa), "%s differs", e->d_name);
         configs++;
         free(fc);
         free(fa);

@@ -120,6 +120,9 @@ int qk_mkdirs(const char *dir, qk_err *err);
 /* Reads a whole file into memory (a trailing NUL is added, not counted). */
 int qk_read_file(const char *path, uint8_t **data, size_t *len, qk_err *err);
 
+/* 1 when both files can be read and hold the same bytes, else 0. */
+int qk_same_file(const char *a, const char *b);
+
 /* Joins two path components with one '/'; the result is malloc'ed. */
 char *qk_path_join(const char *a, const char *b);
 /* The directory of path ("." when it has no '/'); malloc'ed. */

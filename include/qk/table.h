@@ -21,6 +21,8 @@ typedef struct qk_table {
 int qk_table_load(const char *path, qk_table *t, qk_err *err);
 void qk_table_free(qk_table *t);
 const char *qk_table_cell(const qk_table *t, int row, int col);
+/* 1 when both tables have the same columns in the same order. */
+int qk_table_same_header(const qk_table *a, const qk_table *b);
 /* Index of a named column, or -1. */
 int qk_table_column(const qk_table *t, const char *name);
 

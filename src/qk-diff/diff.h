@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "qk/common.h"
+#include "qk/numbers.h"
 
 /* A table cell differs when the two numbers differ by more than this,
  * times the larger magnitude when that is above 1: the spread that
@@ -78,8 +79,6 @@ const char *diff_record_value(const diff_items *r, const char *kind, const char 
  * one of the suffixes (space-separated). */
 char **diff_list_files(const char *root, const char *sub, const char *suffixes, int *n);
 void diff_free_list(char **list, int n);
-/* 1 when both files exist with the same bytes. */
-int diff_same_file(const char *a, const char *b);
 
 /* records.c: parameters, programs, data sources */
 void diff_records(const diff_side *a, const diff_side *b, diff_out *o);
@@ -97,8 +96,7 @@ void diff_tables(const diff_side *a, const diff_side *b, diff_out *o);
 /* figures.c */
 void diff_figures(const diff_side *a, const diff_side *b, diff_out *o);
 
-/* html helpers (main.c) */
-void diff_html_text(FILE *fp, const char *s);
+/* html helpers (main.c; text through qk_html_text) */
 /* "<h2 id=ID>TITLE</h2>" */
 void diff_html_section(diff_out *o, const char *id, const char *title);
 /* A finding on the terminal: the first few of a section, or all with

@@ -106,9 +106,9 @@ static long compare_figure(const char *fa, const char *fb, const char *folder, d
 static void html_figure(diff_out *o, const char *folder, const char *note, int has_difference)
 {
     fputs("<h3>", o->html);
-    diff_html_text(o->html, folder);
+    qk_html_text(o->html, folder);
     fputs("</h3>\n<p>", o->html);
-    diff_html_text(o->html, note);
+    qk_html_text(o->html, note);
     fputs("</p>\n<div class=fig>", o->html);
     const char *names[] = {"a.png", "b.png", "difference.png"};
     const char *captions[] = {"A", "B", "difference (red: pixels that differ)"};
@@ -141,7 +141,7 @@ void diff_figures(const diff_side *a, const diff_side *b, diff_out *o)
             continue;
         }
         char *fa = qk_path_join(a->root, rel), *fb = qk_path_join(b->root, rel);
-        if (!diff_same_file(fa, fb)) {
+        if (!qk_same_file(fa, fb)) {
             char note[160];
             long pixels = compare_figure(fa, fb, folder, o, note, sizeof note);
             diff_say(o, &shown, "  %s: %s", folder, note);

@@ -42,23 +42,11 @@ static const qk_program program = {
 
 /* ---- output helpers --------------------------------------------------------------------- */
 
-void diff_html_text(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '&': fputs("&amp;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        default: fputc(*s, fp);
-        }
-    }
-}
 
 void diff_html_section(diff_out *o, const char *id, const char *title)
 {
     fprintf(o->html, "<h2 id=\"%s\">", id);
-    diff_html_text(o->html, title);
+    qk_html_text(o->html, title);
     fputs("</h2>\n", o->html);
 }
 
@@ -93,18 +81,18 @@ void diff_say_rest(diff_out *o, int *shown, const char *what)
 static void page_head(FILE *fp, const char *title, const char *a, const char *b)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", fp);
-    diff_html_text(fp, title);
+    qk_html_text(fp, title);
     fputs("</title>\n<style>body{font-family:sans-serif;max-width:84em;margin:1em auto;"
           "padding:0 1em}table{border-collapse:collapse;margin:.5em 0}td,th{border-bottom:1px "
           "solid #ddd;padding:.15em .6em;text-align:left;vertical-align:top}td.n{text-align:"
           "right;font-variant-numeric:tabular-nums}.fig{display:flex;gap:.5em;flex-wrap:wrap}"
           "figure{margin:0;flex:1 1 30%}figure img{width:100%;border:1px solid #ccc}"
           "</style></head><body>\n<h1>", fp);
-    diff_html_text(fp, title);
+    qk_html_text(fp, title);
     fputs("</h1>\n<p>A: ", fp);
-    diff_html_text(fp, a);
+    qk_html_text(fp, a);
     fputs("<br>B: ", fp);
-    diff_html_text(fp, b);
+    qk_html_text(fp, b);
     fputs("</p>\n", fp);
 }
 

@@ -234,17 +234,17 @@ static void html_change(diff_out *o, const change *c, const char *where)
     plain_value(vb, sizeof vb, c->b ? c->b->shown : "");
     format_change(how, sizeof how, c);
     fputs("<tr><td><code>", o->html);
-    diff_html_text(o->html, c->key);
+    qk_html_text(o->html, c->key);
     fputs("</code></td><td class=n>", o->html);
-    diff_html_text(o->html, c->a ? va : "(none)");
+    qk_html_text(o->html, c->a ? va : "(none)");
     fputs("</td><td class=n>", o->html);
-    diff_html_text(o->html, c->b ? vb : "(none)");
+    qk_html_text(o->html, c->b ? vb : "(none)");
     fputs("</td><td class=n>", o->html);
-    diff_html_text(o->html, c->a && c->b ? how : "");
+    qk_html_text(o->html, c->a && c->b ? how : "");
     fputs("</td>", o->html);
     if (where) {
         fputs("<td>", o->html);
-        diff_html_text(o->html, where);
+        qk_html_text(o->html, where);
         fputs("</td>", o->html);
     }
     fputs("</tr>\n", o->html);
@@ -352,7 +352,7 @@ void diff_published(const char *path, const diff_side *b, diff_out *o)
         fputs("<tr>", o->html);
         for (int i = 0; i < 7; i++) {
             fputs(i == 2 || i == 3 || i == 4 ? "<td class=n>" : "<td>", o->html);
-            diff_html_text(o->html, cells[i]);
+            qk_html_text(o->html, cells[i]);
             fputs("</td>", o->html);
         }
         fputs("</tr>\n", o->html);

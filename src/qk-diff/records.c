@@ -42,11 +42,11 @@ static int each_difference(const diff_items *a, const diff_items *b, const char 
 static void html_row(diff_out *o, const char *name, const char *a, const char *b)
 {
     fputs("<tr><td>", o->html);
-    diff_html_text(o->html, name);
+    qk_html_text(o->html, name);
     fputs("</td><td>", o->html);
-    diff_html_text(o->html, a ? a : "(none)");
+    qk_html_text(o->html, a ? a : "(none)");
     fputs("</td><td>", o->html);
-    diff_html_text(o->html, b ? b : "(none)");
+    qk_html_text(o->html, b ? b : "(none)");
     fputs("</td></tr>\n", o->html);
 }
 
@@ -172,13 +172,13 @@ void diff_records(const diff_side *a, const diff_side *b, diff_out *o)
     const char *ia = diff_record_value(&a->record, "run_id", "-");
     const char *ib = diff_record_value(&b->record, "run_id", "-");
     fprintf(o->html, "<p>Suite version: A ");
-    diff_html_text(o->html, va ? va : "?");
+    qk_html_text(o->html, va ? va : "?");
     fprintf(o->html, ", B ");
-    diff_html_text(o->html, vb ? vb : "?");
+    qk_html_text(o->html, vb ? vb : "?");
     fprintf(o->html, ". Run id: A ");
-    diff_html_text(o->html, ia ? ia : "?");
+    qk_html_text(o->html, ia ? ia : "?");
     fprintf(o->html, ", B ");
-    diff_html_text(o->html, ib ? ib : "?");
+    qk_html_text(o->html, ib ? ib : "?");
     fprintf(o->html, ".</p>\n");
     if (va && vb && strcmp(va, vb) != 0) {
         fprintf(o->text, "suite version: %s -> %s\n", va, vb);

@@ -339,19 +339,3 @@ void diff_free_list(char **list, int n)
     free(list);
 }
 
-int diff_same_file(const char *a, const char *b)
-{
-    uint8_t *x, *y;
-    size_t nx, ny;
-    qk_err err;
-    if (qk_read_file(a, &x, &nx, &err) != 0)
-        return 0;
-    if (qk_read_file(b, &y, &ny, &err) != 0) {
-        free(x);
-        return 0;
-    }
-    int same = nx == ny && memcmp(x, y, nx) == 0;
-    free(x);
-    free(y);
-    return same;
-}

@@ -25,15 +25,6 @@ static int cells_differ(const char *x, const char *y, double *gap)
     return d > DIFF_TOLERANCE * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
 
-static int same_header(const qk_table *a, const qk_table *b)
-{
-    if (a->n_cols != b->n_cols)
-        return 0;
-    for (int c = 0; c < a->n_cols; c++)
-        if (strcmp(a->header[c], b->header[c]) != 0)
-            return 0;
-    return 1;
-}
 
 /* One table's differing cells per column, said in one line and one row
  * of the page; returns the cells that differ (a table whose shape changed
@@ -41,7 +32,7 @@ static int same_header(const qk_table *a, const qk_table *b)
 static int compare_table(const char *path, const qk_table *a, const qk_table *b, diff_out *o,
                          int *shown)
 {
-    if (!same_header(a, b)) {
+    if (!qk_table_same_header(a, b)) {
         diff_say(o, shown, "  %s: its columns differ", path);
         fprintf(o->html, "<tr><td>%s</td><td colspan=3>the columns differ</td></tr>\n", path);
         return 1;
@@ -63,7 +54,7 @@ static int compare_table(const char *path, const qk_table *a, const qk_table *b,
         len += (size_t)snprintf(line + len, len < sizeof line ? sizeof line - len : 0, "%s%s %d",
                                 len ? ", " : "", a->header[c], count[c]);
         fprintf(o->html, "<tr><td>%s</td><td>", path);
-        diff_html_text(o->html, a->header[c]);
+        qk_html_text(o->html, a->header[c]);
         fprintf(o->html, "</td><td class=n>%d of %d</td><td class=n>%.3g</td></tr>\n", count[c],
                 rows, gap[c]);
     }
@@ -140,9 +131,9 @@ static int changed_heads(const char *path, const qk_table *a, const qk_table *b,
             diff_say(o, shown, "  %s %s: %s %s -> %s", path, ha[i].key, column, va, vb);
             fprintf(o->html, "<tr><td>%s</td><td>%s</td><td>%s</td><td>", path, ha[i].key,
                     by_sign ? "sign of bias_strength" : column);
-            diff_html_text(o->html, va);
+            qk_html_text(o->html, va);
             fputs("</td><td>", o->html);
-            diff_html_text(o->html, vb);
+            qk_html_text(o->html, vb);
             fputs("</td></tr>\n", o->html);
         }
         i++, j++;
@@ -184,7 +175,7 @@ static int load_pairs(const diff_side *a, const diff_side *b, loaded **out, diff
         char *pa = qk_path_join(a->root, la[i]), *pb = qk_path_join(b->root, lb[j]);
         qk_err err;
         loaded l = {qk_strdup(la[i])};
-        if (!diff_same_file(pa, pb) && qk_table_load(pa, &l.a, &err) == 0) {
+        if (!qk_same_file(pa, pb) && qk_table_load(pa, &l.a, &err) == 0) {
             if (qk_table_load(pb, &l.b, &err) == 0) {
                 pairs = qk_realloc(pairs, (size_t)(n + 1) * sizeof *pairs);
                 pairs[n++] = l;

@@ -522,6 +522,23 @@ int qk_read_file(const char *path, uint8_t **data, size_t *len, qk_err *err)
     return 0;
 }
 
+int qk_same_file(const char *a, const char *b)
+{
+    uint8_t *x, *y;
+    size_t nx, ny;
+    qk_err err;
+    if (qk_read_file(a, &x, &nx, &err) != 0)
+        return 0;
+    if (qk_read_file(b, &y, &ny, &err) != 0) {
+        free(x);
+        return 0;
+    }
+    int same = nx == ny && memcmp(x, y, nx) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
 char *qk_path_join(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);

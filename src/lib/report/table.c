@@ -112,6 +112,16 @@ const char *qk_table_cell(const qk_table *t, int row, int col)
     return t->cells[(size_t)row * t->n_cols + col];
 }
 
+int qk_table_same_header(const qk_table *a, const qk_table *b)
+{
+    if (a->n_cols != b->n_cols)
+        return 0;
+    for (int c = 0; c < a->n_cols; c++)
+        if (strcmp(a->header[c], b->header[c]) != 0)
+            return 0;
+    return 1;
+}
+
 int qk_table_column(const qk_table *t, const char *name)
 {
     for (int c = 0; c < t->n_cols; c++)
