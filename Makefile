@@ -87,15 +87,18 @@ include workflow/load.mk
 # report section) adds to, so that a new stage edits no shared list:
 # STUDY_TABLES, the results/<study>/ tables (the report depends on every
 # one); RESULT_TABLES, further results/ tables; FIGURE_MADE, what a figure
-# may need that the stage makes (workflow/figures.mk).
+# may need that the stage makes (workflow/figures.mk); REPORT_PAGES, further
+# report/ pages.
 STUDY_TABLES :=
 RESULT_TABLES :=
+REPORT_PAGES :=
 FIGURE_MADE :=
 include workflow/pca.mk
 include workflow/rotation.mk
 include workflow/plasticity.mk
 include workflow/figures.mk
 include workflow/report.mk
+include workflow/heads.mk
 include workflow/latex.mk
 include workflow/archive.mk
 include workflow/check.mk
@@ -115,7 +118,7 @@ $(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
 # (build/ keeps the intermediates of earlier runs on other datasets, so
 # they come back quickly). The thesis example is kept when this run makes
 # it or brings it up to date (THESIS_EXAMPLE_KEPT, latex.mk).
-RESULT_FILES = $(STUDY_TABLES) $(RESULT_TABLES) $(REPORT_OUTPUTS) \
+RESULT_FILES = $(STUDY_TABLES) $(RESULT_TABLES) $(REPORT_OUTPUTS) $(REPORT_PAGES) \
   $(ALL_FIGURES) $(if $(filter archive thesis-example check-latex,$(MAKECMDGOALS)),$(THESIS_EXAMPLE)) \
   $(THESIS_EXAMPLE_KEPT)
 $(call publish_goal,report,$(sort $(call shown,$(filter-out $(ALL_FIGURES),$(RESULT_FILES)) \
