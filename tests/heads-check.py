@@ -182,11 +182,13 @@ def check_page(page, heads_csv, index):
         check_hover(b, index, heads)
 
 
-def check_hover(b, index, heads):
-    obj = "document.querySelector('object[data*=\"qk-pca/02_\"]')"
-    b.open("file://" + os.path.realpath(index))
-    if not check(b.eval("!!" + obj), "the report embeds figure qk-pca/02 as an object"):
-        return
+def hover_lines(b, figure, pick=3):
+    """Hovers the pick-th hover point of the report's figure (an object whose
+    SVG holds gnuplot's hypertext) and returns the lines its box shows, and
+    the number of hover points (None when the report has no such object)."""
+    obj = "document.querySelector('object[data*=\"%s_\"]')" % figure
+    if not b.eval("!!" + obj):
+        return None, 0
     b.eval(obj + ".scrollIntoView()")
     points = "Array.from(%s.contentDocument.querySelectorAll('g > title')).filter(function (t) { " \
              "return t.textContent === ' '; }).map(function (t) { return t.parentNode; })" % obj
@@ -197,17 +199,25 @@ def check_hover(b, index, heads):
         if n:
             break
         time.sleep(0.1)
-    cross = [h for h in heads if h["study"] == "attention_plasticity"]
-    check(n == len(cross), "qk-pca/02 has a hover point per head (%d, heads.csv: %d)" % (n, len(cross)))
     if not n:
-        return
-    x, y = b.eval("(function () { var o = %s, e = %s[3], r = e.getBoundingClientRect(), "
+        return [], 0
+    x, y = b.eval("(function () { var o = %s, e = %s[%d], r = e.getBoundingClientRect(), "
                   "R = o.getBoundingClientRect(); return [R.left + r.left + r.width / 2, "
-                  "R.top + r.top + r.height / 2]; })()" % (obj, points))
+                  "R.top + r.top + r.height / 2]; })()" % (obj, points, min(pick, n - 1)))
     b.hover(x, y)
     time.sleep(0.2)
     lines = b.eval("Array.from(%s.contentDocument.querySelectorAll('#hypertext tspan'))"
                    ".map(function (s) { return s.textContent; })" % obj)
+    return lines, n
+
+
+def check_hover(b, index, heads):
+    b.open("file://" + os.path.realpath(index))
+    cross = [h for h in heads if h["study"] == "attention_plasticity"]
+    lines, n = hover_lines(b, "qk-pca/02")
+    if not check(lines is not None, "the report embeds figure qk-pca/02 as an object"):
+        return
+    check(n == len(cross), "qk-pca/02 has a hover point per head (%d, heads.csv: %d)" % (n, len(cross)))
     ids = {h["head_id"] for h in cross}
     check(len(lines) == 3 and lines[1] in ids and lines[0].split(":")[0] in {h["label"] for h in cross},
           "hovering a point of qk-pca/02 shows its model, layer and head (%s)" % lines)
@@ -215,6 +225,27 @@ def check_hover(b, index, heads):
         h = next(h for h in cross if h["head_id"] == lines[1])
         check(lines[0] == "%s: layer %s, head %s" % (h["label"], h["layer"], h["head"]), "the hover's layer and head")
         check(lines[2] == "r_q %.3f, r_k %.3f" % (float(h["r_q0"]), float(h["r_k0"])), "the hover's r_q and r_k")
+    # a cell of a depth heatmap: its model, depth bin, mean and heads
+    lines, n = hover_lines(b, "qk-pca/03")
+    check(lines is not None and len(lines) == 4 and lines[0] in {h["label"] for h in cross} and
+          lines[1].startswith("depth ") and lines[2].startswith("mean r_q (PC0) ") and
+          lines[3].startswith("n = "), "hovering a cell of qk-pca/03 shows its bin, value and n (%s)" % lines)
+    if lines and len(lines) == 4:
+        # the cell's mean and count from heads.csv and the registry's layer counts
+        with open(os.path.join(os.path.dirname(index), "..", "build", "sets", "registry.tsv")) as f:
+            reg = {r["id"]: r for r in csv.DictReader((l for l in f if not l.startswith("#")), delimiter="\t")}
+        b0 = round(float(lines[1].split()[1]) * 10)
+        cell = [float(h["r_q0"]) for h in cross if h["label"] == lines[0] and
+                min(10 * int(h["layer"]) // (int(reg[h["dataset"]]["n_layers"]) - 1), 9) == b0]
+        check(lines[3] == "n = %d head%s" % (len(cell), "" if len(cell) == 1 else "s") and
+              lines[2] == "mean r_q (PC0) %.4f" % (sum(cell) / len(cell)),
+              "the cell's mean and heads are those of heads.csv (%s; %d heads, mean %.4f)"
+              % (lines[2:], len(cell), sum(cell) / max(len(cell), 1)))
+    # a cell of a plasticity heatmap: its bins, AP and heads
+    lines, n = hover_lines(b, "attention-plasticity/01")
+    check(lines is not None and len(lines) == 4 and lines[0].startswith("inter-key distance ") and
+          lines[2].startswith("AP ") and lines[3].startswith("n = "),
+          "hovering a cell of attention-plasticity/01 shows its bins, AP and n (%s)" % lines)
 
 
 def main():
