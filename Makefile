@@ -157,6 +157,8 @@ help:
 	@echo "make figures/qk-rotation/NN  one rotation figure (NN = $(call help_figure_range,qk-rotation)); make rotation-figures: all $(call help_figure_count,qk-rotation)"
 	@echo "make plasticity-figures  the $(call help_figure_count,attention-plasticity) plasticity figures and results/smollm3_training_progress/joint_rotation_plasticity.csv"
 	@echo "make figures         every figure of workflow/figures.rec (a canvas saying what is missing where the run lacks the data)"
+	@echo "make heads           results/heads.csv (every head, the three analyses joined), results/README.md, report/heads.html"
+	@echo "make heads/DATASET/lLLhHH  one head's PCA scatter, {a, b} plane, complement planes and plasticity profile"
 	@echo "make rotation        planar rotation model: build/<ds>/rotation.tsv, rotated.tsv, complement_*.tsv, results/<study>/{rotated,complement_pairs,model_summary}.csv"
 	@echo "make bench-rotate    per-head qk-rotate + qk-complement time against numpy (one core)"
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."
