@@ -22,13 +22,12 @@ class Browser:
         self.from_chrome, from_chrome_w = os.pipe()
 
         def child_fds():
-            # Chromium reads commands on fd 3 and writes answers on fd 4 (moved
-            # out of the way first, in case a pipe end is one of them)
-            r, w = os.dup(to_chrome_r) + 100, os.dup(from_chrome_w) + 100
-            os.dup2(to_chrome_r, r)
-            os.dup2(from_chrome_w, w)
-            os.dup2(r, 3)
-            os.dup2(w, 4)
+            # Chromium reads commands on fd 3 and writes answers on fd 4; the
+            # pipe ends go by way of fds 100 and 101, in case one of them is 3 or 4
+            os.dup2(to_chrome_r, 100)
+            os.dup2(from_chrome_w, 101)
+            os.dup2(100, 3)
+            os.dup2(101, 4)
 
         self.proc = subprocess.Popen(
             ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

@@ -64,7 +64,7 @@ function header() {
     print "heads[heads.category == \"q-positional\"].sort_values(\"bias_strength\")"
     print ""
     print "import polars as pl"
-    print "heads = pl.read_csv(\"results/heads.csv\")            # nan is read as a float NaN"
+    print "heads = pl.read_csv(\"results/heads.csv\")"
     print "heads.filter(pl.col(\"category\") == \"q-positional\").sort(\"bias_strength\")"
     print "```"
     print ""
