@@ -93,15 +93,18 @@ include workflow/load.mk
 # report section) adds to, so that a new stage edits no shared list:
 # STUDY_TABLES, the results/<study>/ tables (the report depends on every
 # one); RESULT_TABLES, further results/ tables; FIGURE_MADE, what a figure
-# may need that the stage makes (workflow/figures.mk).
+# may need that the stage makes (workflow/figures.mk); REPORT_PAGES, further
+# report/ pages.
 STUDY_TABLES :=
 RESULT_TABLES :=
+REPORT_PAGES :=
 FIGURE_MADE :=
 include workflow/pca.mk
 include workflow/rotation.mk
 include workflow/plasticity.mk
 include workflow/figures.mk
 include workflow/report.mk
+include workflow/heads.mk
 include workflow/latex.mk
 include workflow/archive.mk
 include workflow/diff.mk
@@ -122,7 +125,7 @@ $(call write_record,build/sets/param-groups.txt,$(sort $(PARAM_GROUPS)))
 # (build/ keeps the intermediates of earlier runs on other datasets, so
 # they come back quickly). The thesis example is kept when this run makes
 # it or brings it up to date (THESIS_EXAMPLE_KEPT, latex.mk).
-RESULT_FILES = $(STUDY_TABLES) $(RESULT_TABLES) $(REPORT_OUTPUTS) \
+RESULT_FILES = $(STUDY_TABLES) $(RESULT_TABLES) $(REPORT_OUTPUTS) $(REPORT_PAGES) \
   $(ALL_FIGURES) $(if $(filter archive thesis-example check-latex,$(MAKECMDGOALS)),$(THESIS_EXAMPLE)) \
   $(THESIS_EXAMPLE_KEPT)
 $(call publish_goal,report,$(sort $(call shown,$(filter-out $(ALL_FIGURES),$(RESULT_FILES)) \
@@ -161,6 +164,8 @@ help:
 	@echo "make figures/qk-rotation/NN  one rotation figure (NN = $(call help_figure_range,qk-rotation)); make rotation-figures: all $(call help_figure_count,qk-rotation)"
 	@echo "make plasticity-figures  the $(call help_figure_count,attention-plasticity) plasticity figures and results/smollm3_training_progress/joint_rotation_plasticity.csv"
 	@echo "make figures         every figure of workflow/figures.rec (a canvas saying what is missing where the run lacks the data)"
+	@echo "make heads           results/heads.csv (every head, the three analyses joined), results/README.md, report/heads.html"
+	@echo "make heads/DATASET/lLLhHH  one head's PCA scatter, {a, b} plane, complement planes and plasticity profile"
 	@echo "make rotation        planar rotation model: build/<ds>/rotation.tsv, rotated.tsv, complement_*.tsv, results/<study>/{rotated,complement_pairs,model_summary}.csv"
 	@echo "make bench-rotate    per-head qk-rotate + qk-complement time against numpy (one core)"
 	@echo "make plasticity      attention plasticity: build/<ds>/plasticity_*.tsv, results/<study>/head_metrics.csv ..."

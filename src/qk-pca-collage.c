@@ -19,7 +19,7 @@
 
 #define MAX_PANELS 16
 
-enum { OPT_POINTS = QK_KEY_FIRST, OPT_PANELS_OUT, OPT_MAX_POINTS, OPT_MAX_ROWS };
+enum { OPT_POINTS = QK_KEY_FIRST, OPT_PANELS_OUT, OPT_MAX_POINTS, OPT_MAX_ROWS, OPT_HEAD };
 
 typedef struct options {
     const char *store;
@@ -30,6 +30,7 @@ typedef struct options {
     int64_t max_points;
     int64_t max_rows;
     int verify;
+    int head_layer, head; /* --head: this head alone (head_layer -1: the draw) */
 } options;
 
 /* What the command line sets, the draw by its rows. */
@@ -48,6 +49,8 @@ static const qk_option options_table[] = {
                     "head, evenly spaced in store order (0 = all)"),
     {OPT_MAX_ROWS, "max-rows", "N", "fit on the first N rows of each config, as qk-pca "
                                     "--max-rows (default: all rows)"},
+    {OPT_HEAD, "head", "lLLhHH", "draw this query head alone, not the seed's sample (the "
+                                 "per-head figures, make heads/DATASET/lLLhHH)"},
     QK_OPTION_NO_VERIFY,
     QK_OPTIONS_END};
 
@@ -67,6 +70,7 @@ static const qk_program program = {
 static void parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
+    o->head_layer = -1;
     qk_args a;
     const char *value;
     qk_args_init(&a, &program, argc, argv);
@@ -75,6 +79,7 @@ static void parse_args(int argc, char **argv, options *o)
         case OPT_POINTS: o->points_output = value; break;
         case OPT_PANELS_OUT: o->panels_output = value; break;
         case OPT_MAX_ROWS: o->max_rows = qk_opt_int("--max-rows", value, 1, 2147483647L); break;
+        case OPT_HEAD: qk_opt_head("--head", value, &o->head_layer, &o->head); break;
         }
     }
     qk_args_operands(&a, 1, 1);
@@ -114,6 +119,18 @@ static head_ref *sorted_heads(const qk_store *s, const options *o, int *n)
     }
     free(jobs);
     return heads;
+}
+
+/* --head: the one head asked for (its index in picks[0]); dies when the
+ * store has no such analysable head. */
+static int pick_head(const head_ref *heads, int n_heads, const options *o, int *picks)
+{
+    for (int i = 0; i < n_heads; i++)
+        if (heads[i].layer == o->head_layer && heads[i].head == o->head) {
+            picks[0] = i;
+            return 1;
+        }
+    qk_die(QK_EXIT_DATA, o->store, "no analysable query head l%02dh%02d", o->head_layer, o->head);
 }
 
 /* ---- one panel -------------------------------------------------------------------- */
@@ -247,7 +264,9 @@ int main(int argc, char **argv)
         qk_warn("%s: no query head with enough rows: the collage lists no head", o.store);
     int n = o.panels < n_heads ? o.panels : n_heads;
     int picks[MAX_PANELS];
-    if (n > 0 && qk_python_sample((uint32_t)o.seed, n_heads, n, picks) != 0)
+    if (o.head_layer >= 0)
+        n = pick_head(heads, n_heads, &o, picks);
+    else if (n > 0 && qk_python_sample((uint32_t)o.seed, n_heads, n, picks) != 0)
         qk_die(QK_EXIT_DATA, o.store, "cannot draw %d of %d heads", n, n_heads);
 
     qk_atomic points;

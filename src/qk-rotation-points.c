@@ -22,7 +22,7 @@
 #define MAX_PANELS 16
 
 enum { OPT_AXES = QK_KEY_FIRST, OPT_AB, OPT_COMPLEMENT, OPT_PANELS_OUT, OPT_MAX_POINTS,
-       OPT_COMPLEMENT_POINTS };
+       OPT_COMPLEMENT_POINTS, OPT_HEAD };
 
 typedef struct options {
     const char *store;
@@ -32,6 +32,7 @@ typedef struct options {
     int panels;
     int64_t max_points, complement_max_points;
     int verify;
+    int head_layer, head; /* --head: this head alone (head_layer -1: the draw) */
 } options;
 
 /* What the command line sets, the draw by its rows. */
@@ -55,6 +56,8 @@ static const qk_option options_table[] = {
                     &opts.complement_max_points, 0, 2147483647L,
                     QK_STR(QK_DEFAULT_ROT_FIG_COMPLEMENT_POINTS),
                     "at most N vectors per kind and pair (0 = all)"),
+    {OPT_HEAD, "head", "lLLhHH", "draw this query head alone, not the seed's sample (the "
+                                 "per-head figures, make heads/DATASET/lLLhHH)"},
     QK_OPTION_NO_VERIFY,
     QK_OPTIONS_END};
 
@@ -80,12 +83,14 @@ static void parse_option(options *o, int key, const char *value, const char **ax
     case OPT_AB: o->ab_output = value; break;
     case OPT_COMPLEMENT: o->complement_output = value; break;
     case OPT_PANELS_OUT: o->panels_output = value; break;
+    case OPT_HEAD: qk_opt_head("--head", value, &o->head_layer, &o->head); break;
     }
 }
 
 static void parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
+    o->head_layer = -1;
     const char *axes = NULL, *value;
     qk_args a;
     qk_args_init(&a, &program, argc, argv);
@@ -299,6 +304,18 @@ static void write_panels(const options *o, const qk_store *s, const panel *p, in
     qk_output_commit(&out);
 }
 
+/* --head: the one head asked for (its index in picks[0]); dies when the
+ * axes file has no such head. */
+static int pick_head(const head_ref *heads, int n_heads, const options *o, int *picks)
+{
+    for (int i = 0; i < n_heads; i++)
+        if (heads[i].layer == o->head_layer && heads[i].head == o->head) {
+            picks[0] = i;
+            return 1;
+        }
+    qk_die(QK_EXIT_DATA, o->axes, "no query head l%02dh%02d", o->head_layer, o->head);
+}
+
 int main(int argc, char **argv)
 {
     qk_set_progname("qk-rotation-points");
@@ -318,7 +335,9 @@ int main(int argc, char **argv)
     head_ref *heads = axes_heads(&s, &ax, &o);
     int n = o.panels < ax.n_heads ? o.panels : ax.n_heads;
     int picks[MAX_PANELS];
-    if (n > 0 && qk_python_sample((uint32_t)o.seed, ax.n_heads, n, picks) != 0)
+    if (o.head_layer >= 0)
+        n = pick_head(heads, ax.n_heads, &o, picks);
+    else if (n > 0 && qk_python_sample((uint32_t)o.seed, ax.n_heads, n, picks) != 0)
         qk_die(QK_EXIT_DATA, o.axes, "cannot draw %d of %d heads", n, ax.n_heads);
     panel panels[MAX_PANELS];
     for (int i = 0; i < n; i++)

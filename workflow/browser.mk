@@ -1,5 +1,6 @@
 # make check-browser: the report in headless Chromium (installed if missing),
-# and a report of awkward names (tests/names-check.sh).
+# the page of every head and the values on hover (tests/heads-check.py), and a
+# report of awkward names (tests/names-check.sh).
 
 .PHONY: check-browser chromium
 chromium:
@@ -7,4 +8,5 @@ chromium:
 
 check-browser: report chromium
 	tests/browser-check.sh report/index.html
+	/usr/bin/python3 tests/heads-check.py page report/heads.html results/heads.csv report/index.html
 	tests/names-check.sh browser

@@ -151,6 +151,10 @@ double qk_opt_share(const char *opt, const char *s);
  * itself; else "OPT: 'S' is empty or holds a tab, comma or quote" and exit
  * 1. */
 const char *qk_opt_label(const char *opt, const char *s);
+/* A query head named as in the per-head targets, "lLLhHH" (layer LL,
+ * head HH, at least two digits each); else "OPT: expected a head lLLhHH,
+ * got 'S'" and exit 1. */
+void qk_opt_head(const char *opt, const char *s, int *layer, int *head);
 /* 0 for first, 1 for second; else "OPT: expected FIRST or SECOND, got 'S'"
  * and exit 1. */
 int qk_opt_choice(const char *opt, const char *s, const char *first, const char *second);

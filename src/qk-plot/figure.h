@@ -329,4 +329,14 @@ static inline const char *fig_literal(char *buf, size_t cap, const char *text)
 void fig_text_markup(qk_plot *p, const char *text);
 void fig_text_markup_chars(qk_plot *p, const char *text, size_t n);
 
+/* Values on hover (figure_hover.c): fig_begin_hover starts a figure as
+ * fig_begin does, its SVG with gnuplot's mouse script; fig_hover_text ends a row of inline
+ * data with its hover text, a quoted field ("|" breaks its lines);
+ * fig_hover_plot adds to a plot command the invisible points of block
+ * (columns x, y and the text) that show it in the SVG. */
+void fig_begin_hover(qk_plot *p, int width, int height, int font_pt);
+void fig_hover_text(qk_plot *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void fig_hover_plot(qk_plot *p, const char *block, int x_col, int y_col, int text_col,
+                    double point_size);
+
 #endif

@@ -98,7 +98,9 @@ double fig_print_width(int width, int font_pt)
     return fmin(width, font_pt * PRINT_PAGE_PT / FIG_PRINT_PT);
 }
 
-void fig_begin(qk_plot *p, int width, int height, int font_pt)
+/* svg_options: more options of the svg terminal ("mouse standalone" for
+ * values on hover) */
+static void begin_figure(qk_plot *p, int width, int height, int font_pt, const char *svg_options)
 {
     if (fig_printing) {
         double print_width = fig_print_width(width, font_pt);
@@ -115,11 +117,21 @@ void fig_begin(qk_plot *p, int width, int height, int font_pt)
      * files), circles elsewhere. */
     qk_plot_printf(p,
         "if (GPVAL_TERM eq \"svg\") set terminal svg size %d,%d enhanced font \"DejaVu Sans,10\" "
-        "fontscale 1.3333\n"
+        "fontscale 1.3333%s\n"
         "qk_ps = (GPVAL_TERM eq \"svg\") ? 0.62 : 1.0\n"
         "qk_dense_pt = (GPVAL_TERM eq \"pdfcairo\") ? 5 : 7\n"
         "set termoption font \"DejaVu Sans,%d\"\n",
-        width, height, font_pt);
+        width, height, svg_options, font_pt);
+}
+
+void fig_begin(qk_plot *p, int width, int height, int font_pt)
+{
+    begin_figure(p, width, height, font_pt, "");
+}
+
+void fig_begin_hover(qk_plot *p, int width, int height, int font_pt)
+{
+    begin_figure(p, width, height, font_pt, " mouse standalone");
 }
 
 void fig_text_chars(qk_plot *p, const char *text, size_t n)

@@ -220,14 +220,18 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
     double high, low;
     pca_thresholds(ctx, &high, &low);
     qk_plot p;
-    fig_begin(&p, 1500, 1031, 16);
+    fig_begin_hover(&p, 1500, 1031, 16);
     for (int m = 0; m < s.n_models; m++) {
         char name[16];
         snprintf(name, sizeof name, "m%d", m);
         qk_plot_data_begin(&p, name);
         const pca_model *md = &s.models[m];
-        for (int h = md->first_head; h < md->first_head + md->n_heads; h++)
-            qk_plot_printf(&p, "%.6f %.6f\n", s.heads[h].r_q0, s.heads[h].r_k0);
+        for (int h = md->first_head; h < md->first_head + md->n_heads; h++) {
+            const pca_head *hd = &s.heads[h];
+            qk_plot_printf(&p, "%.6f %.6f", hd->r_q0, hd->r_k0);
+            fig_hover_text(&p, "%s: layer %d, head %d|%s/l%02dh%02d|r_q %.3f, r_k %.3f", md->label,
+                           hd->layer, hd->head, md->id, hd->layer, hd->head, hd->r_q0, hd->r_k0);
+        }
         qk_plot_data_end(&p);
     }
     char sub[128];
@@ -258,6 +262,11 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
         char title[128];
         snprintf(title, sizeof title, "%s (n = %d)", s.models[m].label, s.models[m].n_heads);
         fig_text(&p, title);
+    }
+    for (int m = 0; m < s.n_models; m++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%d", m);
+        fig_hover_plot(&p, name, 1, 2, 3, 1.6);
     }
     qk_plot_printf(&p, "\n");
     scatter_keys(ctx, &s);

@@ -89,15 +89,21 @@ static int heatmap_data(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
     qk_plot_data_begin(p, "cells");
     for (int m = 0; m < s->n_models; m++) {
         double cell[QK_DEPTH_BINS];
-        pca_depth_means(s, m, which, cell, NULL);
+        int counts[QK_DEPTH_BINS];
+        pca_depth_means(s, m, which, cell, counts);
         char row[16 * QK_DEPTH_BINS] = "";
         for (int b = 0; b < QK_DEPTH_BINS; b++) {
             char text[32];
-            /* white text on the dark ends of the map, at either sign */
-            if (!isnan(cell[b]))
-                qk_plot_printf(p, "%d %d %.6f %d \"%s\"\n", b, m, cell[b],
+            /* white text on the dark ends of the map, at either sign; on
+             * hover the cell's model, depth bin, mean and heads */
+            if (!isnan(cell[b])) {
+                qk_plot_printf(p, "%d %d %.6f %d \"%s\"", b, m, cell[b],
                                fabs(cell[b]) > 0.6 ? 0xffffff : 0,
                                fig_fmt(text, sizeof text, "%.2f", cell[b]));
+                fig_hover_text(p, "%s|depth %.1f to %.1f|mean %s %.4f|n = %d head%s",
+                               s->models[m].label, b / 10.0, (b + 1) / 10.0, quantity, cell[b],
+                               counts[b], counts[b] == 1 ? "" : "s");
+            }
             *negative += cell[b] < 0.0;
             size_t used = strlen(row);
             if (isnan(cell[b]))
@@ -245,6 +251,7 @@ static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int whic
         qk_plot_printf(p, ", \\\n"
             "     $empty using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 noborder lc rgb '#e8e8e8', \\\n"
             "     $empty using 1:2:(\"–\") with labels tc rgb '#777777'");
+    fig_hover_plot(p, "cells", 1, 2, 6, 3.0);
     qk_plot_printf(p, "\n");
 }
 
@@ -261,7 +268,7 @@ int pca_depth_heatmap_figure(fig_ctx *ctx, int width, int height, int which, con
         return pca_no_values(ctx, "heads", which == PCA_R_Q0 ? "r_q0" : "r_k0", err);
     }
     qk_plot p;
-    fig_begin(&p, width, 180 + 52 * s.n_models > height ? 180 + 52 * s.n_models : height, 16);
+    fig_begin_hover(&p, width, 180 + 52 * s.n_models > height ? 180 + 52 * s.n_models : height, 16);
     depth_heatmap(ctx, &p, &s, which, title);
     pca_study_free(&s);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);

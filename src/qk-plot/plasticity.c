@@ -79,9 +79,9 @@ int plast_lacks_model(fig_ctx *ctx, const qk_table *t, qk_err *err)
                          choice);
 }
 
-void plast_begin(qk_plot *p, int width, int height, int font_pt)
+/* The house style after fig_begin or fig_begin_hover. */
+static void plast_style(qk_plot *p)
 {
-    fig_begin(p, width, height, font_pt);
     /* The script is loaded once per terminal in one gnuplot session, so the
      * second load starts from the state the first one ended in: undo what a
      * figure may have set after the house style. */
@@ -90,4 +90,16 @@ void plast_begin(qk_plot *p, int width, int height, int font_pt)
         "unset cblabel\nset lmargin -1\nset rmargin -1\nset tmargin -1\nset bmargin -1\n"
         "set autoscale\nset xtics autofreq\nset ytics autofreq\n"
         "set format x \"%% h\"\nset format y \"%% h\"\n");
+}
+
+void plast_begin(qk_plot *p, int width, int height, int font_pt)
+{
+    fig_begin(p, width, height, font_pt);
+    plast_style(p);
+}
+
+void plast_begin_hover(qk_plot *p, int width, int height, int font_pt)
+{
+    fig_begin_hover(p, width, height, font_pt);
+    plast_style(p);
 }

@@ -30,5 +30,7 @@ int plast_filtered_out(fig_ctx *ctx, const char *what, const char *param, qk_err
 
 /* Starts a figure with a base font of font_pt points. */
 void plast_begin(qk_plot *p, int width, int height, int font_pt);
+/* The same, with values on hover in the SVG (fig_begin_hover). */
+void plast_begin_hover(qk_plot *p, int width, int height, int font_pt);
 
 #endif

@@ -175,8 +175,14 @@ static int heatmap_blocks(qk_plot *p, const heatmap *h, const fig_range *r, int 
     qk_plot_data_begin(p, "cells");
     for (int i = 0; i < h->n_cells; i++) {
         int side;
-        double v = fig_clip(r, h->cells[i].ap, &side);
-        qk_plot_printf(p, "%d %d %.6f\n", h->cells[i].x, h->cells[i].y, v);
+        const heat_cell *c = &h->cells[i];
+        double v = fig_clip(r, c->ap, &side);
+        qk_plot_printf(p, "%d %d %.6f", c->x, c->y, v);
+        /* on hover: the cell's bins (in tokens), its value and its heads */
+        fig_hover_text(p, "inter-key distance %.0f to %.0f|key-to-query distance %.0f to %.0f|"
+                          "AP %.4f|n = %d head%s", c->x * h->width, (c->x + 1) * h->width,
+                       c->y * h->width, (c->y + 1) * h->width, c->ap, c->heads,
+                       c->heads == 1 ? "" : "s");
     }
     qk_plot_data_end(p);
     qk_plot_data_begin(p, "hatch");
@@ -464,7 +470,7 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
     colour_scale scale = heatmap_scale(ctx, &h);
     const fig_range *r = &scale.range;
     qk_plot p;
-    plast_begin(&p, 1600, 1200, 15);
+    plast_begin_hover(&p, 1600, 1200, 15);
     int thin = heatmap_blocks(&p, &h, r, min_heads);
     char title[256], sub[640], width[32];
     fig_tokens(h.width, width, sizeof width);
@@ -505,6 +511,7 @@ int plast_draw_heatmap(fig_ctx *ctx, qk_err *err)
     if (r->below + r->above)
         qk_plot_printf(&p, ", \\\n     $off using 1:2:3:4 with labels tc rgb variable font \",13\" "
                            "notitle");
+    fig_hover_plot(&p, "cells", 1, 2, 4, 3.0);
     qk_plot_printf(&p, "\n");
     heatmap_keys(ctx, &h, r, thin, min_heads, &scale);
     free(h.cells);
