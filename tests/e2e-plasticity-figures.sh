@@ -456,7 +456,7 @@ expect_status 0 "qk-summary with a model without ap_overall"
 want=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ap_overall") c = i; next }
     $c != "nan" && (lo == "" || $c < lo) { lo = $c; m = $1 } END { print m }' "$T/nan_report.csv")
 got=$(awk -F'\t' -v m="$want" 'FILENAME == ARGV[1] { if ($1 == m) label = $4; next }
-    $2 == "plasticity.ap.low_model" { print ($4 == label ? "ok" : $4) }' "$REG" "$T/nan.numbers")
+    $1 == "value" && $2 == "plasticity.ap.low_model" { print ($4 == label ? "ok" : $4) }' "$REG" "$T/nan.numbers")
 expect_same "$got" ok "the lowest ap_overall is that of $want, among the models with one (not $first)"
 run plast_summary "$T/none.numbers"
 expect_status 0 "qk-summary --section plasticity without studies"
