@@ -1,5 +1,7 @@
 # make check-browser: the report in headless Chromium (installed if missing),
-# and a report of awkward names (tests/names-check.sh).
+# the layout of every figure as the page shows it (tests/layout-check.sh: the
+# demo report, a thesis-scale run and a partial download) and a report of
+# awkward names (tests/names-check.sh).
 
 .PHONY: check-browser chromium
 chromium:
@@ -7,4 +9,5 @@ chromium:
 
 check-browser: report chromium
 	tests/browser-check.sh report/index.html
+	tests/layout-check.sh
 	tests/names-check.sh browser
