@@ -6,7 +6,8 @@
  *   small     a text whose capitals and digits are drawn under
  *             LAYOUT_MIN_PX pixels tall (0.73 of its font size on the
  *             screen, DejaVu Sans);
- *   outside   a text box that leaves the canvas;
+ *   outside   a text that leaves the canvas (its box from the capital
+ *             height to the descender);
  *   overlap   two text boxes that overlap (the box from the capital height
  *             to the descender, so that two lines one above the other do
  *             not count; tolerance LAYOUT_SLACK_PX).
@@ -185,8 +186,8 @@
       return texts.length;
     texts.forEach(function (x) {
       var s = LAYOUT_SLACK_PX;
-      var out = [canvas.left - x.r.left, x.r.right - canvas.right,
-                 canvas.top - x.r.top, x.r.bottom - canvas.bottom];
+      var out = [canvas.left - x.box.left, x.box.right - canvas.right,
+                 canvas.top - x.box.top, x.box.bottom - canvas.bottom];
       var by = Math.max.apply(null, out);
       if (by > s)
         say('text ' + label(x.t) + ' leaves the canvas by ' + by.toFixed(1) + ' px');

@@ -57,6 +57,7 @@ measure() {
 # failure of its own, so all are listed).
 check_page() {
     local page=$1 name=$2 figures
+    : > "$e2e_err" # a finding is no program's error: bad shows no stderr with it
     if ! measure "$page" "$name"; then
         bad "$name: the layout check did not finish on $page (see $out/$name.log)"
         return
@@ -150,7 +151,8 @@ partial() {
     check_page "$TREE/report/index.html" partial
 }
 
-for what in ${@:-planted demo thesis partial}; do
+[ $# -eq 0 ] && set -- planted demo thesis partial
+for what in "$@"; do
     case $what in
     planted | thesis | partial) "$what" ;;
     demo) check_page report/index.html demo ;;
