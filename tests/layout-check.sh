@@ -7,7 +7,7 @@
 # two texts that overlap (a colour bar's label over its tick labels among
 # them), a key sample that runs into another entry's text,
 # a text that leaves the canvas, and text whose capitals are under 7 px
-# tall (docs/figure-style.md, "Layout on the page").
+# tall (docs/figure-style.md, "Layout").
 #
 # Without arguments, first checks that the check can fail (planted: a page
 # of planted bad figures, and the same figure drawn right, which must
