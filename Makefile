@@ -174,7 +174,7 @@ help:
 	@echo "make archive         dist/qkreport-results-<commit>[-<params>].tar.gz of results/, figures/, report/ (with the thesis example)"
 	@echo "make thesis-example  report/thesis-example.pdf: templates/thesis-example.tex with the report's numbers, tables and figure PDFs (pdflatex)"
 	@echo "make check-latex     the thesis example and the figure PDFs checked (installs pdflatex if missing)"
-	@echo "make check-browser   the report in headless Chromium (installs chromium if missing)"
+	@echo "make check-browser   the report in headless Chromium: loads, figure layout as shown (installs chromium if missing)"
 	@echo "make check-slurm     qk-srun and CLUSTER=slurm on a one-node Slurm cluster (root; installs slurm)"
 	@echo "make fuzz            every fuzz target FUZZ_SECONDS (20) each, executions printed; make fuzz-long: 3600 s each"
 	@echo "make clean           remove build outputs (keeps data/synth)"

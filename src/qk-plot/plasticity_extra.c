@@ -105,7 +105,7 @@ static void profile_panel(qk_plot *p, const ruler_model *rm, int n, const panel_
                 "set label \"", rm[k].m->context, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
             fig_text_chars(p, rm[k].m->label, strlen(rm[k].m->label));
             qk_plot_printf(p, " captures end (%s)\" at %.0f, graph 0.05 left offset 0.5,0 "
-                "tc rgb '%s' font \",12\"\n", end, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
+                "tc rgb '%s' font \",13\"\n", end, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
         }
     /* a model without a profile value has no line (gnuplot would warn) */
     qk_plot_printf(p, "plot ");
@@ -190,7 +190,7 @@ static void length_panel(qk_plot *p, const ruler_model *rm, int n, const panel_b
                            "font \",12\"\n", 0.7 + 1.1 * shaded++, model_colors[k % N_MODEL_COLORS]);
         else
             qk_plot_printf(p, ": no AP\" at %.3f, graph %.2f left offset 0.5,-0.8 tc rgb '%s' "
-                           "font \",12\"\n", from, 0.98 - 0.1 * shaded++,
+                           "font \",13\"\n", from, 0.98 - 0.1 * shaded++,
                            model_colors[k % N_MODEL_COLORS]);
     }
     qk_plot_printf(p, "plot ");
