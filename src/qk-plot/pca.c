@@ -242,8 +242,9 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.01);
     fig_axis_label(&p, "x", QK_SYM_R_Q ": Pearson " QK_SYM_PEARSON_R " of the query projections with "
                    "position (sign-canonical)", NULL);
+    /* (clear of the tick labels as the SVG's wider text draws them) */
     fig_axis_label(&p, "y", QK_SYM_R_K ": Pearson " QK_SYM_PEARSON_R " of the key projections with "
-                   "position", NULL);
+                   "position", fig_print(&p) ? NULL : "offset -0.6,0");
     qk_plot_printf(&p,
         "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics 0.2\nset ytics 0.25\n"
         "set format y \"%%.2f\"\nset format x \"%%.1f\"\nunset grid\n"

@@ -162,7 +162,8 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
     const char *ylabel = fig_print(&p) ? "PC0 explained variance (%)\n{/*0.8 mean share of Q+K}"
                                        : "mean explained variance of PC0 (%)\n{/*0.8 share "
                                          "of the pooled Q+K variance}";
-    fig_axis_label(&p, "y", ylabel, NULL);
+    /* (clear of the tick labels as the SVG's wider text draws them) */
+    fig_axis_label(&p, "y", ylabel, fig_print(&p) ? NULL : "offset -1,0");
     qk_plot_printf(&p,
         "set tmargin at screen %.4f\n"
         "set format y \"%%.0f\"\nset grid noxtics ytics\nplot ", top - 0.05);

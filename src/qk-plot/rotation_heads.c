@@ -442,7 +442,7 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
     qk_plot_quoted(p, title);
     qk_plot_printf(p, " font \",15\"\n");
     /* clear of the tick labels of the colour bar, as the SVG's wider text draws them */
-    fig_axis_label(p, "cb", cb_label, fig_print(p) ? "offset 0.5,0" : "offset 1.6,0");
+    fig_axis_label(p, "cb", cb_label, fig_print(p) ? "offset 0.5,0" : "offset 1.2,0");
     /* an invisible point keeps the colour box when no cell is filled */
     qk_plot_printf(p, "plot $nothing using 1:2:3 with points pt 7 ps 0 lc palette notitle");
     if (filled)
@@ -522,7 +522,7 @@ static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, 
         hf.h = (double)row_px * t->n_models / p->height;
         hf.top1 = title_bottom - 3.4 * chy;
         hf.top2 = hf.top1 - hf.h - 140.0 / p->height;
-        double right = 1 - 7.5 * chx;
+        double right = 1 - 8.5 * chx;
         snprintf(hf.left, sizeof hf.left, "%.4f", (0.68 * label + 2.0) * chx);
         snprintf(hf.right, sizeof hf.right, "%.4f", right);
         snprintf(hf.cb_left, sizeof hf.cb_left, "%.4f", right + 0.9 * chx);
