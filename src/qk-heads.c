@@ -39,12 +39,12 @@ static const qk_program program = {
     "writes one CSV row a query head: dataset, study, family, key head, taxonomy\n"
     "class, PC0 r_q and r_k, |r_q^a| and |r_k^a|, bias and separation strength,\n"
     "plane variance fraction, AP overall and AP drop. Values are copied as the study\n"
-    "tables print them; |r^a| is r^a without its sign.\n"
+    "tables print them; |r^a| is r^a without its sign. A head one analysis skipped\n"
+    "(the PCA skips a head with too few rows) has that analysis' cells empty.\n"
     "Page mode: renders the page of those heads from the template, with the table,\n"
     "the column meanings and each head's plasticity profile inline.\n",
     options_table,
-    "a head missing from one of a study's tables, a missing column, a cell that is not a "
-    "number",
+    "a key head the tables disagree on, a missing column, a cell that is not a number",
     "qk-heads -r build/sets/registry.tsv -o heads.csv results/extra/qk_heads.csv \\\n"
     "  results/extra/rotated.csv results/extra/head_metrics.csv", NULL};
 
@@ -158,10 +158,10 @@ static int same_head(const study_tables *s, int t, int row, const char *model, i
            strcmp(qk_table_cell(src->t, row, s->model[t]), model) == 0;
 }
 
-/* The row of table t holding the head: row hint when it does (the tables
- * list heads in one order), else the first that does; dies when none. */
+/* The row of table t holding the head, or -1: row hint when it does (the
+ * tables list heads in one order), else the first that does. */
 static int find_head(const study_tables *s, int t, int hint, const char *model, int layer,
-                     int head, const char *from)
+                     int head)
 {
     const qk_src *src = &s->file[t].src;
     if (hint < src->t->n_rows && same_head(s, t, hint, model, layer, head))
@@ -169,8 +169,7 @@ static int find_head(const study_tables *s, int t, int hint, const char *model, 
     for (int r = 0; r < src->t->n_rows; r++)
         if (same_head(s, t, r, model, layer, head))
             return r;
-    qk_die(QK_EXIT_DATA, src->path, "no row for head %s l%02dh%02d (it is in %s)", model, layer,
-           head, from);
+    return -1;
 }
 
 /* A numeric cell as printed (dies unless a number), without its sign when
@@ -190,39 +189,56 @@ static void write_header(FILE *fp)
     fputc('\n', fp);
 }
 
-/* The row of one head: row r of the study's PCA table, joined. */
-static void write_head(FILE *fp, const study_tables *s, int r, const qk_src *reg)
+/* A head as row r of table t0 names it: its row in each table, -1 where
+ * that analysis has no row for it (the PCA skips a head with too few
+ * rows); the key head must agree wherever the head has a row. */
+typedef struct head_rows {
+    const char *model;
+    int layer, head, k_head, row[N_TABLES];
+} head_rows;
+
+static head_rows locate_head(const study_tables *s, int t0, int r)
 {
-    const qk_src *pca = &s->file[T_PCA].src;
-    const char *model = qk_table_cell(pca->t, r, s->model[T_PCA]);
-    int layer = qk_src_int(pca, r, s->layer[T_PCA]), head = qk_src_int(pca, r, s->head[T_PCA]);
-    int k_head = qk_src_int(pca, r, s->k_head[T_PCA]);
-    int row[N_TABLES] = {r};
-    for (int t = 1; t < N_TABLES; t++) {
-        row[t] = find_head(s, t, r, model, layer, head, pca->path);
-        if (qk_src_int(&s->file[t].src, row[t], s->k_head[t]) != k_head)
+    const qk_src *src = &s->file[t0].src;
+    head_rows h = {qk_table_cell(src->t, r, s->model[t0]), qk_src_int(src, r, s->layer[t0]),
+                   qk_src_int(src, r, s->head[t0]), qk_src_int(src, r, s->k_head[t0]), {0}};
+    for (int t = 0; t < N_TABLES; t++) {
+        h.row[t] = t == t0 ? r : find_head(s, t, r, h.model, h.layer, h.head);
+        if (h.row[t] >= 0 && qk_src_int(&s->file[t].src, h.row[t], s->k_head[t]) != h.k_head)
             qk_die(QK_EXIT_DATA, s->file[t].src.path, "head %s l%02dh%02d: key head %d, %s says %d",
-                   model, layer, head, qk_src_int(&s->file[t].src, row[t], s->k_head[t]),
-                   pca->path, k_head);
+                   h.model, h.layer, h.head, qk_src_int(&s->file[t].src, h.row[t], s->k_head[t]),
+                   src->path, h.k_head);
     }
-    int reg_row = qk_registry_row(reg, model);
-    const char *dataset = reg_row >= 0 ? qk_table_cell(reg->t, reg_row, qk_src_col(reg, "id")) : model;
+    return h;
+}
+
+/* The row of one head; an analysis without a row for it leaves its cells
+ * empty. */
+static void write_head(FILE *fp, const study_tables *s, const head_rows *h, const qk_src *reg)
+{
+    int reg_row = qk_registry_row(reg, h->model);
+    const char *dataset =
+        reg_row >= 0 ? qk_table_cell(reg->t, reg_row, qk_src_col(reg, "id")) : h->model;
     const qk_src *rot = &s->file[T_ROT].src;
-    fprintf(fp, "%s/l%02dh%02d,", dataset, layer, head);
+    fprintf(fp, "%s/l%02dh%02d,", dataset, h->layer, h->head);
     qk_csv_put(fp, dataset);
     fputc(',', fp);
-    qk_csv_put(fp, model);
+    qk_csv_put(fp, h->model);
     fputc(',', fp);
-    qk_csv_put(fp, qk_registry_cell(reg, dataset, "label", model));
+    qk_csv_put(fp, qk_registry_cell(reg, dataset, "label", h->model));
     fputc(',', fp);
     qk_csv_put(fp, qk_registry_cell(reg, dataset, "study", "extra"));
     fputc(',', fp);
-    qk_csv_put(fp, qk_table_cell(rot->t, row[T_ROT], qk_src_col(rot, "family")));
-    fprintf(fp, ",%d,%d,%d", layer, head, k_head);
+    qk_csv_put(fp, h->row[T_ROT] >= 0
+                       ? qk_table_cell(rot->t, h->row[T_ROT], qk_src_col(rot, "family"))
+                       : qk_registry_cell(reg, dataset, "family", ""));
+    fprintf(fp, ",%d,%d,%d", h->layer, h->head, h->k_head);
     for (int f = 0; f < N_FIELDS; f++) {
         const qk_src *src = &s->file[fields[f].table].src;
-        int col = qk_src_col(src, fields[f].column), rr = row[fields[f].table];
+        int col = qk_src_col(src, fields[f].column), rr = h->row[fields[f].table];
         fputc(',', fp);
+        if (rr < 0)
+            continue;
         if (strcmp(fields[f].name, "category") == 0)
             qk_csv_put(fp, qk_table_cell(src->t, rr, col));
         else
@@ -231,16 +247,19 @@ static void write_head(FILE *fp, const study_tables *s, int r, const qk_src *reg
     fputc('\n', fp);
 }
 
-/* Every head of a study; the other tables may hold no head the PCA's lacks. */
+/* Every head any of a study's tables holds, once: the PCA's in its order,
+ * then those only the later tables hold. */
 static void write_study(FILE *fp, const study_tables *s, const qk_src *reg)
 {
-    const qk_src *pca = &s->file[T_PCA].src;
-    for (int r = 0; r < pca->t->n_rows; r++)
-        write_head(fp, s, r, reg);
-    for (int t = 1; t < N_TABLES; t++)
-        if (s->file[t].src.t->n_rows != pca->t->n_rows)
-            qk_die(QK_EXIT_DATA, s->file[t].src.path, "%d heads, %s has %d",
-                   s->file[t].src.t->n_rows, pca->path, pca->t->n_rows);
+    for (int t0 = 0; t0 < N_TABLES; t0++)
+        for (int r = 0; r < s->file[t0].src.t->n_rows; r++) {
+            head_rows h = locate_head(s, t0, r);
+            int seen = 0;
+            for (int t = 0; t < t0; t++)
+                seen |= h.row[t] >= 0;
+            if (!seen)
+                write_head(fp, s, &h, reg);
+        }
 }
 
 static void write_table(const options *o)

@@ -48,13 +48,26 @@ run awk -f workflow/results-readme.awk -v stage=x workflow/columns.tsv "$T/odd.c
 expect_status 2 "an undocumented column stops the README"
 expect_out_contains_err "no row for column no_such_column of odd.csv" "and is named"
 
-# qk-heads refuses a study whose tables disagree
+# a head one analysis lacks (the PCA skips a head with too few rows) keeps
+# its row, with that analysis' cells empty
 R=$TREE/results
 head -n -1 "$R/extra/rotated.csv" > "$T/rotated.csv"
 run bin/qk-heads --registry "$TREE/build/sets/registry.tsv" --output "$T/heads.csv" \
     "$R/extra/qk_heads.csv" "$T/rotated.csv" "$R/extra/head_metrics.csv"
-expect_status 2 "qk-heads: a head missing from rotated.csv"
-expect_one_line_naming "$T/rotated.csv" "no row for head" "the error names the table and the head"
+expect_status 0 "qk-heads: a head missing from rotated.csv"
+expect_same "$(awk 'END { print NR - 1 }' "$T/heads.csv")" "$(awk 'END { print NR - 1 }' "$R/extra/qk_heads.csv")" \
+    "every head of the PCA's table has its row"
+empty=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["abs_r_q_a"] == "" && $c["plane_var_fraction"] == "" && $c["ap_overall"] != "" { n++ } END { print n + 0 }' "$T/heads.csv")
+expect_same "$empty" 1 "the head rotated.csv lacks: its rotation cells empty, the others kept"
+# qk-heads refuses a study whose tables disagree on a key head
+rm -f "$T/heads.csv"
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "kv_head") c = i }
+    NR == 2 { $c = $c + 1 } { print }' "$R/extra/rotated.csv" > "$T/rotated.csv"
+run bin/qk-heads --registry "$TREE/build/sets/registry.tsv" --output "$T/heads.csv" \
+    "$R/extra/qk_heads.csv" "$T/rotated.csv" "$R/extra/head_metrics.csv"
+expect_status 2 "qk-heads: a key head the tables disagree on"
+expect_one_line_naming "$T/rotated.csv" "key head" "the error names the table and the head"
 if [ ! -e "$T/heads.csv" ]; then ok; else bad "no table is written after the error"; fi
 run bin/qk-heads --registry "$TREE/build/sets/registry.tsv" --output "$T/heads.csv" "$R/extra/qk_heads.csv"
 expect_status 1 "qk-heads: tables not in triples"
