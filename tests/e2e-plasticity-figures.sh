@@ -399,7 +399,7 @@ plast_summary() { # output, inputs...
     bin/qk-summary --section plasticity --input registry=$REG --input benchmarks=$BENCH "$@" \
         --param heatmaps="01=ministral3-14b 02=qwen3-14b 03=llama3.2-3b 04=llama3.2-11b" \
         --param profiles="05=ministral3-3b 06=qwen3-4b 07=llama3.2-3b" --param weights=08=qwen3-14b \
-        --output "$out"
+        --param heatmap_scale=shared --output "$out"
 }
 run plast_summary "$V" --input report="$X/model_report.csv" --input pair2d="$X/model_pair2d.csv" \
     --input weights="$X/head_component_weights.csv" --input profile="$X/head_bucket_plasticity.csv" \
@@ -441,6 +441,16 @@ render_section() { # numbers file
 }
 run render_section "$V"
 expect_status 0 "the section renders"
+# the heatmaps' text says what FIG_HEATMAP_SCALE made of their colour scales
+if tr '\n' ' ' < "$T/section.html" | grep -q "The four figures share one colour scale" &&
+   ! grep -q "has its own colour range" "$T/section.html"; then ok; else
+    bad "shared heatmap scale: the text says the four share one"; fi
+sed 's/^\(value\tplasticity.heatmap_scale_shared\t[^\t]*\t\)1/\10/' "$V" > "$T/own.numbers"
+run render_section "$T/own.numbers"
+if grep -q "Each figure has its own colour range" "$T/section.html" &&
+   ! tr '\n' ' ' < "$T/section.html" | grep -q "The four figures share"; then ok; else
+    bad "own heatmap scales: the text says each has its own"; fi
+run render_section "$V"
 if grep -q '09_smollm3_trajectory/figure.png' "$T/section.html" && ! grep -q 'class="absent"' "$T/section.html"; then
     ok; else bad "full section shows every figure"; fi
 verb=$(awk -v a="$(number "$V" plasticity.smollm3.lc_first)" -v b="$(number "$V" plasticity.smollm3.base_first)" \

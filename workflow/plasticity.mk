@@ -170,7 +170,7 @@ PLAST_SUMMARY_IN := $(RUN_REGISTRY) $(PLAST_BENCHMARKS) \
   $(if $(PLAST_T_DATASETS),$(PLAST_JOINT)) $(sort $(foreach i,$(PLAST_FIG_TABLES),$(lastword $(subst =, ,$(i)))))
 
 $(PLAST_SUMMARY): $(PLAST_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET) \
-    build/params/plasticity-figures.txt
+    build/params/plasticity-figures.txt build/params/figures.txt
 	@mkdir -p $(@D)
 	$(call step,SUMMARY,plasticity) bin/qk-summary --section plasticity --input registry=$(RUN_REGISTRY) \
 	  --input benchmarks=$(PLAST_BENCHMARKS) \
@@ -179,7 +179,7 @@ $(PLAST_SUMMARY): $(PLAST_SUMMARY_IN) $(call prog,qk-summary) $(RUN_SET) \
 	    --input profile=$(PLAST_X)/head_bucket_plasticity.csv) \
 	  $(if $(PLAST_T_DATASETS),--input joint=$(PLAST_JOINT)) $(addprefix --input ,$(PLAST_FIG_TABLES)) \
 	  --param heatmaps="$(PLAST_HEATMAPS)" --param profiles="$(PLAST_PROFILES)" \
-	  --param weights="$(PLAST_WEIGHTS)" --output $@
+	  --param weights="$(PLAST_WEIGHTS)" --param heatmap_scale=$(FIG_HEATMAP_SCALE) --output $@
 
 # The extra models (registry study "extra") against their published RULER
 # scores: the report's extra section.

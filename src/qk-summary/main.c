@@ -38,7 +38,7 @@ static const sum_section sections[] = {
      FIGURE_TABLES("01", "pair2d") FIGURE_TABLES("02", "pair2d") FIGURE_TABLES("03", "pair2d")
      FIGURE_TABLES("04", "pair2d") FIGURE_TABLES("05", "profile") FIGURE_TABLES("06", "profile")
      FIGURE_TABLES("07", "profile") FIGURE_TABLES("08", "weights"),
-     "heatmaps profiles weights",
+     "heatmaps profiles weights heatmap_scale",
      "attention plasticity: model scalars, deciles, quintiles and per-length means by model "
      "and family (report: model_report.csv), the heatmap cells (pair2d), the component weights "
      "(weights) and the spread of the head profiles (profile: head_bucket_plasticity.csv) of the "

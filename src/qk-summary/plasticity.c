@@ -21,6 +21,7 @@ static const qk_key plasticity_keys[] = {
     {"plasticity.models_falling", "count", "models whose profile ends lower than it starts (AP_last20 < AP_first20)"},
     {"plasticity.models_profiled", "count", "models with a profile (AP_first20 and AP_last20: a query bin with enough key pairs)"},
     {"plasticity.pair2d_cells", "count", "heatmap cells with a value (enough evaluations), all models of the cross-model study"},
+    {"plasticity.heatmap_scale_shared", "flag", "1 when the heatmaps 01-04 share one colour scale (FIG_HEATMAP_SCALE shared), 0 when each has its own (own)"},
     {"plasticity.bin_factor", "number.0", "query bins per capture bucket (when all models have the same)"},
     {"plasticity.ap.low_model", "text", "the model with the lowest ap_overall"},
     {"plasticity.ap.low", AP, "the lowest ap_overall of a model"},
@@ -581,6 +582,12 @@ void sum_plasticity(sum_ctx *ctx)
         if (sum_input(ctx, "pair2d"))
             pair2d_cells(w, sum_input(ctx, "pair2d"));
     }
+    const char *scale = sum_param(ctx, "heatmap_scale", NULL);
+    if (!scale)
+        qk_die(QK_EXIT_USAGE, NULL, "section plasticity needs the parameter heatmap_scale "
+                                    "(FIG_HEATMAP_SCALE)");
+    sum_source_params(w, "figures", "FIG_HEATMAP_SCALE");
+    qk_numbers_set(w, "plasticity.heatmap_scale_shared", strcmp(scale, "own") != 0);
     each_figure(ctx, "heatmaps", heatmap_figure, report ? &t : NULL);
     each_figure(ctx, "profiles", profile_figure, report ? &t : NULL);
     each_figure(ctx, "weights", weight_figure, report ? &t : NULL);
