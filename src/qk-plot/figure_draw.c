@@ -23,7 +23,11 @@ const char *fig_family_color(const fig_ctx *ctx, const char *family)
         return FIG_GREY;
     qk_src reg = fig_src(ctx, "registry");
     long rank = qk_family_rank(&reg, family);
-    return rank == QK_UNRANKED ? FIG_GREY : fig_okabe_ito[rank % 8];
+    /* the Okabe-Ito colours but blue and vermillion, which mean queries
+     * and keys */
+    static const char *const family_colors[] = {FIG_SKY_BLUE, FIG_PURPLE, FIG_GREEN,
+                                                 FIG_ORANGE, FIG_BLACK, FIG_YELLOW};
+    return rank == QK_UNRANKED ? FIG_GREY : family_colors[rank % 6];
 }
 
 int fig_model_marker(int k)

@@ -14,15 +14,12 @@
 
 #define RULER_MAX_LENGTHS 16
 
-static const char *const model_colors[] = {FIG_BLUE, FIG_VERMILLION, FIG_GREEN, FIG_PURPLE,
-                                           FIG_ORANGE, FIG_SKY_BLUE};
-#define N_MODEL_COLORS (int)(sizeof model_colors / sizeof model_colors[0])
-
 typedef struct ruler_model {
     const plast_model *m;
     int n;
     double length[RULER_MAX_LENGTHS], score[RULER_MAX_LENGTHS], ap[RULER_MAX_LENGTHS];
     int n_profile; /* profile bins with a value */
+    const char *color; /* its family's (fig_family_color) */
 } ruler_model;
 
 /* 1 if the model has an AP at some RULER length. */
@@ -102,10 +99,10 @@ static void profile_panel(qk_plot *p, const ruler_model *rm, int n, const panel_
             fig_tokens(rm[k].m->context, end, sizeof end);
             qk_plot_printf(p,
                 "set arrow from %.0f, graph 0 to %.0f, graph 1 nohead dt 2 lw 1.5 lc rgb '%s'\n"
-                "set label \"", rm[k].m->context, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
+                "set label \"", rm[k].m->context, rm[k].m->context, rm[k].color);
             fig_text_chars(p, rm[k].m->label, strlen(rm[k].m->label));
             qk_plot_printf(p, " captures end (%s)\" at %.0f, graph 0.05 left offset 0.5,0 "
-                "tc rgb '%s' font \",13\"\n", end, rm[k].m->context, model_colors[k % N_MODEL_COLORS]);
+                "tc rgb '%s' font \",13\"\n", end, rm[k].m->context, rm[k].color);
         }
     /* a model without a profile value has no line (gnuplot would warn) */
     qk_plot_printf(p, "plot ");
@@ -115,7 +112,7 @@ static void profile_panel(qk_plot *p, const ruler_model *rm, int n, const panel_
             continue;
         qk_plot_printf(p, "%s$p%d using 1:2 with lines lw 1.2 lc rgb '%s' notitle, "
                        "$p%d using 1:3 with lines lw 3 lc rgb '%s' notitle", drawn++ ? ", " : "",
-                       k, model_colors[k % N_MODEL_COLORS], k, model_colors[k % N_MODEL_COLORS]);
+                       k, rm[k].color, k, rm[k].color);
     }
     qk_plot_printf(p, "%s\nunset arrow\nunset label\n", drawn ? "" : "NaN notitle");
 }
@@ -180,22 +177,22 @@ static void length_panel(qk_plot *p, const ruler_model *rm, int n, const panel_b
         qk_plot_printf(p,
             "set object %d rect from %.3f, graph 0 to graph 1, graph 1 behind "
             "fc rgb '%s' fs transparent solid 0.08 noborder\n",
-            20 + k, from, model_colors[k % N_MODEL_COLORS]);
+            20 + k, from, rm[k].color);
         /* above the frame, off the data, in the wide print panel */
         qk_plot_printf(p, "set label %d \"beyond the captures of%s", 20 + k,
                        fig_print(p) ? " " : "\\n");
         fig_text_chars(p, rm[k].m->label, strlen(rm[k].m->label));
         if (fig_print(p))
             qk_plot_printf(p, ": no AP\" at graph 1, graph 1 right offset 0, %.1f tc rgb '%s' "
-                           "font \",12\"\n", 0.7 + 1.1 * shaded++, model_colors[k % N_MODEL_COLORS]);
+                           "font \",12\"\n", 0.7 + 1.1 * shaded++, rm[k].color);
         else
             qk_plot_printf(p, ": no AP\" at %.3f, graph %.2f left offset 0.5,-0.8 tc rgb '%s' "
                            "font \",13\"\n", from, 0.98 - 0.1 * shaded++,
-                           model_colors[k % N_MODEL_COLORS]);
+                           rm[k].color);
     }
     qk_plot_printf(p, "plot ");
     for (int k = 0; k < n; k++) {
-        const char *c = model_colors[k % N_MODEL_COLORS];
+        const char *c = rm[k].color;
         if (has_length_ap(&rm[k]))
             qk_plot_printf(p, "%s$l%d using 1:2 with linespoints lw 3 pt 7 ps 1.6*qk_ps lc rgb "
                            "'%s' notitle, ", k ? ", " : "", k, c);
@@ -233,6 +230,7 @@ int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
     for (int i = 0; i < t.n_models; i++) {
         ruler_model *r = &rm[n];
         r->m = &t.models[i];
+        r->color = fig_family_color(ctx, r->m->family);
         r->n = plast_published_lengths(&bench, r->m->id, "ruler", r->length, r->score,
                                        RULER_MAX_LENGTHS);
         for (int k = 0; k < r->n; k++) {
@@ -287,7 +285,7 @@ int plast_draw_extra_ruler(fig_ctx *ctx, qk_err *err)
         qk_plot_printf(&p, "set label %d \"— %s\" at screen %.3f, screen %.4f center tc rgb '%s' "
                            "font \",15\"\n",
                        10 + k, rm[k].m->label, 0.5 + (k - (n - 1) / 2.0) * 0.22, top - 0.015,
-                       model_colors[k % N_MODEL_COLORS]);
+                       rm[k].color);
     panel_box profiles = {0.07, 0.46, top - 0.1, 0.14}, lengths = {0.56, 0.91, top - 0.1, 0.14};
     if (print) {
         /* one above the other, from the bottom in characters (ch): the x

@@ -397,10 +397,10 @@ int plast_draw_profile(fig_ctx *ctx, qk_err *err)
                        "title \"single heads (n = %d)\"", (int)lround(255 * (1 - alpha)), heads);
     if (n_thin < pr.n_bins)
         qk_plot_printf(&p, ", \\\n     $full using 1:2 with lines lw 5 lc rgb '%s' "
-                           "title \"mean across heads (≥ %d heads)\"", FIG_VERMILLION, min_heads);
+                           "title \"mean across heads (≥ %d heads)\"", FIG_BLACK, min_heads);
     if (n_thin)
-        qk_plot_printf(&p, ", \\\n     $thin using 1:2 with lines lw 2.5 dt (6,4) lc rgb '#E8A070' "
-                           "title \"mean from fewer heads\"");
+        qk_plot_printf(&p, ", \\\n     $thin using 1:2 with lines lw 2.5 dt (6,4) lc rgb '%s' "
+                           "title \"mean from fewer heads\"", FIG_NEUTRAL);
     /* open circles on the mean where its set of heads changes */
     if (n_change)
         qk_plot_printf(&p, ", \\\n     $change using 1:2 with points pt 7 ps %.1f*qk_ps lc rgb 'white' "
