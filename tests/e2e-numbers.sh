@@ -87,6 +87,41 @@ for key in pca.pc0.ev_mean_pct rotation.bias.positive_pct plasticity.llama3.2-3b
     if grep -q "^\\\\qkdef{$key}{" "$R/numbers.tex"; then ok; else bad "numbers.tex defines $key"; fi
     if grep -qF "| \`$key\` |" "$R/numbers.md"; then ok; else bad "numbers.md lists $key"; fi
 done
+# every value names its exact source: each key with a value has a source line
+# whose columns, rows and aggregation are the section's own words (no
+# fallback such as "see the section"; rows "-" only for a parameter)
+N=$tree/build/report
+for f in pca rotation plasticity extra inventory figures run; do
+    unsourced=$(awk -F'\t' '$1 == "value" && $4 != "" { v[$2] = 1 } $1 == "source" { delete v[$2] }
+        END { for (k in v) print k }' "$N/$f.numbers" | head -3)
+    expect_same "$unsourced" "" "every value of $f.numbers has a source"
+    vague=$(awk -F'\t' '$1 == "source" && ($4 == "" || $4 == "-" || $6 == "" || $6 == "-" ||
+        ($5 == "-" && $3 !~ /^build\/params\//) || /see the section/) { print $2 }' "$N/$f.numbers" | head -3)
+    expect_same "$vague" "" "every source of $f.numbers names its columns, rows and aggregation"
+done
+if grep -q "see the section" "$R/numbers.md" "$R/numbers.html"; then
+    bad "no source in numbers.md or numbers.html says 'see the section'"; else ok; fi
+# source FILE KEY FIELD: a field of a key's source (3 table, 4 columns, 5 rows, 6 aggregation)
+source_of() { awk -F'\t' -v k="$2" -v i="$3" '$1 == "source" && $2 == k { print $i }' "$N/$1.numbers"; }
+expect_same "$(source_of rotation rotation.bias.positive_pct 4)" "bias_strength" \
+    "the share of heads with a recency bias is computed from bias_strength"
+expect_same "$(source_of rotation rotation.bias.positive_pct 3)" "results/rotation/rotated.csv" \
+    "the share of heads with a recency bias is computed from the per-head table"
+case "$(source_of rotation rotation.bias.positive_pct 6)" in
+    *"bias_strength > 0"*) ok ;; *) bad "the bias share's aggregation names bias_strength > 0" ;; esac
+expect_same "$(source_of rotation rotation.bias.model_max_x1e3 4)" "mean_bias_strength" \
+    "the highest model bias is read from mean_bias_strength"
+expect_same "$(source_of rotation rotation.complement.active_tau 3)" \
+    "build/params/rotation-complement.txt" "the activity threshold is the run's parameter"
+expect_same "$(source_of inventory inventory.heads_total 4)/$(source_of inventory inventory.heads_total 6)" \
+    "q_heads/sum" "the heads of all datasets are the sum of q_heads"
+expect_same "$(source_of plasticity plasticity.models_falling 4)" "ap_first_20pct, ap_last_20pct" \
+    "the falling profiles compare ap_first_20pct and ap_last_20pct"
+case "$(source_of plasticity plasticity.lbp.r_drop 3)" in
+    *model_report.csv*benchmarks.tsv*) ok ;; *) bad "the LongBench-Pro r names both of its tables" ;; esac
+expect_same "$(source_of extra extra.heads 4)" "n_heads" "the extra study's heads are summed from n_heads"
+case "$(source_of figures figure.qk-pca.01 3)" in
+    *figure-list.txt) ok ;; *) bad "a figure flag comes from qk-plot --list" ;; esac
 # the parts of the run: SmolLM3 compared across the extension, figures of every study shown
 if [[ "$text" == *"At the one long-context checkpoint, LC1-4K, it is"* ]] &&
    grep -q 'data-qk="plasticity.smollm3.lc_first_label">LC1-4K<' "$R/index.html"; then ok; else

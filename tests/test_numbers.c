@@ -176,7 +176,8 @@ START_TEST(test_round_trip)
     close(fd);
     qk_numbers *w = qk_numbers_open(path);
     qk_numbers_declare(w, scalars);
-    qk_numbers_set(w, "s.count", 3239); /* before any source: none */
+    qk_numbers_source(w, "build/report/inventory.tsv", "q_heads", "every row", "sum", "qk-load");
+    qk_numbers_set(w, "s.count", 3239);
     qk_numbers_source(w, "results/x/t.csv", "r_q0", "all heads", "mean", "qk-pca; pca");
     qk_numbers_set(w, "s.r", 0.1 + 0.2);
     qk_numbers_set_text(w, "s.name", "a\tb");
@@ -207,8 +208,10 @@ START_TEST(test_round_trip)
     const qk_ntable *tb = qk_nset_table(&s, "s.models");
     ck_assert(tb && tb->n_rows == 2 && tb->n_cols == 2);
     ck_assert(qk_nset_cell(&s, tb, 1, 1)->x == 0.25);
-    /* each value set after a source carries it; one set before has none */
-    ck_assert(qk_nset_value(&s, "s.count")->source.table == NULL);
+    /* each value set after a source carries it, until the next source;
+     * a value never set has none */
+    ck_assert_str_eq(qk_nset_value(&s, "s.count")->source.columns, "q_heads");
+    ck_assert(qk_nset_value(&s, "s.unset")->source.table == NULL);
     const qk_nvalue *r = qk_nset_value(&s, "s.r");
     ck_assert_str_eq(r->source.table, "results/x/t.csv");
     ck_assert_str_eq(r->source.rows, "all heads");
@@ -224,6 +227,24 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+/* A value set before any source is an error of the writer (status 2):
+ * every number of the report names where it comes from. */
+START_TEST(test_value_needs_source)
+{
+    qk_numbers *w = qk_numbers_open(NULL);
+    qk_numbers_declare(w, scalars);
+    qk_numbers_set(w, "s.r", 0.5);
+}
+END_TEST
+
+START_TEST(test_field_needs_source)
+{
+    qk_numbers *w = qk_numbers_open(NULL);
+    int r = qk_numbers_record(w, "s", "m1", fields, "M1");
+    qk_numbers_field(w, r, "ap", 0.5);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("numbers");
@@ -235,6 +256,8 @@ int main(void)
     tcase_add_test(tc, test_markup);
     tcase_add_test(tc, test_escapers);
     tcase_add_test(tc, test_round_trip);
+    tcase_add_exit_test(tc, test_value_needs_source, QK_EXIT_DATA);
+    tcase_add_exit_test(tc, test_field_needs_source, QK_EXIT_DATA);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

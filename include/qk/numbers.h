@@ -73,7 +73,8 @@ qk_numbers *qk_numbers_open(const char *path);
 /* Declares scalar keys: each is written on close, missing unless set. */
 void qk_numbers_declare(qk_numbers *w, const qk_key *keys);
 /* Sets a declared key (a number: NaN and infinities are missing). Setting
- * an undeclared key or a key twice is a programming error (exit 2). */
+ * an undeclared key, a key twice or a key before any qk_numbers_source is a
+ * programming error (exit 2). */
 void qk_numbers_set(qk_numbers *w, const char *key, double x);
 void qk_numbers_set_text(qk_numbers *w, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -82,7 +83,8 @@ void qk_numbers_set_text(qk_numbers *w, const char *key, const char *fmt, ...)
  * table they are computed from (its path, or a parameter record), its
  * columns, which rows, the aggregation, and the stages and parameter
  * groups that make the table. Each value set afterwards carries it, and
- * numbers.md and the page's hover texts show it. */
+ * numbers.md and the page's hover texts show it. A value set (a key or a
+ * record field) needs a source: call this first. */
 void qk_numbers_source(qk_numbers *w, const char *table, const char *columns, const char *rows,
                        const char *aggregation, const char *stages);
 

@@ -142,23 +142,49 @@ static void both_ends(const scored *s, int *a, int *b)
         }
 }
 
-static void covered_values(qk_numbers *w, const scored *s)
+/* The inputs of the section: the extra study's model report and model
+ * profile, and the published scores. */
+typedef struct inputs {
+    const qk_src *report, *profile, *bench;
+} inputs;
+
+/* What the AP at a RULER length is (plast_ap_at_length). */
+#define AP_AT_LENGTH                                                                         \
+    "the unweighted mean ap of the model's bins whose bin_centre lies in [length/2, length), " \
+    "or in [0, length) up to 8K"
+
+static void covered_values(qk_numbers *w, const scored *s, const inputs *in)
 {
     int a, b;
     both_ends(s, &a, &b);
+    const char *rows = "the first scored model whose context_length reaches 128K and that "
+                       "has an AP and a score at two lengths at least";
+    sum_source(w, in->report, "model, context_length; label from the registry", rows,
+               "its label");
     qk_numbers_set_text(w, "extra.covered.label", "%s", s->m->label);
+    sum_source(w, in->bench, "length, score", "the model's rows of benchmark ruler",
+               "the shortest and longest length with a score and an AP, as K tokens; their "
+               "published scores; change from the first to the last (%)");
     length_text(w, "extra.covered.length_first", ruler_lengths[a]);
     length_text(w, "extra.covered.length_last", ruler_lengths[b]);
     qk_numbers_set(w, "extra.covered.ruler_first", s->score[a]);
     qk_numbers_set(w, "extra.covered.ruler_last", s->score[b]);
     qk_numbers_set(w, "extra.covered.ruler_change_pct", change_pct(s->score[a], s->score[b]));
+    sum_source(w, in->profile, "ap, bin_centre", "the model's bins",
+               "at the first and the last of those lengths " AP_AT_LENGTH
+               "; change from the first to the last (%)");
     qk_numbers_set(w, "extra.covered.ap_first", s->ap[a]);
     qk_numbers_set(w, "extra.covered.ap_last", s->ap[b]);
     qk_numbers_set(w, "extra.covered.ap_change_pct", change_pct(s->ap[a], s->ap[b]));
+    const qk_src *both[2] = {in->profile, in->bench};
+    sum_source_tables(w, both, 2, "ap, bin_centre; length, score",
+                      "the model's bins and its rows of benchmark ruler",
+                      "Pearson r of the AP at a length (" AP_AT_LENGTH ") and the published "
+                      "score, over the lengths with both (three at least)");
     qk_numbers_set(w, "extra.covered.r_ruler_ap", ruler_ap_r(s));
 }
 
-static void truncated_values(qk_numbers *w, const scored *s)
+static void truncated_values(qk_numbers *w, const scored *s, const inputs *in)
 {
     int captured = -1, beyond = 0;
     for (int i = 0; i < N_LENGTHS; i++) {
@@ -167,22 +193,39 @@ static void truncated_values(qk_numbers *w, const scored *s)
         else if (isfinite(s->score[i]) && ruler_lengths[i] > s->m->context)
             beyond++;
     }
+    const char *rows = "the first scored model whose context_length ends before 128K";
+    sum_source(w, in->report, "model, context_length; label from the registry", rows,
+               "its label and context_length (K tokens)");
     qk_numbers_set_text(w, "extra.truncated.label", "%s", s->m->label);
     length_text(w, "extra.truncated.context", s->m->context);
     if (captured >= 0) {
+        sum_source(w, in->profile, "ap, bin_centre", "the model's bins",
+                   "the longest RULER length with an AP (K tokens) and the AP there: "
+                   AP_AT_LENGTH);
         length_text(w, "extra.truncated.length_captured", ruler_lengths[captured]);
-        qk_numbers_set(w, "extra.truncated.ruler_captured", s->score[captured]);
         qk_numbers_set(w, "extra.truncated.ap_captured", s->ap[captured]);
+        sum_source(w, in->bench, "length, score", "the model's rows of benchmark ruler",
+                   "the published score at the longest RULER length with an AP");
+        qk_numbers_set(w, "extra.truncated.ruler_captured", s->score[captured]);
     }
+    sum_source(w, in->bench, "length, score", "the model's rows of benchmark ruler",
+               "the published score at 128K, the longest RULER length (length_last)");
     length_text(w, "extra.truncated.length_last", ruler_lengths[N_LENGTHS - 1]);
     qk_numbers_set(w, "extra.truncated.ruler_last", s->score[N_LENGTHS - 1]);
+    const qk_src *both[2] = {in->report, in->bench};
+    sum_source_tables(w, both, 2, "context_length; length, score",
+                      "the model's row and its rows of benchmark ruler",
+                      "RULER lengths with a score beyond context_length counted");
     qk_numbers_set(w, "extra.truncated.lengths_beyond", beyond);
 }
 
-static void write_model(qk_numbers *w, const int tables[3], const scored *s)
+static void write_model(qk_numbers *w, const int tables[3], const scored *s, const inputs *in)
 {
     const plast_model *m = s->m;
     int rec = qk_numbers_record(w, "extra.model", m->id, model_fields, m->label);
+    sum_source(w, in->report, "heads n_heads, context context_length, ap ap_overall, ap_first "
+               "ap_first_20pct, ap_last ap_last_20pct, ap_drop ap_drop; label from the registry",
+               "the model's row", "as written");
     qk_numbers_field_text(w, rec, "label", "%s", m->label);
     qk_numbers_field(w, rec, "heads", m->n_heads);
     qk_numbers_field(w, rec, "context", m->context);
@@ -193,7 +236,14 @@ static void write_model(qk_numbers *w, const int tables[3], const scored *s)
     double sum = 0.0;
     for (int i = 0; i < N_LENGTHS; i++)
         sum += isfinite(s->score[i]) ? s->score[i] : 0.0;
+    sum_source(w, in->bench, "length, score", "the model's rows of benchmark ruler at the "
+               "lengths of the RULER table (4K ... 128K)", "mean of the published scores");
     qk_numbers_field(w, rec, "ruler_mean", s->n_scored ? sum / s->n_scored : NAN);
+    const qk_src *both[2] = {in->profile, in->bench};
+    sum_source_tables(w, both, 2, "ap, bin_centre; length, score",
+                      "the model's bins and its rows of benchmark ruler",
+                      "lengths: RULER lengths with a score and an AP (" AP_AT_LENGTH ") counted; "
+                      "r_ruler_ap: Pearson r of the two over those lengths (three at least)");
     qk_numbers_field(w, rec, "lengths", s->n_both);
     qk_numbers_field(w, rec, "r_ruler_ap", ruler_ap_r(s));
     qk_numbers_row(w, tables[0], m->id);
@@ -201,12 +251,17 @@ static void write_model(qk_numbers *w, const int tables[3], const scored *s)
         return;
     int ruler = qk_numbers_record(w, "extra.ruler", m->id, ruler_fields, m->label);
     int aplen = qk_numbers_record(w, "extra.aplen", m->id, aplen_fields, m->label);
+    sum_source(w, in->bench, "length, score; label from the registry",
+               "the model's row of benchmark ruler at the field's length",
+               "as written (published, not computed here)");
     qk_numbers_field_text(w, ruler, "label", "%s", m->label);
-    qk_numbers_field_text(w, aplen, "label", "%s", m->label);
-    for (int i = 0; i < N_LENGTHS; i++) {
+    for (int i = 0; i < N_LENGTHS; i++)
         qk_numbers_field(w, ruler, length_fields[i], s->score[i]);
+    sum_source(w, in->profile, "ap, bin_centre; label from the registry", "the model's bins",
+               AP_AT_LENGTH " of the field");
+    qk_numbers_field_text(w, aplen, "label", "%s", m->label);
+    for (int i = 0; i < N_LENGTHS; i++)
         qk_numbers_field(w, aplen, length_fields[i], s->ap[i]);
-    }
     qk_numbers_row(w, tables[1], m->id);
     qk_numbers_row(w, tables[2], m->id);
 }
@@ -246,23 +301,29 @@ void sum_extra(sum_ctx *ctx)
         return;
     plast_table t;
     plast_table_load(&t, report, registry, bench);
+    const inputs in = {report, profile, bench};
     int heads = 0, n_scored = 0, covered = 0, truncated = 0;
     for (int i = 0; i < t.n_models; i++) {
         scored s;
         score_model(&t.models[i], bench, profile, &s);
         heads += t.models[i].n_heads;
-        write_model(w, tables, &s);
+        write_model(w, tables, &s, &in);
         if (!s.n_scored)
             continue;
         n_scored++;
         int reaches = t.models[i].context >= ruler_lengths[N_LENGTHS - 1];
         if (!covered && reaches && s.n_both >= 2)
-            covered = 1, covered_values(w, &s);
+            covered = 1, covered_values(w, &s, &in);
         else if (!truncated && !reaches)
-            truncated = 1, truncated_values(w, &s);
+            truncated = 1, truncated_values(w, &s, &in);
     }
+    sum_source(w, report, "model", "every model of the extra study (one row each)",
+               "rows counted");
     qk_numbers_set(w, "extra.models", t.n_models);
+    sum_source(w, report, "n_heads", "every model of the extra study", "sum");
     qk_numbers_set(w, "extra.heads", heads);
+    sum_source(w, bench, "score", "the rows of benchmark ruler of the extra study's models",
+               "models with a score at a RULER length counted");
     qk_numbers_set(w, "extra.scored", n_scored);
     plast_table_free(&t);
 }

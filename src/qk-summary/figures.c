@@ -70,6 +70,9 @@ void sum_figures(sum_ctx *ctx)
         qk_die(QK_EXIT_USAGE, NULL, "--param drawn names a figure that %s does not list",
                list->path);
     qk_numbers_declare(ctx->out, keys);
+    sum_source(ctx->out, list, "the figure id (the first word of a line)",
+               "the figure's line of qk-plot --list",
+               "1 when the parameter 'drawn' (the figures the run draws) names the id, else 0");
     for (int i = 0; i < n; i++) {
         qk_numbers_set(ctx->out, keys[i].name, flag[i]);
         free((char *)keys[i].name);

@@ -67,6 +67,10 @@ static void sum_partial(sum_ctx *ctx, const qk_src *in)
                     qk_table_cell(in->t, r, c_id), present, captured);
     }
     fclose(fp);
+    sum_source(ctx->out, in, "dataset, configs_present, configs_captured",
+               "the datasets whose capture lists its configs (configs_captured not '-')",
+               "the datasets with configs_present < configs_captured: counted, and listed by "
+               "dataset with both counts");
     qk_numbers_set(ctx->out, "inventory.partial_datasets", n);
     if (n)
         qk_numbers_set_text(ctx->out, "inventory.partial", "%s", text);
@@ -90,6 +94,9 @@ void sum_inventory(sum_ctx *ctx)
     int c_heads = qk_src_col(in, "q_heads"), c_vq = qk_src_col(in, "vectors_q");
     int c_vk = qk_src_col(in, "vectors_k"), c_bytes = qk_src_col(in, "parquet_bytes");
     double heads = 0, vq = 0, vk = 0, bytes = 0;
+    sum_source(ctx->out, in, "the column named as the field (dataset, label, study, family, "
+               "q_heads, k_heads, vectors_q, vectors_k, head_dim, parquet_bytes, store_bytes, "
+               "store_checksum, source, revision)", "the dataset's row", "as written");
     for (int r = 0; r < in->t->n_rows; r++) {
         const char *id = qk_table_cell(in->t, r, col[0]);
         int rec = qk_numbers_record(ctx->out, "inventory", id, dataset_fields,
@@ -108,10 +115,16 @@ void sum_inventory(sum_ctx *ctx)
         vk += qk_src_count(in, r, c_vk);
         bytes += qk_src_count(in, r, c_bytes);
     }
+    sum_source(ctx->out, in, "dataset", "every row (one a dataset)", "rows counted");
     qk_numbers_set(ctx->out, "inventory.datasets", in->t->n_rows);
+    sum_source(ctx->out, in, "q_heads", "every row (one a dataset)", "sum");
     qk_numbers_set(ctx->out, "inventory.heads_total", heads);
+    sum_source(ctx->out, in, "vectors_q", "every row (one a dataset)", "sum");
     qk_numbers_set(ctx->out, "inventory.vectors_q", vq);
+    sum_source(ctx->out, in, "vectors_k", "every row (one a dataset)", "sum");
     qk_numbers_set(ctx->out, "inventory.vectors_k", vk);
+    sum_source(ctx->out, in, "parquet_bytes", "every row (one a dataset)",
+               "sum, in MB (10^6 bytes)");
     qk_numbers_set(ctx->out, "inventory.parquet_mb", bytes / 1e6);
     sum_partial(ctx, in);
 }

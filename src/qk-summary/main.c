@@ -149,6 +149,7 @@ static const struct {
                                       "plasticity, blas"},
     {"inventory.tsv", "qk-synth or the downloads, qk-load; parameters run, synth"},
     {"registry.tsv", "workflow/datasets.tsv and the runs' qkreport.conf files"},
+    {"benchmarks.tsv", "published scores, typed in from their papers (no stage computes them)"},
     {"run.tsv", "the run's records (workflow/run-record.sh)"},
     {"list.txt", "qk-plot --list and the figures drawn; parameters figures"},
     {".csv", "qk-load, qk-plasticity, qk-merge; parameters plasticity, blas"},
@@ -167,11 +168,36 @@ static const char *stages_of(const char *path)
     return table_stages[sizeof table_stages / sizeof table_stages[0] - 1].stages;
 }
 
+void sum_source_tables(qk_numbers *w, const qk_src *const *tables, int n, const char *columns,
+                       const char *rows, const char *aggregation)
+{
+    char *paths = NULL, *stages = NULL;
+    size_t pl = 0, sl = 0;
+    FILE *fp = open_memstream(&paths, &pl), *fs = open_memstream(&stages, &sl);
+    int given = 0;
+    for (int i = 0; i < n; i++)
+        given += tables[i] != NULL;
+    for (int i = 0; i < n; i++) {
+        if (!tables[i])
+            continue;
+        const char *path = qk_shown_path(tables[i]->path);
+        fprintf(fp, "%s%s", ftell(fp) ? ", " : "", path);
+        if (given > 1) /* which stages made which table */
+            fprintf(fs, "%s%s: %s", ftell(fs) ? "; " : "", path, stages_of(path));
+        else
+            fprintf(fs, "%s", stages_of(path));
+    }
+    fclose(fp);
+    fclose(fs);
+    qk_numbers_source(w, *paths ? paths : "-", columns, rows, aggregation, *stages ? stages : "-");
+    free(paths);
+    free(stages);
+}
+
 void sum_source(qk_numbers *w, const qk_src *table, const char *columns, const char *rows,
                 const char *aggregation)
 {
-    const char *path = table ? qk_shown_path(table->path) : "-";
-    qk_numbers_source(w, path, columns, rows, aggregation, table ? stages_of(path) : "-");
+    sum_source_tables(w, &table, 1, columns, rows, aggregation);
 }
 
 void sum_source_params(qk_numbers *w, const char *group, const char *names)
@@ -179,28 +205,6 @@ void sum_source_params(qk_numbers *w, const char *group, const char *names)
     char path[128];
     snprintf(path, sizeof path, "build/params/%s.txt", group);
     qk_numbers_source(w, path, names, "-", "the run's value", "make; parameter group");
-}
-
-/* Before a section computes its values: each value's source is, unless
- * the section says more, its inputs (the study tables). */
-static void default_source(sum_ctx *ctx)
-{
-    char *tables = NULL, *stages = NULL;
-    size_t tl = 0, sl = 0;
-    FILE *ft = open_memstream(&tables, &tl), *fs = open_memstream(&stages, &sl);
-    for (int i = 0; i < ctx->n_inputs; i++) {
-        if (strcmp(ctx->input_names[i], "registry") == 0)
-            continue;
-        const char *path = qk_shown_path(ctx->inputs[i].src.path);
-        fprintf(ft, "%s%s", ftell(ft) ? ", " : "", path);
-        fprintf(fs, "%s%s: %s", ftell(fs) ? "; " : "", path, stages_of(path));
-    }
-    fclose(ft);
-    fclose(fs);
-    qk_numbers_source(ctx->out, *tables ? tables : "-", "see the section", "see the section",
-                      "see the section's text", *stages ? stages : "-");
-    free(tables);
-    free(stages);
 }
 
 /* 1 if word (up to a '?') is one of the space-separated names in list;
@@ -333,8 +337,9 @@ int main(int argc, char **argv)
         ctx.inputs[i].src.t = &ctx.inputs[i].table;
         ctx.inputs[i].src.user = ctx.user;
     }
+    /* each section names the source of its values before it sets them
+     * (sum_source): a value set before any is an error of the writer */
     ctx.out = qk_numbers_open(output);
-    default_source(&ctx);
     s->write(&ctx);
     qk_numbers_close(ctx.out);
     return QK_EXIT_OK;

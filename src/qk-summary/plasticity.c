@@ -230,8 +230,13 @@ static void make_tables(qk_numbers *w, tables *t)
 
 /* ---- the cross-model study ------------------------------------------------------------------ */
 
+/* The columns of model_report.csv behind a model's scalars. */
+#define SCALAR_COLUMNS \
+    "ap ap_overall, ap_first ap_first_20pct, ap_last ap_last_20pct, ap_drop ap_drop"
+#define EVERY_MODEL "every model of the cross-model study (one row each)"
+
 static void write_models(qk_numbers *w, const tables *tb, const plast_table *t,
-                         const qk_src *registry)
+                         const qk_src *registry, const qk_src *bench)
 {
     for (int i = 0; i < t->n_models; i++) {
         const plast_model *m = &t->models[i];
@@ -239,6 +244,9 @@ static void write_models(qk_numbers *w, const tables *tb, const plast_table *t,
         char family[64];
         plast_family_name(t, t->family_of[i], family, sizeof family);
         int rec = qk_numbers_record(w, "plasticity", id, model_fields, m->label);
+        sum_source(w, &t->src, "heads n_heads, " SCALAR_COLUMNS ", context context_length, "
+                   "len_1_16 ... len_1_1, d0 ... d9, p0_20 ... p80_100 as named; label and "
+                   "family from the registry", "the model's row", "as written");
         qk_numbers_field_text(w, rec, "label", "%s", m->label);
         qk_numbers_field_text(w, rec, "family", "%s", family);
         qk_numbers_field(w, rec, "heads", m->n_heads);
@@ -246,7 +254,6 @@ static void write_models(qk_numbers *w, const tables *tb, const plast_table *t,
         qk_numbers_field(w, rec, "ap_first", m->first);
         qk_numbers_field(w, rec, "ap_last", m->last);
         qk_numbers_field(w, rec, "ap_drop", m->drop);
-        qk_numbers_field(w, rec, "lbp", m->lbp);
         qk_numbers_field(w, rec, "context", m->context);
         for (int k = 0; k < PLAST_N_LEN; k++)
             qk_numbers_field(w, rec, plast_len_columns[k], m->len[k]);
@@ -257,6 +264,9 @@ static void write_models(qk_numbers *w, const tables *tb, const plast_table *t,
         }
         for (int k = 0; k < PLAST_N_QUINTILES; k++)
             qk_numbers_field(w, rec, plast_quintile_columns[k], m->quintile[k]);
+        sum_source(w, bench, "score", "the model's row of benchmark longbench-pro, length overall",
+                   "as written (published, not computed here)");
+        qk_numbers_field(w, rec, "lbp", m->lbp);
         qk_numbers_row(w, tb->models, id);
         qk_numbers_row(w, tb->lengths, id);
         qk_numbers_row(w, tb->deciles, id);
@@ -278,6 +288,10 @@ static void write_families(qk_numbers *w, const tables *tb, const plast_table *t
             if (t->family_of[i] == f)
                 id = t->models[i].family;
         int rec = qk_numbers_record(w, "plasticity.family", id, family_fields, name);
+        sum_source(w, &t->src, SCALAR_COLUMNS "; drop_min, drop_max ap_drop; family and label "
+                   "from the registry", "the rows of the family's models",
+                   "mean over the models with a value; drop_min, drop_max the lowest and highest "
+                   "ap_drop; models counted");
         qk_numbers_field_text(w, rec, "label", "%s", name);
         qk_numbers_field(w, rec, "models", s.n_models);
         qk_numbers_field(w, rec, "ap", s.ap);
@@ -295,6 +309,10 @@ static void write_families(qk_numbers *w, const tables *tb, const plast_table *t
         if (hi < 0 || s.drop > hi_drop)
             hi = f, hi_drop = s.drop;
     }
+    sum_source(w, &t->src, "ap_drop; family and label from the registry",
+               "the rows of every family's models", "the family means of ap_drop: families with "
+               "one counted; low and high the families with the smallest and largest mean, "
+               "*_value that mean");
     qk_numbers_set(w, "plasticity.family_drop.families", with_drop);
     if (lo < 0)
         return;
@@ -320,7 +338,7 @@ static const plast_model *extreme(const plast_table *t, int which, int sign)
     return best;
 }
 
-static void cross_values(qk_numbers *w, const plast_table *t)
+static void cross_values(qk_numbers *w, const plast_table *t, const qk_src *bench)
 {
     int heads = 0, below = 0, profiled = 0, scored = 0, same = t->n_models > 0;
     for (int i = 0; i < t->n_models; i++) {
@@ -330,24 +348,40 @@ static void cross_values(qk_numbers *w, const plast_table *t)
         scored += isfinite(t->models[i].lbp);
         same = same && fabs(t->models[i].bin_factor - t->models[0].bin_factor) < 1e-9;
     }
+    const qk_src *report = &t->src;
+    sum_source(w, report, "model", EVERY_MODEL, "rows counted");
     qk_numbers_set(w, "plasticity.models", t->n_models);
+    sum_source(w, report, "n_heads", EVERY_MODEL, "sum");
     qk_numbers_set(w, "plasticity.heads", heads);
+    sum_source(w, report, "model, its family from the registry", EVERY_MODEL,
+               "distinct families counted");
     qk_numbers_set(w, "plasticity.families", t->n_families);
+    sum_source(w, report, "ap_first_20pct, ap_last_20pct", EVERY_MODEL,
+               "models with ap_last_20pct < ap_first_20pct counted");
     qk_numbers_set(w, "plasticity.models_falling", below);
+    sum_source(w, report, "ap_first_20pct, ap_last_20pct", EVERY_MODEL,
+               "models with both values counted");
     qk_numbers_set(w, "plasticity.models_profiled", profiled);
+    sum_source(w, bench, "score", "the rows of benchmark longbench-pro, length overall, of the "
+               "models of the cross-model study", "models with a score counted");
     qk_numbers_set(w, "plasticity.lbp.scored", scored);
     /* bins per capture bucket, when every model has the same */
+    sum_source(w, report, "bucket_size, bin_width", EVERY_MODEL,
+               "bucket_size / bin_width when it is the same for every model");
     qk_numbers_set(w, "plasticity.bin_factor", same ? t->models[0].bin_factor : NAN);
     if (t->n_models == 0)
         return;
     static const struct {
-        const char *key;
+        const char *key, *column;
         int which, sign;
-    } ends[] = {{"plasticity.ap.low", PLAST_AP, -1},
-                {"plasticity.ap.high", PLAST_AP, 1},
-                {"plasticity.drop.low", PLAST_DROP, -1},
-                {"plasticity.drop.high", PLAST_DROP, 1}};
+    } ends[] = {{"plasticity.ap.low", "ap_overall", PLAST_AP, -1},
+                {"plasticity.ap.high", "ap_overall", PLAST_AP, 1},
+                {"plasticity.drop.low", "ap_drop", PLAST_DROP, -1},
+                {"plasticity.drop.high", "ap_drop", PLAST_DROP, 1}};
     for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        sum_source(w, report, ends[i].column, EVERY_MODEL " with a value",
+                   ends[i].sign < 0 ? "the lowest value and its model's label"
+                                    : "the highest value and its model's label");
         const plast_model *m = extreme(t, ends[i].which, ends[i].sign);
         if (!m) /* no model has the value: it stays missing */
             continue;
@@ -357,11 +391,22 @@ static void cross_values(qk_numbers *w, const plast_table *t)
         qk_numbers_set(w, ends[i].key, plast_model_value(m, ends[i].which));
     }
     /* a correlation over fewer than three models says nothing */
+    const qk_src *both[2] = {report, bench};
+    static const char *const lbp_rows =
+        "the models of the cross-model study with a published score (benchmark "
+        "longbench-pro, length overall) and a value";
     qk_line drop = plast_lbp_fit(t, PLAST_DROP);
+    sum_source_tables(w, both, 2, "ap_drop; score", lbp_rows, "models counted");
     qk_numbers_set(w, "plasticity.lbp.models", drop.n);
+    sum_source_tables(w, both, 2, "ap_drop; score", lbp_rows,
+                      "Pearson r of score and ap_drop (three models at least)");
     qk_numbers_set(w, "plasticity.lbp.r_drop", drop.n >= 3 ? drop.r : NAN);
     qk_line ap = plast_lbp_fit(t, PLAST_AP), last = plast_lbp_fit(t, PLAST_LAST);
+    sum_source_tables(w, both, 2, "ap_overall; score", lbp_rows,
+                      "Pearson r of score and ap_overall (three models at least)");
     qk_numbers_set(w, "plasticity.lbp.r_ap", ap.n >= 3 ? ap.r : NAN);
+    sum_source_tables(w, both, 2, "ap_last_20pct; score", lbp_rows,
+                      "Pearson r of score and ap_last_20pct (three models at least)");
     qk_numbers_set(w, "plasticity.lbp.r_last", last.n >= 3 ? last.r : NAN);
 }
 
@@ -370,6 +415,8 @@ static void cross_values(qk_numbers *w, const plast_table *t)
 static void pair2d_cells(qk_numbers *w, const qk_src *pair2d)
 {
     int c_ap = qk_src_col(pair2d, "ap"), n = 0;
+    sum_source(w, pair2d, "ap", "every heatmap cell of every model",
+               "cells with a value counted");
     for (int r = 0; r < pair2d->t->n_rows; r++)
         n += isfinite(qk_src_num(pair2d, r, c_ap));
     qk_numbers_set(w, "plasticity.pair2d_cells", n);
@@ -421,6 +468,8 @@ static int figure_record(sum_ctx *ctx, const char *fig, const char *model, const
     snprintf(id, sizeof id, "fig%s", fig);
     const char *label = qk_registry_cell(registry, model, "label", model);
     int rec = qk_numbers_record(ctx->out, "plasticity", id, fields, label);
+    sum_source(ctx->out, registry, "label", "the row of the figure's model (the parameter "
+               "heatmaps, profiles or weights: NN=model)", "as written");
     qk_numbers_field_text(ctx->out, rec, "model", "%s", label);
     snprintf(own_name, sizeof own_name, "fig%s.report", fig);
     const qk_src *own_report = sum_input(ctx, own_name);
@@ -432,6 +481,8 @@ static int figure_record(sum_ctx *ctx, const char *fig, const char *model, const
     int index = t ? plast_find_model(t, model) : -1;
     if (index >= 0) {
         const plast_model *m = &t->models[index];
+        sum_source(ctx->out, &t->src, SCALAR_COLUMNS, "the row of the figure's model",
+                   "as written");
         qk_numbers_field(ctx->out, rec, "ap_first", m->first);
         qk_numbers_field(ctx->out, rec, "ap_last", m->last);
         qk_numbers_field(ctx->out, rec, "ap_drop", m->drop);
@@ -452,6 +503,9 @@ static void heatmap_figure(sum_ctx *ctx, const char *fig, const char *model, con
         return;
     plast_cells c;
     plast_heatmap_cells(pair2d, model, &c);
+    sum_source(ctx->out, pair2d, "ap, dist_bin", "the heatmap cells of the figure's model",
+               "cells_near: mean ap of the cells with dist_bin 0; cells_far: mean ap of the "
+               "largest dist_bin; cells_min, cells_max: lowest and highest ap");
     qk_numbers_field(ctx->out, rec, "cells_near", c.near);
     qk_numbers_field(ctx->out, rec, "cells_far", c.far);
     qk_numbers_field(ctx->out, rec, "cells_min", c.min);
@@ -467,6 +521,11 @@ static void profile_figure(sum_ctx *ctx, const char *fig, const char *model, con
         return;
     plast_spread s;
     plast_profile_spread(profile, model, &s);
+    sum_source(ctx->out, profile, "ap, q_bin (heads: layer, q_head)",
+               "the rows of the figure's model",
+               "per query bin the SD of the heads' ap (bins with two heads at least), mean over "
+               "the first fifth of the bins (spread_first) and over the others (spread_rest); "
+               "fan_ratio spread_first / spread_rest, rounded to two decimals");
     qk_numbers_field(ctx->out, rec, "spread_first", s.first);
     qk_numbers_field(ctx->out, rec, "spread_rest", s.rest);
     /* the rule "at least 1.5 times" is read on the ratio as the page shows
@@ -495,6 +554,11 @@ static void weight_figure(sum_ctx *ctx, const char *fig, const char *model, cons
     }
     if (d >= 2 && total > 0) {
         qk_numbers *w = ctx->out;
+        sum_source(w, weights, "component_weight, component", "the rows of the figure's model",
+                   "the mean weight of each coordinate over the heads: the two halves' shares "
+                   "of the total (%), the coordinate of the largest mean in each half and that "
+                   "mean, Pearson r of coordinates i and i + d/2; half, half_last, top_dim from "
+                   "the head dimension d");
         qk_numbers_field(w, rec, "share_low_pct", 100 * share / total);
         qk_numbers_field(w, rec, "share_high_pct", 100 - 100 * share / total);
         qk_numbers_field(w, rec, "half", half);
@@ -512,8 +576,11 @@ static void weight_figure(sum_ctx *ctx, const char *fig, const char *model, cons
 /* ---- SmolLM3 ----------------------------------------------------------------------------------- */
 
 static void write_checkpoints(qk_numbers *w, int table, const plast_checkpoint *cp, int n,
-                              const qk_src *registry)
+                              const qk_src *joint, const qk_src *registry)
 {
+    sum_source(w, joint, "label, context context_length, bias_x1e3 bias_strength, alpha_k_x1e3 "
+               "abs_alpha_k, r_k abs_r_k_a, sep separation_strength, plane plane_var_fraction, "
+               SCALAR_COLUMNS, "the checkpoint's row", "as written; *_x1e3 times 10^3");
     for (int i = 0; i < n; i++) {
         const char *id = sum_dataset_id(registry, qk_registry_row(registry, cp[i].id), cp[i].id);
         int rec = qk_numbers_record(w, "plasticity", id, checkpoint_fields, cp[i].label);
@@ -532,36 +599,59 @@ static void write_checkpoints(qk_numbers *w, int table, const plast_checkpoint *
     }
 }
 
-static void smollm3_values(qk_numbers *w, const plast_checkpoint *cp, int n)
+/* The checkpoints of the joint table: the pre-training ones are those at
+ * the smallest context_length, the last of them the base; the others are
+ * the long-context ones (plast_smollm3_compare). */
+#define PRE_ROWS "the pre-training rows (the smallest context_length)"
+#define BASE_ROW "the last pre-training row (the smallest context_length)"
+#define LC_ROWS "the long-context rows (context_length above the smallest)"
+
+static void smollm3_values(qk_numbers *w, const plast_checkpoint *cp, int n, const qk_src *joint)
 {
+    sum_source(w, joint, "model", "every row (one a checkpoint)", "rows counted");
     qk_numbers_set(w, "plasticity.smollm3.checkpoints", n);
     if (n == 0)
         return;
+    sum_source(w, joint, "label, bias_strength", "the first row", "as written; bias times 10^3");
     qk_numbers_set_text(w, "plasticity.smollm3.first_label", "%s", cp[0].label);
     qk_numbers_set(w, "plasticity.smollm3.first_bias_x1e3", 1e3 * cp[0].bias);
     plast_smollm3 s;
     plast_smollm3_compare(cp, n, &s);
+    sum_source(w, joint, "context_length", LC_ROWS, "rows counted (0 without a pre-training row)");
     qk_numbers_set(w, "plasticity.smollm3.lc_checkpoints", s.ok ? s.n_lc : 0);
     if (!s.ok)
         return;
     const plast_checkpoint *b = &cp[s.base];
+    sum_source(w, joint, "context_length", PRE_ROWS, "rows counted");
     qk_numbers_set(w, "plasticity.smollm3.pre_checkpoints", n - s.n_lc);
+    sum_source(w, joint, "label, bias_strength", PRE_ROWS,
+               "the row with the highest bias_strength: its label and bias times 10^3");
     qk_numbers_set_text(w, "plasticity.smollm3.peak_label", "%s", cp[s.peak].label);
     qk_numbers_set(w, "plasticity.smollm3.peak_bias_x1e3", 1e3 * cp[s.peak].bias);
+    sum_source(w, joint, "label, bias_strength, ap_first_20pct, ap_last_20pct, ap_drop", BASE_ROW,
+               "as written; bias times 10^3");
     qk_numbers_set_text(w, "plasticity.smollm3.base_label", "%s", b->label);
     qk_numbers_set(w, "plasticity.smollm3.base_bias_x1e3", 1e3 * b->bias);
+    qk_numbers_set(w, "plasticity.smollm3.base_first", b->first);
+    qk_numbers_set(w, "plasticity.smollm3.base_last", b->last);
+    qk_numbers_set(w, "plasticity.smollm3.base_drop", b->drop);
+    sum_source(w, joint, "label", LC_ROWS, "the first and the last row's label");
     qk_numbers_set_text(w, "plasticity.smollm3.lc_first_label", "%s", cp[s.first_lc].label);
     qk_numbers_set_text(w, "plasticity.smollm3.lc_last_label", "%s", cp[s.last_lc].label);
+    sum_source(w, joint, "bias_strength, ap_first_20pct, ap_last_20pct, ap_drop", LC_ROWS,
+               "mean over the rows; bias times 10^3");
     qk_numbers_set(w, "plasticity.smollm3.lc_bias_x1e3", 1e3 * s.lc_bias);
+    qk_numbers_set(w, "plasticity.smollm3.lc_first", s.lc_first);
+    qk_numbers_set(w, "plasticity.smollm3.lc_last", s.lc_last);
+    qk_numbers_set(w, "plasticity.smollm3.lc_drop", s.lc_drop);
+    sum_source(w, joint, "bias_strength", BASE_ROW " and " LC_ROWS,
+               "bias_factor: the base's bias over the long-context mean; bias_kept: |the "
+               "long-context mean| over |the base's bias|");
     qk_numbers_set(w, "plasticity.smollm3.bias_factor", s.lc_bias != 0 ? b->bias / s.lc_bias : NAN);
     qk_numbers_set(w, "plasticity.smollm3.bias_kept",
                    b->bias != 0 ? fabs(s.lc_bias) / fabs(b->bias) : NAN);
-    qk_numbers_set(w, "plasticity.smollm3.base_first", b->first);
-    qk_numbers_set(w, "plasticity.smollm3.lc_first", s.lc_first);
-    qk_numbers_set(w, "plasticity.smollm3.base_last", b->last);
-    qk_numbers_set(w, "plasticity.smollm3.lc_last", s.lc_last);
-    qk_numbers_set(w, "plasticity.smollm3.base_drop", b->drop);
-    qk_numbers_set(w, "plasticity.smollm3.lc_drop", s.lc_drop);
+    sum_source(w, joint, "ap_drop", BASE_ROW " and " LC_ROWS,
+               "the long-context mean over the base's ap_drop");
     qk_numbers_set(w, "plasticity.smollm3.drop_factor", b->drop != 0 ? s.lc_drop / b->drop : NAN);
 }
 
@@ -576,8 +666,8 @@ void sum_plasticity(sum_ctx *ctx)
     plast_table t;
     if (report) {
         plast_table_load(&t, report, registry, sum_input(ctx, "benchmarks"));
-        cross_values(w, &t);
-        write_models(w, &tb, &t, registry);
+        cross_values(w, &t, sum_input(ctx, "benchmarks"));
+        write_models(w, &tb, &t, registry, sum_input(ctx, "benchmarks"));
         write_families(w, &tb, &t);
         if (sum_input(ctx, "pair2d"))
             pair2d_cells(w, sum_input(ctx, "pair2d"));
@@ -596,8 +686,8 @@ void sum_plasticity(sum_ctx *ctx)
     plast_checkpoint *cp = NULL;
     int n = joint ? plast_joint_load(joint, &cp) : 0;
     if (joint) {
-        write_checkpoints(w, tb.smollm3, cp, n, registry);
-        smollm3_values(w, cp, n);
+        write_checkpoints(w, tb.smollm3, cp, n, joint, registry);
+        smollm3_values(w, cp, n, joint);
     }
     free(cp);
 }

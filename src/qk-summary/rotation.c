@@ -170,6 +170,23 @@ static void free_study(study *s)
 /* Ratio a / b as a change in percent. */
 static double change_pct(double a, double b) { return b != 0 ? 100.0 * (a / b - 1.0) : NAN; }
 
+/* The source of values computed from the per-head table (rotated.csv) or
+ * the per-model table (model_summary.csv) of a study. */
+static void heads_source(qk_numbers *w, const study *s, const char *columns, const char *rows,
+                         const char *aggregation)
+{
+    sum_source(w, &s->heads.src, columns, rows, aggregation);
+}
+
+static void models_source(qk_numbers *w, const study *s, const char *columns, const char *rows,
+                          const char *aggregation)
+{
+    sum_source(w, &s->summary.src, columns, rows, aggregation);
+}
+
+#define EVERY_HEAD "every head of the cross-model study"
+#define EVERY_MODEL "every model of the cross-model study (one row each)"
+
 static double value_at(const rot_table *t, int m, const char *column)
 {
     return qk_src_num(&t->src, t->models[m].rows[0], qk_src_col(&t->src, column));
@@ -233,6 +250,13 @@ static int model_table(qk_numbers *w)
 static void write_models(qk_numbers *w, int table, const study *s, const qk_src *registry)
 {
     const rot_table *sum = &s->summary;
+    models_source(w, s, "heads n_heads, rq_mean mean_abs_r_q_a, rk_mean mean_abs_r_k_a, "
+                  "var_a mean_var_frac_a, var_b mean_var_frac_b, plane mean_plane_var_fraction, "
+                  "slope_ratio median_slope_ratio, bias_x1e3 mean_bias_strength, "
+                  "bias_positive_pct frac_bias_positive, bias_window mean_bias_strength; label, "
+                  "family and context (context_length) from the registry",
+                  "the model's row", "as written; bias_x1e3 times 10^3, bias_positive_pct "
+                  "times 100, bias_window mean_bias_strength times context_length");
     for (int m = 0; m < sum->n_models; m++) {
         const rot_model *md = &sum->models[m];
         const char *id = model_id(md, registry);
@@ -286,6 +310,7 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     const rot_table *h = &s->heads;
     rot_rows all = rot_rows_all(h);
     double pooled = bias_sep_r(c, &all);
+    static const char *const family_rows = "the heads of the family (its family column)";
     int opposite = 0, with_r = 0, f_min = -1, f_max = -1;
     double r_min = NAN, r_max = NAN;
     double *family_r = qk_malloc((size_t)(h->n_families ? h->n_families : 1) * sizeof *family_r);
@@ -306,12 +331,20 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
             f_min = f, r_min = r;
         if (isfinite(r) && (f_max < 0 || r > r_max))
             f_max = f, r_max = r;
+        heads_source(w, s, "bias_strength, separation_strength", family_rows,
+                     "Pearson r over the heads with both values (at least three)");
         for (int k = 0; k < 3; k++)
             if (strcmp(family, named[k]) == 0) {
                 char key[64];
                 snprintf(key, sizeof key, "rotation.r_bias_sep.%s", named[k]);
                 qk_numbers_set(w, key, r);
             }
+        heads_source(w, s, "r_bias_sep bias_strength and separation_strength, sep_mean "
+                     "separation_strength, bias_x1e3 bias_strength, slope_ratio slope_ratio, "
+                     "rq_mean r_q_a, rk_mean r_k_a; label from the registry", family_rows,
+                     "Pearson r (at least three heads), mean (rq_mean, rk_mean: of |r|), median "
+                     "(slope_ratio) over the heads with a value; bias_x1e3 times 10^3; models "
+                     "and heads counted");
         int rec = qk_numbers_record(w, "rotation.family", family, family_fields, name);
         qk_numbers_field_text(w, rec, "label", "%s", name);
         qk_numbers_field(w, rec, "models", models);
@@ -325,7 +358,15 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
         qk_numbers_row(w, table, family);
         rot_rows_free(&rows);
     }
+    heads_source(w, s, "bias_strength, separation_strength", EVERY_HEAD,
+                 "Pearson r over the heads with both values (at least three)");
     qk_numbers_set(w, "rotation.r_bias_sep.pooled", pooled);
+    heads_source(w, s, "bias_strength, separation_strength",
+                 "every head of the cross-model study, and the heads of each family",
+                 "the families' Pearson r (at least three heads) against the pooled r: "
+                 "families_with_r those with an r, families_opposite those of the opposite sign, "
+                 "simpson 1 when every family r is opposite (two families at least), "
+                 "family_min and family_max the lowest and highest family r and its family");
     qk_numbers_set(w, "rotation.r_bias_sep.families_opposite", opposite);
     qk_numbers_set(w, "rotation.r_bias_sep.families_with_r", with_r);
     qk_numbers_set(w, "rotation.r_bias_sep.simpson",
@@ -393,9 +434,14 @@ static void cross_values(qk_numbers *w, const study *s, const columns *c)
     const rot_table *h = &s->heads;
     rot_rows all = rot_rows_all(h);
     int n = all.n, n_models = s->summary.n_models;
+    heads_source(w, s, "model", EVERY_HEAD, "rows counted");
     qk_numbers_set(w, "rotation.heads", n);
+    models_source(w, s, "model", EVERY_MODEL, "rows counted");
     qk_numbers_set(w, "rotation.models", n_models);
+    heads_source(w, s, "family", EVERY_HEAD, "distinct families counted");
     qk_numbers_set(w, "rotation.families", h->n_families);
+    heads_source(w, s, "rq_mean r_q_a, rk_mean r_k_a", EVERY_HEAD " with a value",
+                 "mean of |r| over the heads");
     qk_numbers_set(w, "rotation.rq_mean", rot_mean(c->r_q, &all, 1));
     qk_numbers_set(w, "rotation.rk_mean", rot_mean(c->r_k, &all, 1));
     /* means and shares over the models and heads with a value (a head
@@ -405,6 +451,8 @@ static void cross_values(qk_numbers *w, const study *s, const columns *c)
         qk_sum_add(&sq, value_at(&s->summary, m, "mean_abs_r_q_a"));
         qk_sum_add(&sk, value_at(&s->summary, m, "mean_abs_r_k_a"));
     }
+    models_source(w, s, "rq_model_mean mean_abs_r_q_a, rk_model_mean mean_abs_r_k_a", EVERY_MODEL,
+                  "mean over the models");
     qk_numbers_set(w, "rotation.rq_model_mean", qk_sum_mean(&sq));
     qk_numbers_set(w, "rotation.rk_model_mean", qk_sum_mean(&sk));
     int k_closer = 0, both = 0, negative = 0;
@@ -414,37 +462,66 @@ static void cross_values(qk_numbers *w, const study *s, const columns *c)
             both++, k_closer += fabs(rk) > fabs(rq);
         negative += c->bias[all.index[i]] < 0.0;
     }
+    heads_source(w, s, "r_q_a, r_k_a", EVERY_HEAD " with both values",
+                 "share of the heads with |r_k_a| > |r_q_a| (%)");
     qk_numbers_set(w, "rotation.rk_gt_rq_pct", sum_pct(k_closer, both));
+    models_source(w, s, "mean_abs_r_q_a, mean_abs_r_k_a; label from the registry", EVERY_MODEL,
+                  "the models with mean_abs_r_q_a > mean_abs_r_k_a: their labels, and their count");
     q_ahead_models(w, s);
     int positive = rot_count_positive(c->bias, &all);
     int with_bias = rot_count_defined(c->bias, &all);
+    heads_source(w, s, "bias_strength", EVERY_HEAD " with a value",
+                 "share of heads with bias_strength > 0 (%)");
     qk_numbers_set(w, "rotation.bias.positive_pct", sum_pct(positive, with_bias));
+    heads_source(w, s, "bias_strength", EVERY_HEAD, "heads with a value counted");
     qk_numbers_set(w, "rotation.bias.defined_count", with_bias);
+    heads_source(w, s, "bias_strength", EVERY_HEAD, "heads with bias_strength > 0 counted");
     qk_numbers_set(w, "rotation.bias.positive_count", positive);
+    heads_source(w, s, "bias_strength", EVERY_HEAD, "heads with bias_strength < 0 counted");
     qk_numbers_set(w, "rotation.bias.negative_count", negative);
+    heads_source(w, s, "mu_q_a", EVERY_HEAD " with a value",
+                 "share of heads with mu_q_a > 0 (%)");
     qk_numbers_set(w, "rotation.mu_q.positive_pct",
                    sum_pct(rot_count_positive(c->mu_q, &all), rot_count_defined(c->mu_q, &all)));
+    heads_source(w, s, "bias_strength", EVERY_HEAD " with a value", "mean, times 10^3");
     qk_numbers_set(w, "rotation.bias.mean_x1e3", 1e3 * rot_mean(c->bias, &all, 0));
+    models_source(w, s, "mean_bias_strength", EVERY_MODEL,
+                  "lowest and highest over the models, times 10^3");
     model_range(w, s, column_value, "mean_bias_strength", 1e3, "rotation.bias.model_min_x1e3",
                 "rotation.bias.model_max_x1e3");
+    heads_source(w, s, "var_a_pct var_frac_a, var_b_pct var_frac_b, plane_pct plane_var_fraction",
+                 EVERY_HEAD " with a value", "mean, times 100");
     qk_numbers_set(w, "rotation.var_a_pct", 100 * rot_mean(c->var_a, &all, 0));
     qk_numbers_set(w, "rotation.var_b_pct", 100 * rot_mean(c->var_b, &all, 0));
     qk_numbers_set(w, "rotation.plane_pct", 100 * rot_mean(c->plane, &all, 0));
+    models_source(w, s, "mean_plane_var_fraction", EVERY_MODEL,
+                  "lowest and highest over the models, times 100");
     model_range(w, s, column_value, "mean_plane_var_fraction", 100, "rotation.plane_model_min_pct",
                 "rotation.plane_model_max_pct");
     int ab_defined = 0;
     for (int i = 0; i < n; i++)
         ab_defined += isfinite(c->var_a[all.index[i]]) && isfinite(c->var_b[all.index[i]]);
+    heads_source(w, s, "var_frac_a, var_frac_b", EVERY_HEAD " with both values",
+                 "share of the heads with var_frac_b > var_frac_a (%)");
     qk_numbers_set(w, "rotation.var_b_gt_a_pct",
                    sum_pct(rot_count_greater(c->var_b, c->var_a, &all), ab_defined));
+    heads_source(w, s, "slope_ratio", EVERY_HEAD " with a value", "median");
     qk_numbers_set(w, "rotation.slope_ratio.median", rot_quantile(c->ratio, &all, 0.5, 0));
+    models_source(w, s, "median_slope_ratio", EVERY_MODEL, "lowest and highest over the models");
     model_range(w, s, column_value, "median_slope_ratio", 1, "rotation.slope_ratio.model_min",
                 "rotation.slope_ratio.model_max");
+    heads_source(w, s, "n_active_planes", EVERY_HEAD " with a value", "mean");
     qk_numbers_set(w, "rotation.complement.active_mean", rot_mean(c->n_active, &all, 0));
+    heads_source(w, s, "active_var_frac", EVERY_HEAD " with a value", "mean, times 100");
     qk_numbers_set(w, "rotation.complement.active_var_pct", 100 * rot_mean(c->active_var, &all, 0));
+    heads_source(w, s, "max_abs_angle_r", EVERY_HEAD " with a value", "largest");
     qk_numbers_set(w, "rotation.complement.angle_r_max", rot_max(c->max_angle, &all, 0));
+    heads_source(w, s, "ring_cls_acc", EVERY_HEAD " with a value", "mean");
     qk_numbers_set(w, "rotation.complement.ring_acc_mean", rot_mean(c->ring_acc, &all, 0));
+    heads_source(w, s, "ring_cls_acc", EVERY_HEAD, "heads with a value counted");
     qk_numbers_set(w, "rotation.complement.ring_acc_heads", rot_count_defined(c->ring_acc, &all));
+    models_source(w, s, "mean_bias_strength; context_length from the registry", EVERY_MODEL,
+                  "mean_bias_strength times context_length: lowest and highest over the models");
     model_range(w, s, times_context, "mean_bias_strength", 1, "rotation.bias_window.model_min",
                 "rotation.bias_window.model_max");
     rot_rows_free(&all);
@@ -494,9 +571,18 @@ static int checkpoint_table(qk_numbers *w)
     return t;
 }
 
+/* The columns of model_summary.csv behind a checkpoint's fields. */
+#define CHECKPOINT_COLUMNS                                                                   \
+    "rk_mean mean_abs_r_k_a, sep mean_separation_strength, plane mean_plane_var_fraction, "   \
+    "mu_q mean_mu_q_a, alpha_k mean_abs_alpha_k, bias mean_bias_strength; label and context "  \
+    "(context_length) from the registry, phase from the checkpoint id"
+#define CHECKPOINT_AGGREGATION                                                               \
+    "as written; *_x1e3 times 10^3, *_pct times 100, *_window times context_length"
+
 static void write_checkpoints(qk_numbers *w, int table, const checkpoint *c, int n,
-                              const qk_src *registry)
+                              const study *s, const qk_src *registry)
 {
+    models_source(w, s, CHECKPOINT_COLUMNS, "the checkpoint's row", CHECKPOINT_AGGREGATION);
     for (int m = 0; m < n; m++) {
         const char *id = model_id(c[m].model, registry);
         int rec = qk_numbers_record(w, "rotation", id, checkpoint_fields, c[m].model->label);
@@ -538,15 +624,36 @@ static void training_values(qk_numbers *w, const int rec[4], const checkpoint *c
             peak = m;
     int onset = peak + 1 < n ? peak + 1 : peak;
     const int at[4] = {0, peak, onset, n - 1};
-    for (int i = 0; i < 4; i++)
+    static const char *const moment_rows[4] = {
+        "the first checkpoint's row", "the row of the checkpoint with the highest "
+        "mean_bias_strength (the peak)", "the row of the checkpoint after the peak",
+        "the last checkpoint's row"};
+    for (int i = 0; i < 4; i++) {
+        models_source(w, s, CHECKPOINT_COLUMNS, moment_rows[i], CHECKPOINT_AGGREGATION);
         moment_values(w, rec[i], &c[at[i]]);
+    }
     const checkpoint *first = &c[0], *top = &c[peak], *last = &c[n - 1];
+    models_source(w, s, "model", "every checkpoint of the training study (one row each)",
+                  "rows counted");
     qk_numbers_set(w, "rotation.t.checkpoints", n);
     /* which of the quoted checkpoints are one (the text names each once) */
+    models_source(w, s, "mean_bias_strength", "every checkpoint of the training study, in "
+                  "training order", "1 when the highest mean_bias_strength is at the first "
+                  "(peak_first), the last (peak_last) or the last but one checkpoint (onset_last)");
     qk_numbers_set(w, "rotation.t.peak_first", peak == 0);
     qk_numbers_set(w, "rotation.t.peak_last", peak == n - 1);
     qk_numbers_set(w, "rotation.t.onset_last", peak == n - 2);
+    heads_source(w, s, "model", "every head of the training study",
+                 "heads counted, over the number of checkpoints");
     qk_numbers_set(w, "rotation.t.heads", s->heads.src.t->n_rows / (double)n);
+    models_source(w, s, "bias mean_bias_strength, alpha mean_abs_alpha_k, mu mean_mu_q_a; "
+                  "context_length from the registry (window, context_growth)",
+                  "the rows of the first checkpoint, the peak (highest mean_bias_strength), "
+                  "the checkpoint after it and the last",
+                  "*_fall: peak over the last (bias_fall_onset: over the one after the peak); "
+                  "*_change_pct: change in % from the peak to the last (*_first_pct, "
+                  "bias_rise_pct: from the first to the peak); *_window: times context_length; "
+                  "context_growth: last context_length over the first");
     /* the per-token collapse after the peak and its two factors */
     qk_numbers_set(w, "rotation.t.bias_fall", top->bias / last->bias);
     qk_numbers_set(w, "rotation.t.bias_fall_onset", top->bias / c[onset].bias);
@@ -562,6 +669,9 @@ static void training_values(qk_numbers *w, const int rec[4], const checkpoint *c
                    change_pct(last->alpha * last->length, top->alpha * top->length));
     qk_numbers_set(w, "rotation.t.context_growth", last->length / first->length);
     /* how far the product of the means is from the mean of the products */
+    models_source(w, s, "mean_mu_q_a, mean_abs_alpha_k, mean_bias_strength",
+                  "every checkpoint of the training study",
+                  "largest |mean_mu_q_a x mean_abs_alpha_k / mean_bias_strength - 1|, times 100");
     double worst = 0;
     for (int m = 0; m < n; m++)
         worst = fmax(worst, fabs(c[m].mu * c[m].alpha / c[m].bias - 1.0));
@@ -572,6 +682,13 @@ static void training_values(qk_numbers *w, const int rec[4], const checkpoint *c
 
 static void lemma_values(qk_numbers *w, const study *const *studies, int n)
 {
+    const qk_src *tables[2] = {NULL, NULL};
+    for (int i = 0; i < n && i < 2; i++)
+        tables[i] = studies[i] ? &studies[i]->heads.src : NULL;
+    sum_source_tables(w, tables, 2, "residual_pos_r",
+                      "every head of the cross-model and the training study with a value",
+                      "residual_max: largest |residual_pos_r|; residual_heads: heads with a "
+                      "value counted");
     double worst = NAN;
     int heads = 0;
     for (int i = 0; i < n; i++) {
@@ -602,6 +719,7 @@ void sum_rotation(sum_ctx *ctx)
         qk_die(QK_EXIT_USAGE, NULL, "inputs training-summary and training-heads go together");
     qk_numbers *w = ctx->out;
     qk_numbers_declare(w, rotation_keys);
+    sum_source_params(w, "rotation-complement", "ROT_ACTIVE_TAU");
     qk_numbers_set(w, "rotation.complement.active_tau",
                    sum_param_num(ctx, "ROT_ACTIVE_TAU", 0, 1));
     int models = model_table(w), families = family_table(w), training = checkpoint_table(w);
@@ -625,7 +743,7 @@ void sum_rotation(sum_ctx *ctx)
         load_study(&smol, t_summary, t_heads, registry);
         checkpoint *c = load_checkpoints(&smol);
         training_values(w, rec, c, smol.summary.n_models, &smol);
-        write_checkpoints(w, training, c, smol.summary.n_models, registry);
+        write_checkpoints(w, training, c, smol.summary.n_models, &smol, registry);
         free(c);
         studies[1] = &smol;
     }

@@ -67,6 +67,10 @@ const char *sum_dataset_id(const qk_src *registry, int row, const char *fallback
  * parameter groups behind the table follow from its name (main.c). */
 void sum_source(qk_numbers *w, const qk_src *table, const char *columns, const char *rows,
                 const char *aggregation);
+/* The same for values computed from several tables (NULL entries, inputs
+ * the run lacks, are left out). */
+void sum_source_tables(qk_numbers *w, const qk_src *const *tables, int n, const char *columns,
+                       const char *rows, const char *aggregation);
 /* The same for values read from a parameter record (build/params/GROUP.txt). */
 void sum_source_params(qk_numbers *w, const char *group, const char *names);
 

@@ -173,6 +173,9 @@ static wvalue *value_to_set(qk_numbers *w, int i, const char *key, int text)
     if (text != (v->fmt.kind == QK_KIND_TEXT))
         bug(w, text ? "key '%s' holds a number, not text" : "key '%s' holds text, not a number",
             key);
+    /* every value the report quotes names where it comes from */
+    if (w->n_sources == 0)
+        bug(w, "key '%s' set before any source (qk_numbers_source)", key);
     v->set = 1;
     v->source = w->n_sources - 1;
     return v;
