@@ -147,6 +147,26 @@ for y in -0.7 -0.3 0.3 0.7; do
 done
 if grep -q 'taxonomy thresholds 0.3 and 0.7 of' "$T/a/12/figure.gp"; then ok; else
     bad "qk-pca/12: the subtitle names the thresholds it draws"; fi
+# the checkpoints' context (4K, 4K, 32K): named under the axis of 07-09, beside
+# the rows of 10-11 and in the panel titles of 12, with a dashed line where it
+# changes; steps with a lowercase k
+for n in 07 08 09; do
+    expect_same "$(grep -c '^set arrow 6. from 1.5, graph 0 to 1.5, graph 1 nohead back dt 2' "$T/a/$n/figure.gp") $(grep -o '^set label 6. "{/:Italic [0-9]*K context}" at [0-9.]*' "$T/a/$n/figure.gp" | cut -d" " -f4-8 | tr '\n' ' ')" \
+        '1 "{/:Italic 4K context}" at 0.50 "{/:Italic 32K context}" at 2.00 ' "qk-pca/$n: the context under each run of checkpoints"
+done
+for n in 10 11; do
+    expect_same "$(grep -c '^set arrow 6. from graph 0, first 1.5 to graph 1, first 1.5 ' "$T/a/$n/figure.gp") $(grep -o '^set label 6. "{/:Italic [0-9]*K}" at screen [0-9.]*, first [0-9.]*' "$T/a/$n/figure.gp" | sed 's/ at screen [0-9.]*,//' | cut -d' ' -f4- | tr '\n' ' ')" \
+        '1 "{/:Italic 4K}" first 0.50 "{/:Italic 32K}" first 2.00 ' "qk-pca/$n: the context beside each run of rows"
+    expect_same "$(grep -o '^set ytics scale 0 (.*)' "$T/a/$n/figure.gp")" 'set ytics scale 0 ("S1 40k" 0, "S2 4.2M" 1, "LC1 4k" 2)' \
+        "qk-pca/$n: rows labelled with steps in k = 1000"
+done
+expect_same "$(grep -o '^set title "[^"]*"' "$T/a/12/figure.gp" | tr '\n' '|')" \
+    'set title "S1 40k, 4K context (n = 6)"|set title "S2 4.2M, 4K context (n = 6)"|set title "LC1 4k, 32K context (n = 6)"|' \
+    "qk-pca/12: panel titles name the step and context"
+for n in 07 08 09 10 11 12; do
+    if grep -q 'steps in k = 1000, context' "$T/a/$n/figure.gp"; then ok; else
+        bad "qk-pca/$n: the subtitle says the units of steps and context"; fi
+done
 # 05 and 08: the axis in percent as the labels on the bars ("34.1 %" at 34.1)
 check=$(awk '/^\$pcs << EOD/ { on = 1; next } /^EOD/ { on = 0 } on {
     gsub(/"/, "", $4); gsub(/"/, "", $5); if (sprintf("%.1f", $2) != $4 || $5 != "%") print }' "$T/a/05/figure.gp")

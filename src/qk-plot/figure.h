@@ -238,6 +238,13 @@ void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n);
 void fig_context_groups(qk_plot *p, const double *context, int n, double below_chars,
                         int short_form);
 
+/* The same for checkpoints as rows 0..n-1 (first y coordinates) of a
+ * heatmap: a dashed white line between runs across the cells and the
+ * length ("4K", italics, turned 90 degrees) centred beside each run at
+ * screen x x_screen, left of the row labels; the figure's subtitle says
+ * what the italics are. */
+void fig_context_rows(qk_plot *p, const double *context, int n, double x_screen);
+
 /* ---- drawing pieces every study uses (figure_draw.c) ---------------------------- */
 
 /* The Okabe-Ito colours (readable with the common colour-vision

@@ -387,12 +387,19 @@ void fig_checkpoint_tics(qk_plot *p, const char *const *labels, int n)
     qk_plot_printf(p, "set xrange [-0.6:%d.6]\n", n - 1);
 }
 
+/* 1 where checkpoints i and j were captured with the same context (both
+ * unknown counts as the same). */
+static int same_context(const double *context, int i, int j)
+{
+    return context[i] == context[j] || (isnan(context[i]) && isnan(context[j]));
+}
+
 void fig_context_groups(qk_plot *p, const double *context, int n, double below_chars,
                         int short_form)
 {
     int start = 0, group = 0;
     for (int i = 1; i <= n; i++) {
-        if (i < n && (context[i] == context[start] || (isnan(context[i]) && isnan(context[start]))))
+        if (i < n && same_context(context, i, start))
             continue;
         if (i < n)
             qk_plot_printf(p, "set arrow %d from %d.5, graph 0 to %d.5, graph 1 nohead back "
@@ -405,6 +412,27 @@ void fig_context_groups(qk_plot *p, const double *context, int n, double below_c
                               "offset 0, %.2f tc rgb '#555555'\n", FIG_CONTEXT_TAG + group,
                            tokens, short_form ? "" : " context", (start + i - 1) / 2.0,
                            -below_chars);
+        }
+        group++, start = i;
+    }
+}
+
+void fig_context_rows(qk_plot *p, const double *context, int n, double x_screen)
+{
+    int start = 0, group = 0;
+    for (int i = 1; i <= n; i++) {
+        if (i < n && same_context(context, i, start))
+            continue;
+        if (i < n)
+            qk_plot_printf(p, "set arrow %d from graph 0, first %d.5 to graph 1, first %d.5 "
+                              "nohead front dt 2 lw 1.6 lc rgb '#ffffff'\n",
+                           FIG_CONTEXT_TAG + group, i - 1, i - 1);
+        if (isfinite(context[start])) {
+            char tokens[32];
+            fig_tokens(context[start], tokens, sizeof tokens);
+            qk_plot_printf(p, "set label %d \"{/:Italic %s}\" at screen %.4f, first %.2f "
+                              "center rotate by 90 tc rgb '#555555'\n", FIG_CONTEXT_TAG + group,
+                           tokens, x_screen, (start + i - 1) / 2.0);
         }
         group++, start = i;
     }

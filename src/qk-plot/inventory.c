@@ -53,6 +53,17 @@ static int study_groups(qk_plot *p, const qk_table *t, int c_study, int font_pt)
     return groups;
 }
 
+/* The label of row r as drawn: a training checkpoint's "S1-40K" as
+ * "S1 40k" (fig_checkpoint_label), another dataset's label as it is. */
+static void row_label(const qk_table *t, int r, int c_label, int c_study, char *out, size_t cap)
+{
+    const char *label = qk_table_cell(t, r, c_label);
+    if (strcmp(qk_table_cell(t, r, c_study), "smollm3_training_progress") == 0)
+        fig_checkpoint_label(label, " ", out, cap);
+    else
+        snprintf(out, cap, "%s", label);
+}
+
 /* Vectors per dataset and kind, as horizontal bars. */
 int inventory_draw_vectors(fig_ctx *ctx, qk_err *err)
 {
@@ -65,8 +76,12 @@ int inventory_draw_vectors(fig_ctx *ctx, qk_err *err)
     int c_heads = fig_column(ctx, t, "q_heads"), c_study = fig_column(ctx, t, "study");
     double total_q = 0, total_k = 0, heads = 0, most = 0;
     size_t widest = 0;
+    int checkpoints = 0;
     for (int r = 0; r < t->n_rows; r++) {
-        size_t chars = label_chars(qk_table_cell(t, r, c_label));
+        char label[160];
+        row_label(t, r, c_label, c_study, label, sizeof label);
+        checkpoints += strcmp(label, qk_table_cell(t, r, c_label)) != 0;
+        size_t chars = label_chars(label);
         widest = chars > widest ? chars : widest;
         double q = qk_src_count(&src, r, c_q), k = qk_src_count(&src, r, c_k);
         total_q += q;
@@ -81,15 +96,17 @@ int inventory_draw_vectors(fig_ctx *ctx, qk_err *err)
     fig_begin(&p, 1200, 200 + 28 * t->n_rows, 12);
     qk_plot_data_begin(&p, "inv");
     for (int r = 0; r < t->n_rows; r++) {
+        char label[160];
+        row_label(t, r, c_label, c_study, label, sizeof label);
         qk_plot_printf(&p, "%d ", r);
-        fig_text(&p, qk_table_cell(t, r, c_label));
+        fig_text(&p, label);
         qk_plot_printf(&p, " %.6g %.6g\n", fig_number_at(ctx, t, r, c_q) / unit,
                        fig_number_at(ctx, t, r, c_k) / unit);
     }
     qk_plot_data_end(&p);
-    char sub[128];
-    snprintf(sub, sizeof sub, "n = %d datasets, %.0f query heads; registry order, grouped by study",
-             t->n_rows, heads);
+    char sub[160];
+    snprintf(sub, sizeof sub, "n = %d datasets, %.0f query heads; registry order, grouped by "
+             "study%s", t->n_rows, heads, checkpoints ? "; checkpoint steps in k = 1000" : "");
     double top = fig_title(&p, "Captured vectors per dataset", sub, 14);
     top = fig_key_top(&p, 12, 2, 2, top);
     /* room for the longest label as a browser draws the SVG (wider than

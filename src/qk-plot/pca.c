@@ -281,11 +281,11 @@ int pca_draw_scatter(fig_ctx *ctx, qk_err *err)
 int pca_draw_heatmap_rq(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(ctx, 1654, 808, PCA_R_Q0,
-                                    "Mean " QK_SYM_R_Q " (PC0) by normalized layer depth", err);
+                                    "Mean " QK_SYM_R_Q " (PC0) by normalized layer depth", 0, err);
 }
 
 int pca_draw_heatmap_rk(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(ctx, 1654, 808, PCA_R_K0,
-                                    "Mean " QK_SYM_R_K " (PC0) by normalized layer depth", err);
+                                    "Mean " QK_SYM_R_K " (PC0) by normalized layer depth", 0, err);
 }

@@ -136,11 +136,22 @@ static int heatmap_data(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
     return empty;
 }
 
-static void heatmap_axes(qk_plot *p, const pca_study *s)
+/* The label of row m: a checkpoint as "S1 40k", a model by its label. */
+static void row_label(const pca_study *s, int m, int checkpoints, char *out, size_t cap)
+{
+    if (checkpoints)
+        fig_checkpoint_label(s->models[m].label, " ", out, cap);
+    else
+        snprintf(out, cap, "%s", s->models[m].label);
+}
+
+static void heatmap_axes(qk_plot *p, const pca_study *s, int checkpoints)
 {
     qk_plot_printf(p, "set ytics scale 0 (");
     for (int m = 0; m < s->n_models; m++) {
-        fig_tic_text(p, s->models[m].label);
+        char label[160];
+        row_label(s, m, checkpoints, label, sizeof label);
+        fig_tic_text(p, label);
         qk_plot_printf(p, " %d%s", m, m + 1 < s->n_models ? ", " : ")\n");
     }
     qk_plot_printf(p, "set y2tics scale 0 (");
@@ -167,34 +178,47 @@ static double label_chars(const char *text)
     return n;
 }
 
-/* The screen positions of the heatmap's frame and colour box. On screen
- * fixed shares of the canvas; in print, where the canvas is smaller in
- * font units, from the lengths of the row labels on both sides and the
- * font (font_pt; DejaVu Sans takes about 0.65 em a character). */
+/* The screen positions of the heatmap's frame and colour box, and the x
+ * of the context labels of checkpoint rows (ctx_x). On screen fixed shares
+ * of the canvas, the frame's left edge moved right for long row labels; in
+ * print, where the canvas is smaller in font units, from the lengths of
+ * the row labels on both sides and the font (font_pt; DejaVu Sans takes
+ * about 0.65 em a character; the screen canvas draws a point as 4/3 pixel
+ * and a browser the SVG's text at about 0.62 em, 0.83 point a character). */
 typedef struct heatmap_frame {
-    double left, right, bottom, cb_left, cb_width;
+    double left, right, bottom, cb_left, cb_width, ctx_x;
 } heatmap_frame;
 
-static heatmap_frame heatmap_layout(const qk_plot *p, const pca_study *s, int font_pt)
+static heatmap_frame heatmap_layout(const qk_plot *p, const pca_study *s, int checkpoints,
+                                    int font_pt)
 {
-    heatmap_frame f = {0.12, 0.83, 0.13, 0.91, 0.016};
-    if (!fig_print(p))
-        return f;
-    double names = 0, counts = 0, em = 0.65 * font_pt;
+    heatmap_frame f = {0.12, 0.83, 0.13, 0.91, 0.016, 0};
+    double names = 0, counts = 0, w = p->width;
     for (int m = 0; m < s->n_models; m++) {
-        char count[32];
+        char label[160], count[32];
+        row_label(s, m, checkpoints, label, sizeof label);
         snprintf(count, sizeof count, "n = %d", s->models[m].n_heads);
-        names = fmax(names, label_chars(s->models[m].label));
+        names = fmax(names, label_chars(label));
         counts = fmax(counts, label_chars(count));
     }
-    double w = p->width;
-    f.left = (names * em + 2.0 * font_pt) / w;
-    /* from the right edge: the colour box's label, its tick labels
-     * ("0.0"), the box, a gap, the counts and their gap from the frame */
-    f.cb_width = 1.0 * font_pt / w;
-    f.cb_left = 1 - (3.5 * font_pt + 3 * em) / w - f.cb_width;
-    f.right = f.cb_left - (counts * em + 2.0 * font_pt) / w;
-    f.bottom = 5.0 * font_pt / p->height;
+    /* the column of the turned context labels left of the row labels */
+    double context_room = checkpoints ? (fig_print(p) ? 2.8 : 2.2) * font_pt : 0;
+    double em = (fig_print(p) ? 0.65 : 0.83) * font_pt;
+    if (!fig_print(p)) {
+        f.left = fmax(f.left, (names * em + 2.0 * font_pt + context_room) / w);
+    } else {
+        f.left = (names * em + 2.0 * font_pt + context_room) / w;
+        /* from the right edge: the colour box's label, its tick labels
+         * ("0.0"), the box, a gap, the counts and their gap from the frame */
+        f.cb_width = 1.0 * font_pt / w;
+        f.cb_left = 1 - (3.5 * font_pt + 3 * em) / w - f.cb_width;
+        f.right = f.cb_left - (counts * em + 2.0 * font_pt) / w;
+        f.bottom = 5.0 * font_pt / p->height;
+    }
+    /* the context labels beside the row labels; in print, where the margin
+     * is as narrow as the labels allow, at the canvas edge */
+    f.ctx_x = fig_print(p) ? (0.3 * font_pt + context_room / 2) / w
+                           : (f.left * w - names * em - 1.2 * font_pt - context_room / 2) / w;
     return f;
 }
 
@@ -222,21 +246,27 @@ static double heatmap_scale(fig_ctx *ctx, qk_plot *p, int q, int negative)
 
 /* The heatmap of r_q (which = PCA_R_Q0, in Blues) or r_k (Reds). */
 static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int which,
-                          const char *title)
+                          const char *title, int checkpoints)
 {
     int q = which == PCA_R_Q0, negative;
     int empty = heatmap_data(ctx, p, s, which, q ? "r_q (PC0)" : "r_k (PC0)", &negative);
-    heatmap_axes(p, s);
-    char sub[160];
+    heatmap_axes(p, s, checkpoints);
+    char sub[256];
     snprintf(sub, sizeof sub, "mean over the heads in each cell; n = heads per row (right); "
-             "grey: no head%s", !negative ? "" : q ? "; red: below 0" : "; blue: below 0");
+             "grey: no head%s%s", !negative ? "" : q ? "; red: below 0" : "; blue: below 0",
+             checkpoints ? "; " PCA_CHECKPOINT_UNITS : "");
     double top = fig_title(p, title, sub, 19);
     fig_axis_label(p, "cb", q ? "mean " QK_SYM_R_Q " (PC0)" : "mean " QK_SYM_R_K " (PC0)",
                    fig_print(p) ? "offset 0,0" : "offset 1.5,0");
     fig_axis_label(p, "x", "normalized layer depth: layer / (layers - 1), bins labelled by their "
                    "lower edge", NULL);
     double step = heatmap_scale(ctx, p, q, negative);
-    heatmap_frame f = heatmap_layout(p, s, 16);
+    heatmap_frame f = heatmap_layout(p, s, checkpoints, 16);
+    if (checkpoints) {
+        double *context = pca_contexts(ctx, s);
+        fig_context_rows(p, context, s->n_models, f.ctx_x);
+        free(context);
+    }
     qk_plot_printf(p,
         "set cbtics %g\nset format cb \"%%.1f\"\n"
         "set lmargin at screen %.3f\nset rmargin at screen %.4g\n"
@@ -256,7 +286,7 @@ static void depth_heatmap(fig_ctx *ctx, qk_plot *p, const pca_study *s, int whic
 }
 
 int pca_depth_heatmap_figure(fig_ctx *ctx, int width, int height, int which, const char *title,
-                             qk_err *err)
+                             int checkpoints, qk_err *err)
 {
     pca_study s;
     if (pca_load_input(ctx, "heads", &s) == 0) {
@@ -269,21 +299,39 @@ int pca_depth_heatmap_figure(fig_ctx *ctx, int width, int height, int which, con
     }
     qk_plot p;
     fig_begin_hover(&p, width, 180 + 52 * s.n_models > height ? 180 + 52 * s.n_models : height, 16);
-    depth_heatmap(ctx, &p, &s, which, title);
+    depth_heatmap(ctx, &p, &s, which, title, checkpoints);
     pca_study_free(&s);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);
 }
 
 /* ---- checkpoint axis -------------------------------------------------------------- */
 
-void pca_checkpoint_axis(qk_plot *p, const pca_study *s)
+double *pca_contexts(const fig_ctx *ctx, const pca_study *s)
+{
+    double *context = qk_malloc((size_t)(s->n_models > 0 ? s->n_models : 1) * sizeof *context);
+    qk_src reg = fig_src(ctx, "registry");
+    int col = qk_table_column(reg.t, "context_length");
+    for (int m = 0; m < s->n_models; m++) {
+        /* the registry row the study found (the table's model column may
+         * name a checkpoint without the registry id's prefix) */
+        int row = s->models[m].registry_row;
+        context[m] = row >= 0 && col >= 0 ? qk_src_finite(&reg, row, col) : NAN;
+    }
+    return context;
+}
+
+void pca_checkpoint_axis(const fig_ctx *ctx, qk_plot *p, const pca_study *s)
 {
     const char **labels = qk_malloc((size_t)s->n_models * sizeof *labels);
     for (int m = 0; m < s->n_models; m++)
         labels[m] = s->models[m].label;
     fig_checkpoint_tics(p, labels, s->n_models);
     free(labels);
-    qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset bmargin 5\n", s->n_models - 1);
+    /* under the two lines of labels, the context of each run of checkpoints */
+    qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset bmargin 6.5\n", s->n_models - 1);
+    double *context = pca_contexts(ctx, s);
+    fig_context_groups(p, context, s->n_models, 3.1, 0);
+    free(context);
     int start = 0;
     for (int m = 1; m <= s->n_models; m++) {
         char prev[64], cur[64] = "", name[64];

@@ -39,11 +39,21 @@ void pca_threshold_lines(qk_plot *p, double low, double high);
  * colours 0..1, the value printed in each cell (white above 0.6), empty
  * cells grey with a dash, the heads per row at the right; rows labelled by
  * the registry label. Records the cells as key numbers. */
+/* With checkpoints set the rows are checkpoints of a training run: labelled
+ * "S1 40k" (fig_checkpoint_label) and grouped by the context they were
+ * captured with (fig_context_rows). */
 int pca_depth_heatmap_figure(fig_ctx *ctx, int width, int height, int which, const char *title,
-                             qk_err *err);
+                             int checkpoints, qk_err *err);
 /* Checkpoint x axis 0..n-1 (the labels of fig_checkpoint_tics) with dashed
- * separators between training phases and the phase names along the top. */
-void pca_checkpoint_axis(qk_plot *p, const pca_study *s);
+ * separators between training phases and the phase names along the top,
+ * and under the labels the context each run of checkpoints was captured
+ * with (fig_context_groups). */
+void pca_checkpoint_axis(const fig_ctx *ctx, qk_plot *p, const pca_study *s);
+/* The context length (tokens) each model of s was captured with, from the
+ * registry (NAN where it does not say); free() the array. */
+double *pca_contexts(const fig_ctx *ctx, const pca_study *s);
+/* What a subtitle says of checkpoint labels and context lengths. */
+#define PCA_CHECKPOINT_UNITS "steps in k = 1000, context (italics) in K = 1024 tokens"
 
 /* "n = 24 heads each" or "n = 22 to 24 heads each" into out. */
 void pca_heads_phrase(const pca_study *s, char *out, size_t cap);

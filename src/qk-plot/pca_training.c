@@ -2,6 +2,7 @@
  * rows of the per-head table are grouped by checkpoint, in training order
  * (the registry order). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pca_fig.h"
@@ -68,10 +69,10 @@ static void spread_subtitle(const pca_study *s, char *out, size_t cap)
     pca_heads_phrase(s, heads, sizeof heads);
     if (s->n_models > 1)
         snprintf(out, cap, "mean and band of one standard deviation over the heads of each "
-                 "checkpoint (%s)", heads);
+                 "checkpoint (%s); " PCA_CHECKPOINT_UNITS, heads);
     else
         snprintf(out, cap, "mean and error bar of one standard deviation over the heads of the "
-                 "checkpoint (%s)", heads);
+                 "checkpoint (%s); " PCA_CHECKPOINT_UNITS, heads);
 }
 
 /* Loads "heads" into s; on a table without heads renders the canvas and
@@ -107,8 +108,8 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
     qk_plot p;
     fig_begin(&p, 1781, 800, 16);
     trajectory_data(&p, &s, which, 2, 1);
-    pca_checkpoint_axis(&p, &s);
-    char sub[192], xq[16], xk[16];
+    pca_checkpoint_axis(ctx, &p, &s);
+    char sub[320], xq[16], xk[16];
     spread_subtitle(&s, sub, sizeof sub);
     double top = fig_title(&p, "SmolLM3-3B: position correlation on PC0 during training", sub, 19);
     top = fig_key_top(&p, 14, 4, 4, top);
@@ -153,8 +154,8 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
     qk_plot p;
     fig_begin(&p, 1781, 800, 16);
     trajectory_data(&p, &s, which, 1, 100); /* in percent */
-    pca_checkpoint_axis(&p, &s);
-    char sub[192];
+    pca_checkpoint_axis(ctx, &p, &s);
+    char sub[320];
     spread_subtitle(&s, sub, sizeof sub);
     double top = fig_title(&p, "SmolLM3-3B: PC0 explained variance during training", sub, 19);
     top = fig_key_top(&p, 14, 2, 2, top);
@@ -248,23 +249,23 @@ int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err)
     qk_plot p;
     fig_begin(&p, 1780, fig_printing ? 1250 : 878, 16); /* print: room for the key below */
     taxonomy_data(&p, &s);
-    pca_checkpoint_axis(&p, &s);
-    char sub[160];
+    pca_checkpoint_axis(ctx, &p, &s);
+    char sub[320];
     snprintf(sub, sizeof sub, "share of the heads of each checkpoint in each category (%s); "
-             "printed from 5 %%", heads);
+             "printed from 5 %%; " PCA_CHECKPOINT_UNITS, heads);
     double top = fig_title(&p, "SmolLM3-3B: head taxonomy (PC0) during training", sub, 19);
     fig_axis_label(&p, "y", "share of heads (%)", NULL);
     const char *axes = "set yrange [0:100]\nset ytics 20\nset format y \"%.0f\"\nunset grid\n";
     if (fig_print(&p)) {
         /* print: the plot across the page, the key under the checkpoint
-         * labels (two lines of 16 points) */
+         * labels (two lines of 16 points) and their context (fig_context_groups) */
         double px = 1.0 / p.height, key_y = (20 + PCA_N_CAT * 2.0 * 14) * px;
         qk_plot_printf(&p,
             "set tmargin at screen %.4f\nset lmargin at screen 0.11\nset rmargin at screen 0.98\n"
             "set bmargin at screen %.4f\n%s"
             "set key at screen 0.5, screen %.4f center top vertical font \",14\" "
             "samplen 1.5 spacing 1.3 reverse Left box lc rgb '#cccccc'\n",
-            top - 0.05, key_y + 4.2 * 16 * px, axes, key_y);
+            top - 0.05, key_y + 5.8 * 16 * px, axes, key_y);
     } else {
         qk_plot_printf(&p,
             "set tmargin at screen %.4f\nset lmargin at screen 0.06\nset rmargin at screen 0.64\n"
@@ -309,14 +310,14 @@ int pca_draw_training_heatmap_rq(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(
         ctx, 1670, 733, PCA_R_Q0,
-        "SmolLM3-3B: mean " QK_SYM_R_Q " (PC0) by layer depth during training", err);
+        "SmolLM3-3B: mean " QK_SYM_R_Q " (PC0) by layer depth during training", 1, err);
 }
 
 int pca_draw_training_heatmap_rk(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(
         ctx, 1670, 733, PCA_R_K0,
-        "SmolLM3-3B: mean " QK_SYM_R_K " (PC0) by layer depth during training", err);
+        "SmolLM3-3B: mean " QK_SYM_R_K " (PC0) by layer depth during training", 1, err);
 }
 
 /* ---- 12: scatter grid -------------------------------------------------------------- */
@@ -366,15 +367,19 @@ static void grid_frame(qk_plot *p, int row, int col, int rows, int cols, double 
 }
 
 static void grid_panel(qk_plot *p, const pca_study *s, int m, int slot, int n_slots,
-                       double low, double high, double top)
+                       double low, double high, double top, double context)
 {
     int cols = n_slots < 3 ? n_slots : 3, rows = (n_slots + cols - 1) / cols;
     int row = slot / cols, col = slot % cols;
     const pca_model *md = &s->models[m];
     grid_frame(p, row, col, rows, cols, top, 16);
     qk_plot_printf(p, "unset arrow\nset title ");
-    char title[96];
-    snprintf(title, sizeof title, "%s (n = %d)", md->label, md->n_heads);
+    char title[256], checkpoint[160], tokens[32] = "";
+    fig_checkpoint_label(md->label, " ", checkpoint, sizeof checkpoint);
+    if (isfinite(context))
+        fig_tokens(context, tokens, sizeof tokens);
+    snprintf(title, sizeof title, "%s%s%s%s (n = %d)", checkpoint, *tokens ? ", " : "", tokens,
+             *tokens ? " context" : "", md->n_heads);
     fig_text(p, title);
     qk_plot_printf(p, " font \",17\"\nset format x \"%%.1f\"\n");
     if (row == rows - 1 || slot + cols >= n_slots)
@@ -411,18 +416,21 @@ int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err)
             qk_plot_printf(&p, "%.6f %.6f\n", s.heads[h].r_q0, s.heads[h].r_k0);
         qk_plot_data_end(&p);
     }
-    char sub[256];
+    char sub[384];
     snprintf(sub, sizeof sub, "one point per head (n in each panel title); dashed lines: the "
              "taxonomy thresholds %g and %g of " QK_SYM_R_Q " and |" QK_SYM_R_K "|; %d of %d "
-             "checkpoints", low, high, n, s.n_models);
+             "checkpoints; steps in k = 1000, context in K = 1024 tokens", low, high, n,
+             s.n_models);
     double top = fig_multiplot_title(&p, "SmolLM3-3B: " QK_SYM_R_Q " against " QK_SYM_R_K
                                      " (PC0) at selected checkpoints", sub, 20);
     qk_plot_printf(&p,
         "set xrange [-0.05:1.05]\nset yrange [-1.05:1.05]\nset xtics %s\nset ytics 0.5\n"
         "set format y \"%%.2f\"\nunset grid\nunset key\n",
         fig_print(&p) ? "0.5" : "0.2"); /* print: narrower panels in font units */
+    double *context = pca_contexts(ctx, &s);
     for (int i = 0; i < n; i++)
-        grid_panel(&p, &s, pick[i], i, n, low, high, top);
+        grid_panel(&p, &s, pick[i], i, n, low, high, top, context[pick[i]]);
+    free(context);
     qk_plot_printf(&p, "unset multiplot\n");
     fig_key(ctx, "thresholds (low, high)", "%g, %g", low, high);
     for (int i = 0; i < n; i++) {
