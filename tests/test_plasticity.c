@@ -549,20 +549,26 @@ START_TEST(test_ks_statistic_matches_full_sort)
                                    : 0.001 * z;                         /* one cell */
             }
             double want = ks_statistic_by_sort(x, n);
-            /* the cells counted eight at a time (AVX-512) or one by one */
-            int before = qk_plast_pp_isa(QK_PLAST_ISA_SCALAR);
-            ck_assert_double_eq(qk_plast_ks_statistic(x, n), want);
-            qk_plast_pp_isa(before);
-            ck_assert_double_eq(qk_plast_ks_statistic(x, n), want);
+            /* the cells counted eight at a time (AVX-512, AVX2) or one by
+             * one, on every level the machine has */
+            for (int level = QK_PLAST_ISA_SCALAR; level <= QK_PLAST_ISA_AVX512; level++) {
+                int before = qk_plast_pp_isa(level);
+                ck_assert_double_eq(qk_plast_ks_statistic(x, n), want);
+                qk_plast_pp_isa(before);
+            }
             checked++;
         }
         free(x);
     }
     ck_assert_int_eq(checked, 49);
     double inf[3] = {-INFINITY, 0.0, INFINITY};
-    ck_assert_double_eq(qk_plast_ks_statistic(inf, 3), ks_statistic_by_sort(inf, 3));
     double big[9] = {-INFINITY, -1e300, -9.0, -8.0, 0.0, 7.99, 8.0, 1e300, INFINITY};
-    ck_assert_double_eq(qk_plast_ks_statistic(big, 9), ks_statistic_by_sort(big, 9));
+    for (int level = QK_PLAST_ISA_SCALAR; level <= QK_PLAST_ISA_AVX512; level++) {
+        int before = qk_plast_pp_isa(level);
+        ck_assert_double_eq(qk_plast_ks_statistic(inf, 3), ks_statistic_by_sort(inf, 3));
+        ck_assert_double_eq(qk_plast_ks_statistic(big, 9), ks_statistic_by_sort(big, 9));
+        qk_plast_pp_isa(before);
+    }
     /* a NaN anywhere (in the eight-at-a-time part or after it) gives NaN,
      * and the next test is not disturbed; so does an empty sample */
     double x[20];

@@ -23,7 +23,7 @@
  * time) do the same IEEE operations lane by lane and add every value to
  * its own element in the same order, so they give the same bits on any
  * x86-64 machine: the coefficient tables are read by permutes (AVX-512),
- * gathers (AVX2) or indexing, which all give the same numbers. */
+ * permutes and blends (AVX2) or indexing, which all give the same numbers. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -485,59 +485,83 @@ AVX2 static inline __m256i first_lanes(int n, int lanes)
     return lanes == 4 ? _mm256_cmpgt_epi64(limit, index) : _mm256_cmpgt_epi32(limit, index);
 }
 
-/* add8_avx512 for 4 lanes (lanes: the ones to add, all ones). The
- * accumulator rows are padded, so the 4 elements read and written back
- * exist; a lane not added gets +0, which leaves it as it was. */
+/* add8_avx512 with two vectors of 4 doubles: pp holds the PP values of
+ * bins i .. i + 7 of the pair as floats, of which the first n_lanes are
+ * added. The accumulator rows are padded, so the 8 elements read and
+ * written back exist; a lane not added gets +0, which leaves it as it was
+ * (no sum is -0). The lanes' masks are made on the row bytes, then widened
+ * to doubles. */
 AVX2 static inline __attribute__((always_inline)) void
-add4_avx2(const qk_plast_acc *acc, const pair_view *pv, const uint8_t *rows, int i,
-          __m256i lanes, __m256d pp)
+add8_avx2(const pair_view *pv, size_t stride, const uint8_t *rows, int i, int n_lanes, __m256 pp)
 {
-    uint32_t four;
-    memcpy(&four, rows + i, sizeof four);
-    __m256i r = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128((int)four));
-    __m256i valid = _mm256_andnot_si256(
-        _mm256_cmpeq_epi64(r, _mm256_set1_epi64x(QK_PLAST_NO_ROW)), lanes);
-    int r0 = rows[i], b0 = 0, b1 = 0;
+    __m128i r8 = _mm_loadl_epi64((const __m128i *)(const void *)(rows + i));
+    __m128i valid = _mm_andnot_si128(_mm_cmpeq_epi8(r8, _mm_set1_epi8((char)QK_PLAST_NO_ROW)),
+                                     _mm_cmpgt_epi8(_mm_set1_epi8((char)n_lanes),
+                                                    _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                                                  10, 11, 12, 13, 14, 15)));
+    int r0 = rows[i];
+    unsigned added = 0;
     if (r0 != QK_PLAST_NO_ROW) {
-        __m256d m0 = _mm256_castsi256_pd(
-            _mm256_and_si256(valid, _mm256_cmpeq_epi64(r, _mm256_set1_epi64x(r0))));
-        __m256d m1 = _mm256_castsi256_pd(
-            _mm256_and_si256(valid, _mm256_cmpeq_epi64(r, _mm256_set1_epi64x(r0 + 1))));
-        double *at = pv->sum + (size_t)r0 * acc->stride + i;
-        _mm256_storeu_pd(at, _mm256_add_pd(_mm256_loadu_pd(at), _mm256_and_pd(pp, m0)));
-        at += acc->stride; /* the next column's first row, or the spare one: + 0 there */
-        _mm256_storeu_pd(at, _mm256_add_pd(_mm256_loadu_pd(at), _mm256_and_pd(pp, m1)));
-        b0 = _mm256_movemask_pd(m0);
-        b1 = _mm256_movemask_pd(m1);
+        __m128i m0 = _mm_and_si128(valid, _mm_cmpeq_epi8(r8, _mm_set1_epi8((char)r0)));
+        __m128i m1 = _mm_and_si128(valid, _mm_cmpeq_epi8(r8, _mm_set1_epi8((char)(r0 + 1))));
+        __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(pp));
+        __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(pp, 1));
+        double *at = pv->sum + (size_t)r0 * stride + i;
+        __m256d m0_lo = _mm256_castsi256_pd(_mm256_cvtepi8_epi64(m0));
+        __m256d m0_hi = _mm256_castsi256_pd(_mm256_cvtepi8_epi64(_mm_srli_si128(m0, 4)));
+        _mm256_storeu_pd(at, _mm256_add_pd(_mm256_loadu_pd(at), _mm256_and_pd(lo, m0_lo)));
+        _mm256_storeu_pd(at + 4, _mm256_add_pd(_mm256_loadu_pd(at + 4), _mm256_and_pd(hi, m0_hi)));
+        at += stride; /* the next column's first row, or the spare one: + 0 there */
+        __m256d m1_lo = _mm256_castsi256_pd(_mm256_cvtepi8_epi64(m1));
+        __m256d m1_hi = _mm256_castsi256_pd(_mm256_cvtepi8_epi64(_mm_srli_si128(m1, 4)));
+        _mm256_storeu_pd(at, _mm256_add_pd(_mm256_loadu_pd(at), _mm256_and_pd(lo, m1_lo)));
+        _mm256_storeu_pd(at + 4, _mm256_add_pd(_mm256_loadu_pd(at + 4), _mm256_and_pd(hi, m1_hi)));
+        added = (unsigned)_mm_movemask_epi8(_mm_or_si128(m0, m1));
     }
-    unsigned rest = _mm256_movemask_pd(_mm256_castsi256_pd(valid)) & ~(b0 | b1);
+    unsigned rest = (unsigned)_mm_movemask_epi8(valid) & 0xffu & ~added;
     if (rest) {
-        double pps[4];
-        _mm256_storeu_pd(pps, pp);
+        float pps[8];
+        _mm256_storeu_ps(pps, pp);
         for (; rest; rest &= rest - 1) {
             int lane = __builtin_ctz(rest);
-            pv->sum[(size_t)rows[i + lane] * acc->stride + i + lane] += pps[lane];
+            pv->sum[(size_t)rows[i + lane] * stride + i + lane] += pps[lane];
         }
     }
 }
 
+/* y = m^2 / v of 8 bins from sa, sb and v (m in double, rounded to float) */
+AVX2 static inline __m256 y8(__m256d sa_lo, __m256d sa_hi, __m256d sb_lo, __m256d sb_hi,
+                             __m256 v)
+{
+    __m128 m_lo = _mm256_cvtpd_ps(_mm256_sub_pd(sa_lo, sb_lo));
+    __m128 m_hi = _mm256_cvtpd_ps(_mm256_sub_pd(sa_hi, sb_hi));
+    __m256 m = _mm256_insertf128_ps(_mm256_castps128_ps256(m_lo), m_hi, 1);
+    return _mm256_div_ps(_mm256_mul_ps(m, m), _mm256_max_ps(v, _mm256_set1_ps(FLT_MIN)));
+}
+
+/* Whole vectors up to a pair's last 8 bins, then masked loads and stores:
+ * on the AMD CPUs before AVX-512 a masked store costs many times a plain
+ * one. */
 AVX2 static void block_y_avx2(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
     for (int64_t k = 0; k < blk->n; k++) {
         if (k + PAIRS_AHEAD < blk->n)
             prefetch_pair(acc, blk, k + PAIRS_AHEAD);
         pair_view pv = view_of(acc, blk, k);
-        for (int i = 0; i < pv.n; i += 8) {
+        int i = 0;
+        for (; i + 8 <= pv.n; i += 8) {
+            __m256 y = y8(_mm256_loadu_pd(pv.sa + i), _mm256_loadu_pd(pv.sa + i + 4),
+                          _mm256_loadu_pd(pv.sb + i), _mm256_loadu_pd(pv.sb + i + 4),
+                          _mm256_loadu_ps(pv.v + i));
+            _mm256_storeu_ps(pv.v + i, y);
+        }
+        if (i < pv.n) {
             __m256i lo = first_lanes(pv.n - i, 4), hi = first_lanes(pv.n - i - 4, 4);
             __m256i lanes = first_lanes(pv.n - i, 8);
-            __m256d m_lo = _mm256_sub_pd(_mm256_maskload_pd(pv.sa + i, lo),
-                                         _mm256_maskload_pd(pv.sb + i, lo));
-            __m256d m_hi = _mm256_sub_pd(_mm256_maskload_pd(pv.sa + i + 4, hi),
-                                         _mm256_maskload_pd(pv.sb + i + 4, hi));
-            __m256 m = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(m_lo)),
-                                            _mm256_cvtpd_ps(m_hi), 1);
-            __m256 v = _mm256_max_ps(_mm256_maskload_ps(pv.v + i, lanes), _mm256_set1_ps(FLT_MIN));
-            _mm256_maskstore_ps(pv.v + i, lanes, _mm256_div_ps(_mm256_mul_ps(m, m), v));
+            __m256 y = y8(_mm256_maskload_pd(pv.sa + i, lo), _mm256_maskload_pd(pv.sa + i + 4, hi),
+                          _mm256_maskload_pd(pv.sb + i, lo), _mm256_maskload_pd(pv.sb + i + 4, hi),
+                          _mm256_maskload_ps(pv.v + i, lanes));
+            _mm256_maskstore_ps(pv.v + i, lanes, y);
         }
     }
 }
@@ -545,13 +569,15 @@ AVX2 static void block_y_avx2(const qk_plast_acc *acc, const qk_plast_block *blk
 AVX2 static void block_add_avx2(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
     const uint8_t *rows = blk->rows;
+    size_t stride = (size_t)acc->stride;
     for (int64_t k = 0; k < blk->n; k++) {
         pair_view pv = view_of(acc, blk, k);
-        for (int i = 0; i < pv.n; i += 4) {
-            __m256i lanes = first_lanes(pv.n - i, 4);
-            __m128 pp = _mm_maskload_ps(pv.v + i, _mm256_castsi256_si128(first_lanes(pv.n - i, 8)));
-            add4_avx2(acc, &pv, rows, i, lanes, _mm256_cvtps_pd(pp));
-        }
+        int i = 0;
+        for (; i + 8 <= pv.n; i += 8)
+            add8_avx2(&pv, stride, rows, i, 8, _mm256_loadu_ps(pv.v + i));
+        if (i < pv.n)
+            add8_avx2(&pv, stride, rows, i, pv.n - i,
+                      _mm256_maskload_ps(pv.v + i, first_lanes(pv.n - i, 8)));
         rows += pv.n > 0 ? pv.n : 0;
     }
 }

@@ -137,13 +137,29 @@ __attribute__((target("avx512f"))) static void stream_lines(const double *tile, 
     for (int k = 0; k < n_test; k++)
         _mm512_stream_pd(cols + (size_t)k * stride, _mm512_load_pd(tile + k * 8));
 }
+
+/* the same in two halves of a line */
+__attribute__((target("avx"))) static void stream_lines_avx(const double *tile, int n_test,
+                                                          double *cols, int64_t stride)
+{
+    for (int k = 0; k < n_test; k++) {
+        double *line = cols + (size_t)k * stride;
+        _mm256_stream_pd(line, _mm256_load_pd(tile + k * 8));
+        _mm256_stream_pd(line + 4, _mm256_load_pd(tile + k * 8 + 4));
+    }
+}
 #endif
 
 static void store_lines(const double *tile, int n_test, double *cols, int64_t stride)
 {
 #ifdef QK_X86
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
+    int isa = qk_plast_isa();
+    if (isa == QK_PLAST_ISA_AVX512) {
         stream_lines(tile, n_test, cols, stride);
+        return;
+    }
+    if (isa == QK_PLAST_ISA_AVX2) {
+        stream_lines_avx(tile, n_test, cols, stride);
         return;
     }
 #endif
