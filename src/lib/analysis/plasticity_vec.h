@@ -81,11 +81,12 @@ static inline v2d load2f(const float *p)
     })
 /* Where a vector of 8 doubles takes two registers (AVX2, the baseline),
  * GCC 12 copies one that is stored, or that lives from one iteration of a
- * loop to the next, through the stack: that made the AVX2 passes a third
- * slower. So a v8d is stored in halves (the AVX-512 build stores the two
- * halves of its register), and a sum over a loop is an acc8, two halves. */
-#define lo4(v) __builtin_shufflevector((v), (v), 0, 1, 2, 3)
-#define hi4(v) __builtin_shufflevector((v), (v), 4, 5, 6, 7)
+ * loop to the next, through the stack: with that a head took a quarter
+ * longer on AVX2, its passes over the rows four times as long. So a v8d is
+ * stored in halves (the AVX-512 build joins them again into one store), and
+ * a sum over a loop is an acc8, two halves. lo4 and hi4 take a variable. */
+#define lo4(v) ((v4d){(v)[0], (v)[1], (v)[2], (v)[3]})
+#define hi4(v) ((v4d){(v)[4], (v)[5], (v)[6], (v)[7]})
 #define store8(p, v)                                                                         \
     do {                                                                                     \
         v8d store8_ = (v);                                                                   \
