@@ -14,7 +14,9 @@ many bytes, with fsync, as the stages do.
 
 Each stage runs once per dataset (the data stay in the page cache between stages, as in a
 real run); CPU time and peak RSS come from wait4(), bytes read and written from the sizes
-of the stage's inputs and outputs. Prints figures, passes or fails nothing.
+of the stage's inputs and outputs. The table's header names the instruction set the
+plasticity kernels ran (QK_ISA caps it) and the BLAS kernel. Prints figures, passes or
+fails nothing.
 """
 import argparse
 import os
@@ -109,6 +111,23 @@ def floor_seconds(text, heads):
     sys.exit("bench-e2e: error: a floor command printed no floor line:\n" + text)
 
 
+def kernels_seen(text, seen):
+    """The isa and blas_core columns of a floor command's TSV (qk-plasticity --floor)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        cols = line.split("\t")
+        for name in ("isa", "blas_core"):
+            if name in cols:
+                seen.setdefault(name, set()).add(lines[i + 1].split("\t")[cols.index(name)])
+
+
+def blas_core():
+    """The BLAS kernel the programs run (qk-report --blas-info), for want of a floor's."""
+    out = subprocess.run(["bin/qk-report", "--blas-info"], capture_output=True, text=True)
+    cores = [l.split("\t")[1] for l in out.stdout.splitlines() if l.startswith("blas_core\t")]
+    return cores[0] if out.returncode == 0 and cores else "unknown"
+
+
 def heads_of(store):
     out = subprocess.run(["bin/qk-load", "--verify", store], capture_output=True, text=True,
                          check=True).stdout
@@ -134,7 +153,7 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     rows = {name: dict(wall=0.0, cpu=0.0, rss=0, read=0, written=0, floor=0.0, heads=0)
             for name, _ in stages}
-    parquet_bytes, total_heads = 0, 0
+    parquet_bytes, total_heads, seen = 0, 0, {}
     for ds in a.datasets:
         data = os.path.join(a.data, ds)
         out = os.path.join(a.work, ds)
@@ -153,7 +172,9 @@ def main():
             written = size_of(outputs_of(template, fill), since=began - 1)
             floor = write_floor(written, a.work)
             for template_f in floors.get(name, []):
-                floor += floor_seconds(run_measured(template_f.format(**fill))[3], heads)
+                text = run_measured(template_f.format(**fill))[3]
+                kernels_seen(text, seen)
+                floor += floor_seconds(text, heads)
             r = rows[name]
             r["wall"] += wall
             r["cpu"] += cpu
@@ -164,12 +185,16 @@ def main():
             r["heads"] += heads
             print(f"  {name:<11} {ds:<40} {wall:7.2f} s (floor {floor:.2f} s)", file=sys.stderr)
         total_heads += heads
-    report(rows, stages, a, parquet_bytes, total_heads)
+    report(rows, stages, a, parquet_bytes, total_heads, seen)
 
 
-def report(rows, stages, a, parquet_bytes, total_heads):
+def report(rows, stages, a, parquet_bytes, total_heads, seen):
+    isa = "/".join(sorted(seen.get("isa", {"not measured"})))
+    asked = os.environ.get("QK_ISA")
+    blas = "/".join(sorted(seen.get("blas_core", set()))) or blas_core()
     print(f"== bench-e2e: {len(a.datasets)} thesis-scale datasets ({', '.join(a.datasets)}), "
-          f"{total_heads} query heads, {parquet_bytes / 1e9:.2f} GB Parquet")
+          f"{total_heads} query heads, {parquet_bytes / 1e9:.2f} GB Parquet; plasticity kernels "
+          f"{isa} ({f'QK_ISA={asked}' if asked else 'the best the CPU has'}), BLAS kernel {blas}")
     print(f"{'stage':<11} {'wall s/head':>11} {'CPU s/head':>10} {'read MB':>9} {'written MB':>10} "
           f"{'peak RSS MB':>11} {'floor s/head':>12} {'CPU/floor':>10}")
     total_wall, total_floor = 0.0, 0.0

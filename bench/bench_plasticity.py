@@ -25,13 +25,17 @@ keys of d = 128 per head, B = 8192, 128K context):
   (3.) has them all;
   3. one whole model with --threads threads: every head, or the first
      --model-heads heads with the time scaled to all heads (said so).
-Prints the per-head times, the floor and the ratios (CPU time against CPU
-time: other work on the machine stretches wall times unevenly), the model
-time, the largest difference between the numpy profile and the C profile of
-the same heads, and a last tab-separated line with the same figures. It
-measures; it passes or fails nothing.
+Prints, first, the instruction set the plasticity kernels ran (the best the
+CPU has, or the lower one QK_ISA asks for: make bench-plasticity ISA=avx2)
+and the BLAS kernel of the C program and of numpy; then the per-head times,
+the floor and the ratios (CPU time against CPU time: other work on the
+machine stretches wall times unevenly), the model time, the largest
+difference between the numpy profile and the C profile of the same heads,
+and a last tab-separated line with the same figures. It measures; it passes
+or fails nothing.
 """
 import argparse
+import ctypes
 import os
 import re
 import struct
@@ -270,6 +274,32 @@ def run_c(args, heads, threads, outdir, floor=False):
     return int(found.group(1)), float(found.group(2)), figures
 
 
+def cpu_best_isa():
+    """The widest instruction set of the kernels this CPU runs (as qk_plast_isa)."""
+    try:
+        flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo")
+                      if l.startswith("flags")), [])
+    except OSError:
+        return "unknown"
+    if all(f in flags for f in ("avx512f", "avx512dq", "avx512vl", "avx512bw")):
+        return "avx512"
+    return "avx2" if "avx2" in flags and "fma" in flags else "scalar"
+
+
+def numpy_blas_core():
+    """The kernel of the OpenBLAS numpy loaded, or what is known of its BLAS."""
+    for line in open("/proc/self/maps"):
+        path = line.split()[-1]
+        if "openblas" in path.lower() and ".so" in path:
+            try:
+                corename = ctypes.CDLL(path).openblas_get_corename
+                corename.restype = ctypes.c_char_p
+                return corename().decode()
+            except (OSError, AttributeError):
+                pass
+    return "not OpenBLAS"
+
+
 def c_profiles(outdir):
     prof = {}
     with open(os.path.join(outdir, "plasticity_profile.tsv")) as fh:
@@ -295,13 +325,17 @@ def main():
     heads = store["heads"]
     q0 = store["configs"][heads[0][2]]
     k0 = store["configs"][heads[0][3]]
-    print(f"== attention plasticity per head: {len(heads)} heads, n_q {q0['rows']}, "
-          f"n_k {k0['rows']}, d {store['dim']}, B {store['bucket']}, "
-          f"context {store['context']}")
     work = args.workdir or tempfile.mkdtemp(prefix="bench-plasticity-")
     os.makedirs(work, exist_ok=True)
 
     n_run, c_wall, fig = run_c(args, args.heads + 1, 1, os.path.join(work, "c1"), floor=True)
+    isa, blas = fig.get("isa", "unknown"), fig.get("blas_core", "unknown")
+    asked = os.environ.get("QK_ISA")
+    print(f"== attention plasticity per head: {len(heads)} heads, n_q {q0['rows']}, "
+          f"n_k {k0['rows']}, d {store['dim']}, B {store['bucket']}, "
+          f"context {store['context']}; kernels {isa} "
+          f"({f'QK_ISA={asked}' if asked else 'the best'}; the CPU runs up to {cpu_best_isa()}), "
+          f"BLAS kernel {blas} (numpy: {numpy_blas_core()})")
     n_c = int(fig["heads"])  # the heads after the warm-up
     if n_c != n_run - 1:
         sys.exit(f"bench_plasticity: {fig['heads']} heads timed of {n_run}: expected {n_run - 1}")
@@ -349,9 +383,9 @@ def main():
         total = m_s
         print(f"per model, {args.threads} threads: all {n_m} heads in {m_s:.2f} s (measured)")
     print("stage\ts_per_head\tfloor_s_per_head\tratio_to_floor\tnumpy_s_per_head"
-          "\tratio_numpy\tmodel_threads\tmodel_s")
+          "\tratio_numpy\tmodel_threads\tmodel_s\tisa\tblas_core")
     print(f"plasticity\t{c_cpu:.6f}\t{floor:.6f}\t{c_cpu / floor:.3f}\t{np_cpu:.6f}"
-          f"\t{np_cpu / c_cpu:.2f}\t{args.threads}\t{total:.2f}")
+          f"\t{np_cpu / c_cpu:.2f}\t{args.threads}\t{total:.2f}\t{isa}\t{blas}")
 
 
 if __name__ == "__main__":

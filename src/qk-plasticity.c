@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qk/blas.h"
 #include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/plasticity.h"
@@ -96,7 +97,11 @@ static const qk_program program = {
     "\n"
     "Outputs: the per-head table (plasticity_heads.tsv, or --output) and, in DIR,\n"
     "plasticity_profile.tsv, plasticity_pair2d.tsv, plasticity_weights.tsv,\n"
-    "plasticity_model.tsv, plasticity_model_profile.tsv, plasticity_model_pair2d.tsv.\n",
+    "plasticity_model.tsv, plasticity_model_profile.tsv, plasticity_model_pair2d.tsv.\n"
+    "\n"
+    "The kernels use the widest instruction set the CPU has; the environment\n"
+    "variable QK_ISA=avx2 or scalar (or avx512) asks for a lower one, never one the\n"
+    "CPU lacks. Every choice gives the same results.\n",
     options_table, NULL, "qk-plasticity --threads 2 build/llama3.2-3b/store.qks", NULL};
 
 static void parse_args(int argc, char **argv, options *o)
@@ -129,6 +134,9 @@ static void parse_args(int argc, char **argv, options *o)
     }
     /* before the work: -o naming a file of DIR */
     qk_outputs_distinct((const char *const *)o->table_paths, option_of, N_TABLES);
+    qk_err err;
+    if (qk_plast_isa_check(&err) < 0)
+        qk_die(QK_EXIT_USAGE, NULL, "%s", err.msg);
 }
 
 /* ---- the analysis of every head ------------------------------------------------------- */
@@ -389,10 +397,10 @@ static void print_floor(const qk_plast_head *results, int n, int threads)
     }
     double per = counted ? 1.0 / counted : 0.0, floor = (gemm + pp) * per;
     printf("stage\theads\tthreads\ts_per_head\tfloor_s_per_head\tratio_to_floor"
-           "\tfloor_gemm_s_per_head\tfloor_pp_s_per_head\tpp_per_head\n");
-    printf("plasticity\t%d\t%d\t%.6f\t%.6f\t%.3f\t%.6f\t%.6f\t%.0f\n", counted, threads,
-           total * per, floor, floor > 0.0 ? total * per / floor : NAN, gemm * per, pp * per,
-           evals * per);
+           "\tfloor_gemm_s_per_head\tfloor_pp_s_per_head\tpp_per_head\tisa\tblas_core\n");
+    printf("plasticity\t%d\t%d\t%.6f\t%.6f\t%.3f\t%.6f\t%.6f\t%.0f\t%s\t%s\n", counted,
+           threads, total * per, floor, floor > 0.0 ? total * per / floor : NAN, gemm * per,
+           pp * per, evals * per, qk_plast_isa_name(qk_plast_isa_check(NULL)), qk_blas_core());
 }
 
 /* The seven tables (table_names), renamed into place together. */

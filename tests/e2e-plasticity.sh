@@ -76,6 +76,23 @@ for t in $TABLES; do
     if cmp -s "$T/floor/plasticity_$t.tsv" "$OUT/plasticity_$t.tsv"; then ok; else
         bad "plasticity_$t.tsv differs with --floor"; fi
 done
+# the --floor line names the instruction set of the kernels and the BLAS
+# kernel; QK_ISA asks for a lower set, which changes no output
+expect_same "$(awk -F'\t' 'NR == 1 { print $10 "," $11 }' "$e2e_out")" "isa,blas_core" \
+    "--floor header: isa and blas_core last"
+run env QK_ISA=scalar bin/qk-plasticity --quiet --threads 1 --floor --out-dir "$T/scalar" "$STORE"
+expect_status 0 "QK_ISA=scalar qk-plasticity --floor"
+expect_same "$(awk -F'\t' 'NR == 2 { print $10 }' "$e2e_out")" "scalar" "QK_ISA=scalar: the isa column"
+expect_same "$(awk -F'\t' 'NR == 2 { print ($11 != "") }' "$e2e_out")" "1" "--floor: a BLAS kernel named"
+for t in $TABLES; do
+    if cmp -s "$T/scalar/plasticity_$t.tsv" "$OUT/plasticity_$t.tsv"; then ok; else
+        bad "plasticity_$t.tsv differs with QK_ISA=scalar"; fi
+done
+run env QK_ISA=avx1024 bin/qk-plasticity --quiet --out-dir "$T/bad-isa" "$STORE"
+expect_status 1 "QK_ISA naming no instruction set: a usage error"
+expect_error_lines "QK_ISA naming no instruction set: one line" \
+    "qk-plasticity: error: QK_ISA=avx1024: not an instruction set (avx512, avx2 or scalar)"
+expect_missing "$T/bad-isa" "QK_ISA naming no instruction set: no output"
 
 # ---- shapes --------------------------------------------------------------------
 

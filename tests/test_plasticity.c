@@ -266,6 +266,39 @@ START_TEST(test_pp_kernels_same_bits)
 }
 END_TEST
 
+/* QK_ISA: the level it names when the CPU has it, else the best there is;
+ * the level in use is reported; an unknown name is refused in one line. */
+START_TEST(test_isa_from_environment)
+{
+    int before = qk_plast_pp_isa(QK_PLAST_ISA_AVX512);
+    int best = qk_plast_isa_best();
+    static const char *const names[] = {"scalar", "avx2", "avx512"};
+    for (int want = QK_PLAST_ISA_SCALAR; want <= QK_PLAST_ISA_AVX512; want++) {
+        setenv("QK_ISA", names[want], 1);
+        qk_plast_isa_reread();
+        int got = want < best ? want : best;
+        ck_assert_int_eq(qk_plast_isa_check(NULL), got);
+        ck_assert_int_eq(qk_plast_isa(), got);
+        ck_assert_str_eq(qk_plast_isa_name(qk_plast_isa()), names[got]);
+    }
+    /* set once: a later change of the variable changes nothing */
+    setenv("QK_ISA", "scalar", 1);
+    ck_assert_int_eq(qk_plast_isa(), best);
+    unsetenv("QK_ISA");
+    qk_plast_isa_reread();
+    ck_assert_int_eq(qk_plast_isa(), best);
+    setenv("QK_ISA", "sse4", 1);
+    qk_plast_isa_reread();
+    qk_err err;
+    ck_assert_int_eq(qk_plast_isa_check(&err), -1);
+    ck_assert_str_eq(err.msg, "QK_ISA=sse4: not an instruction set (avx512, avx2 or scalar)");
+    ck_assert_int_eq(qk_plast_isa(), best); /* the library itself takes the best */
+    unsetenv("QK_ISA");
+    qk_plast_isa_reread();
+    qk_plast_pp_isa(before);
+}
+END_TEST
+
 START_TEST(test_pp_degenerate_variance)
 {
     ck_assert_double_eq(qk_plast_pp(1.0, 0.0), 0.0);
@@ -516,20 +549,26 @@ START_TEST(test_ks_statistic_matches_full_sort)
                                    : 0.001 * z;                         /* one cell */
             }
             double want = ks_statistic_by_sort(x, n);
-            /* the cells counted eight at a time (AVX-512) or one by one */
-            int before = qk_plast_pp_isa(QK_PLAST_ISA_SCALAR);
-            ck_assert_double_eq(qk_plast_ks_statistic(x, n), want);
-            qk_plast_pp_isa(before);
-            ck_assert_double_eq(qk_plast_ks_statistic(x, n), want);
+            /* the cells counted eight at a time (AVX-512, AVX2) or one by
+             * one, on every level the machine has */
+            for (int level = QK_PLAST_ISA_SCALAR; level <= QK_PLAST_ISA_AVX512; level++) {
+                int before = qk_plast_pp_isa(level);
+                ck_assert_double_eq(qk_plast_ks_statistic(x, n), want);
+                qk_plast_pp_isa(before);
+            }
             checked++;
         }
         free(x);
     }
     ck_assert_int_eq(checked, 49);
     double inf[3] = {-INFINITY, 0.0, INFINITY};
-    ck_assert_double_eq(qk_plast_ks_statistic(inf, 3), ks_statistic_by_sort(inf, 3));
     double big[9] = {-INFINITY, -1e300, -9.0, -8.0, 0.0, 7.99, 8.0, 1e300, INFINITY};
-    ck_assert_double_eq(qk_plast_ks_statistic(big, 9), ks_statistic_by_sort(big, 9));
+    for (int level = QK_PLAST_ISA_SCALAR; level <= QK_PLAST_ISA_AVX512; level++) {
+        int before = qk_plast_pp_isa(level);
+        ck_assert_double_eq(qk_plast_ks_statistic(inf, 3), ks_statistic_by_sort(inf, 3));
+        ck_assert_double_eq(qk_plast_ks_statistic(big, 9), ks_statistic_by_sort(big, 9));
+        qk_plast_pp_isa(before);
+    }
     /* a NaN anywhere (in the eight-at-a-time part or after it) gives NaN,
      * and the next test is not disturbed; so does an empty sample */
     double x[20];
@@ -1649,6 +1688,7 @@ static Suite *plasticity_suite(void)
     tcase_add_test(tc, test_pp_y_against_libm);
     tcase_add_test(tc, test_erfc_batches_same_bits);
     tcase_add_test(tc, test_pp_kernels_same_bits);
+    tcase_add_test(tc, test_isa_from_environment);
     tcase_add_test(tc, test_one_dimensional_pair);
     tcase_add_test(tc, test_regression_degenerate);
     tcase_add_test(tc, test_regression_line);

@@ -3,6 +3,14 @@
 BENCH_DATASET ?= llama3.2-3b
 BENCH_DIR     := build/bench
 
+# ISA=avx512, avx2 or scalar: the instruction set the plasticity kernels may
+# use in bench-plasticity and bench-e2e (the environment variable QK_ISA;
+# never one the CPU lacks), to measure a lower one on a CPU that has more.
+# Unset: the best the CPU has. It changes no result.
+ISA ?=
+$(call checked_by,ISA,one of: avx512 avx2 scalar)
+BENCH_ENV = $(if $(ISA),QK_ISA=$(ISA) )
+
 .PHONY: bench bench-load
 bench: bench-load
 
@@ -53,7 +61,7 @@ BENCH_E2E_FLOORS = --floor 'load=bin/qk-bench-load --repeat 3 {data}' \
 
 .PHONY: bench-e2e
 bench-e2e: $(PROGS) $(foreach d,$(BENCH_E2E_DATASETS),$(BENCH_DIR)/data/$(d)/synth-truth.tsv)
-	@/usr/bin/python3 bench/bench_e2e.py --datasets $(BENCH_E2E_DATASETS) \
+	@$(BENCH_ENV)/usr/bin/python3 bench/bench_e2e.py --datasets $(BENCH_E2E_DATASETS) \
 	  --data $(BENCH_DIR)/data --work $(BENCH_E2E_WORK) $(BENCH_E2E_STAGES) $(BENCH_E2E_FLOORS) \
 	  --ratio bench-pca=$(BENCH_DIR)/bench-pca.txt --ratio bench-rotate=$(BENCH_DIR)/bench-rotate.txt \
 	  --ratio bench-plasticity=$(BENCH_DIR)/bench-plasticity.txt

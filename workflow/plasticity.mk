@@ -64,7 +64,8 @@ $(call publish_goal,plasticity,$(call shown,$(PLAST_TABLES)),$(PLAST_OUTPUTS) $(
 # thesis size beside its floor (qk-plasticity --floor: the GEMMs and PP
 # evaluations alone) and against a numpy implementation of the same
 # computation, and one whole model on PLAST_THREADS cores; on the
-# thesis-scale synthetic model that bench.mk writes.
+# thesis-scale synthetic model that bench.mk writes. ISA=avx2 (bench.mk)
+# measures the kernels of a lower instruction set.
 PLAST_BENCH_DIR := build/bench
 PLAST_BENCH_DATA := $(PLAST_BENCH_DIR)/data/llama3.2-3b
 
@@ -73,7 +74,8 @@ $(PLAST_BENCH_DIR)/store.qks: $(PLAST_BENCH_DATA)/synth-truth.tsv bin/qk-load
 
 bench-plasticity: bin/qk-plasticity $(PLAST_BENCH_DIR)/store.qks
 	@echo "== attention plasticity: qk-plasticity against numpy on llama3.2-3b at thesis scale"
-	set -o pipefail; /usr/bin/python3 bench/bench_plasticity.py --store $(PLAST_BENCH_DIR)/store.qks \
+	set -o pipefail; $(BENCH_ENV)/usr/bin/python3 bench/bench_plasticity.py \
+	  --store $(PLAST_BENCH_DIR)/store.qks \
 	  --qk-plasticity bin/qk-plasticity --heads 8 \
 	  --threads $(PLAST_THREADS) --workdir $(PLAST_BENCH_DIR)/plasticity | tee $(BENCH_DIR)/bench-plasticity.txt
 

@@ -108,10 +108,11 @@ static int not_finite(const qk_plast_rows *r, const int64_t *rows, int64_t n, in
  * floats into out (n x d), each bucket's sum of rows (part[slot[i]], in this
  * order) and count. Returns the sum of x - x over every component: NaN when
  * one is not finite. */
-QK_WIDE static double gather_keys(const qk_plast_rows *k, const int64_t *src, const int64_t *slot,
-                                  int64_t n, int d, float *out, double *part, int64_t *count)
+QK_WIDE_BODY double gather_keys_body(const qk_plast_rows *k, const int64_t *src,
+                                     const int64_t *slot, int64_t n, int d, float *out,
+                                     double *part, int64_t *count)
 {
-    v8d bad = splat8(0.0);
+    acc8 bad = acc8_zero();
     double bad1 = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (i + GATHER_AHEAD < n) /* the rows come in any order */
@@ -122,7 +123,7 @@ QK_WIDE static double gather_keys(const qk_plast_rows *k, const int64_t *src, co
         int c = 0;
         for (; c + 8 <= d; c += 8) {
             v8d v = load8f(row + c);
-            bad += v - v;
+            acc8_add(bad, v - v);
             store8(p + c, load8(p + c) + v);
         }
         for (; c < d; c++) {
@@ -131,13 +132,17 @@ QK_WIDE static double gather_keys(const qk_plast_rows *k, const int64_t *src, co
         }
         count[slot[i]]++;
     }
-    return lanes_sum8(bad) + bad1;
+    return acc8_sum(bad) + bad1;
 }
+QK_WIDE_CLONES(static, double, gather_keys,
+               (const qk_plast_rows *k, const int64_t *src, const int64_t *slot, int64_t n, int d,
+                float *out, double *part, int64_t *count),
+               (k, src, slot, n, d, out, part, count))
 
 /* out_i = (in_i s) H for the n rows of in (floats): s the orientation sign
  * times a power of two, H = I - 2 w w^T (w NULL: I). */
-QK_WIDE static void orient_reflect(const float *in, int64_t n, int d, const double *s,
-                                   const double *w, double *out)
+QK_WIDE_BODY void orient_reflect_body(const float *in, int64_t n, int d, const double *s,
+                                      const double *w, double *out)
 {
     for (int64_t i = 0; i < n; i++) {
         const float *row = in + i * d;
@@ -151,6 +156,9 @@ QK_WIDE static void orient_reflect(const float *in, int64_t n, int d, const doub
             reflect_row(o, w, d, o);
     }
 }
+QK_WIDE_CLONES(static, void, orient_reflect,
+               (const float *in, int64_t n, int d, const double *s, const double *w, double *out),
+               (in, n, d, s, w, out))
 
 /* The keys of a head in the layout's order, as the store's floats, with
  * the orientation sign and the scale of the single-precision evaluation (a

@@ -42,6 +42,9 @@ void qk_plast_cache_forget_keys(qk_plast_cache *c);
 
 /* The instruction set the kernels use (QK_PLAST_ISA_*, qk_plast_pp_isa). */
 int qk_plast_isa(void);
+/* Forgets the level chosen: the next qk_plast_isa() reads QK_ISA again
+ * (the tests change it). */
+void qk_plast_isa_reread(void);
 
 /* The longest of the n spans start[i] .. start[i + 1], at least 1. */
 int64_t qk_plast_longest_span(const int64_t *start, int n);

@@ -100,12 +100,15 @@ int qk_plast_householder(const double *beta, int d, double *w)
     return 1;
 }
 
-QK_WIDE void qk_plast_reflect_rows(const double *x, int64_t n, int d, const double *w,
-                                   double *out)
+QK_WIDE_BODY void qk_plast_reflect_rows_body(const double *x, int64_t n, int d, const double *w,
+                                             double *out)
 {
     for (int64_t i = 0; i < n; i++)
         reflect_row(x + i * d, w, d, out + i * d);
 }
+QK_WIDE_CLONES(, void, qk_plast_reflect_rows,
+               (const double *x, int64_t n, int d, const double *w, double *out),
+               (x, n, d, w, out))
 
 /* ---- component weights (step 6) --------------------------------------------------------- */
 
@@ -140,7 +143,7 @@ void qk_plast_skew_kurt_finish(int64_t n, double mean, double m2, double m3, dou
     *skew = sqrt(nn * (nn - 1.0)) / (nn - 2.0) * m3 / pow(m2, 1.5);
     if (n >= 4)
         *kurt = ((nn * nn - 1.0) * m4 / (m2 * m2) - 3.0 * (nn - 1.0) * (nn - 1.0)) /
-                ((nn - 2.0) * (nn - 3.0));
+               ((nn - 2.0) * (nn - 3.0));
 }
 
 void qk_plast_skew_kurt(const double *x, int64_t n, double *skew, double *kurt)

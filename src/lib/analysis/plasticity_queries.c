@@ -28,11 +28,11 @@
 /* Pass A: rows src[i] of q, oriented, into x (n x d); colsum[c] += x_ic,
  * tcsum[c] += tc_i x_ic. Returns the sum of x - x over every component: NaN
  * when one is not finite. */
-QK_WIDE static double pass_gather(const qk_plast_rows *q, const int64_t *src, int64_t n, int d,
-                                  const double *sign, const double *tc, double *x,
-                                  double *colsum, double *tcsum)
+QK_WIDE_BODY double pass_gather_body(const qk_plast_rows *q, const int64_t *src, int64_t n, int d,
+                                     const double *sign, const double *tc, double *x,
+                                     double *colsum, double *tcsum)
 {
-    v8d bad = splat8(0.0);
+    acc8 bad = acc8_zero();
     double bad1 = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (i + GATHER_AHEAD < n) /* the rows come in bin order, not in the file's */
@@ -43,7 +43,7 @@ QK_WIDE static double pass_gather(const qk_plast_rows *q, const int64_t *src, in
         int c = 0;
         for (; c + 8 <= d; c += 8) {
             v8d v = load8(sign + c) * load8f(row + c);
-            bad += v - v;
+            acc8_add(bad, v - v);
             store8(out + c, v);
             store8(colsum + c, load8(colsum + c) + v);
             store8(tcsum + c, load8(tcsum + c) + t * v);
@@ -56,14 +56,18 @@ QK_WIDE static double pass_gather(const qk_plast_rows *q, const int64_t *src, in
             tcsum[c] += tc[i] * v;
         }
     }
-    return lanes_sum8(bad) + bad1;
+    return acc8_sum(bad) + bad1;
 }
+QK_WIDE_CLONES(static, double, pass_gather,
+               (const qk_plast_rows *q, const int64_t *src, int64_t n, int d, const double *sign,
+                const double *tc, double *x, double *colsum, double *tcsum),
+               (q, src, n, d, sign, tc, x, colsum, tcsum))
 
 /* Pass B: the sums of squares about the mean and about the line alpha +
  * beta t; s[i] = x_i . u (when u is given). */
-QK_WIDE static void pass_fit(const double *x, const double *t, int64_t n, int d,
-                             const double *mean, const double *alpha, const double *beta,
-                             const double *u, double *ss_tot, double *ss_res, double *s)
+QK_WIDE_BODY void pass_fit_body(const double *x, const double *t, int64_t n, int d,
+                                const double *mean, const double *alpha, const double *beta,
+                                const double *u, double *ss_tot, double *ss_res, double *s)
 {
     for (int64_t i = 0; i < n; i++) {
         const double *row = x + i * d;
@@ -86,11 +90,16 @@ QK_WIDE static void pass_fit(const double *x, const double *t, int64_t n, int d,
             s[i] = dot8(row, u, d);
     }
 }
+QK_WIDE_CLONES(static, void, pass_fit,
+               (const double *x, const double *t, int64_t n, int d, const double *mean,
+                const double *alpha, const double *beta, const double *u, double *ss_tot,
+                double *ss_res, double *s),
+               (x, t, n, d, mean, alpha, beta, u, ss_tot, ss_res, s))
 
 /* Pass C: x_i <- x_i H (w NULL: H = I); y0[i] = x_i0; the column sums
  * over all rows and over each bin's rows. */
-QK_WIDE static void pass_rotate(double *x, int d, const double *w, const int64_t *bin_row,
-                                int n_bins, double *colsum, double *binsum, double *y0)
+QK_WIDE_BODY void pass_rotate_body(double *x, int d, const double *w, const int64_t *bin_row,
+                                   int n_bins, double *colsum, double *binsum, double *y0)
 {
     for (int b = 0; b < n_bins; b++) {
         double *bsum = binsum + (size_t)b * d;
@@ -112,6 +121,10 @@ QK_WIDE static void pass_rotate(double *x, int d, const double *w, const int64_t
         }
     }
 }
+QK_WIDE_CLONES(static, void, pass_rotate,
+               (double *x, int d, const double *w, const int64_t *bin_row, int n_bins,
+                double *colsum, double *binsum, double *y0),
+               (x, d, w, bin_row, n_bins, colsum, binsum, y0))
 
 /* The 8-value lines of tile (line k: rows at..at+7 of tested column k)
  * into cols + at + k * stride (at and stride multiples of 8). Streaming
@@ -124,13 +137,29 @@ __attribute__((target("avx512f"))) static void stream_lines(const double *tile, 
     for (int k = 0; k < n_test; k++)
         _mm512_stream_pd(cols + (size_t)k * stride, _mm512_load_pd(tile + k * 8));
 }
+
+/* the same in two halves of a line */
+__attribute__((target("avx"))) static void stream_lines_avx(const double *tile, int n_test,
+                                                          double *cols, int64_t stride)
+{
+    for (int k = 0; k < n_test; k++) {
+        double *line = cols + (size_t)k * stride;
+        _mm256_stream_pd(line, _mm256_load_pd(tile + k * 8));
+        _mm256_stream_pd(line + 4, _mm256_load_pd(tile + k * 8 + 4));
+    }
+}
 #endif
 
 static void store_lines(const double *tile, int n_test, double *cols, int64_t stride)
 {
 #ifdef QK_X86
-    if (qk_plast_isa() == QK_PLAST_ISA_AVX512) {
+    int isa = qk_plast_isa();
+    if (isa == QK_PLAST_ISA_AVX512) {
         stream_lines(tile, n_test, cols, stride);
+        return;
+    }
+    if (isa == QK_PLAST_ISA_AVX2) {
+        stream_lines_avx(tile, n_test, cols, stride);
         return;
     }
 #endif
@@ -144,10 +173,10 @@ static void store_lines(const double *tile, int n_test, double *cols, int64_t st
  * and tile 64-byte aligned). The tested values of 8 rows wait in tile (8
  * per column), so that each column gets whole cache lines: a store per
  * value would wait for its line to be read, n_test lines a row. */
-QK_WIDE static void pass_moments(const double *x, int d, const int64_t *bin_row, int n_bins,
-                                 const double *colmean, const double *binmean, const int *dims,
-                                 int n_test, double *m2, double *m3, double *m4, double *binss,
-                                 double *tile, double *cols, int64_t stride)
+QK_WIDE_BODY void pass_moments_body(const double *x, int d, const int64_t *bin_row, int n_bins,
+                                    const double *colmean, const double *binmean, const int *dims,
+                                    int n_test, double *m2, double *m3, double *m4, double *binss,
+                                    double *tile, double *cols, int64_t stride)
 {
     int64_t n = bin_row[n_bins];
     for (int b = 0; b < n_bins; b++) {
@@ -181,10 +210,16 @@ QK_WIDE static void pass_moments(const double *x, int d, const int64_t *bin_row,
         }
     }
 }
+QK_WIDE_CLONES(static, void, pass_moments,
+               (const double *x, int d, const int64_t *bin_row, int n_bins, const double *colmean,
+                const double *binmean, const int *dims, int n_test, double *m2, double *m3,
+                double *m4, double *binss, double *tile, double *cols, int64_t stride),
+               (x, d, bin_row, n_bins, colmean, binmean, dims, n_test, m2, m3, m4, binss, tile,
+                cols, stride))
 
 /* col[k] /= sd[k] for the n_test columns of n values. */
-QK_WIDE static void scale_columns(double *cols, int64_t n, int n_test, int64_t stride,
-                                  const double *sd)
+QK_WIDE_BODY void scale_columns_body(double *cols, int64_t n, int n_test, int64_t stride,
+                                     const double *sd)
 {
     for (int k = 0; k < n_test; k++) {
         double *col = cols + (size_t)k * stride;
@@ -196,6 +231,9 @@ QK_WIDE static void scale_columns(double *cols, int64_t n, int n_test, int64_t s
             col[i] /= sd[k];
     }
 }
+QK_WIDE_CLONES(static, void, scale_columns,
+               (double *cols, int64_t n, int n_test, int64_t stride, const double *sd),
+               (cols, n, n_test, stride, sd))
 
 /* OLS of y on x: slope, intercept; constant x gives slope 0. */
 static void ols(const double *x, const double *y, int64_t n, double *slope, double *icept)
@@ -445,7 +483,7 @@ int qk_plast_queries(const qk_plast_rows *q, const int64_t *q_rows, const qk_pla
     double *cols = qk_plast_cache_buffer(cache, QK_PLAST_BUF_COLUMNS, tested * (size_t)stride);
     double *tile = qk_doubles(tested * 8); /* zeroed: no line stored holds an unset value */
     pass_moments(m->q, d, l->bin_row, n_bins, mean, m->mean, dims, n_test, m2, m3, m4, m->var,
-                 tile, cols, stride);
+                tile, cols, stride);
     free(tile);
     if (d > 1 && n >= 3)
         noise_summary(n, d, mean, m2, m3, m4, dims, n_test, cols, stride, p, h);
