@@ -176,6 +176,31 @@ static int count_cells(const double *x, int64_t n, int32_t *cell, int64_t *count
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* The scalar end of the vector count_cells: the least and most cell of the
+ * eight lanes (l8, h8) and of the values from i on, taken one at a time,
+ * then the counts of all n. 1 when a value from i on is NaN. */
+static int finish_cells(const double *x, int64_t i, int64_t n, int32_t *cell, int64_t *count,
+                        const int32_t l8[8], const int32_t h8[8], int *lo, int *hi)
+{
+    int l = KS_CELLS, h = -1;
+    for (int k = 0; k < 8; k++) {
+        l = l8[k] < l ? l8[k] : l;
+        h = h8[k] > h ? h8[k] : h;
+    }
+    int tail_nan = 0;
+    for (; i < n; i++) {
+        cell[i] = ks_cell(x[i]);
+        l = cell[i] < l ? cell[i] : l;
+        h = cell[i] > h ? cell[i] : h;
+        tail_nan |= isnan(x[i]);
+    }
+    for (i = 0; i < n; i++)
+        count[cell[i]]++;
+    *lo = l;
+    *hi = h;
+    return tail_nan;
+}
+
 #define KS_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
 
 /* count_cells, the cells eight at a time (the same operations as ks_cell) */
@@ -200,22 +225,7 @@ KS_AVX512 static int count_cells_avx512(const double *x, int64_t n, int32_t *cel
     int32_t l8[8], h8[8];
     _mm256_storeu_si256((__m256i *)(void *)l8, least);
     _mm256_storeu_si256((__m256i *)(void *)h8, most);
-    int l = KS_CELLS, h = -1;
-    for (int k = 0; k < 8; k++) {
-        l = l8[k] < l ? l8[k] : l;
-        h = h8[k] > h ? h8[k] : h;
-    }
-    int tail_nan = 0;
-    for (; i < n; i++) {
-        cell[i] = ks_cell(x[i]);
-        l = cell[i] < l ? cell[i] : l;
-        h = cell[i] > h ? cell[i] : h;
-        tail_nan |= isnan(x[i]);
-    }
-    for (i = 0; i < n; i++)
-        count[cell[i]]++;
-    *lo = l;
-    *hi = h;
+    int tail_nan = finish_cells(x, i, n, cell, count, l8, h8, lo, hi);
     return nan != 0 || tail_nan;
 }
 
@@ -247,22 +257,7 @@ KS_AVX2 static int count_cells_avx2(const double *x, int64_t n, int32_t *cell, i
     int32_t l8[8], h8[8];
     _mm256_storeu_si256((__m256i *)(void *)l8, least);
     _mm256_storeu_si256((__m256i *)(void *)h8, most);
-    int l = KS_CELLS, h = -1;
-    for (int k = 0; k < 8; k++) {
-        l = l8[k] < l ? l8[k] : l;
-        h = h8[k] > h ? h8[k] : h;
-    }
-    int tail_nan = 0;
-    for (; i < n; i++) {
-        cell[i] = ks_cell(x[i]);
-        l = cell[i] < l ? cell[i] : l;
-        h = cell[i] > h ? cell[i] : h;
-        tail_nan |= isnan(x[i]);
-    }
-    for (i = 0; i < n; i++)
-        count[cell[i]]++;
-    *lo = l;
-    *hi = h;
+    int tail_nan = finish_cells(x, i, n, cell, count, l8, h8, lo, hi);
     return _mm256_movemask_pd(nan) != 0 || tail_nan;
 }
 
