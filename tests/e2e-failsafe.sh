@@ -165,9 +165,23 @@ for sig in INT KILL; do
     expect_same "$(published)" "$before" "SIG$sig in the middle of a run: published folders unchanged"
 done
 
+# a step a stopped make left running, stuck and deaf to SIGTERM: the next
+# make stops it (it holds the steps' lock as a step does, workflow/qk-step)
+(cd "$TREE" && exec 8>>build/.steps.lock && flock -s 8 && trap '' TERM && exec sleep 600) &
+leftover=$!
+disown "$leftover" # (no "Killed" line of this shell's)
+sleep 0.5
+
 # ---- the next good run gives the bytes of a clean build ------------------------------
 mk -j2 report
 expect_status 0 "a good run after the failures"
+if grep -q "^qkreport: stopping what a stopped make left running in this tree: pid .*$leftover sleep" "$e2e_err"; then ok; else
+    bad "the next make says it stops a step left running"; fi
+# (ended: gone, or a zombie this shell has not reaped)
+case $(cut -d' ' -f3 "/proc/$leftover/stat" 2>/dev/null) in
+    "" | Z) ok ;;
+    *) bad "the next make stops a step left running"; kill -9 "$leftover" ;;
+esac
 (cd "$TREE" && outputs_digest .) > "$T/after.sha"
 if diff "$T/clean.sha" "$T/after.sha" > "$T/after.diff"; then ok; else
     bad "after the failures, a good run gives the bytes of the clean build ($(head -3 "$T/after.diff"))"; fi

@@ -22,3 +22,18 @@ stop_children() {
         [ "${2:-}" = "$parent" ] && [ "$pid" != "$BASHPID" ] && kill -TERM "$pid" 2>/dev/null
     done
 }
+
+# holders FILE: "PID NAME" of each process that has FILE open, one a line,
+# but the caller (found through /proc; those of other users are not seen)
+holders() {
+    local fd link pid name target seen=" "
+    target=$(readlink -f "$1") || return 0
+    while IFS=$'\t' read -r fd link; do
+        [ "$link" = "$target" ] || continue
+        pid=${fd#/proc/} pid=${pid%%/*}
+        [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] && continue
+        [[ $seen == *" $pid "* ]] && continue
+        seen+="$pid "
+        read -r name 2>/dev/null < "/proc/$pid/comm" && echo "$pid $name"
+    done < <(find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -type l -printf '%p\t%l\n' 2>/dev/null)
+}

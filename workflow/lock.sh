@@ -11,6 +11,27 @@ dir=$1 pid=$2
 mkdir -p "$dir"
 exec 9>>"$dir/.lock"
 . workflow/alive.sh
+list() { tr '\n' ',' | sed 's/,$//; s/,/, /g'; }
+
+# stop_leftovers LOCK: this make holds the tree's lock, so no other make of
+# the tree runs: what still holds the steps' lock LOCK was left running by
+# a stopped make (a step stuck past its make's end). It is stopped as its
+# make would have, SIGTERM, then SIGKILL; succeeds with LOCK taken on fd 7.
+stop_leftovers() {
+    local sig left
+    exec 7>&-
+    left=$(holders "$1" | list)
+    [ -n "$left" ] && echo "qkreport: stopping what a stopped make left running in this tree: pid $left" >&2
+    for sig in TERM KILL; do
+        holders "$1" | while read -r left _; do
+            kill -"$sig" "$left" 2>/dev/null && kill -CONT "$left" 2>/dev/null
+        done
+        exec 7>>"$1"
+        flock -w 5 -x 7 && return 0
+        exec 7>&-
+    done
+    return 1
+}
 # A make that just ended may hold the lock a moment longer (its watcher
 # polls it every 0.2 s): wait for it only when its make is gone.
 holder=$(cat "$dir/.lock.pid" 2>/dev/null)
@@ -23,8 +44,9 @@ echo "$pid" > "$dir/.lock.pid"
 # wait for them, so that none writes an output once this make has read the
 # cache.
 exec 7>>"$dir/.steps.lock"
-if ! flock -w 10 -x 7; then
-    echo "a step of a stopped make is still running in this tree (it holds $dir/.steps.lock); wait for it to finish or stop it"
+if ! flock -w 10 -x 7 && ! stop_leftovers "$dir/.steps.lock"; then
+    left=$(holders "$dir/.steps.lock" | list)
+    echo "a step of a stopped make is still running in this tree (${left:+pid $left, }holding $dir/.steps.lock); wait for it to finish or stop it"
     exit 0
 fi
 exec 7>&-
