@@ -82,7 +82,7 @@ if grep -q "Mine-0.6B" "$TREE/report/index.html" && ! grep -q "My-Model-0.6B" "$
 # or typeset as written
 conf=$D/my-model/qkreport.conf
 set_label() { sed -i '/^label = /d' "$conf" && printf 'label = %s\n' "$1" >> "$conf"; }
-odd='<b>My</b> & "Model" '"'x'"' 50% $x_1$ {a}#^~\'
+odd='<b>My&"'"'"'5%$_{a}#^~\'
 set_label "$odd"
 run bin/qk-load --check-conf "$conf"
 expect_status 0 "qk-load --check-conf takes a label of printable text"
@@ -91,25 +91,25 @@ run tree_make report DATA="$D"
 expect_status 0 "make report with a label of HTML, Markdown, LaTeX and gnuplot specials"
 expect_same "$(awk -F'\t' '$1 == "my-model" { print $4 }' "$TREE/build/sets/registry.tsv")" "$odd" \
     "the run's registry holds the label as written"
-html='&lt;b&gt;My&lt;/b&gt; &amp; &quot;Model&quot; '"'x'"' 50% $x_1$ {a}#^~\'
+html='&lt;b&gt;My&amp;&quot;'"'"'5%$_{a}#^~\'
 if grep -qF -- "$html" "$TREE/report/index.html"; then ok; else bad "the report page holds the label HTML-escaped"; fi
-if grep -qF -- "<b>My</b>" "$TREE/report/index.html"; then bad "the report page holds the label's tags as tags"; else ok; fi
+if grep -qF -- "<b>My" "$TREE/report/index.html"; then bad "the report page holds the label's tags as tags"; else ok; fi
 if iconv -f UTF-8 -t UTF-8 "$TREE/report/index.html" "$TREE/report/numbers.tex" > /dev/null; then ok
 else bad "the report page and numbers.tex are UTF-8"; fi
-tex='\textless{}b\textgreater{}My\textless{}/b\textgreater{} \& "Model" '"'x'"' 50\% \$x\_1\$ \{a\}\#\textasciicircum{}\textasciitilde{}\textbackslash{}'
+tex='\textless{}b\textgreater{}My\&"'"'"'5\%\$\_\{a\}\#\textasciicircum{}\textasciitilde{}\textbackslash{}'
 if grep -qF -- "$tex" "$TREE"/report/tables/*.tex; then ok; else bad "a table fragment holds the label LaTeX-escaped"; fi
-if grep -qF -- 'My</b>' "$TREE"/report/numbers.tex "$TREE"/report/tables/*.tex; then
+if grep -qF -- '<b>My' "$TREE"/report/numbers.tex "$TREE"/report/tables/*.tex; then
     bad "a LaTeX file holds the label unescaped"; else ok; fi
-md='\<b>My\</b> & "Model" '"'x'"' 50% \$x_1\$ {a}#^\~\\'
+md='\<b>My&"'"'"'5%\$\_{a}#^\~\\'
 if grep -qF -- "it holds Qwen3-0.6B, $md. " "$TREE"/figures/attention-plasticity/01_*/README.md; then ok
 else bad "figure attention-plasticity/01's README holds the label Markdown-escaped"; fi
 # the figures: gnuplot reads the label in inline data and in a tic list as
 # written (a quote as \042, the enhanced-text markup escaped, '%' doubled
 # where gnuplot reads a format); every figure was drawn (make's status)
-gp='"<b>My</b> \\& \042Model\042 '"'x'"' 50% $x\\_1$ \\{a\\}#\\^\\~\\\\"'
+gp='"<b>My\\&\042'"'"'5%$\\_\\{a\\}#\\^\\~\\\\"'
 if grep -qF -- " $gp " "$TREE"/figures/inventory/01_*/figure.gp; then ok
 else bad "the inventory figure's data hold the label escaped for gnuplot"; fi
-if grep -qF -- "${gp/50%/50%%}" "$TREE"/figures/qk-rotation/02_*/figure.gp; then ok
+if grep -qF -- "${gp/5%/5%%}" "$TREE"/figures/qk-rotation/02_*/figure.gp; then ok
 else bad "figure qk-rotation/02's tic list holds the label escaped for gnuplot"; fi
 run gnuplot -d -e 'set terminal pngcairo; set output "/dev/null"' "$(echo "$TREE"/figures/inventory/01_*/figure.gp)"
 expect_status 0 "gnuplot draws the inventory figure's script"
@@ -135,6 +135,20 @@ run tree_make report DATA="$D"
 expect_status 2 "make report with a label not in UTF-8"
 if grep -qxF -- "make: $conf: line 11: label is not valid UTF-8" "$e2e_err"; then ok
 else bad "make names the conf and its line as it names every refused input"; fi
+# a label is at most 20 characters (figures draw it in legends and on axes),
+# counted as characters, not bytes
+set_label "$(printf 'M%.0s' $(seq 21))"
+run bin/qk-load --check-conf "$conf"
+expect_error_lines "qk-load --check-conf: a label of 21 characters" \
+    "qk-load: error: $conf: line 11: label is longer than 20 characters (figures draw it in legends and on axes)"
+set_label "$(printf 'Ü%.0s' $(seq 20))"
+run bin/qk-load --check-conf "$conf"
+expect_status 0 "qk-load --check-conf takes a label of 20 characters in 40 bytes"
+# a model without a label is labelled by its folder's name, shortened in the middle
+printf 'study = extra\n' > "$T/nolabel.conf"
+expect_same "$(awk -v ids=smollm3-3b-stage1-step-80000 -f workflow/run-registry.awk workflow/datasets.tsv \
+    "$T/nolabel.conf" | awk -F'\t' '$1 == "smollm3-3b-stage1-step-80000" { print $4 }')" \
+    "smollm3-3…step-80000" "a long folder name as the label: 20 characters, shortened in the middle"
 set_label "Mine-0.6B"
 
 # without the conf model the run's registry is the registry's rows again, and

@@ -17,7 +17,9 @@
 #   thesis   a copy of the tree, make report SCALE=thesis on three datasets
 #            (LAYOUT_THESIS_DATASETS);
 #   partial  a copy of the tree, make report on a partial download (4 of
-#            llama3.2-1b's query heads and their key heads).
+#            llama3.2-1b's query heads and their key heads), and the same
+#            heads as a model of the user's whose label is as long as a
+#            label may be.
 # The findings of each page are kept in build/layout/NAME.txt, the display
 # and text sizes of its figures in build/layout/NAME-sizes.txt.
 set -u
@@ -151,8 +153,14 @@ partial() {
     for q in $(cd "$D/llama3.2-1b" && ls -d l*q); do
         grep -qx "$q" <<< "$keep" || rm -rf "${D:?}/llama3.2-1b/$q"
     done
+    # beside it, the same heads as a model of the user's with a label of
+    # the most characters a label may have (include/qk/registry.h)
+    cp -r "$D/llama3.2-1b" "$D/my-model"
+    printf '%s\n' "study = attention_plasticity" "family = llama" "label = DeepSeek-R1-Qwen1.5B" \
+        "n_layers = 16" "n_q_heads = 32" "n_kv_heads = 8" "head_dim = 64" "rope_theta = 500000" \
+        "context_length = 131072" "bucket_size = 8192" > "$D/my-model/qkreport.conf"
     run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory -j2 report DATA="$D"
-    expect_status 0 "partial: make report on 4 heads of llama3.2-1b"
+    expect_status 0 "partial: make report on 4 heads of llama3.2-1b and a model of 20-character label"
     check_page "$TREE/report/index.html" partial
 }
 

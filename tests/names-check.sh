@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-browser}
 tree_under "names-check-$mode"
 D="$D/down loads 'x' ü"
-label='<b>My</b> & "Model" '"'x'"' 50% $x_1$'
+label='<b>My</b> & "M" 5%$'
 
 synth() { # dataset, folder, [heads]
     bin/qk-synth --quiet --out "$T/synth" --dataset "$1" ${3:+--heads "$3"} --seed 5 || bad "qk-synth $1"
@@ -43,7 +43,7 @@ browser)
     expect_status 0 "the page of awkward names passes the browser check"
     dom=build/browser/dom.html
     # the label is text, not markup: escaped in the DOM, no <b> element of it
-    html_label='&lt;b&gt;My&lt;/b&gt; &amp; "Model" '"'x'"' 50% $x_1$'
+    html_label='&lt;b&gt;My&lt;/b&gt; &amp; "M" 5%$'
     if grep -qF -- "$html_label" "$dom" && ! grep -qF '<b>My</b>' "$dom"; then ok; else
         bad "the page shows the label as written"; fi
     if grep -qF "down loads 'x' ü" "$dom"; then ok; else bad "the page names the DATA folder as written"; fi

@@ -6,7 +6,7 @@
 #   awk -v ids="ID..." -f workflow/run-registry.awk REGISTRY CONF...
 #
 # ids names the dataset of each CONF, in order. A column the conf does not
-# set is "-", except id (the dataset id), label (the id), family ("other",
+# set is "-", except id (the dataset id), label (the id, shortened when it is long), family ("other",
 # as qk-load and the tables name it; smollm3 for a SmolLM3-3B checkpoint, as
 # qk-load does) and study ("extra"). A SmolLM3-3B checkpoint (study smollm3_training_progress)
 # goes among the registry's checkpoints in training order (stage 1, 2, 3,
@@ -21,6 +21,18 @@
 
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
 
+# the id as a label: at most label_chars characters (include/qk/registry.h),
+# shortened in the middle ("smollm3-3…step-80000"); the cut drops a
+# non-ASCII letter at its edge whole (awk counts bytes)
+function id_label(id,    head, tail) {
+    if (length(id) <= label_chars) return id
+    head = substr(id, 1, int((label_chars - 1) / 2))
+    tail = substr(id, length(id) - (label_chars - 1 - length(head)) + 1)
+    sub(/[\200-\377]+$/, "", head)
+    sub(/^[\200-\377]+/, "", tail)
+    return head "\342\200\246" tail
+}
+
 # training order of a SmolLM3-3B checkpoint id: phase * 1e12 + step
 function training_key(id,    rest, phase, step) {
     rest = id
@@ -34,7 +46,12 @@ function training_key(id,    rest, phase, step) {
     return phase * 1e12 + step
 }
 
-BEGIN { FS = "\t"; n_ids = split(ids, id_of, " ") }
+BEGIN {
+    FS = "\t"; n_ids = split(ids, id_of, " ")
+    while ((getline line < "include/qk/registry.h") > 0)
+        if (line ~ /^#define QK_LABEL_CHARS [0-9]+/) { split(line, w, " "); label_chars = w[3] + 0 }
+    if (!label_chars) { print "run-registry.awk: no QK_LABEL_CHARS in include/qk/registry.h" > "/dev/stderr"; failed = 1; exit 2 }
+}
 
 FNR == 1 { file++ }
 
@@ -81,7 +98,7 @@ END {
     if (failed) exit 2
     for (c = 1; c <= n_ids; c++) {
         id = id_of[c]
-        dflt["id"] = id; dflt["label"] = id; dflt["study"] = "extra"
+        dflt["id"] = id; dflt["label"] = id_label(id); dflt["study"] = "extra"
         dflt["family"] = id ~ /^smollm3-3b-/ ? "smollm3" : "other"
         text = ""
         for (i = 1; i <= n_cols; i++) {

@@ -44,6 +44,8 @@ void *qk_malloc(size_t n);
 void *qk_calloc(size_t count, size_t size);
 void *qk_realloc(void *p, size_t n);
 char *qk_strdup(const char *s);
+/* The characters of UTF-8 text (the bytes that start one). */
+size_t qk_utf8_chars(const char *s);
 
 /* What a failed allocation does. The library itself ends no program: the
  * program layer (qk_args_init, src/lib/cli) installs a handler that

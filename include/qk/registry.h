@@ -6,6 +6,11 @@
 #include "qk/common.h"
 
 #define QK_MAX_LAYERS 128
+/* A label's most characters: figures draw it in legends, keys and on axes,
+ * where a longer one would leave the canvas. A dataset without a label is
+ * labelled by its id, shortened in the middle to as many (one "..."
+ * character; workflow/run-registry.awk reads this line). */
+#define QK_LABEL_CHARS 20
 
 typedef struct qk_dataset {
     char id[56];        /* directory name, e.g. "llama3.2-3b" */

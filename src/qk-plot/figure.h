@@ -319,6 +319,9 @@ void fig_begin(qk_plot *p, int width, int height, int font_pt);
  * enhanced-text mode (no sub- or superscripts from '_' or '^'): the
  * double-quoted string, or its first n characters without the quotes. */
 void fig_text(qk_plot *p, const char *text);
+/* The width of plain text in the figures' font, in em (of its font size):
+ * the room a label needs. */
+double fig_text_em(const char *text);
 void fig_text_chars(qk_plot *p, const char *text, size_t n);
 /* The same for the label of a tic list ("set xtics ("LABEL" 0, ...)"),
  * which gnuplot reads as a format: '%' doubled. */

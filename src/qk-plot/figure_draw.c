@@ -138,6 +138,25 @@ void fig_begin_hover(qk_plot *p, int width, int height, int font_pt)
     begin_figure(p, width, height, font_pt, " mouse standalone");
 }
 
+/* The advance widths of DejaVu Sans (the figures' font) for ' ' to '~',
+ * in hundredths of an em, as its hmtx table gives them. */
+static const unsigned char dejavu_width[95] = {
+    32, 40, 46, 84, 64, 95, 78, 27, 39, 39, 50, 84, 32, 36, 32, 34, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 34, 34, 84, 84, 84, 53, 100, 68, 69, 70, 77, 63, 58, 77, 75, 29, 29, 66, 56, 86, 75, 79,
+    60, 79, 69, 63, 61, 73, 68, 99, 69, 61, 69, 39, 34, 39, 84, 50, 50, 61, 63, 55, 63, 62, 35, 63,
+    63, 28, 28, 58, 28, 97, 63, 61, 63, 63, 41, 52, 39, 63, 59, 82, 59, 59, 52, 64, 34, 64, 84};
+
+double fig_text_em(const char *text)
+{
+    double em = 0;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        if (*c >= 32 && *c < 127)
+            em += dejavu_width[*c - 32] / 100.0;
+        else if ((*c & 0xc0) != 0x80)
+            em += 1.0; /* another character: as wide as the widest */
+    return em;
+}
+
 void fig_text_chars(qk_plot *p, const char *text, size_t n)
 {
     qk_plot_put_text(p->mem, text, n, QK_PLOT_LITERAL);

@@ -69,7 +69,6 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
     fig_axis_label(&p, "y", fig_print(&p) ? "Mean |Pearson " QK_SYM_PEARSON_R "|\n{/*0.85 with "
                    "position}" : "Mean |Pearson " QK_SYM_PEARSON_R "| with position", NULL);
     qk_plot_printf(&p,
-        "set bmargin 7\n"
         "set yrange [0:1]\nset ytics 0, 0.2, 1\nset format y \"%%.1f\"\n"
         "set grid noxtics ytics\n"
         "set arrow from graph 0, first 0.3 to graph 1, first 0.3 nohead back dt 2 lw 1.2 lc rgb '%s'\n"
@@ -128,7 +127,6 @@ int rotfig_draw_variance(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - rotfig_family_room(&p, 13));
     fig_axis_label(&p, "y", "Fraction of total variance", NULL);
     qk_plot_printf(&p,
-        "set bmargin 7\n"
         "set yrange [0:1.05]\nset ytics 0.2\nset format y \"%%.1f\"\nset grid noxtics ytics\n"
         "plot $v using 1:($2/2):(0.4):($2/2) with boxxyerror fs solid 1.0 border lc rgb 'white' "
         "lc rgb '%s' title \"axis a (drift)\", \\\n"
@@ -199,7 +197,7 @@ int rotfig_draw_slope_ratio(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p, "set title offset 0,1.4\n"); /* above the family names */
     fig_axis_label(&p, "y", "Median |" QK_SYM_ALPHA_K "| / |" QK_SYM_ALPHA_Q "|", NULL);
     qk_plot_printf(&p,
-        "set tmargin 6\nset bmargin 7\n"
+        "set tmargin 6\n"
         "set yrange [0:%.3f]\nset grid noxtics ytics\nunset key\n"
         "set arrow from graph 0, first 1 to graph 1, first 1 nohead back dt 2 lw 1.5 lc rgb '%s'\n"
         "set boxwidth 0.75 absolute\n",

@@ -77,9 +77,20 @@ void rotfig_label_tics(qk_plot *p, const rot_table *t, const char *options)
     }
 }
 
+double rotfig_widest_label(const rot_table *t)
+{
+    double widest = 0;
+    for (int m = 0; m < t->n_models; m++)
+        widest = fmax(widest, fig_text_em(t->models[m].label));
+    return widest;
+}
+
 void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font)
 {
     rotfig_label_tics(p, t, "rotate by 45 right scale 0");
+    /* room under the plot for the widest label turned by 45 degrees, in
+     * lines of text */
+    qk_plot_printf(p, "set bmargin %.1f\n", fmax(7.0, 0.75 * rotfig_widest_label(t)));
     /* wide ends: the first label, turned, stays clear of the y tick labels */
     qk_plot_printf(p, "set xrange [-0.8:%d.8]\n", t->n_models - 1);
     int start = 0;

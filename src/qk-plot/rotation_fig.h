@@ -40,8 +40,11 @@ void rotfig_begin(qk_plot *p, int width, int height, int font_pt);
 
 /* The models' labels as x tics at 0, 1, ..., with the given xtics options. */
 void rotfig_label_tics(qk_plot *p, const rot_table *t, const char *options);
-/* x axis of one bar group per model, labels rotated 45 degrees, dotted
- * separators between families and the family names along the top. */
+/* The width of the widest model label in em (fig_text_em). */
+double rotfig_widest_label(const rot_table *t);
+/* x axis of one bar group per model, labels rotated 45 degrees (the bottom
+ * margin holds the widest), dotted separators between families and the
+ * family names along the top. */
 void rotfig_model_axis(qk_plot *p, const rot_table *t, const char *family_font);
 /* The screen height the family names take above the plot (names of
  * font_pt points). */

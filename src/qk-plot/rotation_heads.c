@@ -298,6 +298,9 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
     double px = 1.0 / p.height, chy = 14.0 * px;
     double panel_top = title_bottom - 3.2 * 15 * px, bottom = 5.6 * 14 * px;
     int print = fig_print(&p);
+    /* room left of each panel for its models' names (14 px characters: an em
+     * of the tick font is 18.7 px) and a gap */
+    double names = fmax(11.0, 1.34 * rotfig_widest_label(&t) + 1.0);
     qk_plot_printf(&p, "set grid xtics noytics\nunset ylabel\nunset key\n");
     fig_axis_label(&p, "x", "bias strength × 10^3", NULL);
     for (int f = 0; f < nf; f++) {
@@ -307,12 +310,12 @@ int rotfig_draw_bias_hist(fig_ctx *ctx, qk_err *err)
             for (int m = 0; m < t.n_models; m++)
                 rows_f += t.family_of[m] == f;
             double top_f = title_bottom - 3.2 * chy;
-            panel_columns(&p, 0, 1, 11.0 * 14 / p.width, 0.97, top_f - HIST_ROW_CH * rows_f * chy,
+            panel_columns(&p, 0, 1, names * 14 / p.width, 0.97, top_f - HIST_ROW_CH * rows_f * chy,
                           top_f, 0);
             title_bottom = top_f - HIST_ROW_CH * rows_f * chy - (HIST_PANEL_CH - 3.2) * chy;
         } else {
-            panel_columns(&p, f, nf, 11.0 * 14 / p.width, 0.99, bottom, panel_top,
-                          11.5 * 14 / p.width);
+            panel_columns(&p, f, nf, names * 14 / p.width, 0.99, bottom, panel_top,
+                          (names + 0.5) * 14 / p.width);
         }
         char name[64], title[128];
         rot_family_name(&t, f, name, sizeof name);
@@ -510,12 +513,13 @@ static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, 
                               double title_bottom)
 {
     heat_frame hf;
-    /* the row labels ("Qwen3-14B (n = 24)") at about 0.68 em a character */
+    /* the row labels ("Qwen3-14B (n = 24)"), in characters of the font:
+     * 0.68 of one a character, or their width (and a gap) where more */
     double label = 0;
     for (int m = 0; m < t->n_models; m++) {
         char text[96];
         snprintf(text, sizeof text, "%s (n = %d)", t->models[m].label, t->models[m].n_rows);
-        label = fmax(label, (double)strlen(text));
+        label = fmax(label, fmax(0.68 * (double)strlen(text), 1.3 * fig_text_em(text)));
     }
     double chx = (double)font_pt / p->width, chy = (double)font_pt / p->height;
     if (!fig_print(p)) {
@@ -523,7 +527,7 @@ static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, 
         hf.top1 = title_bottom - 3.4 * chy;
         hf.top2 = hf.top1 - hf.h - 140.0 / p->height;
         double right = 1 - 8.5 * chx;
-        snprintf(hf.left, sizeof hf.left, "%.4f", (0.68 * label + 2.0) * chx);
+        snprintf(hf.left, sizeof hf.left, "%.4f", (label + 2.0) * chx);
         snprintf(hf.right, sizeof hf.right, "%.4f", right);
         snprintf(hf.cb_left, sizeof hf.cb_left, "%.4f", right + 0.9 * chx);
         snprintf(hf.cb_width, sizeof hf.cb_width, "%.4f", 1.3 * chx);
@@ -533,7 +537,7 @@ static heat_frame heat_layout(const qk_plot *p, const rot_table *t, int row_px, 
     hf.top1 = title_bottom - 3.4 * chy;
     hf.top2 = hf.top1 - hf.h - 9.0 * chy; /* leaves 5.0 below */
     double right = 1 - 8.5 * chx;
-    snprintf(hf.left, sizeof hf.left, "%.4f", (0.68 * label + 2.0) * chx);
+    snprintf(hf.left, sizeof hf.left, "%.4f", (label + 2.0) * chx);
     snprintf(hf.right, sizeof hf.right, "%.4f", right);
     snprintf(hf.cb_left, sizeof hf.cb_left, "%.4f", right + 0.8 * chx);
     snprintf(hf.cb_width, sizeof hf.cb_width, "%.4f", 0.9 * chx);

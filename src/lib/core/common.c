@@ -234,6 +234,14 @@ void *qk_realloc(void *p, size_t n)
     return q;
 }
 
+size_t qk_utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+        n += (*c & 0xc0) != 0x80;
+    return n;
+}
+
 char *qk_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

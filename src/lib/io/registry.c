@@ -292,6 +292,9 @@ static int conf_line(char *s, int lineno, qk_dataset *d, qk_err *err)
     if (bad)
         return qk_fail(err, "line %d: %s %s", lineno, key,
                        bad == 'c' ? "holds a control character" : "is not valid UTF-8");
+    if (strcmp(key, "label") == 0 && qk_utf8_chars(val) > QK_LABEL_CHARS)
+        return qk_fail(err, "line %d: label is longer than %d characters (figures draw it in "
+                       "legends and on axes)", lineno, QK_LABEL_CHARS);
     return set_field(d, key, val) != 0 ? bad_value(err, lineno, key, val) : 0;
 }
 
