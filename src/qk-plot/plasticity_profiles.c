@@ -613,16 +613,16 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
                            "tc rgb '#333333' font \",10\" notitle");
     qk_plot_printf(&p, "\n");
     /* the halves overlaid by pair index */
-    fig_fmt(rtext, sizeof rtext, "%.2f", r);
+    fig_fmt(rtext, sizeof rtext, "%+.2f", r);
     qk_plot_printf(&p,
         "unset arrow\nunset label\n"
         "set tmargin at screen %.4g\nset bmargin at screen %.4g\n"
         "set title \"%s by pair index i: coordinate i and %s partner i + %d "
-        "(Pearson r = %s)\" font \",15\"%s\n"
+        "(Pearson r = %s, n = %d pairs)\" font \",15\"%s\n"
         "set xlabel \"Pair index i\"\nset xrange [-1:%d]\nset xtics 0, %d, %d out scale 0.6\n"
         "set yrange [0:%.6g]\nset grid xtics ytics lc rgb '#e6e6e6'\n",
         lower_top, lower_bottom, print ? "halves" : "the two halves", print ? "its" : "its RoPE",
-        d / 2, isnan(r) ? "n/a" : rtext, print ? " offset 0, 0.6" : "", d / 2,
+        d / 2, isnan(r) ? "n/a" : rtext, d / 2, print ? " offset 0, 0.6" : "", d / 2,
         step > 1 ? step / 2 : 1, d / 2 - 1, top);
     if (print)
         qk_plot_printf(&p, "set key at screen 0.5, screen %.4f center center horizontal reverse "
@@ -630,12 +630,14 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
     else
         qk_plot_printf(&p, "set key at screen 0.87, graph 1 top left vertical reverse Left "
                            "samplen 2 font \",13\" nobox\n");
+    /* (black and grey: vermillion means keys, and these are both query
+     * coordinates) */
     qk_plot_printf(&p,
         "plot $halves using 1:2 with linespoints lw 2 pt 7 ps 0.8*qk_ps lc rgb '%s' "
         "title \"i (first half)\", \\\n"
-        "     $halves using 1:3 with linespoints lw 2 pt 5 ps 0.8*qk_ps lc rgb '%s' "
+        "     $halves using 1:3 with linespoints lw 2 dt 2 pt 5 ps 0.8*qk_ps lc rgb '%s' "
         "title \"i + %d (second half)\"\nunset multiplot\n",
-        FIG_BLUE, FIG_VERMILLION, d / 2);
+        FIG_BLACK, FIG_NEUTRAL, d / 2);
     weight_keys(ctx, w, d, heads, r, &range);
     free(w);
     return qk_plot_render(&p, ctx->out_dir, ctx->style, err);

@@ -77,16 +77,18 @@ static void trajectory_top(qk_plot *p, const checkpoint *cp, int n, const fig_ra
     fig_axis_label(p, "y", "attention plasticity", "offset -1,0");
     context_groups(p, cp, n, 1);
     fig_offscale_labels(p, r, "%.3f", 1, 12);
-    /* the band between the lines; one checkpoint has a bar instead */
-    const char *band = n > 1 ? "1:6:7 with filledcurves fs transparent solid 0.25 noborder"
+    /* the band between the lines; one checkpoint has a bar instead. Black
+     * and grey: blue and vermillion mean queries and keys, the other
+     * colours families (docs/figure-style.md) */
+    const char *band = n > 1 ? "1:6:7 with filledcurves fs solid 1.0 noborder"
                              : "1:7:(0):($6-$7) with vectors nohead lw 14";
     qk_plot_printf(p,
         "plot $cp using %s lc rgb '%s' title \"AP_{drop}\", \\\n"
         "     $cp using 1:6 with linespoints lw 3 pt 7 ps 2*qk_ps lc rgb '%s' "
         "title \"AP_{first 20 %%}\", \\\n"
-        "     $cp using 1:7 with linespoints lw 3 pt 5 ps 1.8*qk_ps lc rgb '%s' "
+        "     $cp using 1:7 with linespoints lw 3 dt 2 pt 5 ps 1.8*qk_ps lc rgb '%s' "
         "title \"AP_{last 20 %%}\"\n",
-        band, n > 1 ? FIG_PURPLE : "#A0CC79A7", FIG_BLUE, FIG_VERMILLION);
+        band, "#e3e3e3", FIG_BLACK, FIG_NEUTRAL);
 }
 
 static void trajectory_bottom(qk_plot *p, const checkpoint *cp, int n, const fig_range *r)

@@ -154,17 +154,20 @@ static double head_value(const qk_src *heads, int row, const char *column)
     return qk_src_num(heads, row, qk_src_col(heads, column));
 }
 
-/* "position r = 0.301, ω = 2.1×10^{-4} rad/token"; a fit that settled on
- * the search grid's lowest frequency gives no value, only a bound: "ω ≤
- * 6.0×10^{-6} rad/token (at the grid's lower bound)" */
+/* "|r| with position = 0.30 (n = 1988), ω = 2.1×10^{-4} rad/token": the
+ * pooled correlation is unsigned (position_r, docs/rotation.md) and rests
+ * on the head's queries and keys; a fit that settled on the search grid's
+ * lowest frequency gives no value, only a bound: "ω ≤ 6.0×10^{-6}
+ * rad/token (at the grid's lower bound)" */
 static void head_numbers(const qk_src *heads, int row, char *out, size_t cap)
 {
-    char omega[48];
+    char omega[48], r[32];
     sci_text(head_value(heads, row, "omega"), omega, sizeof omega);
+    fig_fmt(r, sizeof r, "%.2f", head_value(heads, row, "position_r"));
     int at_bound = head_value(heads, row, "omega_at_bound") != 0;
-    snprintf(out, cap, "position r = %.3f, {/:Italic ω} %s %s rad/token%s",
-             head_value(heads, row, "position_r"), at_bound ? "≤" : "=", omega,
-             at_bound ? " (at the grid's lower bound)" : "");
+    snprintf(out, cap, "|{/:Italic r}| with position = %s (n = %.0f), {/:Italic ω} %s %s rad/token%s",
+             r, head_value(heads, row, "n_q") + head_value(heads, row, "n_k"), at_bound ? "≤" : "=",
+             omega, at_bound ? " (at the grid's lower bound)" : "");
 }
 
 /* The panels in the order the heads were drawn (the sample's order, as
@@ -204,7 +207,7 @@ static void ab_panel(qk_plot *p, const qk_src *heads, const drawn_head *h, int i
     else
         qk_plot_printf(p, "unset ylabel\n");
     set_colorbar(p, cb, 0.885);
-    char numbers[160];
+    char numbers[224];
     head_numbers(heads, h->row, numbers, sizeof numbers);
     qk_plot_printf(p, "set title \"Layer %d, head %d (key head %d)\\n{/*0.8 %s}\" font \",17\"\n",
                    h->layer, h->head, h->kv_head, numbers);
@@ -432,7 +435,7 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
         qk_die(QK_EXIT_DATA, pairs_t.path, "layer %d head %d: not the %d pairs of %s", h->layer,
                h->head, n, panels_t.path);
     double scale = position_scale(ctx, h->dataset, &points);
-    char label[160], numbers[160];
+    char label[160], numbers[224];
     fig_literal(label, sizeof label, fig_registry(ctx, h->dataset, "label", h->dataset));
     head_numbers(&heads, h->row, numbers, sizeof numbers);
     double shown = 0;
@@ -446,7 +449,7 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
     double (*lim)[4] = qk_calloc((size_t)n, sizeof *lim);
     complement_data(&p, &points, n, scale, lim);
     qk_plot_printf(&p, "$nothing << EOD\nNaN NaN 0\nEOD\n");
-    char title[320], sub[320], pairs_text[48];
+    char title[320], sub[400], pairs_text[48];
     snprintf(pairs_text, sizeof pairs_text, "first %d principal pairs", n);
     snprintf(title, sizeof title, "%s, layer %d, head %d: the complement of the \\{a, b\\} "
              "plane ({/:Italic d} − 2 = %d dimensions), %s", label, h->layer, h->head,
