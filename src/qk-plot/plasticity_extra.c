@@ -89,7 +89,7 @@ static void profile_panel(qk_plot *p, const ruler_model *rm, int n, const panel_
         "set xrange [0:%.0f]\nset yrange [%.4f:%.4f]\nset format y \"%%.2f\"\n"
         "set grid xtics ytics lc rgb '#e6e6e6'\nunset key\nset datafile missing \"NaN\"\n"
         "set title \"%s along the context (thin: fewer heads than the minimum share)\"\n",
-        x_max, lo, hi, fig_print(p) ? "profiles" : "model profiles");
+        x_max, lo, hi, fig_print(p) ? "Profiles" : "Model profiles");
     fig_token_tics(p, "x", 0, x_max);
     fig_axis_tics(p, "y", lo, hi, 5);
     fig_offscale_labels(p, r_ap, "%.3f", 1, 12);

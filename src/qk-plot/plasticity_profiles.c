@@ -594,7 +594,7 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p,
         "set lmargin at screen %.4g\nset rmargin at screen %.4g\n"
         "set tmargin at screen %.4f\nset bmargin at screen %.*f\n"
-        "set title \"by head dimension (dashed: the two halves of rotate-half RoPE)\" font \",15\"\n"
+        "set title \"By head dimension (dashed: the two halves of rotate-half RoPE)\" font \",15\"\n"
         "set xrange [-1:%d]\nset yrange [0:%.6g]\nset format y \"%%.%df\"\n"
         "set xtics 0, %d, %d out scale 0.6\nset xtics add (\"%d\" %d)\n"
         "set grid noxtics ytics lc rgb '#e6e6e6'\nunset key\n"
@@ -621,7 +621,7 @@ int plast_draw_weights(fig_ctx *ctx, qk_err *err)
         "(Pearson r = %s, n = %d pairs)\" font \",15\"%s\n"
         "set xlabel \"Pair index i\"\nset xrange [-1:%d]\nset xtics 0, %d, %d out scale 0.6\n"
         "set yrange [0:%.6g]\nset grid xtics ytics lc rgb '#e6e6e6'\n",
-        lower_top, lower_bottom, print ? "halves" : "the two halves", print ? "its" : "its RoPE",
+        lower_top, lower_bottom, print ? "Halves" : "The two halves", print ? "its" : "its RoPE",
         d / 2, isnan(r) ? "n/a" : rtext, d / 2, print ? " offset 0, 0.6" : "", d / 2,
         step > 1 ? step / 2 : 1, d / 2 - 1, top);
     if (print)

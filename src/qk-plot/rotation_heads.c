@@ -593,7 +593,7 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
                    hf.left, hf.right, top1 - h, top1, hf.cb_left, top1 - h, hf.cb_width, h);
     fig_axis_tics(&p, "cb", 0, 1, ticks);
     heatmap_panel(ctx, &p, &t, rk_cell, "rk", fig_reds, 0.0, 1.0, 0,
-                  "mean |{/:Italic r}_k| on axis a (key position signal)", "|{/:Italic r}_k|", "mean |r_k_a|");
+                  "Mean |{/:Italic r}_k| on axis a (key position signal)", "|{/:Italic r}_k|", "mean |r_k_a|");
     qk_plot_printf(&p, "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen %s, screen %.4f size "
                        "screen %s, screen %.4f\n",
@@ -602,10 +602,10 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     int power = fig_power_scale(&p, lo, hi, ticks + 1);
     char title[256];
     if (fig_print(&p)) /* shorter: the panel is narrower in font units */
-        snprintf(title, sizeof title, "bias × 10^3 = " QK_SYM_BIAS " × 10^3%s",
+        snprintf(title, sizeof title, "Bias × 10^3 = " QK_SYM_BIAS " × 10^3%s",
                  range.above + range.below ? " (▲ ▼: beyond the colour range)" : "");
     else
-        snprintf(title, sizeof title, "mean bias strength × 10^3 = " QK_SYM_BIAS " × 10^3%s", range.above + range.below ? "  (robust colour range; "
+        snprintf(title, sizeof title, "Mean bias strength × 10^3 = " QK_SYM_BIAS " × 10^3%s", range.above + range.below ? "  (robust colour range; "
                  "▲ ▼: cells beyond it)" : "");
     heatmap_panel(ctx, &p, &t, bias_cell, "bias", rotfig_ylorrd, lo, hi, power, title, "bias × 10^3",
                   "mean bias_strength x1e3");

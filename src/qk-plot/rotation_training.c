@@ -324,11 +324,11 @@ int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
          "|" QK_SYM_ALPHA_K "| × 10^3 (K drift slope per token)", "Slope × 10^3",
          "mean |alpha_k| x1e3", 0, NULL, "|" QK_SYM_ALPHA_K "| × 10^3 (per token)"},
         {"mean_bias_strength", NULL, NULL, 1e3, 0,
-         "bias = " QK_SYM_BIAS " × 10^3, per token", "Bias strength × 10^3",
-         "mean bias_strength x1e3", 0, "Bias × 10^3", "bias × 10^3 (per token)"},
+         "Bias = " QK_SYM_BIAS " × 10^3, per token", "Bias strength × 10^3",
+         "mean bias_strength x1e3", 0, "Bias × 10^3", "Bias × 10^3 (per token)"},
         {"mean_bias_strength", NULL, NULL, 1.0, 1,
-         "bias × {/:Italic L}: over the whole context captured", "Bias × {/:Italic L}",
-         "mean bias_strength x L", 0, NULL, "bias × {/:Italic L} (whole context)"}};
+         "Bias × {/:Italic L}: over the whole context captured", "Bias × {/:Italic L}",
+         "mean bias_strength x L", 0, NULL, "Bias × {/:Italic L} (whole context)"}};
     rot_table t;
     if (rotfig_load(ctx, "summary", &t) == 0) {
         rot_table_free(&t);
