@@ -170,14 +170,25 @@
       var px = parseFloat(getComputedStyle(t).fontSize) * scale;
       texts.push({t: t, r: r, px: px, caps: CAPS_EM * px, box: inkBox(t, r, px)});
     });
+    /* the parts of a text drawn in a font of their own (subscripts,
+     * superscripts, a smaller second line) are measured for size too */
+    var parts = [];
+    texts.forEach(function (x) {
+      x.t.querySelectorAll('tspan').forEach(function (s) {
+        if (!s.textContent.trim() || s.querySelector('tspan'))
+          return;
+        var px = parseFloat(getComputedStyle(s).fontSize) / parseFloat(getComputedStyle(x.t).fontSize) * x.px;
+        parts.push({t: s, px: px, caps: CAPS_EM * px});
+      });
+    });
     var where = fig.number ? fig.id + ' (figure ' + fig.number + ')' : fig.id;
     var say = function (what) { problems.push(where + ': ' + what); };
     var smallest = Infinity;
-    texts.forEach(function (x) { smallest = Math.min(smallest, x.caps); });
+    texts.concat(parts).forEach(function (x) { smallest = Math.min(smallest, x.caps); });
     fig.smallest = smallest;
     fig.canvas = svg.viewBox.baseVal.width;
     if (smallest < LAYOUT_MIN_PX) {
-      var small = texts.filter(function (x) { return x.caps < LAYOUT_MIN_PX; });
+      var small = texts.concat(parts).filter(function (x) { return x.caps < LAYOUT_MIN_PX; });
       say('text ' + smallest.toFixed(1) + ' px tall (capitals) at ' + Math.round(fig.width) +
           ' px wide, under ' + LAYOUT_MIN_PX + ' px: ' + small.length + ' texts, e.g. ' +
           label(small[0].t) + ' (font ' + small[0].px.toFixed(1) + ' px)');

@@ -6,7 +6,7 @@
 # rendered box of every text: it fails naming the figure and the texts on
 # two texts that overlap (a colour bar's label over its tick labels among
 # them), a key sample that runs into another entry's text,
-# a text that leaves the canvas, and text whose capitals are under 7 px
+# a text that leaves the canvas, and text (a subscript too) whose capitals are under 7 px
 # tall (docs/figure-style.md, "Layout").
 #
 # Without arguments, first checks that the check can fail (planted: a page
@@ -95,11 +95,13 @@ planted() {
     draw 05_key "set key horizontal width -6 at screen 0.5, 0.95 center; $plot"
     draw 06_small_png "set label 'tiny note' at 5, 0.5 font ',4'; $plot"
     # a colour bar's label over its tick labels
+    # a text of readable size whose subscript is not
+    draw 08_subscript "set label 'share_{/*0.4 tiny subscript}' at 5, 0.5; $plot"
     draw 07_colorbar "set cblabel 'Attention plasticity' offset -4.5, 0; set cbrange [0:1];
         plot [0:10] [0:1] '+' using 1:(\$1 / 10):(\$1 / 10) with points pt 7 lc palette notitle"
     {
         echo '<!DOCTYPE html><html><head><meta charset="utf-8"><style>body { max-width: 72rem; margin: 2rem auto; padding: 0 1rem; } figure { margin: 1rem 0; }</style></head><body>'
-        for f in 01_right 02_overlap 03_outside 04_small 05_key 07_colorbar; do
+        for f in 01_right 02_overlap 03_outside 04_small 05_key 07_colorbar 08_subscript; do
             echo "<figure><a href=\"../figures/test/$f/README.md\"><picture><source srcset=\"../figures/test/$f/figure.svg\" type=\"image/svg+xml\"><img src=\"../figures/test/$f/figure.png\" alt=\"\" width=\"100%\"></picture></a><figcaption>Figure 9.${f:1:1}. Planted.</figcaption></figure>"
         done
         # a figure the page shows as its PNG: checked for text size alone
@@ -120,6 +122,7 @@ planted() {
     expect_found '^test/05 \(figure 9\.5\): the key sample of "Llama-3\.2-1B" overlaps text "Qwen3-0\.6B"' "key entries that run into each other"
     expect_found '^test/06 \(figure 9\.6\): text [0-9.]+ px tall' "text too small in a figure shown as its PNG"
     expect_found '^test/07 \(figure 9\.7\): text "0\.[0-9]" overlaps "Attention plasticity"' "a colour bar's label over its tick labels"
+    expect_found '^test/08 \(figure 9\.8\): text [0-9.]+ px tall \(capitals\).*"tiny subscript"' "a subscript too small"
     if grep -q '^test/01 ' "$found"; then bad "the figure drawn right passes ($(grep '^test/01 ' "$found" | head -1))"; else ok; fi
     if grep -q '^test/0[24] .*leaves\|^test/06 .*overlaps' "$found"; then
         bad "the check reports only what is wrong ($(grep '^test/0[24] .*leaves\|^test/06 .*overlaps' "$found" | head -1))"

@@ -24,8 +24,8 @@ STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 SYMBOL_FORMS = [  # (pattern, what it should be)
     (re.compile(r'\br[QK]='), "r_q / r_k as {/:Italic r}_q"),
     (re.compile(r'\{/Italic '), "{/:Italic (the font kept)"),
-    (re.compile(r'α\}?_[qk]\b'), "alpha_Q / alpha_K (upper-case subscript)"),
-    (re.compile(r'μ\}?_[qk]\b'), "mu_Q / mu_K (upper-case subscript)"),
+    (re.compile(r'α\}?_\{?(/\*[0-9.]+ )?[qk]\b'), "alpha_Q / alpha_K (upper-case subscript)"),
+    (re.compile(r'μ\}?_\{?(/\*[0-9.]+ )?[qk]\b'), "mu_Q / mu_K (upper-case subscript)"),
     (re.compile(r'bias\\\\_strength|separation\\\\_strength'), "bias strength / separation strength in words"),
 ]
 

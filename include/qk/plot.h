@@ -96,17 +96,21 @@ char *qk_plot_percent(char *out, size_t cap, double value, int decimals);
  * (r_q, r_k, as the PCA study names them), the rotation model's cluster
  * means and drift slopes in upper case (μ_Q, α_K, as its spec names them).
  * The table is in docs/figure-style.md. */
+/* A subscript or superscript at 0.96 of its text: gnuplot's own 0.8 drew
+ * them under 7 px in subtitles and collages at the page's width. */
+#define QK_SUB(x) "_{/*1.2 " x "}"
+#define QK_SUP(x) "^{/*1.2 " x "}"
 #define QK_SYM_PEARSON_R "{/:Italic r}" /* Pearson r */
-#define QK_SYM_R_Q "{/:Italic r}_q"
-#define QK_SYM_R_K "{/:Italic r}_k"
-#define QK_SYM_ALPHA_Q "{/:Italic α}_Q"
-#define QK_SYM_ALPHA_K "{/:Italic α}_K"
-#define QK_SYM_MU_Q "{/:Italic μ}_Q"
-#define QK_SYM_MU_K "{/:Italic μ}_K"
-#define QK_SYM_MU_Q_A "{/:Italic μ}_Q^a" /* μ_Q on the drift axis a */
+#define QK_SYM_R_Q "{/:Italic r}" QK_SUB("q")
+#define QK_SYM_R_K "{/:Italic r}" QK_SUB("k")
+#define QK_SYM_ALPHA_Q "{/:Italic α}" QK_SUB("Q")
+#define QK_SYM_ALPHA_K "{/:Italic α}" QK_SUB("K")
+#define QK_SYM_MU_Q "{/:Italic μ}" QK_SUB("Q")
+#define QK_SYM_MU_K "{/:Italic μ}" QK_SUB("K")
+#define QK_SYM_MU_Q_A "{/:Italic μ}" QK_SUB("Q") QK_SUP("a") /* μ_Q on the drift axis a */
 #define QK_SYM_AXIS_A "{/:Italic a}"    /* the drift axis of the rotation plane */
 #define QK_SYM_AXIS_B "{/:Italic b}"    /* its separation axis */
-#define QK_SYM_R_THETA "{/:Italic r}_θ"
+#define QK_SYM_R_THETA "{/:Italic r}" QK_SUB("θ")
 /* bias strength, μ_Q^a · α_K (score per token); a label writes it in words */
 #define QK_SYM_BIAS QK_SYM_MU_Q_A " · " QK_SYM_ALPHA_K
 

@@ -157,7 +157,7 @@ static size_t title_piece(const fig_ctx *ctx, const char *s, char *piece, size_t
     if (s[0] == '_' && isalnum((unsigned char)s[1])) {
         while (isalnum((unsigned char)s[len]))
             len++;
-        snprintf(piece, cap, "_{%.*s}", (int)len - 1, s + 1);
+        snprintf(piece, cap, QK_SUB("%.*s"), (int)len - 1, s + 1);
         return len;
     }
     while ((s[len] & 0xc0) == 0x80) /* the rest of a UTF-8 character */

@@ -83,11 +83,11 @@ static void trajectory_top(qk_plot *p, const checkpoint *cp, int n, const fig_ra
     const char *band = n > 1 ? "1:6:7 with filledcurves fs solid 1.0 noborder"
                              : "1:7:(0):($6-$7) with vectors nohead lw 14";
     qk_plot_printf(p,
-        "plot $cp using %s lc rgb '%s' title \"AP_{drop}\", \\\n"
+        "plot $cp using %s lc rgb '%s' title \"AP" QK_SUB("drop") "\", \\\n"
         "     $cp using 1:6 with linespoints lw 3 pt 7 ps 2*qk_ps lc rgb '%s' "
-        "title \"AP_{first 20 %%}\", \\\n"
+        "title \"AP" QK_SUB("first 20 %%") "\", \\\n"
         "     $cp using 1:7 with linespoints lw 3 dt 2 pt 5 ps 1.8*qk_ps lc rgb '%s' "
-        "title \"AP_{last 20 %%}\"\n",
+        "title \"AP" QK_SUB("last 20 %%") "\"\n",
         band, "#e3e3e3", FIG_BLACK, FIG_NEUTRAL);
 }
 
@@ -403,7 +403,7 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
     fig_title_text(ctx, title, sizeof title);
     double top = fig_title(&p, title, sub, 16);
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.01);
-    fig_axis_label(&p, "x", "AP_{drop} (first 20% − last 20% of positions)", NULL);
+    fig_axis_label(&p, "x", "AP" QK_SUB("drop") " (first 20% − last 20% of positions)", NULL);
     fig_axis_label(&p, "y", "LongBench-Pro overall (published score)", NULL);
     qk_plot_printf(&p,
         "set xrange [%.6f:%.6f]\nset yrange [%.4f:%.4f]\nset format x \"%%.2f\"\n"

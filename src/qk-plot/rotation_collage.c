@@ -97,7 +97,7 @@ static void sci_text(double v, char *out, size_t cap)
     double mant = v / pow(10, e);
     if (fabs(mant) >= 9.95)
         mant /= 10, e++;
-    fig_fmt(out, cap, "%.1f×10^{%d}", mant, e);
+    fig_fmt(out, cap, "%.1f×10" QK_SUP("%d"), mant, e);
 }
 
 /* ---- colour bars -------------------------------------------------------------------- */
@@ -217,10 +217,10 @@ static void ab_panel(qk_plot *p, const qk_src *heads, const drawn_head *h, int i
     int q_ok = isfinite(mqa) && isfinite(mqb), k_ok = isfinite(mka) && isfinite(mkb);
     qk_plot_printf(p, "unset label\n");
     if (q_ok)
-        qk_plot_printf(p, "set label 1 \"{/:Italic μ}_Q\" at %.6g, %.6g offset 1.4,1.1 front "
+        qk_plot_printf(p, "set label 1 \"" QK_SYM_MU_Q "\" at %.6g, %.6g offset 1.4,1.1 front "
                           "boxed font \",14\"\n", mqa, mqb);
     if (k_ok)
-        qk_plot_printf(p, "set label 2 \"{/:Italic μ}_K\" at %.6g, %.6g offset 1.4,1.1 front "
+        qk_plot_printf(p, "set label 2 \"" QK_SYM_MU_K "\" at %.6g, %.6g offset 1.4,1.1 front "
                           "boxed font \",14\"\n", mka, mkb);
     qk_plot_printf(p, "$c%d << EOD\n", i);
     if (q_ok)
@@ -397,7 +397,7 @@ static void complement_panel(qk_plot *p, int i, int n, const double *lim, const 
     qk_plot_printf(p, "set border lw %s lc rgb '%s'\n", q->active ? "3.5" : "1",
                    q->active ? "#000000" : "#444444");
     char title[96];
-    fig_fmt(title, sizeof title, "SVD %d–%d (%.1f%%)  {/:Italic r}_θ %+.2f", 2 * i + 1, 2 * i + 2,
+    fig_fmt(title, sizeof title, "SVD %d–%d (%.1f%%)  " QK_SYM_R_THETA " %+.2f", 2 * i + 1, 2 * i + 2,
             100 * q->var_frac, q->angle_r_best);
     qk_plot_printf(p, "set title \"%s\" font \",13\" offset 0,-0.6\n", title);
     /* ~2000 points a panel: in the PDF as squares (pt 5), which cairo
@@ -458,7 +458,7 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
              "thick: active (%d); %d queries, %d keys a pair", numbers, 100 * shown, active,
              h->complement_q, h->complement_k);
     fig_multiplot_title(&p, title, sub, 16);
-    qk_plot_printf(&p, "set grid\nunset key\nset tics font \",11\" scale 0.5\nset format \"%% g\"\n");
+    qk_plot_printf(&p, "set grid\nunset key\nset tics font \",12\" scale 0.5\nset format \"%% g\"\n");
     double bar_h = COMP_HEIGHT / 2 - 0.05;
     colorbar q_bar = {fig_blues, scale, 0.035 + COMP_HEIGHT - 0.03 - bar_h, bar_h,
                       "query position (token index)"};

@@ -318,7 +318,7 @@ static void window_keys(fig_ctx *ctx, const rot_table *t)
 int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
 {
     static const bar_metric metrics[4] = {
-        {"mean_mu_q_a", NULL, NULL, 1.0, 0, "{/:Italic μ}_Q^a (Q cluster mean on axis a)",
+        {"mean_mu_q_a", NULL, NULL, 1.0, 0, QK_SYM_MU_Q_A " (Q cluster mean on axis a)",
          "Mean projection", "mean mu_q_a", 0, "Projection"},
         {"mean_abs_alpha_k", NULL, NULL, 1e3, 0,
          "|" QK_SYM_ALPHA_K "| × 10^3 (K drift slope per token)", "Slope × 10^3",
