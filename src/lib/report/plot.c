@@ -230,6 +230,29 @@ int qk_plot_pdf_date(char digits[15], qk_err *err)
  * /ModDate) by qk_plot_pdf_date's, in place and with the same length, so
  * that the cross-reference offsets stay right and two renderings are
  * byte-identical. */
+/* gnuplot's SVG with values on hover ("mouse") frames its canvas in black
+ * (the box that catches the mouse), which no other figure has: the frame
+ * is turned off in place, "stroke=\"none\" " as long as "stroke=\"black\"". */
+static int unframe_svg(const char *svg, const char *dir, qk_err *err)
+{
+    static const char frame[] = "stroke=\"black\" stroke-width=\"1\"\n"
+                                "onclick=\"gnuplot_svg.toggleCoordBox(evt)\"";
+    uint8_t *data;
+    size_t len;
+    if (qk_read_file(svg, &data, &len, err) != 0)
+        return -1;
+    const uint8_t *hit = memmem(data, len, frame, sizeof frame - 1);
+    long at = hit ? (long)(hit - data) : -1;
+    free(data);
+    if (at < 0)
+        return 0;
+    FILE *fp = fopen(svg, "r+b");
+    int rc = fp && fseek(fp, at, SEEK_SET) == 0 && fwrite("stroke=\"none\" ", 1, 14, fp) == 14 ? 0 : -1;
+    if ((fp && fclose(fp) != 0) || rc != 0)
+        return qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
+    return 0;
+}
+
 static int stamp_pdf_dates(const char *pdf, const char *dir, qk_err *err)
 {
     char digits[15];
@@ -337,6 +360,8 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
         rc = run_gnuplot(p, gp, tmp[0], tmp[1], tmp[2], said, err);
     if (rc == 0)
         rc = check_complete(tmp[0], tmp[1], tmp[2], dir, err);
+    if (rc == 0 && want[1])
+        rc = unframe_svg(tmp[1], dir, err);
     if (rc == 0 && want[2])
         rc = stamp_pdf_dates(tmp[2], dir, err);
     for (int i = 0; i < 3 && rc == 0; i++)
