@@ -9,7 +9,8 @@ Figures: an axis label starts with a capital or with a symbol's markup
 (sentence case), writes no hyphen for a minus (" - "), and a percent sign
 stands a space after its number ("12.5 %", in every text of the script);
 the symbols have their one form (r_q, r_k, alpha_K, alpha_Q, mu_Q: no "rQ=",
-no "{/Italic", no lower-case alpha subscripts). The page: every percent
+no "{/Italic", no lower-case alpha subscripts); in figure.svg every part of
+a text after one with its own font size has one too. The page: every percent
 sign a no-break space after its number, and one format per quantity in the
 numbers files given with --numbers (bias strength and |alpha_K| x 10^3,
 never unscaled). Prints one line per problem; exit status 1 if any.
@@ -75,7 +76,32 @@ def check_figures(dirs):
         for n, what in figure_problems(f):
             print("%s:%d: %s" % (f, n, what))
             bad += 1
+        svg = os.path.join(os.path.dirname(f), "figure.svg")
+        if os.path.exists(svg):
+            for what in svg_size_problems(svg):
+                print("%s: %s" % (svg, what))
+                bad += 1
     return bad
+
+
+TEXT = re.compile(r'<text\b.*?</text>', re.S)
+TSPAN = re.compile(r'<tspan\b[^>]*>')
+
+
+def svg_size_problems(path):
+    """A part of a text (tspan) after a part with its own font size that has
+    none: SVG would draw it at the whole text's size, not at the size
+    gnuplot meant (qk_plot_render repairs gnuplot's SVG)."""
+    out = []
+    for text in TEXT.findall(open(path, encoding="utf-8").read()):
+        sized = False
+        for tag in TSPAN.findall(text):
+            if "font-size=" in tag:
+                sized = True
+            elif sized:
+                out.append("a text part without its font size after one with it: %s" % tag[:60])
+                break
+    return out[:3]
 
 
 # The quantities printed in more than one place: a key belongs to one when

@@ -226,33 +226,72 @@ int qk_plot_pdf_date(char digits[15], qk_err *err)
     return 0;
 }
 
-/* Replaces the time cairo writes into the PDF's /CreationDate (and
- * /ModDate) by qk_plot_pdf_date's, in place and with the same length, so
- * that the cross-reference offsets stay right and two renderings are
- * byte-identical. */
-/* gnuplot's SVG with values on hover ("mouse") frames its canvas in black
- * (the box that catches the mouse), which no other figure has: the frame
- * is turned off in place, "stroke=\"none\" " as long as "stroke=\"black\"". */
-static int unframe_svg(const char *svg, const char *dir, qk_err *err)
+/* Two repairs of gnuplot's SVG. (1) In enhanced text it writes a part's
+ * font-size only where it differs from the part before, but in SVG a part
+ * (tspan) takes its size from the whole text, not from the part before:
+ * in a subtitle (0.78 of the font), an italic symbol and the text after it were drawn at
+ * the full size. Each such part gets the size gnuplot meant, the last one
+ * written in its text. (2) The SVG with values on hover ("mouse") frames
+ * its canvas in black (the box that catches the mouse), which no other
+ * figure has: the frame's stroke is turned off. */
+static char *repair_svg(const char *in, size_t len, size_t *out_len)
 {
     static const char frame[] = "stroke=\"black\" stroke-width=\"1\"\n"
                                 "onclick=\"gnuplot_svg.toggleCoordBox(evt)\"";
+    char size[32] = "";
+    size_t parts = 0; /* each may gain ' font-size="SIZE"' */
+    for (const char *p = in; (p = memmem(p, len - (size_t)(p - in), "<tspan", 6)); p += 6)
+        parts++;
+    char *out = qk_malloc(len + parts * (sizeof size + 16) + 1), *o = out;
+    for (size_t i = 0; i < len;) {
+        const char *p = in + i;
+        size_t rest = len - i;
+        if (rest >= 5 && memcmp(p, "<text", 5) == 0) {
+            size[0] = '\0'; /* a text starts at its own size */
+        } else if (rest >= 6 && memcmp(p, "<tspan", 6) == 0) {
+            const char *end = memchr(p, '>', rest);
+            const char *at = end ? memmem(p, (size_t)(end - p), "font-size=\"", 11) : NULL;
+            const char *close = at ? memchr(at + 11, '"', (size_t)(end - at - 11)) : NULL;
+            if (close && (size_t)(close - at - 11) < sizeof size) {
+                memcpy(size, at + 11, (size_t)(close - at - 11));
+                size[close - at - 11] = '\0';
+            } else if (end && !at && size[0]) {
+                o += sprintf(o, "<tspan font-size=\"%s\"", size);
+                i += 6;
+                continue;
+            }
+        } else if (rest >= sizeof frame - 1 && memcmp(p, frame, sizeof frame - 1) == 0) {
+            memcpy(o, "stroke=\"none\"", 13);
+            o += 13;
+            i += 14;
+            continue;
+        }
+        *o++ = in[i++];
+    }
+    *out_len = (size_t)(o - out);
+    return out;
+}
+
+static int repair_svg_file(const char *svg, const char *dir, qk_err *err)
+{
     uint8_t *data;
-    size_t len;
+    size_t len, out_len;
     if (qk_read_file(svg, &data, &len, err) != 0)
         return -1;
-    const uint8_t *hit = memmem(data, len, frame, sizeof frame - 1);
-    long at = hit ? (long)(hit - data) : -1;
+    char *out = repair_svg((const char *)data, len, &out_len);
     free(data);
-    if (at < 0)
-        return 0;
-    FILE *fp = fopen(svg, "r+b");
-    int rc = fp && fseek(fp, at, SEEK_SET) == 0 && fwrite("stroke=\"none\" ", 1, 14, fp) == 14 ? 0 : -1;
+    FILE *fp = fopen(svg, "wb");
+    int rc = fp && fwrite(out, 1, out_len, fp) == out_len ? 0 : -1;
+    free(out);
     if ((fp && fclose(fp) != 0) || rc != 0)
         return qk_fail(err, "cannot write %s: %s", dir, strerror(errno));
     return 0;
 }
 
+/* Replaces the time cairo writes into the PDF's /CreationDate (and
+ * /ModDate) by qk_plot_pdf_date's, in place and with the same length, so
+ * that the cross-reference offsets stay right and two renderings are
+ * byte-identical. */
 static int stamp_pdf_dates(const char *pdf, const char *dir, qk_err *err)
 {
     char digits[15];
@@ -361,7 +400,7 @@ int qk_plot_render(qk_plot *p, const char *dir, const char *style_path, qk_err *
     if (rc == 0)
         rc = check_complete(tmp[0], tmp[1], tmp[2], dir, err);
     if (rc == 0 && want[1])
-        rc = unframe_svg(tmp[1], dir, err);
+        rc = repair_svg_file(tmp[1], dir, err);
     if (rc == 0 && want[2])
         rc = stamp_pdf_dates(tmp[2], dir, err);
     for (int i = 0; i < 3 && rc == 0; i++)
