@@ -57,14 +57,14 @@ expect_same "$(awk -F, 'NR > 1 && $1 == "my-model" { print $2 }' "$TREE/results/
 
 # the report and the figures: the conf label, the last checkpoint's context
 page=$(sed 's/<[^>]*>//g' "$TREE/report/index.html" | tr '\n' ' ')
-for want in "from S1-40K to LC1-4K" "My-Model-0.6B"; do
+for want in "from S1-40k to LC1-4k" "My-Model-0.6B"; do
     if [[ "$page" == *"$want"* ]]; then ok; else bad "the report says '$want'"; fi
 done
 if [[ "$page" == *"to n/a tokens"* ]]; then bad "the report knows the checkpoint's context"; else ok; fi
 expect_same "$(awk -F'\t' '$1 == "smollm3-3b-stage1-step-80000" { print $2 "/" $4 }' \
     "$TREE/build/report/inventory.tsv")" "S1-80K/smollm3" "the inventory: the conf label, family smollm3"
 expect_same "$(awk -F'\t' '$1 ~ /r_q \(PC0\)/ { sub(/,.*/, "", $1); print $1 }' \
-    "$TREE"/figures/qk-pca/07_*/numbers.tsv | tr '\n' ' ')" "S1-40K S1-80K LC1-4K " \
+    "$TREE"/figures/qk-pca/07_*/numbers.tsv | tr '\n' ' ')" "S1-40k S1-80K LC1-4k " \
     "figure qk-pca/07: the checkpoints in training order, by label"
 
 run tree_make -q report DATA="$D"

@@ -149,16 +149,15 @@ mk report
 expect_status 0 "a good run before the kills"
 before=$(published)
 for sig in INT KILL; do
-    # (a job of its own process group, as a terminal's; setsid would fork
-    # where the test's shell leads its group, and the kill miss make)
-    set -m
-    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory -j2 \
-        DATASETS="$sets" report SEED=7 > "$T/kill.out" 2>&1 &
+    # (a process group of its own, as a terminal gives a job: the subshell
+    # leads no group, so setsid makes it one in place, its pid the group's,
+    # and execs make in it)
+    ( exec setsid env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory -j2 \
+        DATASETS="$sets" report SEED=7 > "$T/kill.out" 2>&1 ) &
     pid=$!
-    set +m
     # (in the middle: once the first figure is drawn, before the report)
-    for _ in $(seq 600); do grep -q '^  PLOT ' "$T/kill.out" && break; sleep 0.1; done
-    kill -"$sig" -- -"$pid" 2>/dev/null
+    for _ in $(seq 1800); do grep -q '^  PLOT ' "$T/kill.out" && break; sleep 0.1; done
+    if kill -"$sig" -- -"$pid"; then ok; else bad "SIG$sig: the run's process group $pid was signalled"; fi
     wait "$pid" 2>/dev/null
     sleep 1
     if grep -q '^  PUBLISH ' "$T/kill.out"; then bad "SIG$sig: the run was stopped before it published"; else ok; fi

@@ -85,8 +85,9 @@ while IFS='|' read -r study folder model stages inputs values; do
     expect_same "$(sed -n 's/^needs\t//p' "$T/$folder/numbers.tsv")" "$(fill "$needs" some-model)" \
         "$id: the registry's needs text"
     # the canvas's title is the registry's as enhanced text: braces escaped
-    # (doubled in the script's string), a word after '_' a subscript
-    want=$(fill "$title" some-model | sed -e 's/[{}]/\\\\&/g' -e 's/_\([A-Za-z0-9]\{1,\}\)/_{\1}/g')
+    # (doubled in the script's string), a word after '_' a subscript at
+    # 0.96 of the text (QK_SUB)
+    want=$(fill "$title" some-model | sed -e 's/[{}]/\\\\&/g' -e 's|_\([A-Za-z0-9]\{1,\}\)|_{/*1.2 \1}|g')
     expect_same "$(sed -n 's/^set label 901 "\(.*\)" at screen .*/\1/p' "$T/$folder/figure.gp")" "$want" \
         "$id: the canvas's title in markup ($want)"
     # a one-model figure's canvas names the parameter of its model

@@ -78,10 +78,10 @@ if [[ "$text" == *"Partial download: $partial. Its capture lists configs that ar
 if grep -qF "Partial download: $partial. Rebuild with" "$TREE/figures/qk-pca/01_pc_roles/README.md" &&
    ! grep -q "Partial download" "$TREE/figures/attention-plasticity/02_bucket_heatmap_qwen3_14b/README.md"; then
     ok; else bad "the READMEs of the figures made from the partial download name it, no other"; fi
-if [[ "$text" == *"analysed at one checkpoint, S1-40K, with a context window of 4,096 tokens."* &&
-      "$text" == *"analysed at one training checkpoint of SmolLM3-3B, S1-40K ("* &&
+if [[ "$text" == *"analysed at one checkpoint, S1-40k, with a context window of 4,096 tokens."* &&
+      "$text" == *"analysed at one training checkpoint of SmolLM3-3B, S1-40k ("* &&
       "$text" == *"against rk at its one checkpoint,"* && "$text" != *"At the next checkpoint"* &&
-      "$text" != *"from S1-40K to S1-40K"* && "$text" != *"(1 times)"* ]]; then ok; else
+      "$text" != *"from S1-40k to S1-40k"* && "$text" != *"(1 times)"* ]]; then ok; else
     bad "one SmolLM3 checkpoint: the text fits one checkpoint"; fi
 
 key() { # figure dir (study/NN_name), quantity
@@ -137,7 +137,7 @@ for f in 09_smollm_trajectory 10_smollm_bias_decomposition; do
        grep -q '"S1\\n40k" 0' "$TREE/figures/qk-rotation/$f/figure.gp"; then ok; else
         bad "rotation $f: the one checkpoint at step 40k with its 4K context"; fi
 done
-expect_same "$(key qk-pca/12_smollm_rq_rk_scatter_grid 'S1-40K: heads, mean r_q, mean r_k, heads with r_k < -0.3' | cut -d, -f1)" \
+expect_same "$(key qk-pca/12_smollm_rq_rk_scatter_grid 'S1-40k: heads, mean r_q, mean r_k, heads with r_k < -0.3' | cut -d, -f1)" \
     3 "pca 12: the one checkpoint with its 3 heads"
 expect_same "$(key attention-plasticity/09_smollm3_trajectory checkpoints)" "1 of 1 rows" \
     "plasticity 09: one checkpoint"

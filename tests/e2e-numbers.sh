@@ -75,7 +75,7 @@ if [[ "$no_r" == *"r = n/a: whether the two halves mirror each other cannot be s
 # two SmolLM3 checkpoints: each named once, no third one, no change from a
 # checkpoint to itself; the scatter grid's caption counts its two
 if [[ "$text" != *"At the next checkpoint,"* && "$text" != *"at these three checkpoints"* &&
-      "$text" != *"from S3-4.72M to S3-4.72M"* && "$text" != *"from LC1-4K to LC1-4K"* &&
+      "$text" != *"from S3-4.72M to S3-4.72M"* && "$text" != *"from LC1-4k to LC1-4k"* &&
       "$text" == *"against rk at its 2 checkpoints,"* ]]; then ok; else
     bad "the SmolLM3 text fits its two checkpoints"; fi
 # counts of one are singular
@@ -123,8 +123,8 @@ expect_same "$(source_of extra extra.heads 4)" "n_heads" "the extra study's head
 case "$(source_of figures figure.qk-pca.01 3)" in
     *figure-list.txt) ok ;; *) bad "a figure flag comes from qk-plot --list" ;; esac
 # the parts of the run: SmolLM3 compared across the extension, figures of every study shown
-if [[ "$text" == *"At the one long-context checkpoint, LC1-4K, it is"* ]] &&
-   grep -q 'data-qk="plasticity.smollm3.lc_first_label">LC1-4K<' "$R/index.html"; then ok; else
+if [[ "$text" == *"At the one long-context checkpoint, LC1-4k, it is"* ]] &&
+   grep -q 'data-qk="plasticity.smollm3.lc_first_label">LC1-4k<' "$R/index.html"; then ok; else
     bad "the SmolLM3 comparison is shown (one long-context checkpoint)"; fi
 # extreme magnitudes (vectors scaled by 1e30 or 1e-30): the numbers of fixed
 # decimals times 1e60 and 1e-60 are powers of ten with three significant

@@ -197,7 +197,7 @@ expect_same "$(key 03 'mean r_q (PC0) by depth bin 0.0-0.9, Qwen3-0.6B')" "$want
     "figure 03: Qwen3-0.6B row = awk ($want)"
 want=$(awk -F, 'NR > 1 && $1 == "stage1-step-40000" { s += $10; ss += $10 * $10; n++ }
     END { m = s / n; printf "%.3f (%.3f)", m, sqrt((ss - n * m * m) / (n - 1)) }' "$TR/qk_heads.csv")
-expect_same "$(key 07 'S1-40K, r_k (PC0): mean (SD)')" "$want" "figure 07: S1-40K r_k = awk ($want)"
+expect_same "$(key 07 'S1-40k, r_k (PC0): mean (SD)')" "$want" "figure 07: S1-40k r_k = awk ($want)"
 
 # ---- the report numbers ------------------------------------------------------------------
 
@@ -221,7 +221,7 @@ expect_same "$(awk -F'\t' '$1 == "row" && $2 == "pca.families" { printf "%s ", $
     "families in registry order, as the figures draw them"
 expect_same "$(number "$V" pca.family.qwen.label) $(number "$V" pca.family.llama.label)" \
     "Qwen3 Llama-3.2" "a family with one model in the run is named as the registry's study names it"
-# the S1-40K row of the training table = awk over its heads
+# the S1-40k row of the training table = awk over its heads
 want=$(awk -F, 'NR > 1 && $1 == "stage1-step-40000" { s += $10; n++ } END { printf "%.6f", s / n }' "$TR/qk_heads.csv")
 expect_same "$(printf '%.6f' "$(number "$V" pca.smollm3-3b-stage1-step-40000.rk_mean)")" "$want" \
     "training row keyed by dataset id = awk ($want)"
@@ -284,7 +284,7 @@ expect_one_line_naming "$T/nan_thresholds.tsv" "not a finite number" "the error 
 
 # ---- negative means: the heatmaps show them on a scale of -1 to 1 -------------------------
 
-# every r_k of the LC checkpoint -0.70, of S1-40K 0.0, the others' positive (|r_k|): the
+# every r_k of the LC checkpoint -0.70, of S1-40k 0.0, the others' positive (|r_k|): the
 # heatmap of r_k draws -0.70 below the colour of 0, with white text like a cell of +0.70
 awk -F, -v OFS=, 'NR > 1 { $10 = $1 ~ /^lc-/ ? -0.7 : $1 ~ /^stage1/ ? 0 : ($10 < 0 ? -$10 : $10) }
     { print }' "$TR/qk_heads.csv" > "$T/neg_heads.csv"
@@ -294,7 +294,7 @@ for table in neg pos; do
         --input registry="$T/registry.tsv"
     expect_status 0 "figure 11 with the $table table"
 done
-cells=$(awk -F'\t' '$1 ~ /^mean r_k .*LC1-4K$/ { print $2 }' "$T/neg11/numbers.tsv")
+cells=$(awk -F'\t' '$1 ~ /^mean r_k .*LC1-4k$/ { print $2 }' "$T/neg11/numbers.tsv")
 expect_same "$(echo "$cells" | tr ' ' '\n' | sort -u | tr '\n' ' ')" "- -0.70 " \
     "figure 11: the LC row holds -0.70 (and empty bins) ($cells)"
 want=$(echo "$cells" | tr ' ' '\n' | grep -c -- '-0.70')

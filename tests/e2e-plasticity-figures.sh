@@ -75,7 +75,7 @@ expect_status 0 "qk-joint writes the joint table"
 expect_file_line "$JOINT" 1 "model,label,context_length,n_heads,bias_strength,abs_alpha_k,abs_r_k_a,separation_strength,plane_var_fraction,ap_overall,ap_first_20pct,ap_last_20pct,ap_drop" \
     "joint header"
 expect_same "$(awk 'END { print NR }' "$JOINT")" 4 "one row per checkpoint"
-expect_file_line "$JOINT" 2 "stage1-step-40000,S1-40K,4096," "first checkpoint, label and context"
+expect_file_line "$JOINT" 2 "stage1-step-40000,S1-40k,4096," "first checkpoint, label and context"
 # every value equals its source cell
 check=$(awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) col[FILENAME, $i] = i; next }
     FILENAME == ARGV[1] { s[$1] = $0; next }

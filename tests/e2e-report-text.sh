@@ -135,7 +135,7 @@ expect_same "$(plural_one)" "" "one model: no count of one in the plural"
 says "the model's mean of bias strength &times; L (L the context length captured) is" "one model: bias times L"
 says "The APdrop of the model, Qwen3-4B, is" "one model: its AP_drop"
 says "The mean APdrop of the family, Qwen3, is" "one family: its mean AP_drop"
-says "The one SmolLM3-3B checkpoint of this run, S1-40K," "one checkpoint"
+says "The one SmolLM3-3B checkpoint of this run, S1-40k," "one checkpoint"
 # (and every head too short for the PCA: the checkpoints are in the run, their heads skipped)
 report DATASETS="llama3.2-3b smollm3-3b-stage1-step-40000 smollm3-3b-lc-4k-to-32k-step-4000" PCA_MAX_ROWS=5
 says "The SmolLM3-3B checkpoints of this run were loaded, but the PCA skipped all their heads" \
@@ -143,8 +143,8 @@ says "The SmolLM3-3B checkpoints of this run were loaded, but the PCA skipped al
 says_not "The SmolLM3-3B checkpoints are not in this run." "SmolLM3 heads skipped: the checkpoints are in the run"
 expect_same "$(degenerate)" "" "one pre-training checkpoint: no range from a value to itself"
 expect_same "$(plural_one)" "" "one pre-training checkpoint: no count of one in the plural"
-says "At the one pre-training checkpoint, S1-40K, the bias strength is" "one pre-training checkpoint"
-says "At the one long-context checkpoint, LC1-4K, it is" "one long-context checkpoint"
+says "At the one pre-training checkpoint, S1-40k, the bias strength is" "one pre-training checkpoint"
+says "At the one long-context checkpoint, LC1-4k, it is" "one long-context checkpoint"
 
 # ---- an extra model without published RULER scores: no empty tables --------------------
 sed -i '/\truler\t/d' "$tree/workflow/benchmarks.tsv"

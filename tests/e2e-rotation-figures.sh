@@ -344,7 +344,7 @@ expect_same "${got%% *}" "$want" "figure 07: Ministral r = model_summary.csv ($g
 
 # ---- figure 07 claims Simpson's paradox by the rule, as the report's text does -------------
 # the rule (docs/report-numbers.md): every family with an r (at least two) has the sign
-# opposite to the pooled r
+# opposite to the pooled r, both signs sure by their 95 % intervals
 title07() { grep '^set multiplot title' "$1/figure.gp"; }
 simpson_py() { # rotated.csv -> "yes"/"no", by the rule, computed independently
     python3 - "$1" <<'PY'
@@ -357,15 +357,22 @@ def r(sub):
     mx = sum(a for a, _ in p) / len(p); my = sum(b for _, b in p) / len(p)
     sxy = sum((a - mx) * (b - my) for a, b in p); sxx = sum((a - mx) ** 2 for a, _ in p)
     syy = sum((b - my) ** 2 for _, b in p)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
-pooled = r(rows)
+    v = sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
+    return None if v is None else (v, len(p))
+def sure_sign(c):  # the sign its Fisher 95 % interval is sure of, else 0
+    if c is None or c[1] < 4: return 0
+    if abs(c[0]) == 1: return 1 if c[0] > 0 else -1
+    z, h = math.atanh(c[0]), 1.959964 / math.sqrt(c[1] - 3)
+    lo, hi = math.tanh(z - h), math.tanh(z + h)
+    return 1 if lo > 0 else -1 if hi < 0 else 0
+pooled = sure_sign(r(rows))
 fam = [r([x for x in rows if x["family"] == f]) for f in sorted({x["family"] for x in rows})]
-fam = [v for v in fam if v is not None]
-print("yes" if pooled and len(fam) >= 2 and all(v * pooled < 0 for v in fam) else "no")
+fam = [c for c in fam if c is not None]
+print("yes" if pooled and len(fam) >= 2 and all(sure_sign(c) == -pooled for c in fam) else "no")
 PY
 }
 want=$(simpson_py "$X/rotated.csv")
-expect_same "$(key 07 "Simpson's reversal (every family r opposite to the pooled r)")" "$want" \
+expect_same "$(key 07 "Simpson's reversal (every family r reverses the pooled r, 95% intervals apart from 0)")" "$want" \
     "figure 07: Simpson's reversal on the synthetic run by the rule ($want)"
 if [ "$want" = yes ] && title07 "$T/a/07" | grep -q "Simpson's paradox" ||
    [ "$want" = no ] && ! title07 "$T/a/07" | grep -q "Simpson"; then ok; else
@@ -390,7 +397,7 @@ plant qwen > "$T/some.csv"
 expect_same "$(simpson_py "$T/some.csv")" no "the second table does not reverse in every family"
 run bin/qk-plot --figure qk-rotation/07 --out "$T/some/07" --input heads="$T/some.csv" --input registry=$REG
 expect_status 0 "figure 07 on a reversal in some families"
-if title07 "$T/some/07" | grep -q "(the pooled r reverses in 2 of 3 families)" &&
+if title07 "$T/some/07" | grep -q "(the pooled r reverses in 2 of 3 families, 95 % intervals apart from 0)" &&
    ! title07 "$T/some/07" | grep -q Simpson; then ok; else
     bad "figure 07: a reversal in 2 of 3 families is said so, not called Simpson's paradox"; fi
 # few heads: r with its Fisher-z 95 % interval and n (4 heads of one family)
@@ -429,7 +436,7 @@ done
 # figure 10's fourth panel: bias x L with L the registry's context length
 want=$(awk -F, -v c="$(col "$TR/model_summary.csv" mean_bias_strength)" \
     '$1 == "lc-4k-to-32k-step-4000" { printf "%.4g", $c * 32768 }' "$TR/model_summary.csv")
-expect_same "$(key 10 "LC1-4K, mean bias_strength x L")" "$want" "figure 10: bias x L of LC1-4K = awk ($want)"
+expect_same "$(key 10 "LC1-4k, mean bias_strength x L")" "$want" "figure 10: bias x L of LC1-4k = awk ($want)"
 
 # ---- figure 04: points below FIG_DENSITY_MIN_N heads, a density from it ------------------
 expect_same "$(awk -F'\t' '$1 ~ /: drawn as$/ { print $2 }' "$T/a/04/numbers.tsv" | sort -u)" points \
@@ -503,7 +510,7 @@ if awk -v r="$res" 'BEGIN { exit !(r + 0 < 1e-12) }'; then ok; else bad "residua
 want=$(awk -F, -v c="$(col "$TR/model_summary.csv" mean_bias_strength)" \
     '$1 == "lc-4k-to-32k-step-4000" { printf "%.1f", $c * 32768 }' "$TR/model_summary.csv")
 expect_same "$(shown rotation.t.last.bias_window)" "$want" "rotation.t.last.bias_window = awk ($want)"
-expect_same "$(number "$V" rotation.t.last.label)" "LC1-4K" "the last checkpoint in training order"
+expect_same "$(number "$V" rotation.t.last.label)" "LC1-4k" "the last checkpoint in training order"
 expect_same "$(grep -c '^row	rotation.training	' "$V")" 3 "one training row per checkpoint"
 expect_same "$(grep -c '^row	rotation.models	' "$V")" 3 "one model row per model"
 # the section's heading claims Simpson's paradox by the figure's rule: not on the synthetic run

@@ -85,7 +85,7 @@ START_TEST(test_label_text)
     /* a label that starts with a symbol keeps it as the notation writes it */
     snprintf(text, sizeof text, "%s (PC0)", QK_SYM_R_Q);
     qk_plot_label_text(text, sizeof text);
-    ck_assert_str_eq(text, "{/:Italic r}_q (PC0)");
+    ck_assert_str_eq(text, "{/:Italic r}_{/*1.2 q} (PC0)");
     char out[32];
     ck_assert_str_eq(qk_plot_percent(out, sizeof out, 12.46, 1), "12.5 %");
     ck_assert_str_eq(qk_plot_percent(out, sizeof out, -3, 0), "\xe2\x88\x92" "3 %");

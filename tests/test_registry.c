@@ -132,7 +132,13 @@ START_TEST(conf_check_names_the_wrong_line)
         {"rope_theta = fast", "rope_theta takes a number, 0 or more, not 'fast'"},
         {"nope_layers = 3,x", "nope_layers takes layer numbers below 128, "
                               "comma-separated, or -, not '3,x'"},
-        {"label = 0123456789012345678901234567890123456789012345678901234567890123",
+        {"label = 012345678901234567890",
+         "label is longer than 20 characters (figures draw it in legends and on axes)"},
+        /* 20 characters of four bytes each: within 20 characters, not within 63 bytes */
+        {"label = \xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80"
+         "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80"
+         "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80"
+         "\xf0\x9f\x98\x80\xf0\x9f\x98\x80",
          "label is longer than 63 bytes"},
     };
     qk_mkdirs("build/tests/tmp", NULL);
@@ -146,20 +152,23 @@ START_TEST(conf_check_names_the_wrong_line)
         snprintf(want, sizeof want, "line 3: %s", cases[i].msg);
         ck_assert_str_eq(err.msg, want);
     }
-    /* any printable UTF-8 is a label: quotes, markup of HTML, Markdown, LaTeX
-     * and gnuplot, and letters beyond ASCII; blanks around it are not part
-     * of it (a tab among them too) */
-    const char *odd = "<b>My</b> & \"Model\" 'x' 50% $x_1$ {a}#^~\\|*`@ \xc3\xa9\xe2\x86\x92\xf0\x9f\x99\x82";
-    char text[256];
-    snprintf(text, sizeof text, "label\t=  %s \t\r\nfamily = f\xc3\xbcr\n", odd);
-    write_text(path, text);
-    qk_dataset d;
-    memset(&d, 0, sizeof d);
-    qk_err err;
-    ck_assert_msg(qk_dataset_conf_check(path, &err) == 0, "%s", err.msg);
-    ck_assert_msg(qk_dataset_conf_load(path, &d, &err) == 0, "%s", err.msg);
-    ck_assert_str_eq(d.label, odd);
-    ck_assert_str_eq(d.family, "f\xc3\xbcr");
+    /* any printable UTF-8 is a label (of at most 20 characters): quotes,
+     * markup of HTML, Markdown, LaTeX and gnuplot, and letters beyond
+     * ASCII; blanks around it are not part of it (a tab among them too) */
+    const char *odd[] = {"<b>My</b> & \"Model\"", "'x' 50% $x_1$ {a}#^~",
+                         "\\|*`@ \xc3\xa9\xe2\x86\x92\xf0\x9f\x99\x82"};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "label\t=  %s \t\r\nfamily = f\xc3\xbcr\n", odd[i]);
+        write_text(path, text);
+        qk_dataset d;
+        memset(&d, 0, sizeof d);
+        qk_err err;
+        ck_assert_msg(qk_dataset_conf_check(path, &err) == 0, "%s", err.msg);
+        ck_assert_msg(qk_dataset_conf_load(path, &d, &err) == 0, "%s", err.msg);
+        ck_assert_str_eq(d.label, odd[i]);
+        ck_assert_str_eq(d.family, "f\xc3\xbcr");
+    }
 }
 END_TEST
 

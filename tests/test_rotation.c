@@ -15,6 +15,7 @@
 #include "qk/rng.h"
 #include "qk/rotation.h"
 #include "qk/rotation_tables.h"
+#include "qk/stats.h"
 #include "qk/store.h"
 #include "qk/table.h"
 #include "testutil.h"
@@ -1469,19 +1470,38 @@ START_TEST(correlation_interval)
 }
 END_TEST
 
-/* Simpson's reversal: every family's r opposite to the pooled r, at least
- * two families with an r. */
+/* A correlation of r on n points with its Fisher interval, as
+ * rot_correlation gives it. */
+static rot_corr corr_of(double r, int n)
+{
+    rot_corr c = {r, NAN, NAN, n};
+    qk_pearson_interval(r, n, &c.lo, &c.hi);
+    return c;
+}
+
+/* Simpson's reversal: every family's r reverses the pooled r (opposite
+ * signs, each interval apart from 0), at least two families with an r.
+ * The demo's case: Llama -0.55 on 72 heads reverses +0.34 on 264, while
+ * Ministral's -0.19 on 72 (interval -0.40 to +0.04) does not. */
 START_TEST(simpson_rule)
 {
-    double all_opposite[3] = {-0.55, -0.19, NAN}, one_agrees[3] = {-0.55, -0.19, 0.44};
-    double one_family[1] = {-0.5}, with_zero[2] = {-0.5, 0.0};
-    ck_assert_int_eq(rot_simpson_reversal(0.34, all_opposite, 3), 1);
-    ck_assert_int_eq(rot_simpson_reversal(-0.34, all_opposite, 3), 0);
-    ck_assert_int_eq(rot_simpson_reversal(0.34, one_agrees, 3), 0);
-    ck_assert_int_eq(rot_simpson_reversal(0.34, one_family, 1), 0);
-    ck_assert_int_eq(rot_simpson_reversal(0.34, with_zero, 2), 0);
-    ck_assert_int_eq(rot_simpson_reversal(NAN, all_opposite, 3), 0);
-    ck_assert_int_eq(rot_simpson_reversal(0.0, all_opposite, 3), 0);
+    rot_corr pooled = corr_of(0.34, 264), negative = corr_of(-0.34, 264);
+    rot_corr all_sure[3] = {corr_of(-0.55, 72), corr_of(-0.45, 72), corr_of(NAN, 2)};
+    rot_corr one_unsure[2] = {corr_of(-0.55, 72), corr_of(-0.19, 72)};
+    rot_corr one_agrees[3] = {corr_of(-0.55, 72), corr_of(-0.45, 72), corr_of(0.44, 120)};
+    rot_corr one_family[1] = {corr_of(-0.5, 72)}, with_zero[2] = {corr_of(-0.5, 72), corr_of(0.0, 72)};
+    rot_corr few[2] = {corr_of(-0.9, 3), corr_of(-0.9, 3)}; /* no interval from 3 points */
+    ck_assert(rot_reverses(&pooled, &one_unsure[0]) && !rot_reverses(&pooled, &one_unsure[1]));
+    ck_assert_int_eq(rot_simpson_reversal(&pooled, all_sure, 3), 1);
+    ck_assert_int_eq(rot_simpson_reversal(&negative, all_sure, 3), 0);
+    ck_assert_int_eq(rot_simpson_reversal(&pooled, one_unsure, 2), 0);
+    ck_assert_int_eq(rot_simpson_reversal(&pooled, one_agrees, 3), 0);
+    ck_assert_int_eq(rot_simpson_reversal(&pooled, one_family, 1), 0);
+    ck_assert_int_eq(rot_simpson_reversal(&pooled, with_zero, 2), 0);
+    ck_assert_int_eq(rot_simpson_reversal(&pooled, few, 2), 0);
+    rot_corr unknown = corr_of(NAN, 264), weak = corr_of(0.05, 264); /* -0.07 to +0.17 */
+    ck_assert_int_eq(rot_simpson_reversal(&unknown, all_sure, 3), 0);
+    ck_assert_int_eq(rot_simpson_reversal(&weak, all_sure, 3), 0);
 }
 END_TEST
 

@@ -24,7 +24,7 @@ ROT_FLAGS = --quiet --threads $(ROT_THREADS) --b-mode $(ROT_B_MODE) --b-sign $(R
   --omega-grid $(ROT_OMEGA_GRID) --omega-refine $(ROT_OMEGA_REFINE)
 
 # The family of a dataset, and its checkpoint column: the registry label of
-# a SmolLM3 checkpoint ("S1-40K"), "-" for the other models.
+# a SmolLM3 checkpoint ("S1-40k"), "-" for the other models.
 rot_family = $(or $(call registry_value,$(1),family),unknown)
 rot_checkpoint = $(if $(filter smollm3_training_progress,$(call study_of,$(1))),$(or \
   $(call registry_value,$(1),label),$(1)),-)

@@ -92,12 +92,16 @@ typedef struct rot_corr {
 } rot_corr;
 rot_corr rot_correlation(const double *x, const double *y, const rot_rows *r);
 
+/* Whether a group's r (a family's) reverses the pooled r: the two have
+ * opposite signs, each with a 95 % interval that excludes 0, so that
+ * neither sign is noise (an r from fewer than four points has no
+ * interval, and reverses nothing). */
+int rot_reverses(const rot_corr *pooled, const rot_corr *group);
 /* Simpson's reversal, the one rule of the figure qk-rotation/07 and the
- * report's section 3.4: the pooled r is defined and not 0, at least two
- * groups (families) have an r (not NAN), and every group r that is
- * defined has the sign opposite to the pooled r (a group r of exactly 0
- * has no sign: no reversal). Returns 1 when the data show the reversal. */
-int rot_simpson_reversal(double pooled, const double *group_r, int n_groups);
+ * report's section 3.4: at least two groups (families) have an r (not
+ * NAN), and every one of them reverses the pooled r (rot_reverses).
+ * Returns 1 when the data show the reversal. */
+int rot_simpson_reversal(const rot_corr *pooled, const rot_corr *groups, int n_groups);
 
 /* ---- the model summary (docs/rotation.md, model_summary.csv) --------------- */
 

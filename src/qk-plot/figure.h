@@ -222,7 +222,7 @@ void fig_token_tics(qk_plot *p, const char *axis, double lo, double hi);
 
 /* A checkpoint's registry label as drawn: split at its first '-' with sep
  * between the phase and the training step, the step's thousands with a
- * lowercase k ("S1-40K" -> "S1" sep "40k", "S1-1.2M" -> "S1" sep "1.2M"),
+ * lowercase k ("S1-40k" or "S1-40K" -> "S1" sep "40k", "S1-1.2M" -> "S1" sep "1.2M"),
  * since an uppercase K is 1024 tokens (docs/figure-style.md). */
 void fig_checkpoint_label(const char *label, const char *sep, char *out, size_t cap);
 /* The checkpoints of a training run on the x axis at 0..n-1: each label

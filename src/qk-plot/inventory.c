@@ -30,7 +30,7 @@ static const char *study_caption(const char *study)
 /* The rows grouped by study (consecutive rows of one study, as the
  * registry orders them): a dashed line between groups and, right of the
  * plot, a bracket over each group with its caption, so that the rows of
- * checkpoint labels ("S1-40K") read as SmolLM3-3B's. Returns the groups. */
+ * checkpoint labels ("S1-40k") read as SmolLM3-3B's. Returns the groups. */
 static int study_groups(qk_plot *p, const qk_table *t, int c_study, int font_pt)
 {
     int groups = 0;
@@ -53,7 +53,7 @@ static int study_groups(qk_plot *p, const qk_table *t, int c_study, int font_pt)
     return groups;
 }
 
-/* The label of row r as drawn: a training checkpoint's "S1-40K" as
+/* The label of row r as drawn: a training checkpoint's "S1-40k" as
  * "S1 40k" (fig_checkpoint_label), another dataset's label as it is. */
 static void row_label(const qk_table *t, int r, int c_label, int c_study, char *out, size_t cap)
 {

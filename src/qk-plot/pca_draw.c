@@ -8,8 +8,11 @@
 #include "qk/die.h"
 
 /* position-dominated, Q-positional, K-positional, content-focused, mixed */
-const char *const pca_category_colors[PCA_N_CAT] = {FIG_BLUE, FIG_SKY_BLUE, FIG_PURPLE, FIG_GREEN,
-                                                    "#BBBBBB"};
+/* greys from dark to light: the Okabe-Ito colours mean queries, keys and
+ * families (docs/figure-style.md), and the categories are ordered from
+ * position to content */
+const char *const pca_category_colors[PCA_N_CAT] = {"#303030", "#7a7a7a", "#a6a6a6", "#cdcdcd",
+                                                    "#ececec"};
 
 int pca_load_input(const fig_ctx *ctx, const char *name, pca_study *s)
 {

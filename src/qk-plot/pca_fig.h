@@ -8,7 +8,7 @@
 /* Colours: queries blue and keys vermillion, as in every figure. */
 #define PCA_COLOR_Q FIG_BLUE
 #define PCA_COLOR_K FIG_VERMILLION
-#define PCA_COLOR_EV FIG_PURPLE
+#define PCA_COLOR_EV FIG_NEUTRAL /* no colour of a meaning: a family, queries, keys */
 #define PCA_COLOR_REF "#b0b0b0" /* threshold and separator lines */
 #define PCA_COLOR_ZERO FIG_GREY
 

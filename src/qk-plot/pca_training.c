@@ -391,8 +391,9 @@ static void grid_panel(qk_plot *p, const pca_study *s, int m, int slot, int n_sl
     else
         qk_plot_printf(p, "unset ylabel\n");
     pca_threshold_lines(p, low, high);
+    /* a point a head (not a query): SmolLM3's family colour, black */
     qk_plot_printf(p, "plot $c%d using 1:2 with points pt 7 ps 1.1*qk_ps lc rgb '#80%s' notitle\n",
-                   slot, PCA_COLOR_Q + 1);
+                   slot, FIG_BLACK + 1);
 }
 
 int pca_draw_training_scatter(fig_ctx *ctx, qk_err *err)

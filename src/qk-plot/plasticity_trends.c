@@ -146,12 +146,16 @@ int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
                        cp[i].drop, cp[i].bias, f, l, b);
     }
     qk_plot_data_end(&p);
-    char sub[160];
+    char sub[224];
     double *heads = qk_malloc((size_t)n * sizeof *heads);
     for (int i = 0; i < n; i++)
         heads[i] = cp[i].heads;
-    fig_heads_phrase(heads, n, "per checkpoint", sub, sizeof sub);
+    char heads_text[96];
+    fig_heads_phrase(heads, n, "per checkpoint", heads_text, sizeof heads_text);
     free(heads);
+    /* steps and context lengths share no "K" (docs/figure-style.md) */
+    snprintf(sub, sizeof sub, "%s; steps in k\u00a0=\u00a01000, context (italics) in "
+             "K\u00a0=\u00a01024 tokens", heads_text);
     char title[256];
     fig_title_text(ctx, title, sizeof title);
     double top = fig_multiplot_title(&p, title, sub, 19);
@@ -159,7 +163,7 @@ int plast_draw_smollm3_trajectory(fig_ctx *ctx, qk_err *err)
     trajectory_bottom(&p, cp, n, &r_bias);
     qk_plot_printf(&p, "unset multiplot\n");
     fig_key(ctx, "checkpoints", "%d of %d rows", n, t->n_rows);
-    fig_key(ctx, "heads per checkpoint", "%s", sub + 4);
+    fig_key(ctx, "heads per checkpoint", "%s", heads_text + 4);
     for (int i = 0; i < n; i++) {
         char name[128];
         snprintf(name, sizeof name, "%s: first 20 %% / last 20 %% / drop / bias strength",

@@ -458,7 +458,7 @@ int rotfig_draw_complement(fig_ctx *ctx, qk_err *err)
              "thick: active (%d); %d queries, %d keys a pair", numbers, 100 * shown, active,
              h->complement_q, h->complement_k);
     fig_multiplot_title(&p, title, sub, 16);
-    qk_plot_printf(&p, "set grid\nunset key\nset tics font \",12\" scale 0.5\nset format \"%% g\"\n");
+    qk_plot_printf(&p, "set grid\nunset key\nset tics font \",11\" scale 0.5\nset format \"%% g\"\n");
     double bar_h = COMP_HEIGHT / 2 - 0.05;
     colorbar q_bar = {fig_blues, scale, 0.035 + COMP_HEIGHT - 0.03 - bar_h, bar_h,
                       "query position (token index)"};

@@ -445,7 +445,7 @@ static void heatmap_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t,
     qk_plot_quoted(p, title);
     qk_plot_printf(p, " font \",15\"\n");
     /* clear of the tick labels of the colour bar, as the SVG's wider text draws them */
-    fig_axis_label(p, "cb", cb_label, fig_print(p) ? "offset 0.5,0" : "offset 1.2,0");
+    fig_axis_label(p, "cb", cb_label, fig_print(p) ? "offset 0.9,0" : "offset 1.8,0");
     /* an invisible point keeps the colour box when no cell is filled */
     qk_plot_printf(p, "plot $nothing using 1:2:3 with points pt 7 ps 0 lc palette notitle");
     if (filled)
@@ -562,7 +562,14 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
     double lo = range.lo, hi = range.hi;
     if (!(hi >= lo))
         lo = 0, hi = 1;
+    /* from 0: cells of 0.60 and 0.63 would take the two ends of the scale */
+    if (lo > 0)
+        lo = 0;
+    else if (hi < 0)
+        hi = 0;
     fig_range_widen(&lo, &hi); /* the cells of one depth bin, or all equal */
+    range.lo = lo, range.hi = hi;
+    fig_range_recount(&range, &bias_cell[0][0], QK_DEPTH_BINS * t.n_models);
     /* rows of 38 pixels, at least 130 pixels a panel for its colour bar */
     int row_px = 38 * t.n_models >= 130 ? 38 : (130 + t.n_models - 1) / t.n_models;
     int ticks = t.n_models >= 8 ? 5 : t.n_models >= 4 ? 3 : 2;
@@ -810,20 +817,21 @@ static void scatter_panel(fig_ctx *ctx, qk_plot *p, const rot_table *t, int f, i
 
 /* The figure's title claims Simpson's paradox only when the data show it
  * (rot_simpson_reversal, the rule of the report's text too); when only
- * some families reverse it says how many. */
-static void bias_sep_title(const rot_corr *pooled, const double *family_r, int nf, char *out,
+ * some families reverse the pooled r (rot_reverses: opposite signs, each
+ * sure by its 95 % interval) it says how many. */
+static void bias_sep_title(const rot_corr *pooled, const rot_corr *family, int nf, char *out,
                            size_t cap)
 {
     int with_r = 0, opposite = 0;
     for (int f = 0; f < nf; f++)
-        if (!isnan(family_r[f]))
-            with_r++, opposite += family_r[f] * pooled->r < 0;
-    if (rot_simpson_reversal(pooled->r, family_r, nf))
+        if (!isnan(family[f].r))
+            with_r++, opposite += rot_reverses(pooled, &family[f]);
+    if (rot_simpson_reversal(pooled, family, nf))
         snprintf(out, cap, "Bias vs separation strength: Simpson's paradox (the pooled r "
                  "reverses in every family)");
     else if (opposite > 0)
         snprintf(out, cap, "Bias vs separation strength (the pooled r reverses in %d of %d "
-                 "families)", opposite, with_r);
+                 "families, 95 %% intervals apart from 0)", opposite, with_r);
     else
         snprintf(out, cap, "Bias strength vs separation strength");
 }
@@ -844,18 +852,16 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     rot_rows all = rot_rows_all(&t);
     /* r from at least three heads with both values, pooled and in the panels */
     rot_corr pooled = rot_correlation(sep, bias, &all), family[MAX_FAMILIES];
-    double family_r[MAX_FAMILIES];
     for (int f = 0; f < nf; f++) {
         rot_rows rows = rot_rows_family(&t, f);
         family[f] = rot_correlation(sep, bias, &rows);
-        family_r[f] = family[f].r;
         rot_rows_free(&rows);
     }
     char sub[320], rtext[80], title[160];
     rotfig_corr_text(&pooled, rtext, sizeof rtext);
     snprintf(sub, sizeof sub, "a point a head; r: Pearson r within the family; pooled over all "
              "%d heads: r = %s; ▲ ▼: beyond the y scale", pooled.n, rtext);
-    bias_sep_title(&pooled, family_r, nf, title, sizeof title);
+    bias_sep_title(&pooled, family, nf, title, sizeof title);
     double title_bottom = fig_multiplot_title(&p, title, sub, 17);
     scatter_frame sf = scatter_layout(&p, &t, nf, title_bottom);
     qk_plot_printf(&p, "set grid\n");
@@ -863,8 +869,8 @@ int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)
     fig_key(ctx, "pooled Pearson r (bias_strength, separation_strength)", "%+.3f (%d head%s)",
             pooled.r, all.n, all.n == 1 ? "" : "s");
     fig_key(ctx, "pooled r: 95% interval (Fisher z)", "%+.3f to %+.3f", pooled.lo, pooled.hi);
-    fig_key(ctx, "Simpson's reversal (every family r opposite to the pooled r)", "%s",
-            rot_simpson_reversal(pooled.r, family_r, nf) ? "yes" : "no");
+    fig_key(ctx, "Simpson's reversal (every family r reverses the pooled r, 95% intervals apart "
+                 "from 0)", "%s", rot_simpson_reversal(&pooled, family, nf) ? "yes" : "no");
     for (int f = 0; f < nf; f++)
         scatter_panel(ctx, &p, &t, f, f, nf, sep, bias, &sf, &family[f]);
     qk_plot_printf(&p, "unset multiplot\n");

@@ -240,7 +240,7 @@ static void phase_keys(fig_ctx *ctx, const rot_table *t, const int *phase, char 
 int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
 {
     static const bar_metric metrics[4] = {
-        {"mean_abs_r_k_a", "p25_abs_r_k_a", "p75_abs_r_k_a", 1.0, 0, "|r_k| on axis a", NULL,
+        {"mean_abs_r_k_a", "p25_abs_r_k_a", "p75_abs_r_k_a", 1.0, 0, "|" QK_SYM_R_K "| on axis a", NULL,
          "mean |r_k_a|", 1, NULL},
         {"mean_separation_strength", "p25_separation_strength", "p75_separation_strength", 1.0, 0,
          "Separation strength", NULL, "mean separation_strength", 0, NULL},

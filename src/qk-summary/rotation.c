@@ -50,9 +50,9 @@ static const qk_key rotation_keys[] = {
     {"rotation.r_bias_sep.family_min_label", "text", "the family with that r"},
     {"rotation.r_bias_sep.family_max", "signed.2", "highest within-family r of bias_strength and separation_strength"},
     {"rotation.r_bias_sep.family_max_label", "text", "the family with that r"},
-    {"rotation.r_bias_sep.families_opposite", "count", "families whose r has the opposite sign of the pooled r"},
+    {"rotation.r_bias_sep.families_opposite", "count", "families whose r reverses the pooled r: opposite signs, each with a 95 % interval that excludes 0"},
     {"rotation.r_bias_sep.families_with_r", "count", "families with an r of bias_strength and separation_strength"},
-    {"rotation.r_bias_sep.simpson", "count", "1 if the data show Simpson's reversal (rot_simpson_reversal: every family r opposite to the pooled r, at least two families), else 0"},
+    {"rotation.r_bias_sep.simpson", "count", "1 if the data show Simpson's reversal (rot_simpson_reversal: every family r reverses the pooled r, opposite signs with 95 % intervals that exclude 0, at least two families), else 0"},
     {"rotation.complement.active_tau", "sig.3", "|angle r| from which a complement pair counts as active"},
     {"rotation.complement.active_mean", "number.1", "mean number of active complement pairs of a head"},
     {"rotation.complement.active_var_pct", PCT, "mean share of the complement variance in active pairs (%)"},
@@ -298,9 +298,9 @@ static int family_table(qk_numbers *w)
 /* Pearson r of separation and bias over rows, from at least three heads
  * with both values (two points always lie on a line: r = +-1 says
  * nothing), as in figure qk-rotation/07; else NAN. */
-static double bias_sep_r(const columns *c, const rot_rows *rows)
+static rot_corr bias_sep_corr(const columns *c, const rot_rows *rows)
 {
-    return rot_correlation(c->sep, c->bias, rows).r;
+    return rot_correlation(c->sep, c->bias, rows);
 }
 
 /* The families table and the r of the thesis families and the pooled r. */
@@ -309,11 +309,12 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     static const char *const named[] = {"llama", "qwen", "ministral"};
     const rot_table *h = &s->heads;
     rot_rows all = rot_rows_all(h);
-    double pooled = bias_sep_r(c, &all);
+    rot_corr pooled_c = bias_sep_corr(c, &all);
+    double pooled = pooled_c.r;
     static const char *const family_rows = "the heads of the family (its family column)";
     int opposite = 0, with_r = 0, f_min = -1, f_max = -1;
     double r_min = NAN, r_max = NAN;
-    double *family_r = qk_malloc((size_t)(h->n_families ? h->n_families : 1) * sizeof *family_r);
+    rot_corr *family_c = qk_malloc((size_t)(h->n_families ? h->n_families : 1) * sizeof *family_c);
     for (int f = 0; f < h->n_families; f++) {
         rot_rows rows = rot_rows_family(h, f);
         char name[64];
@@ -323,9 +324,9 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
             if (h->family_of[m] == f)
                 models++, first = first < 0 ? m : first;
         const char *family = h->models[first].family;
-        double r = bias_sep_r(c, &rows);
-        family_r[f] = r;
-        opposite += isfinite(r) && isfinite(pooled) && r * pooled < 0;
+        family_c[f] = bias_sep_corr(c, &rows);
+        double r = family_c[f].r;
+        opposite += rot_reverses(&pooled_c, &family_c[f]);
         with_r += isfinite(r);
         if (isfinite(r) && (f_min < 0 || r < r_min))
             f_min = f, r_min = r;
@@ -364,14 +365,15 @@ static void write_families(qk_numbers *w, int table, const study *s, const colum
     heads_source(w, s, "bias_strength, separation_strength",
                  "every head of the cross-model study, and the heads of each family",
                  "the families' Pearson r (at least three heads) against the pooled r: "
-                 "families_with_r those with an r, families_opposite those of the opposite sign, "
-                 "simpson 1 when every family r is opposite (two families at least), "
+                 "families_with_r those with an r, families_opposite those that reverse it (opposite "
+                 "signs, each with a 95 % interval that excludes 0: rot_reverses), simpson 1 "
+                 "when every family r reverses it (two families at least), "
                  "family_min and family_max the lowest and highest family r and its family");
     qk_numbers_set(w, "rotation.r_bias_sep.families_opposite", opposite);
     qk_numbers_set(w, "rotation.r_bias_sep.families_with_r", with_r);
     qk_numbers_set(w, "rotation.r_bias_sep.simpson",
-                   rot_simpson_reversal(pooled, family_r, h->n_families));
-    free(family_r);
+                   rot_simpson_reversal(&pooled_c, family_c, h->n_families));
+    free(family_c);
     /* the range in the page's sentence, named from the registry (no family
      * name is typed in the template) */
     const int ends[2] = {f_min, f_max};

@@ -259,16 +259,29 @@ rot_corr rot_correlation(const double *x, const double *y, const rot_rows *r)
     return c;
 }
 
-int rot_simpson_reversal(double pooled, const double *group_r, int n_groups)
+/* a sign the 95 % interval is sure of: +1, -1, or 0 */
+static int sure_sign(const rot_corr *c)
 {
-    if (!isfinite(pooled) || pooled == 0)
-        return 0;
+    return !isfinite(c->r) || !isfinite(c->lo) || !isfinite(c->hi) ? 0
+           : c->lo > 0                                                ? 1
+           : c->hi < 0                                                ? -1
+                                                                      : 0;
+}
+
+int rot_reverses(const rot_corr *pooled, const rot_corr *group)
+{
+    int p = sure_sign(pooled), g = sure_sign(group);
+    return p != 0 && g == -p;
+}
+
+int rot_simpson_reversal(const rot_corr *pooled, const rot_corr *groups, int n_groups)
+{
     int with_r = 0;
     for (int g = 0; g < n_groups; g++) {
-        if (isnan(group_r[g]))
+        if (isnan(groups[g].r))
             continue;
         with_r++;
-        if (!(group_r[g] * pooled < 0))
+        if (!rot_reverses(pooled, &groups[g]))
             return 0;
     }
     return with_r >= 2;
