@@ -111,7 +111,7 @@ int pca_draw_training_signal(fig_ctx *ctx, qk_err *err)
     pca_checkpoint_axis(ctx, &p, &s);
     char sub[320], xq[16], xk[16];
     spread_subtitle(&s, sub, sizeof sub);
-    double top = fig_title(&p, "SmolLM3-3B: position correlation on PC0 during training", sub, 19);
+    double top = fig_title(&p, "SmolLM3-3B: position correlation on PC0 through training", sub, 19);
     top = fig_key_top(&p, 14, 4, 4, top);
     fig_axis_label(&p, "y", "Pearson " QK_SYM_PEARSON_R " with token position", NULL);
     qk_plot_printf(&p,
@@ -157,7 +157,7 @@ int pca_draw_training_ev(fig_ctx *ctx, qk_err *err)
     pca_checkpoint_axis(ctx, &p, &s);
     char sub[320];
     spread_subtitle(&s, sub, sizeof sub);
-    double top = fig_title(&p, "SmolLM3-3B: PC0 explained variance during training", sub, 19);
+    double top = fig_title(&p, "SmolLM3-3B: PC0 explained variance through training", sub, 19);
     top = fig_key_top(&p, 14, 2, 2, top);
     /* the print canvas is lower in font units: a shorter label */
     const char *ylabel = fig_print(&p) ? "PC0 explained variance (%)\n{/*0.8 mean share of Q+K}"
@@ -253,7 +253,7 @@ int pca_draw_training_taxonomy(fig_ctx *ctx, qk_err *err)
     char sub[320];
     snprintf(sub, sizeof sub, "share of the heads of each checkpoint in each category (%s); "
              "printed from 5 %%; " PCA_CHECKPOINT_UNITS, heads);
-    double top = fig_title(&p, "SmolLM3-3B: head taxonomy (PC0) during training", sub, 19);
+    double top = fig_title(&p, "SmolLM3-3B: head taxonomy (PC0) through training", sub, 19);
     fig_axis_label(&p, "y", "share of heads (%)", NULL);
     const char *axes = "set yrange [0:100]\nset ytics 20\nset format y \"%.0f\"\nunset grid\n";
     if (fig_print(&p)) {
@@ -310,14 +310,14 @@ int pca_draw_training_heatmap_rq(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(
         ctx, 1670, 733, PCA_R_Q0,
-        "SmolLM3-3B: mean " QK_SYM_R_Q " (PC0) by layer depth during training", 1, err);
+        "SmolLM3-3B: mean " QK_SYM_R_Q " (PC0) by layer depth through training", 1, err);
 }
 
 int pca_draw_training_heatmap_rk(fig_ctx *ctx, qk_err *err)
 {
     return pca_depth_heatmap_figure(
         ctx, 1670, 733, PCA_R_K0,
-        "SmolLM3-3B: mean " QK_SYM_R_K " (PC0) by layer depth during training", 1, err);
+        "SmolLM3-3B: mean " QK_SYM_R_K " (PC0) by layer depth through training", 1, err);
 }
 
 /* ---- 12: scatter grid -------------------------------------------------------------- */

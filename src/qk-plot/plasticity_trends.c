@@ -211,6 +211,29 @@ static double published_score(const fig_ctx *ctx, const char *model, const char 
     return NAN;
 }
 
+/* The captured context lengths of the models drawn (the registry's
+ * context_length): "128K tokens", or "32K to 128K tokens". */
+static void context_span(const fig_ctx *ctx, const lbp_point *pt, int n, char *out, size_t cap)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        double c = strtod(fig_registry(ctx, pt[i].model, "context_length", "nan"), NULL);
+        if (isfinite(c) && c > 0)
+            lo = fmin(lo, c), hi = fmax(hi, c);
+    }
+    char a[24], b[24];
+    if (!(hi > 0)) {
+        snprintf(out, cap, "length not known");
+        return;
+    }
+    fig_tokens(lo, a, sizeof a);
+    fig_tokens(hi, b, sizeof b);
+    if (lo == hi)
+        snprintf(out, cap, "%s tokens", b);
+    else
+        snprintf(out, cap, "%s to %s tokens", a, b);
+}
+
 /* The models of the report with a published score, in the table's
  * (registry) order. */
 static lbp_point *load_lbp_points(const fig_ctx *ctx, int *n, int *scored, const char **note)
@@ -400,14 +423,19 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
         qk_plot_printf(&p, "\n\n");
     }
     qk_plot_data_end(&p);
-    char sub[320], rtext[160], title[256];
+    char sub[320], rtext[160], title[256], context[80];
     fig_correlation_text(r, n, "models", rtext, sizeof rtext);
+    context_span(ctx, pt, n, context, sizeof context);
     snprintf(sub, sizeof sub, "%s; scores: published results (%s), not computed here", rtext,
              note && *note && strcmp(note, "-") ? note : "overall");
     fig_title_text(ctx, title, sizeof title);
     double top = fig_title(&p, title, sub, 16);
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - 0.01);
-    fig_axis_label(&p, "x", "AP" QK_SUB("drop") " (first 20% − last 20% of positions)", NULL);
+    /* AP_drop depends on how much context was captured: the label says it */
+    char xlabel[160];
+    snprintf(xlabel, sizeof xlabel, "AP" QK_SUB("drop") " (first 20%% − last 20%% of the captured "
+             "positions, %s)", context);
+    fig_axis_label(&p, "x", xlabel, NULL);
     fig_axis_label(&p, "y", "LongBench-Pro overall (published score)", NULL);
     qk_plot_printf(&p,
         "set xrange [%.6f:%.6f]\nset yrange [%.4f:%.4f]\nset format x \"%%.2f\"\n"

@@ -61,7 +61,7 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
     rotfig_heads_phrase(&t, "per model", heads, sizeof heads);
     snprintf(sub, sizeof sub, "mean over the heads of each model (%s) of |Pearson " QK_SYM_PEARSON_R "| between the "
              "projection on a and token position, queries and keys separately", heads);
-    double top = fig_title(&p, "Q vs K position correlation on the drift axis a", sub, 17);
+    double top = fig_title(&p, "Q against K position correlation on the drift axis a", sub, 17);
     top = fig_key_top(&p, 13, 2, 2, top);
     /* room for the family names above the plot */
     qk_plot_printf(&p, "set tmargin at screen %.4f\n", top - rotfig_family_room(&p, 13));

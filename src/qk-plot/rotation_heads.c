@@ -475,7 +475,7 @@ static void heatmap_axes(qk_plot *p, const rot_table *t)
         qk_plot_printf(p, "\"%.1f\" %d%s", b / 10.0, b, b + 1 < QK_DEPTH_BINS ? ", " : ")\n");
     qk_plot_printf(p, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nunset grid\nunset key\n",
                    QK_DEPTH_BINS - 1, t->n_models - 1);
-    fig_axis_label(p, "x", "Normalized depth: layer / (layers - 1), bins labelled by their lower "
+    fig_axis_label(p, "x", "Normalized layer depth: layer / (layers - 1), bins labelled by their lower "
                    "edge", NULL);
 }
 
@@ -827,13 +827,13 @@ static void bias_sep_title(const rot_corr *pooled, const rot_corr *family, int n
         if (!isnan(family[f].r))
             with_r++, opposite += rot_reverses(pooled, &family[f]);
     if (rot_simpson_reversal(pooled, family, nf))
-        snprintf(out, cap, "Bias vs separation strength: Simpson's paradox (the pooled r "
+        snprintf(out, cap, "Bias against separation strength: Simpson's paradox (the pooled r "
                  "reverses in every family)");
     else if (opposite > 0)
-        snprintf(out, cap, "Bias vs separation strength (the pooled r reverses in %d of %d "
+        snprintf(out, cap, "Bias against separation strength (the pooled r reverses in %d of %d "
                  "families, 95 %% intervals apart from 0)", opposite, with_r);
     else
-        snprintf(out, cap, "Bias strength vs separation strength");
+        snprintf(out, cap, "Bias strength against separation strength");
 }
 
 int rotfig_draw_bias_vs_sep(fig_ctx *ctx, qk_err *err)

@@ -270,7 +270,7 @@ int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
     rotfig_heads_phrase(&t, "per checkpoint", heads, sizeof heads);
     snprintf(sub, sizeof sub, "bars: mean over the heads of each checkpoint (%s), whiskers: "
              "quartiles; " CHECKPOINT_NOTE, heads);
-    double top = fig_multiplot_title(&p, "SmolLM3-3B: 2-D rotation metrics across training", sub,
+    double top = fig_multiplot_title(&p, "SmolLM3-3B: 2-D rotation metrics through training", sub,
                                      17);
     int print = fig_print(&p);
     double legend_y = print ? print_legend_y(&p, top, 13) : top - 0.025;
