@@ -236,7 +236,8 @@ static double entry_em(const legend_entry *e)
 }
 
 /* The sample of an entry with its left edge at screen x, centred on y;
- * tags from *tag on. */
+ * tags from *tag on. A hatched cell's sample is grey: a hatched cell keeps
+ * the colour of its value, whatever that is. */
 static void entry_sample(qk_plot *p, const legend_entry *e, double x, double y, int *tag)
 {
     double w = sample_em(e) * LEGEND_PT / p->width, h = sample_em(e) * LEGEND_PT / p->height;
@@ -247,7 +248,7 @@ static void entry_sample(qk_plot *p, const legend_entry *e, double x, double y, 
     }
     qk_plot_printf(p, "set object %d rectangle from screen %.4f, screen %.4f to screen %.4f, "
                       "screen %.4f fc rgb '%s' fs solid 1.0 border lc rgb '#999999' lw 1 front\n",
-                   (*tag)++, x, y - h / 2, x + w, y + h / 2, e->kind ? "#b73779" : "white");
+                   (*tag)++, x, y - h / 2, x + w, y + h / 2, e->kind ? "#8a8a8a" : "white");
     for (int k = 0; e->kind == 1 && k < HATCH_LINES; k++) {
         double t = (k - (HATCH_LINES - 1) / 2.0) / ((HATCH_LINES + 1) / 2.0);
         double u0 = fmax(-0.5, -0.5 - t), u1 = fmin(0.5, 0.5 - t);
