@@ -151,9 +151,11 @@ before=$(published)
 for sig in INT KILL; do
     # (a process group of its own, as a terminal gives a job: the subshell
     # leads no group, so setsid makes it one in place, its pid the group's,
-    # and execs make in it)
-    ( exec setsid env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" --no-print-directory -j2 \
-        DATASETS="$sets" report SEED=7 > "$T/kill.out" 2>&1 ) &
+    # and execs make in it; with SIGINT as a terminal's Ctrl-C finds it, not
+    # ignored, as a shell without job control leaves it for a command in the
+    # background, and as CI may start the whole check)
+    ( exec setsid env --default-signal=INT -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TREE" \
+        --no-print-directory -j2 DATASETS="$sets" report SEED=7 > "$T/kill.out" 2>&1 ) &
     pid=$!
     # (in the middle: once the first figure is drawn, before the report)
     for _ in $(seq 1800); do grep -q '^  PLOT ' "$T/kill.out" && break; sleep 0.1; done

@@ -107,7 +107,7 @@ char *qk_plot_percent(char *out, size_t cap, double value, int decimals);
 #define QK_SYM_ALPHA_K "{/:Italic α}" QK_SUB("K")
 #define QK_SYM_MU_Q "{/:Italic μ}" QK_SUB("Q")
 #define QK_SYM_MU_K "{/:Italic μ}" QK_SUB("K")
-#define QK_SYM_MU_Q_A "{/:Italic μ}" QK_SUB("Q") QK_SUP("a") /* μ_Q on the drift axis a */
+#define QK_SYM_MU_Q_A "{/:Italic μ}" QK_SUB("Q") "^a" /* μ_Q on the drift axis a */
 #define QK_SYM_AXIS_A "{/:Italic a}"    /* the drift axis of the rotation plane */
 #define QK_SYM_AXIS_B "{/:Italic b}"    /* its separation axis */
 #define QK_SYM_R_THETA "{/:Italic r}" QK_SUB("θ")

@@ -440,7 +440,7 @@ int plast_draw_drop_vs_lbp(fig_ctx *ctx, qk_err *err)
     qk_plot_printf(&p,
         "set xrange [%.6f:%.6f]\nset yrange [%.4f:%.4f]\nset format x \"%%.2f\"\n"
         "set grid xtics ytics lc rgb '#e6e6e6'\n"
-        "set rmargin at screen 0.80\n",
+        "set rmargin at screen 0.78\n",
         range[0], range[1], range[2], range[3]);
     fig_key_right(&p, 13);
     place_labels(&p, pt, n, range);

@@ -75,9 +75,9 @@ int rotfig_draw_drift_bars(fig_ctx *ctx, qk_err *err)
         "set arrow from graph 0, first 0.7 to graph 1, first 0.7 nohead back dt 2 lw 1.2 lc rgb '%s'\n"
         "set boxwidth 0.36 absolute\n"
         "plot $r using ($1-0.18):2 with boxes fs solid 1.0 border lc rgb 'white' "
-        "lc rgb '%s' title \"|" QK_SYM_R_Q "| on axis a (queries)\", \\\n"
+        "lc rgb '%s' title \"|" QK_SYM_R_Q "| on axis " QK_SYM_AXIS_A " (queries)\", \\\n"
         "     $r using ($1+0.18):3 with boxes fs solid 1.0 border lc rgb 'white' "
-        "lc rgb '%s' title \"|" QK_SYM_R_K "| on axis a (keys)\"\n",
+        "lc rgb '%s' title \"|" QK_SYM_R_K "| on axis " QK_SYM_AXIS_A " (keys)\"\n",
         ROTFIG_REF, ROTFIG_REF, ROTFIG_Q, ROTFIG_K);
     double q_models, q_heads, k_models, k_heads;
     model_and_head_means(&t, "mean_abs_r_q_a", &q_models, &q_heads);

@@ -600,7 +600,7 @@ int rotfig_draw_heatmaps(fig_ctx *ctx, qk_err *err)
                    hf.left, hf.right, top1 - h, top1, hf.cb_left, top1 - h, hf.cb_width, h);
     fig_axis_tics(&p, "cb", 0, 1, ticks);
     heatmap_panel(ctx, &p, &t, rk_cell, "rk", fig_reds, 0.0, 1.0, 0,
-                  "Mean |" QK_SYM_R_K "| on axis a (key position signal)", "|" QK_SYM_R_K "|", "mean |r_k_a|");
+                  "Mean |" QK_SYM_R_K "| on axis " QK_SYM_AXIS_A " (key position signal)", "|" QK_SYM_R_K "|", "mean |r_k_a|");
     qk_plot_printf(&p, "set bmargin at screen %.4f\nset tmargin at screen %.4f\n"
                        "set colorbox vertical user origin screen %s, screen %.4f size "
                        "screen %s, screen %.4f\n",

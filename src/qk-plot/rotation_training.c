@@ -240,7 +240,7 @@ static void phase_keys(fig_ctx *ctx, const rot_table *t, const int *phase, char 
 int rotfig_draw_trajectory(fig_ctx *ctx, qk_err *err)
 {
     static const bar_metric metrics[4] = {
-        {"mean_abs_r_k_a", "p25_abs_r_k_a", "p75_abs_r_k_a", 1.0, 0, "|" QK_SYM_R_K "| on axis a", NULL,
+        {"mean_abs_r_k_a", "p25_abs_r_k_a", "p75_abs_r_k_a", 1.0, 0, "|" QK_SYM_R_K "| on axis " QK_SYM_AXIS_A, NULL,
          "mean |r_k_a|", 1, NULL},
         {"mean_separation_strength", "p25_separation_strength", "p75_separation_strength", 1.0, 0,
          "Separation strength", NULL, "mean separation_strength", 0, NULL},
@@ -318,7 +318,7 @@ static void window_keys(fig_ctx *ctx, const rot_table *t)
 int rotfig_draw_decomposition(fig_ctx *ctx, qk_err *err)
 {
     static const bar_metric metrics[4] = {
-        {"mean_mu_q_a", NULL, NULL, 1.0, 0, QK_SYM_MU_Q_A " (Q cluster mean on axis a)",
+        {"mean_mu_q_a", NULL, NULL, 1.0, 0, QK_SYM_MU_Q_A " (Q cluster mean on axis " QK_SYM_AXIS_A ")",
          "Mean projection", "mean mu_q_a", 0, "Projection"},
         {"mean_abs_alpha_k", NULL, NULL, 1e3, 0,
          "|" QK_SYM_ALPHA_K "| × 10^3 (K drift slope per token)", "Slope × 10^3",
