@@ -303,7 +303,7 @@ if [[ "$text" == *"(Figure 4.8 is not drawn in this run: its README says what it
 F07=$TREE/figures/qk-rotation/07_bias_vs_separation
 if ! grep '^set multiplot title' "$F07/figure.gp" | grep -q Simpson &&
    grep -q '^set title "Llama-3.2  (r = .*(95 % CI .* to .*), n = 4 heads)"' "$F07/figure.gp" &&
-   [ "$(key qk-rotation/07_bias_vs_separation "Simpson's reversal (every family r opposite to the pooled r)")" = no ]
+   [ "$(key qk-rotation/07_bias_vs_separation "Simpson's reversal (every family r reverses the pooled r, 95% intervals apart from 0)")" = no ]
 then ok; else bad "one-model run: rotation 07 claims no paradox and gives r with its interval and n"; fi
 if [[ "$text" == *"3.4 Bias and separation Over all heads"* ]]; then ok; else
     bad "one-model run: the section's heading claims no paradox"; fi
