@@ -44,7 +44,7 @@ int *qk_number_families(const void *models, size_t size, size_t name_at, int n,
 /* The display name of a family from its models' labels: their longest
  * common prefix cut back to a word boundary ("Qwen3-0.6B", "Qwen3-4B" ->
  * "Qwen3"); a family of one model is named by its label; fallback when no
- * label is given or nothing is left. */
+ * label is given or nothing is left, its first letter in upper case ("llama" -> "Llama"). */
 void qk_family_label(const char *const *labels, int n, const char *fallback, char *out,
                      size_t cap);
 

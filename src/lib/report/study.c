@@ -133,9 +133,11 @@ void qk_family_label(const char *const *labels, int n, const char *fallback, cha
             k--;
         common = k;
     }
-    if (common == 0)
+    if (common == 0) { /* the family's id, as a name: "llama" is "Llama" */
         snprintf(out, cap, "%s", fallback);
-    else
+        if (out[0] >= 'a' && out[0] <= 'z')
+            out[0] = (char)(out[0] - 'a' + 'A');
+    } else
         snprintf(out, cap, "%.*s", (int)common, first);
 }
 
