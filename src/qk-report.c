@@ -135,15 +135,19 @@ static int looks_numeric(const char *s)
 /* ---- tables ---------------------------------------------------------------------------- */
 
 /* The class attribute of a table cell: a number is right-aligned ("num");
- * a long text (a source description) may wrap ("long"), so that a wide
- * table fits the page; a shorter one (a label, an id, which a break at a
- * hyphen would mangle) stays on one line. */
+ * a long text (a source description) may wrap anywhere ("long"), so that a
+ * wide table fits the page; a shorter one of several words (a label such
+ * as "<b>My</b> & \"M\"") may wrap between them ("words"); one word (a
+ * label, an id, which a break at a hyphen would mangle) stays on one
+ * line. */
 #define LONG_CELL_BYTES 32
 static const char *cell_class(int number, const char *text)
 {
     if (number)
         return " class=\"num\"";
-    return strlen(text) > LONG_CELL_BYTES ? " class=\"long\"" : "";
+    if (strlen(text) > LONG_CELL_BYTES)
+        return " class=\"long\"";
+    return strchr(text, ' ') ? " class=\"words\"" : "";
 }
 
 static void render_table_html(FILE *fp, const qk_table *t)
