@@ -90,7 +90,7 @@ if grep -q " Name=qk-load:llama3.2-1b .*JobState=FAILED\|JobState=FAILED .* Name
 
 # ---- Ctrl-C on make cancels its jobs ----------------------------------------------------
 copy_tree "$base/interrupted"
-setsid make -C "$base/interrupted" --no-print-directory -j2 DATASETS="$sets" CLUSTER=slurm \
+setsid env --default-signal=INT make -C "$base/interrupted" --no-print-directory -j2 DATASETS="$sets" CLUSTER=slurm \
     report > "$base/int.out" 2>&1 &
 pid=$!
 running() { [ -n "$(squeue -h -t RUNNING -o %i)" ]; }

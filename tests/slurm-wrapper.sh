@@ -60,10 +60,9 @@ expect_error_line() { # stage dataset reason name
 }
 
 # Starts the wrapper in the background with SIGINT not ignored (job
-# control), as it is under make in a terminal; sets bg_pid.
+# control, and not left ignored by a caller), as it is under make in a
+# terminal; sets bg_pid.
 start_bg() { # args...
-    # (SIGINT as a terminal's Ctrl-C finds it, also when this check was
-    # started where SIGINT is ignored)
     set -m
     env --default-signal=INT "$qk_srun" "$@" > "$e2e_out" 2> "$e2e_err" &
     bg_pid=$!
