@@ -175,10 +175,7 @@ static void heatmap_axes(qk_plot *p, const pca_study *s, int checkpoints)
  * (the model labels are plain text). */
 static double label_chars(const char *text)
 {
-    double n = 0;
-    for (; *text; text++)
-        n += ((unsigned char)*text & 0xc0) != 0x80;
-    return n;
+    return (double)qk_utf8_chars(text);
 }
 
 /* The screen positions of the heatmap's frame and colour box, and the x

@@ -229,10 +229,7 @@ static double sample_em(const legend_entry *e)
  * up to 0.72 em a character, as measured on the PNG). */
 static double entry_em(const legend_entry *e)
 {
-    double chars = 0;
-    for (const char *c = e->text; *c; c++)
-        chars += ((unsigned char)*c & 0xc0) != 0x80;
-    return sample_em(e) + 0.6 + 0.72 * chars;
+    return sample_em(e) + 0.6 + 0.72 * (double)qk_utf8_chars(e->text);
 }
 
 /* The sample of an entry with its left edge at screen x, centred on y;
