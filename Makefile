@@ -67,11 +67,13 @@ else ifeq ($(if $(QK_BUILDS_NOTHING),inner,$(filter $(CURDIR),$(QK_INNER))),)
 # parameter or setting (or DATA), a make that checks them all and runs
 # nothing else (workflow/validate.mk). The names it checks are those of the
 # last run (build/sets/checked-vars.txt; every run checks when there is none).
+# (Stripped: with nothing typed the foreach leaves blanks, which $(if) takes
+# for true.)
 export QK_INNER := $(CURDIR)
 QK_GOALS := $(or $(MAKECMDGOALS),report)
 QK_CHECKED_VARS := $(file <build/sets/checked-vars.txt)
-QK_TYPED := $(or $(MAKEOVERRIDES),$(if $(QK_CHECKED_VARS),,none known),$(foreach \
-  v,$(QK_CHECKED_VARS) DATA DATASETS,$(if $(filter environment%,$(origin $(v))),$(v))))
+QK_TYPED := $(strip $(or $(MAKEOVERRIDES),$(if $(QK_CHECKED_VARS),,none known),$(foreach \
+  v,$(QK_CHECKED_VARS) DATA DATASETS,$(if $(filter environment%,$(origin $(v))),$(v)))))
 .PHONY: $(QK_GOALS)
 $(wordlist 2,$(words $(QK_GOALS)),$(QK_GOALS)): $(firstword $(QK_GOALS)) ; @:
 $(firstword $(QK_GOALS)):
