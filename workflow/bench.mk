@@ -3,10 +3,11 @@
 BENCH_DATASET ?= llama3.2-3b
 BENCH_DIR     := build/bench
 
-# ISA=avx512, avx2 or scalar: the instruction set the plasticity kernels may
-# use in bench-plasticity and bench-e2e (the environment variable QK_ISA;
-# never one the CPU lacks), to measure a lower one on a CPU that has more.
-# Unset: the best the CPU has. It changes no result.
+# ISA=avx512, avx2 or scalar: the instruction set the plasticity kernels and
+# the complement floor's atan2 may use in bench-plasticity, bench-stages and
+# bench-e2e (the environment variable QK_ISA; never one the CPU lacks), to
+# measure a lower one on a CPU that has more; the other stages use AVX2 at
+# most. Unset: the best the CPU has. It changes no result.
 ISA ?=
 $(call checked_by,ISA,one of: avx512 avx2 scalar)
 BENCH_ENV = $(if $(ISA),QK_ISA=$(ISA) )
@@ -76,7 +77,7 @@ bench: bench-stages
 
 bench-stages: bin/qk-bench-stages bin/qk-pca bin/qk-rotate bin/qk-complement $(BENCH_DIR)/store.qks
 	@echo "== qk-pca, qk-rotate, qk-complement at thesis scale on one thread, beside their floors"
-	bin/qk-bench-stages --threads 1 $(BENCH_DIR)/store.qks
+	$(BENCH_ENV)bin/qk-bench-stages --threads 1 $(BENCH_DIR)/store.qks
 
 # make bench-e2e takes the floors of these stages from qk-bench-stages (one
 # "floor<TAB>SECONDS" line for the stage on the dataset's store).
