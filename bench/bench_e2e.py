@@ -28,6 +28,8 @@ import time
 
 THESIS_HEADS = 6839        # query heads of the 23 thesis datasets (spec/data.md)
 THESIS_PARQUET_GB = 15.0   # their Parquet, about
+STAGE_GOAL = 1.5           # a stage's CPU time at most this times its floor
+PIPELINE_GOAL = 1.3        # all stages' CPU time at most this times the sum of the floors
 
 
 def parse_args():
@@ -128,6 +130,17 @@ def blas_core():
     return cores[0] if out.returncode == 0 and cores else "unknown"
 
 
+def cpu_name():
+    """The CPU's model name and the cores this process may use, for the header."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [l.split(":", 1)[1].strip() for l in f if l.startswith("model name")]
+    except OSError:
+        names = []
+    cores = len(os.sched_getaffinity(0))
+    return f"{names[0] if names else 'unknown CPU'}, {cores} cores"
+
+
 def heads_of(store):
     out = subprocess.run(["bin/qk-load", "--verify", store], capture_output=True, text=True,
                          check=True).stdout
@@ -183,7 +196,8 @@ def main():
             r["written"] += written
             r["floor"] += floor
             r["heads"] += heads
-            print(f"  {name:<11} {ds:<40} {wall:7.2f} s (floor {floor:.2f} s)", file=sys.stderr)
+            print(f"  {name:<11} {ds:<40} {wall:7.2f} s wall, {cpu:7.2f} s CPU, floor {floor:.2f} s: "
+                  f"{cpu / floor if floor > 0 else float('nan'):.2f}x", file=sys.stderr)
         total_heads += heads
     report(rows, stages, a, parquet_bytes, total_heads, seen)
 
@@ -194,9 +208,10 @@ def report(rows, stages, a, parquet_bytes, total_heads, seen):
     blas = "/".join(sorted(seen.get("blas_core", set()))) or blas_core()
     print(f"== bench-e2e: {len(a.datasets)} thesis-scale datasets ({', '.join(a.datasets)}), "
           f"{total_heads} query heads, {parquet_bytes / 1e9:.2f} GB Parquet; plasticity kernels "
-          f"{isa} ({f'QK_ISA={asked}' if asked else 'the best the CPU has'}), BLAS kernel {blas}")
+          f"{isa} ({f'QK_ISA={asked}' if asked else 'the best the CPU has'}), BLAS kernel {blas}; "
+          f"{cpu_name()}")
     print(f"{'stage':<11} {'wall s/head':>11} {'CPU s/head':>10} {'read MB':>9} {'written MB':>10} "
-          f"{'peak RSS MB':>11} {'floor s/head':>12} {'CPU/floor':>10}")
+          f"{'peak RSS MB':>11} {'floor s/head':>12} {'CPU/floor':>10}  goal <= {STAGE_GOAL}")
     total_wall, total_floor = 0.0, 0.0
     for name, _ in stages:
         r = rows[name]
@@ -204,7 +219,8 @@ def report(rows, stages, a, parquet_bytes, total_heads, seen):
         # floors are single-thread CPU measures, so the stage's CPU time is what compares
         ratio = r["cpu"] / r["floor"] if r["floor"] > 0 else float("nan")
         print(f"{name:<11} {r['wall'] / h:11.4f} {r['cpu'] / h:10.4f} {r['read'] / 1e6:9.0f} "
-              f"{r['written'] / 1e6:10.0f} {r['rss'] / 1e6:11.0f} {r['floor'] / h:12.4f} {ratio:10.2f}")
+              f"{r['written'] / 1e6:10.0f} {r['rss'] / 1e6:11.0f} {r['floor'] / h:12.4f} {ratio:10.2f}  "
+              f"{'met' if ratio <= STAGE_GOAL else 'not met'}")
         total_wall += r["wall"]
         total_floor += r["floor"]
     per_head = total_wall / max(total_heads, 1)
@@ -212,7 +228,8 @@ def report(rows, stages, a, parquet_bytes, total_heads, seen):
     total_cpu = sum(rows[n]["cpu"] for n, _ in stages)
     print(f"all stages: {per_head:.4f} s per head wall, {total_cpu / max(total_heads, 1):.4f} s CPU; "
           f"floors {total_floor / max(total_heads, 1):.4f} s per head "
-          f"(CPU {total_cpu / total_floor:.2f}x the sum of the floors)")
+          f"(CPU {total_cpu / total_floor:.2f}x the sum of the floors; goal <= {PIPELINE_GOAL}: "
+          f"{'met' if total_cpu / total_floor <= PIPELINE_GOAL else 'not met'})")
     print(f"thesis set ({THESIS_HEADS} query heads, ~{THESIS_PARQUET_GB:.0f} GB Parquet): "
           f"{thesis / 60:.1f} min on these cores, one dataset at a time")
     # CPU times over the cores: what an idle machine gives when every core works,
