@@ -26,6 +26,8 @@ import subprocess
 import sys
 import time
 
+from benchlib import kernels
+
 THESIS_HEADS = 6839        # query heads of the 23 thesis datasets (spec/data.md)
 THESIS_PARQUET_GB = 15.0   # their Parquet, about
 STAGE_GOAL = 1.5           # a stage's CPU time at most this times its floor
@@ -123,13 +125,6 @@ def kernels_seen(text, seen):
                 seen.setdefault(name, set()).add(lines[i + 1].split("\t")[cols.index(name)])
 
 
-def blas_core():
-    """The BLAS kernel the programs run (qk-report --blas-info), for want of a floor's."""
-    out = subprocess.run(["bin/qk-report", "--blas-info"], capture_output=True, text=True)
-    cores = [l.split("\t")[1] for l in out.stdout.splitlines() if l.startswith("blas_core\t")]
-    return cores[0] if out.returncode == 0 and cores else "unknown"
-
-
 def cpu_name():
     """The CPU's model name and the cores this process may use, for the header."""
     try:
@@ -205,11 +200,13 @@ def main():
 def report(rows, stages, a, parquet_bytes, total_heads, seen):
     isa = "/".join(sorted(seen.get("isa", {"not measured"})))
     asked = os.environ.get("QK_ISA")
-    blas = "/".join(sorted(seen.get("blas_core", set()))) or blas_core()
+    info = kernels()
+    blas = "/".join(sorted(seen.get("blas_core", set()))) or info.get("blas_core", "unknown")
     print(f"== bench-e2e: {len(a.datasets)} thesis-scale datasets ({', '.join(a.datasets)}), "
           f"{total_heads} query heads, {parquet_bytes / 1e9:.2f} GB Parquet; plasticity kernels "
-          f"{isa} ({f'QK_ISA={asked}' if asked else 'the best the CPU has'}), BLAS kernel {blas}; "
-          f"{cpu_name()}")
+          f"{isa} ({f'QK_ISA={asked}' if asked else 'the best the CPU has'}; the CPU runs up to "
+          f"{info.get('isa_best', '?')}), the other stages {info.get('simd', '?')}, BLAS kernel "
+          f"{blas}; {cpu_name()}")
     print(f"{'stage':<11} {'wall s/head':>11} {'CPU s/head':>10} {'read MB':>9} {'written MB':>10} "
           f"{'peak RSS MB':>11} {'floor s/head':>12} {'CPU/floor':>10}  goal <= {STAGE_GOAL}")
     total_wall, total_floor = 0.0, 0.0

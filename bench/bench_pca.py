@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-from benchlib import best_seconds, one_blas_thread, read_heads, run_c
+from benchlib import best_seconds, kernels, kernels_line, one_blas_thread, read_heads, run_c
 
 one_blas_thread()  # like the C side; before numpy loads BLAS
 
@@ -54,6 +54,7 @@ def main():
     os.makedirs(os.path.dirname(a.dump) or ".", exist_ok=True)
     cmd = [a.qk_bench, "--heads", str(a.heads), "--rows", str(a.rows), "--dim", str(a.dim),
            "--repeat", str(a.repeat), "--dump", a.dump]
+    print(kernels_line(kernels(os.path.dirname(a.qk_bench) or ".")))
     out = run_c(cmd)
     sys.stdout.write(out)
     times = [float(v) for v in re.findall(r": ([0-9.]+) ms", out)]

@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 
-from benchlib import best_seconds, one_blas_thread, run_c as run_program
+from benchlib import best_seconds, kernels, one_blas_thread, run_c as run_program
 
 one_blas_thread()  # like each worker of the C program; before numpy loads BLAS
 
@@ -274,18 +274,6 @@ def run_c(args, heads, threads, outdir, floor=False):
     return int(found.group(1)), float(found.group(2)), figures
 
 
-def cpu_best_isa():
-    """The widest instruction set of the kernels this CPU runs (as qk_plast_isa)."""
-    try:
-        flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo")
-                      if l.startswith("flags")), [])
-    except OSError:
-        return "unknown"
-    if all(f in flags for f in ("avx512f", "avx512dq", "avx512vl", "avx512bw")):
-        return "avx512"
-    return "avx2" if "avx2" in flags and "fma" in flags else "scalar"
-
-
 def numpy_blas_core():
     """The kernel of the OpenBLAS numpy loaded, or what is known of its BLAS."""
     for line in open("/proc/self/maps"):
@@ -334,7 +322,8 @@ def main():
     print(f"== attention plasticity per head: {len(heads)} heads, n_q {q0['rows']}, "
           f"n_k {k0['rows']}, d {store['dim']}, B {store['bucket']}, "
           f"context {store['context']}; kernels {isa} "
-          f"({f'QK_ISA={asked}' if asked else 'the best'}; the CPU runs up to {cpu_best_isa()}), "
+          f"({f'QK_ISA={asked}' if asked else 'the best'}; the CPU runs up to "
+          f"{kernels(os.path.dirname(args.qk_plasticity) or '.')['isa_best']}), "
           f"BLAS kernel {blas} (numpy: {numpy_blas_core()})")
     n_c = int(fig["heads"])  # the heads after the warm-up
     if n_c != n_run - 1:

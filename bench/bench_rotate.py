@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from benchlib import best_seconds, one_blas_thread, read_heads, run_c
+from benchlib import best_seconds, kernels, kernels_line, one_blas_thread, read_heads, run_c
 
 one_blas_thread()  # like the C side; before numpy loads BLAS
 
@@ -197,6 +197,7 @@ def main():
     os.makedirs(os.path.dirname(a.dump) or ".", exist_ok=True)
     cmd = [a.qk_bench, "--heads", str(a.heads), "--examples", str(a.examples),
            "--repeat", str(a.repeat), "--dump", a.dump]
+    print(kernels_line(kernels(os.path.dirname(a.qk_bench) or ".")))
     out = run_c(cmd)
     sys.stdout.write("".join(l + "\n" for l in out.splitlines() if not l.startswith("result ")))
     m = re.search(r"rotate \+ complement per head: ([0-9.]+) ms", out)

@@ -3,7 +3,9 @@
 one_blas_thread() limits BLAS to one thread, as the C side runs (call it before numpy
 is imported); run_c() runs a C program and returns its standard output;
 best_seconds() times a function, best of N; read_heads() reads the heads file that
-qk-bench-pca --dump, qk-bench-rotate --dump and test_pca write.
+qk-bench-pca --dump, qk-bench-rotate --dump and test_pca write; kernels() and
+kernels_line() say which instruction sets and BLAS kernel the programs run, for the
+benchmarks' headers.
 """
 import os
 import subprocess
@@ -17,6 +19,29 @@ def one_blas_thread():
 
 def run_c(cmd):
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def kernels(bindir="bin"):
+    """What qk-report --kernels-info and --blas-info print, as a dict: isa (the plasticity
+    kernels, after QK_ISA), isa_best (the CPU's best), simd (the other stages' vector
+    code), blas_core, blas_library."""
+    info = {}
+    for flag in ("--kernels-info", "--blas-info"):
+        out = subprocess.run([os.path.join(bindir, "qk-report"), flag], capture_output=True,
+                             text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"benchmark: qk-report {flag} failed: {out.stderr.strip()}")
+        info.update(line.split("\t", 1) for line in out.stdout.splitlines() if "\t" in line)
+    return info
+
+
+def kernels_line(info):
+    """One line for a header: the instruction sets and the BLAS kernel the programs run."""
+    asked = os.environ.get("QK_ISA")
+    return (f"vector code: qk-plasticity {info.get('isa', '?')} "
+            f"({f'QK_ISA={asked}' if asked else 'the best the CPU has'}; the CPU runs up to "
+            f"{info.get('isa_best', '?')}), the other stages {info.get('simd', '?')}; "
+            f"BLAS kernel {info.get('blas_core', '?')}")
 
 
 def best_seconds(fn, repeat):

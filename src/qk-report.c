@@ -16,12 +16,22 @@
 #include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/numbers.h"
+#include "qk/plasticity.h"
+#include "qk/simd.h"
 #include "qk/table.h"
 #include "qk/values.h"
 
 #include "figure_blocks.h" /* report_figures, generated from workflow/figures.rec */
 
-enum { OPT_MARKDOWN = QK_KEY_FIRST, OPT_TEX, OPT_MD, OPT_LATEX_TABLE, OPT_BLAS_INFO, OPT_NUMBERS_HTML };
+enum {
+    OPT_MARKDOWN = QK_KEY_FIRST,
+    OPT_TEX,
+    OPT_MD,
+    OPT_LATEX_TABLE,
+    OPT_BLAS_INFO,
+    OPT_KERNELS_INFO,
+    OPT_NUMBERS_HTML
+};
 
 static const qk_option options_table[] = {
     {'t', "template", "FILE", "template to render"},
@@ -39,6 +49,9 @@ static const qk_option options_table[] = {
                                                   "tabular"},
     {OPT_BLAS_INFO, "blas-info", NULL, "print the BLAS in use as values (blas_library, "
      "blas_core) and fail when OPENBLAS_CORETYPE names another kernel"},
+    {OPT_KERNELS_INFO, "kernels-info", NULL, "print the instruction sets of the stages' vector "
+     "code as values: isa (qk-plasticity's kernels; QK_ISA lowers it), isa_best (the best this "
+     "CPU runs), simd (the other stages: avx2 or baseline; QK_SIMD=generic asks for baseline)"},
     QK_OPTIONS_END};
 
 static const qk_program program = {
@@ -46,7 +59,8 @@ static const qk_program program = {
     "qk-report --template FILE --output FILE [--values FILE]... [--table NAME=TSV]...\n"
     "          [--set KEY=VALUE]... [--markdown] [--numbers-tex FILE]\n"
     "          [--numbers-md FILE] [--numbers-html FILE] [--latex-table NAME=FILE]...\n"
-    "qk-report --blas-info",
+    "qk-report --blas-info\n"
+    "qk-report --kernels-info",
     "Renders a template. Directives, written {{...}}:\n"
     "  {{key}}                    a value: from a numbers file (typeset by its kind; in\n"
     "                             HTML inside <span data-qk=\"key\">), or from a plain\n"
@@ -797,6 +811,20 @@ static int print_blas_info(void)
     return QK_EXIT_OK;
 }
 
+/* The instruction sets the stages' vector code runs, as --values lines (the
+ * benchmarks name them beside their figures). A QK_ISA that names no
+ * instruction set is refused, as qk-plasticity refuses it. */
+static int print_kernels_info(void)
+{
+    qk_err err;
+    int isa = qk_plast_isa_check(&err);
+    if (isa < 0)
+        qk_die(QK_EXIT_USAGE, NULL, "%s", err.msg);
+    printf("isa\t%s\nisa_best\t%s\nsimd\t%s\n", qk_plast_isa_name(isa),
+           qk_plast_isa_name(qk_plast_isa_best()), qk_simd_avx2() ? "avx2" : "baseline");
+    return QK_EXIT_OK;
+}
+
 static void load_values(renderer *r, const char *path)
 {
     qk_err err;
@@ -847,6 +875,7 @@ int main(int argc, char **argv)
             n_latex++;
             break;
         case OPT_BLAS_INFO: return print_blas_info();
+        case OPT_KERNELS_INFO: return print_kernels_info();
         }
     }
     const char *output = a.output;

@@ -37,7 +37,7 @@ $(call publish_goal,pca,$(call shown,$(PCA_TABLES)),$(PCA_OUTPUTS) $(PCA_TABLES)
 
 # Per-head time at thesis size (8000 + 8000 rows x 128), one core, against
 # scikit-learn on the same vectors; prints figures, passes or fails nothing.
-bench-pca: bin/qk-bench-pca
+bench-pca: bin/qk-bench-pca bin/qk-report
 	@echo "== combined QK PCA per head: qk-pca against scikit-learn PCA(svd_solver='full') + numpy r"
 	set -o pipefail; /usr/bin/python3 bench/bench_pca.py --qk-bench bin/qk-bench-pca --heads 8 --rows 8000 \
 	  --dim 128 --repeat 5 --dump build/bench/pca-heads.bin | tee $(BENCH_DIR)/bench-pca.txt

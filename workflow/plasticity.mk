@@ -72,7 +72,7 @@ PLAST_BENCH_DATA := $(PLAST_BENCH_DIR)/data/llama3.2-3b
 $(PLAST_BENCH_DIR)/store.qks: $(PLAST_BENCH_DATA)/synth-truth.tsv bin/qk-load
 	bin/qk-load --quiet --dataset llama3.2-3b $(PLAST_BENCH_DATA) -o $@
 
-bench-plasticity: bin/qk-plasticity $(PLAST_BENCH_DIR)/store.qks
+bench-plasticity: bin/qk-plasticity bin/qk-report $(PLAST_BENCH_DIR)/store.qks
 	@echo "== attention plasticity: qk-plasticity against numpy on llama3.2-3b at thesis scale"
 	set -o pipefail; $(BENCH_ENV)/usr/bin/python3 bench/bench_plasticity.py \
 	  --store $(PLAST_BENCH_DIR)/store.qks \

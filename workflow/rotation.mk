@@ -76,7 +76,7 @@ $(call publish_goal,rotation,$(call shown,$(ROT_TABLES)),$(ROT_OUTPUTS) $(ROT_TA
 # Per-head time of rotate + complement at thesis size (about 8000 + 8000 rows
 # x 128, made in memory by the synthetic generator), one core, against numpy
 # on the same vectors; prints figures, passes or fails nothing.
-bench-rotate: bin/qk-bench-rotate
+bench-rotate: bin/qk-bench-rotate bin/qk-report
 	@echo "== rotation model per head: qk-rotate + qk-complement against numpy (same formulas)"
 	set -o pipefail; OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/bench_rotate.py --qk-bench bin/qk-bench-rotate \
 	  --heads 4 --examples 500 --repeat 3 --dump $(BENCH_DIR)/rotate-heads.bin | tee $(BENCH_DIR)/bench-rotate.txt
