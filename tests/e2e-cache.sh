@@ -1,4 +1,5 @@
 #!/bin/bash
+# qk-test: alone (it kills runs and times them: a test beside it would slow them)
 # The cache promise, tested with the real make in copies of the tree: after
 # each of these histories, `make report` leaves results/, figures/ and
 # report/ byte-identical to a clean build of the same command, and runs

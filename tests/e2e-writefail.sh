@@ -1,4 +1,5 @@
 #!/bin/bash
+# qk-test: alone (it kills runs and times them: a test beside it would slow them)
 # Failing writes: every program that writes a store, table, figure, report
 # or archive, run with a file size limit (ulimit -f) so that its output
 # cannot be written, exits with status 2 and one line naming the file and
