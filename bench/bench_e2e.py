@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from benchlib import kernels
+from benchlib import kernels, kernels_line
 
 THESIS_HEADS = 6839        # query heads of the 23 thesis datasets (spec/data.md)
 THESIS_PARQUET_GB = 15.0   # their Parquet, about
@@ -117,16 +117,6 @@ def floor_seconds(text, heads):
     sys.exit("bench-e2e: error: a floor command printed no floor line:\n" + text)
 
 
-def kernels_seen(text, seen):
-    """The isa and blas_core columns of a floor command's TSV (qk-plasticity --floor)."""
-    lines = text.splitlines()
-    for i, line in enumerate(lines[:-1]):
-        cols = line.split("\t")
-        for name in ("isa", "blas_core"):
-            if name in cols:
-                seen.setdefault(name, set()).add(lines[i + 1].split("\t")[cols.index(name)])
-
-
 def cpu_name():
     """The CPU's model name and the cores this process may use, for the header."""
     try:
@@ -163,7 +153,7 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     rows = {name: dict(wall=0.0, cpu=0.0, rss=0, read=0, written=0, floor=0.0, heads=0)
             for name, _ in stages}
-    parquet_bytes, total_heads, seen = 0, 0, {}
+    parquet_bytes, total_heads = 0, 0
     for ds in a.datasets:
         data = os.path.join(a.data, ds)
         out = os.path.join(a.work, ds)
@@ -183,7 +173,6 @@ def main():
             floor = write_floor(written, a.work)
             for template_f in floors.get(name, []):
                 text = run_measured(template_f.format(**fill))[3]
-                kernels_seen(text, seen)
                 floor += floor_seconds(text, heads)
             r = rows[name]
             r["wall"] += wall
@@ -196,19 +185,13 @@ def main():
             print(f"  {name:<11} {ds:<40} {wall:7.2f} s wall, {cpu:7.2f} s CPU, floor {floor:.2f} s: "
                   f"{cpu / floor if floor > 0 else float('nan'):.2f}x", file=sys.stderr)
         total_heads += heads
-    report(rows, stages, a, parquet_bytes, total_heads, seen)
+    report(rows, stages, a, parquet_bytes, total_heads)
 
 
-def report(rows, stages, a, parquet_bytes, total_heads, seen):
-    isa = "/".join(sorted(seen.get("isa", {"not measured"})))
-    asked = os.environ.get("QK_ISA")
-    info = kernels()
-    blas = "/".join(sorted(seen.get("blas_core", set()))) or info.get("blas_core", "unknown")
+def report(rows, stages, a, parquet_bytes, total_heads):
     print(f"== bench-e2e: {len(a.datasets)} thesis-scale datasets ({', '.join(a.datasets)}), "
-          f"{total_heads} query heads, {parquet_bytes / 1e9:.2f} GB Parquet; plasticity kernels "
-          f"{isa} ({f'QK_ISA={asked}' if asked else 'the best the CPU has'}; the CPU runs up to "
-          f"{info.get('isa_best', '?')}), the other stages {info.get('simd', '?')}, BLAS kernel "
-          f"{blas}; {cpu_name()}")
+          f"{total_heads} query heads, {parquet_bytes / 1e9:.2f} GB Parquet; "
+          f"{kernels_line(kernels())}; {cpu_name()}")
     print(f"{'stage':<11} {'wall s/head':>11} {'CPU s/head':>10} {'read MB':>9} {'written MB':>10} "
           f"{'peak RSS MB':>11} {'floor s/head':>12} {'CPU/floor':>10}  goal <= {STAGE_GOAL}")
     total_wall, total_floor = 0.0, 0.0

@@ -5,7 +5,7 @@ is imported); run_c() runs a C program and returns its standard output;
 best_seconds() times a function, best of N; read_heads() reads the heads file that
 qk-bench-pca --dump, qk-bench-rotate --dump and test_pca write; kernels() and
 kernels_line() say which instruction sets and BLAS kernel the programs run, for the
-benchmarks' headers.
+benchmarks' headers (run as a script, it prints that line).
 """
 import os
 import subprocess
@@ -77,3 +77,7 @@ def read_heads(path):
         t_k = take("<i4", n_k)
         heads.append((q, t_q, k, t_k))
     return heads
+
+
+if __name__ == "__main__":
+    print(kernels_line(kernels()))

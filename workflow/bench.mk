@@ -77,7 +77,7 @@ bench: bench-stages
 
 bench-stages: bin/qk-bench-stages bin/qk-pca bin/qk-rotate bin/qk-complement bin/qk-report $(BENCH_DIR)/store.qks
 	@echo "== qk-pca, qk-rotate, qk-complement at thesis scale on one thread, beside their floors"
-	@echo "vector code: $$($(BENCH_ENV)bin/qk-report --kernels-info | tr '\t\n' '= ')BLAS kernel $$(bin/qk-report --blas-info | awk -F'\t' '$$1 == "blas_core" { print $$2 }')"
+	@$(BENCH_ENV)/usr/bin/python3 bench/benchlib.py
 	$(BENCH_ENV)bin/qk-bench-stages --threads 1 $(BENCH_DIR)/store.qks
 
 # make bench-e2e takes the floors of these stages from qk-bench-stages (one
