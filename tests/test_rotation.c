@@ -1117,6 +1117,70 @@ static void omega_both_builds(const double *yq, const int32_t *tq, const double 
                   base.r_squared);
 }
 
+static void omega_same(const qk_rot_omega *a, const qk_rot_omega *b, const char *what)
+{
+    ck_assert_msg(same_double(a->omega, b->omega) && same_double(a->r_squared, b->r_squared) &&
+                      a->at_bound == b->at_bound && same_double(a->lin_r_squared_w, b->lin_r_squared_w),
+                  "%s: omega %.17g / %.17g, R^2 %.17g / %.17g", what, a->omega, b->omega,
+                  a->r_squared, b->r_squared);
+}
+
+/* The fit that keeps the grid's positional sums from head to head gives
+ * the bits of the one that does not, whether the next head shares the
+ * positions (the sums reused), moves one position, has another row count
+ * or another grid (the sums made again), in both builds. */
+START_TEST(omega_cache_same_bits)
+{
+    const int64_t n = 1800;
+    double *yq = malloc(sizeof(double) * n), *yk = malloc(sizeof(double) * n);
+    int32_t *tq = malloc(sizeof(int32_t) * n), *tk = malloc(sizeof(int32_t) * n);
+    qk_rng r;
+    seed_rng(&r, 91);
+    for (int64_t i = 0; i < n; i++) {
+        tq[i] = (int32_t)qk_rng_below(&r, 40000);
+        tk[i] = (int32_t)qk_rng_below(&r, 40000);
+    }
+    qk_rot_omega_cache *cache = NULL;
+    /* head: values, then what changes before it: 0 nothing, 1 a position,
+     * 2 fewer k rows, 3 the grid */
+    const int change[] = {0, 0, 0, 1, 0, 2, 0, 3, 0};
+    int64_t n_k = n;
+    int grid = QK_ROT_OMEGA_GRID;
+    for (int build = 0; build < 2; build++) {
+        if (build)
+            setenv("QK_SIMD", "generic", 1);
+        for (size_t h = 0; h < sizeof change / sizeof change[0]; h++) {
+            if (change[h] == 1)
+                tq[h * 37 % n] += 1;
+            if (change[h] == 2)
+                n_k -= 11;
+            if (change[h] == 3)
+                grid = grid == QK_ROT_OMEGA_GRID ? 50 : QK_ROT_OMEGA_GRID;
+            double f = 1e-4 * (1.0 + (double)h);
+            for (int64_t i = 0; i < n; i++) {
+                yq[i] = cos(f * tq[i]) + 0.3 * qk_rng_normal(&r);
+                yk[i] = sin(f * tk[i]) + 2e-5 * tk[i] + 0.3 * qk_rng_normal(&r);
+            }
+            /* without refinement R^2 is a grid point's, made of the kept sums */
+            int refine = h % 2 ? 0 : QK_ROT_OMEGA_REFINE;
+            qk_rot_omega plain, kept;
+            qk_rot_omega_fit(yq, tq, n, yk, tk, n_k, grid, refine, &plain);
+            qk_rot_omega_fit_cached(yq, tq, n, yk, tk, n_k, grid, refine, &cache, &kept);
+            char what[64];
+            snprintf(what, sizeof what, "build %d, head %zu", build, h);
+            omega_same(&plain, &kept, what);
+            ck_assert(isfinite(kept.omega));
+        }
+        unsetenv("QK_SIMD");
+    }
+    qk_rot_omega_cache_free(cache);
+    free(yq);
+    free(yk);
+    free(tq);
+    free(tk);
+}
+END_TEST
+
 START_TEST(simd_builds_agree)
 {
     const int64_t n = 2500;
@@ -1528,6 +1592,7 @@ static Suite *rotation_suite(void)
     tcase_add_test(tc, omega_routine);
     tcase_add_test(tc, omega_matches_direct);
     tcase_add_test(tc, simd_builds_agree);
+    tcase_add_test(tc, omega_cache_same_bits);
     tcase_add_test(tc, degenerate_no_position_spread);
     tcase_add_test(tc, degenerate_no_covariance);
     tcase_add_test(tc, degenerate_q_equals_k);

@@ -93,6 +93,10 @@ typedef struct qk_rot_head {
 } qk_rot_head;
 
 /* Buffers reused from head to head by one thread. */
+/* What qk_rot_omega_fit_cached keeps from one call to the next: the sums
+ * of the grid that depend on the positions alone. */
+typedef struct qk_rot_omega_cache qk_rot_omega_cache;
+
 typedef struct qk_rot_work {
     int dim;
     qk_moments pooled;
@@ -103,6 +107,7 @@ typedef struct qk_rot_work {
     double *block;   /* rows converted to double for projecting */
     double *y;       /* projections on a of the rows (Q then K) */
     int64_t y_cap;
+    qk_rot_omega_cache *omega; /* the omega fit's sums of the last positions */
 } qk_rot_work;
 
 void qk_rot_work_init(qk_rot_work *w, int dim);
@@ -141,6 +146,17 @@ void qk_rot_metrics(const qk_moments *mq, const qk_moments *mk, const qk_moments
 void qk_rot_omega_fit(const double *y_q, const int32_t *t_q, int64_t n_q, const double *y_k,
                       const int32_t *t_k, int64_t n_k, int grid, int refine,
                       qk_rot_omega *out);
+
+/* NULL is an empty qk_rot_omega_cache. */
+void qk_rot_omega_cache_free(qk_rot_omega_cache *c);
+
+/* qk_rot_omega_fit with the positional sums of the grid taken from *cache
+ * when the positions and the grid are those of its last call, else made
+ * and kept there (*cache is allocated on first use). The same bits as
+ * qk_rot_omega_fit. */
+void qk_rot_omega_fit_cached(const double *y_q, const int32_t *t_q, int64_t n_q,
+                             const double *y_k, const int32_t *t_k, int64_t n_k, int grid,
+                             int refine, qk_rot_omega_cache **cache, qk_rot_omega *out);
 
 /* Pearson r of the projection on the unit vector v with position, for rows
  * with moments m: v.g / sqrt(v'Sv var t); 0 when var t = 0 or v'Sv <=

@@ -36,6 +36,7 @@ void qk_rot_work_init(qk_rot_work *w, int dim)
     w->block = qk_doubles((size_t)PROJ_BLOCK * dim);
     w->y = NULL;
     w->y_cap = 0;
+    w->omega = NULL;
 }
 
 void qk_rot_work_free(qk_rot_work *w)
@@ -48,6 +49,7 @@ void qk_rot_work_free(qk_rot_work *w)
     free(w->scratch);
     free(w->block);
     free(w->y);
+    qk_rot_omega_cache_free(w->omega);
     memset(w, 0, sizeof *w);
 }
 
@@ -388,7 +390,7 @@ int qk_rot_analyse(const qk_rot_rows *q, const qk_rot_rows *k, const qk_moments 
     }
     project_rows(q->vector, q->n, w->dim, w->a, w->block, w->y);
     project_rows(k->vector, k->n, w->dim, w->a, w->block, w->y + q->n);
-    qk_rot_omega_fit(w->y, q->position, q->n, w->y + q->n, k->position, k->n,
-                     o->omega_grid, o->omega_refine, &out->omega);
+    qk_rot_omega_fit_cached(w->y, q->position, q->n, w->y + q->n, k->position, k->n,
+                            o->omega_grid, o->omega_refine, &w->omega, &out->omega);
     return 0;
 }

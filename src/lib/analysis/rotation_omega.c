@@ -166,20 +166,34 @@ static double kind_ssr(const kind_rows *k, const double s[6][LANES], int f)
     return ssr < 0.0 ? 0.0 : ssr > k->sst ? k->sst : ssr;
 }
 
+/* The positional sums of a kind at LANES frequencies: cos, sin, cos 2,
+ * sin 2 (s[0..3] of the kernel's sums). */
+#define POSITION_SUMS (2 * 4 * LANES) /* doubles a batch, both kinds */
+
 /* R^2 at w = exp(log_w[f]) for the first count lanes (count <= LANES; the
- * other lanes repeat the last frequency). */
-static void r_squared_at(fit_state *st, const double *log_w, int count, double *r2)
+ * other lanes repeat the last frequency). The sums that depend on the
+ * positions alone come from known when it is given (POSITION_SUMS doubles
+ * that an earlier call kept), else are computed and, when keep is given,
+ * copied there. */
+static void r_squared_at(fit_state *st, const double *log_w, int count, const double *known,
+                         double *keep, double *r2)
 {
     double w[LANES];
     for (int f = 0; f < LANES; f++)
         w[f] = exp(log_w[f < count ? f : count - 1]);
     double sums[2][6][LANES];
+    if (known)
+        for (int kind = 0; kind < 2; kind++)
+            memcpy(sums[kind], known + kind * 4 * LANES, 4 * LANES * sizeof(double));
 #ifdef HAVE_AVX2_BUILD
     if (qk_simd_avx2())
-        batch_sums_avx2(st, w, sums);
+        batch_sums_avx2(st, w, !known, sums);
     else
 #endif
-        batch_sums_base(st, w, sums);
+        batch_sums_base(st, w, !known, sums);
+    if (keep)
+        for (int kind = 0; kind < 2; kind++)
+            memcpy(keep + kind * 4 * LANES, sums[kind], 4 * LANES * sizeof(double));
     for (int f = 0; f < count; f++)
         r2[f] = (kind_ssr(&st->kind[0], sums[0], f) + kind_ssr(&st->kind[1], sums[1], f)) /
                 st->sst_w;
@@ -242,7 +256,7 @@ static void golden_refine(fit_state *st, double lo, double hi, int steps, double
         x[2] = golden_step(&s, 1, &t);
         x[3] = golden_step(&s, 0, &t);
     }
-    r_squared_at(st, x, have_spec ? 4 : 2, f);
+    r_squared_at(st, x, have_spec ? 4 : 2, NULL, NULL, f);
     s.f1 = f[0];
     s.f2 = f[1];
     spec[0] = f[2];
@@ -262,7 +276,7 @@ static void golden_refine(fit_state *st, double lo, double hi, int steps, double
                 x[1] = golden_step(&t, 1, &u);
                 x[2] = golden_step(&t, 0, &u);
             }
-            r_squared_at(st, x, have_spec ? 3 : 1, f);
+            r_squared_at(st, x, have_spec ? 3 : 1, NULL, NULL, f);
             fp = f[0];
             spec[0] = f[1];
             spec[1] = f[2];
@@ -284,9 +298,59 @@ static void pos_range(const int32_t *t, int64_t n, int32_t *lo, int32_t *hi)
     }
 }
 
+/* The grid's positional sums of the last head (qk_rot_omega_fit_cached):
+ * they depend on the positions of the rows and the grid alone, and the
+ * heads of a store usually share their positions. */
+struct qk_rot_omega_cache {
+    int64_t n_q, n_k;
+    int grid;
+    int32_t *t;    /* [n_q + n_k] the positions of the q rows, then the k rows */
+    double *sums;  /* POSITION_SUMS per batch of LANES grid points */
+};
+
+void qk_rot_omega_cache_free(qk_rot_omega_cache *c)
+{
+    if (!c)
+        return;
+    free(c->t);
+    free(c->sums);
+    free(c);
+}
+
+/* Whether c holds the sums for these positions and grid. */
+static int cache_holds(const qk_rot_omega_cache *c, const int32_t *t_q, int64_t n_q,
+                       const int32_t *t_k, int64_t n_k, int grid)
+{
+    return c && c->sums && c->n_q == n_q && c->n_k == n_k && c->grid == grid &&
+           memcmp(c->t, t_q, (size_t)n_q * sizeof *t_q) == 0 &&
+           memcmp(c->t + n_q, t_k, (size_t)n_k * sizeof *t_k) == 0;
+}
+
+/* c emptied and made ready to take the sums of these positions and grid. */
+static void cache_renew(qk_rot_omega_cache *c, const int32_t *t_q, int64_t n_q,
+                        const int32_t *t_k, int64_t n_k, int grid)
+{
+    free(c->t);
+    free(c->sums);
+    c->n_q = n_q;
+    c->n_k = n_k;
+    c->grid = grid;
+    c->t = qk_malloc((size_t)(n_q + n_k > 0 ? n_q + n_k : 1) * sizeof *c->t);
+    memcpy(c->t, t_q, (size_t)n_q * sizeof *t_q);
+    memcpy(c->t + n_q, t_k, (size_t)n_k * sizeof *t_k);
+    c->sums = qk_doubles((size_t)(grid + LANES - 1) / LANES * POSITION_SUMS);
+}
+
 void qk_rot_omega_fit(const double *y_q, const int32_t *t_q, int64_t n_q, const double *y_k,
                       const int32_t *t_k, int64_t n_k, int grid, int refine,
                       qk_rot_omega *out)
+{
+    qk_rot_omega_fit_cached(y_q, t_q, n_q, y_k, t_k, n_k, grid, refine, NULL, out);
+}
+
+void qk_rot_omega_fit_cached(const double *y_q, const int32_t *t_q, int64_t n_q,
+                             const double *y_k, const int32_t *t_k, int64_t n_k, int grid,
+                             int refine, qk_rot_omega_cache **cache, qk_rot_omega *out)
 {
     out->omega = NAN;
     out->r_squared = NAN;
@@ -315,12 +379,24 @@ void qk_rot_omega_fit(const double *y_q, const int32_t *t_q, int64_t n_q, const 
             double step = (lw_hi - lw_lo) / (grid - 1);
             int best = 0;
             double best_r2 = -INFINITY;
+            if (cache && !*cache)
+                *cache = qk_calloc(1, sizeof **cache);
+            const qk_rot_omega_cache *known = NULL;
+            qk_rot_omega_cache *keep = NULL;
+            if (cache && cache_holds(*cache, t_q, n_q, t_k, n_k, grid)) {
+                known = *cache;
+            } else if (cache) {
+                keep = *cache;
+                cache_renew(keep, t_q, n_q, t_k, n_k, grid);
+            }
             for (int i = 0; i < grid; i += LANES) {
                 int count = grid - i < LANES ? grid - i : LANES;
                 double lw[LANES], r2[LANES];
                 for (int f = 0; f < count; f++)
                     lw[f] = lw_lo + step * (i + f);
-                r_squared_at(&st, lw, count, r2);
+                size_t at = (size_t)(i / LANES) * POSITION_SUMS;
+                r_squared_at(&st, lw, count, known ? known->sums + at : NULL,
+                             keep ? keep->sums + at : NULL, r2);
                 for (int f = 0; f < count; f++)
                     if (r2[f] > best_r2) {
                         best_r2 = r2[f];

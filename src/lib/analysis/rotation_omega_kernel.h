@@ -42,36 +42,40 @@ static inline KERNEL_ATTR void KERNEL(phase_chunk)(const double *step, int32_t n
 /* The table entry of row i, component comp, at chunk c. */
 #define TAB(i, comp) (*(const VEC *)(lo + ENTRY * (size_t)k->lo[i] + (comp) * LANES))
 
-/* Over the rows of one hi: the sums of e^{i w lo} (0, 1), e^{2 i w lo}
- * (2, 3) and y e^{i w lo} (4, 5). Two rows per iteration into two sets of
- * accumulators (even and odd rows), so that consecutive additions do not
- * wait for each other. The y sums take a second pass over the rows: both
- * together would need more vector registers than there are. */
+/* Over the rows of one hi: the sums of e^{i w lo} (0, 1) and e^{2 i w lo}
+ * (2, 3), which depend on the positions alone and are skipped when the
+ * caller has them (positions 0), and y e^{i w lo} (4, 5). Two rows per
+ * iteration into two sets of accumulators (even and odd rows), so that
+ * consecutive additions do not wait for each other. The y sums take a
+ * second pass over the rows: both together would need more vector
+ * registers than there are. */
 static inline KERNEL_ATTR void KERNEL(group_sums)(const kind_rows *k, int64_t from, int64_t to,
-                                                 const double *lo, VEC out[6])
+                                                 const double *lo, int positions, VEC out[6])
 {
-    VEC a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
-    int64_t i = from;
-    for (; i + 2 <= to; i += 2) {
-        a0 += TAB(i, 0);
-        b0 += TAB(i + 1, 0);
-        a1 += TAB(i, 1);
-        b1 += TAB(i + 1, 1);
-        a2 += TAB(i, 2);
-        b2 += TAB(i + 1, 2);
-        a3 += TAB(i, 3);
-        b3 += TAB(i + 1, 3);
+    int64_t i;
+    if (positions) {
+        VEC a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
+        for (i = from; i + 2 <= to; i += 2) {
+            a0 += TAB(i, 0);
+            b0 += TAB(i + 1, 0);
+            a1 += TAB(i, 1);
+            b1 += TAB(i + 1, 1);
+            a2 += TAB(i, 2);
+            b2 += TAB(i + 1, 2);
+            a3 += TAB(i, 3);
+            b3 += TAB(i + 1, 3);
+        }
+        if (i < to) {
+            a0 += TAB(i, 0);
+            a1 += TAB(i, 1);
+            a2 += TAB(i, 2);
+            a3 += TAB(i, 3);
+        }
+        out[0] = a0 + b0;
+        out[1] = a1 + b1;
+        out[2] = a2 + b2;
+        out[3] = a3 + b3;
     }
-    if (i < to) {
-        a0 += TAB(i, 0);
-        a1 += TAB(i, 1);
-        a2 += TAB(i, 2);
-        a3 += TAB(i, 3);
-    }
-    out[0] = a0 + b0;
-    out[1] = a1 + b1;
-    out[2] = a2 + b2;
-    out[3] = a3 + b3;
 
     VEC a4 = {0}, a5 = {0}, b4 = {0}, b5 = {0};
     for (i = from; i + 2 <= to; i += 2) {
@@ -93,34 +97,38 @@ static inline KERNEL_ATTR void KERNEL(group_sums)(const kind_rows *k, int64_t fr
 
 /* The sums over one kind's rows of cos, sin (sc, ss), cos 2, sin 2 (dc, ds)
  * and y cos, y sin (syc, sys) of w t', for the lanes of chunk c into
- * s[0..5][c ..]: each hi's group sums turned by e^{i w hi stride}. */
+ * s[0..5][c ..]: each hi's group sums turned by e^{i w hi stride}. With
+ * positions 0 only the y sums (s[4], s[5]) are made. */
 static inline KERNEL_ATTR void KERNEL(kind_sums)(const kind_rows *k, const fit_state *st, int c,
-                                                double s[6][LANES])
+                                                int positions, double s[6][LANES])
 {
     VEC sc = {0}, ss = {0}, dc = {0}, ds = {0}, syc = {0}, sys = {0};
     for (int32_t h = 0; h < st->n_hi; h++) {
         if (k->start[h] == k->start[h + 1])
             continue;
         VEC g[6];
-        KERNEL(group_sums)(k, k->start[h], k->start[h + 1], st->lo_tab + c, g);
+        KERNEL(group_sums)(k, k->start[h], k->start[h + 1], st->lo_tab + c, positions, g);
         const double *e = st->hi_tab + ENTRY * (size_t)h + c;
         VEC e0 = *(const VEC *)e, e1 = *(const VEC *)(e + LANES);
-        VEC e2 = *(const VEC *)(e + 2 * LANES), e3 = *(const VEC *)(e + 3 * LANES);
-        sc += e0 * g[0] - e1 * g[1];
-        ss += e1 * g[0] + e0 * g[1];
-        dc += e2 * g[2] - e3 * g[3];
-        ds += e3 * g[2] + e2 * g[3];
+        if (positions) {
+            VEC e2 = *(const VEC *)(e + 2 * LANES), e3 = *(const VEC *)(e + 3 * LANES);
+            sc += e0 * g[0] - e1 * g[1];
+            ss += e1 * g[0] + e0 * g[1];
+            dc += e2 * g[2] - e3 * g[3];
+            ds += e3 * g[2] + e2 * g[3];
+        }
         syc += e0 * g[4] - e1 * g[5];
         sys += e1 * g[4] + e0 * g[5];
     }
     const VEC all[6] = {sc, ss, dc, ds, syc, sys};
-    for (int q = 0; q < 6; q++)
+    for (int q = positions ? 0 : 4; q < 6; q++)
         for (int f = 0; f < VEC_WIDTH; f++)
             s[q][c + f] = all[q][f];
 }
 
-/* The tables of the frequencies w[] and the sums of both kinds. */
-static KERNEL_ATTR void KERNEL(batch_sums)(fit_state *st, const double w[LANES],
+/* The tables of the frequencies w[] and the sums of both kinds (with
+ * positions 0, the y sums alone). */
+static KERNEL_ATTR void KERNEL(batch_sums)(fit_state *st, const double w[LANES], int positions,
                                            double sums[2][6][LANES])
 {
     double w_hi[LANES];
@@ -129,7 +137,7 @@ static KERNEL_ATTR void KERNEL(batch_sums)(fit_state *st, const double w[LANES],
     for (int c = 0; c < LANES; c += VEC_WIDTH) {
         KERNEL(phase_chunk)(w, st->stride, c, st->lo_tab);
         KERNEL(phase_chunk)(w_hi, st->n_hi, c, st->hi_tab);
-        KERNEL(kind_sums)(&st->kind[0], st, c, sums[0]);
-        KERNEL(kind_sums)(&st->kind[1], st, c, sums[1]);
+        KERNEL(kind_sums)(&st->kind[0], st, c, positions, sums[0]);
+        KERNEL(kind_sums)(&st->kind[1], st, c, positions, sums[1]);
     }
 }
