@@ -300,7 +300,7 @@ static void pos_range(const int32_t *t, int64_t n, int32_t *lo, int32_t *hi)
 
 /* The grid's positional sums of the last head (qk_rot_omega_fit_cached):
  * they depend on the positions of the rows and the grid alone, and the
- * heads of a store usually share their positions. */
+ * heads of one layer share their positions. */
 struct qk_rot_omega_cache {
     int64_t n_q, n_k;
     int grid;
