@@ -109,6 +109,10 @@ typedef struct stage_work {
 static double time_rotate(bench_head *h, stage_work *w)
 {
     qk_err err;
+    /* every head timed as the first of its layer: without the omega fit's
+     * positional sums of an earlier head (or of an earlier repeat) */
+    qk_rot_omega_cache_free(w->rot.omega);
+    w->rot.omega = NULL;
     double t0 = qk_now();
     qk_moments_compute(&w->mk, h->k.vector, h->k.position, h->k.n);
     qk_moments_compute(&w->mq, h->q.vector, h->q.position, h->q.n);

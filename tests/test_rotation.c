@@ -1127,57 +1127,82 @@ static void omega_same(const qk_rot_omega *a, const qk_rot_omega *b, const char 
 
 /* The fit that keeps the grid's positional sums from head to head gives
  * the bits of the one that does not, whether the next head shares the
- * positions (the sums reused), moves one position, has another row count
- * or another grid (the sums made again), in both builds. */
+ * positions (the sums reused) or not (made again): one position moved,
+ * fewer k rows, the same positions split otherwise between q and k, the
+ * kinds swapped, another grid; a head that ends before the grid (constant
+ * values) between two that share their positions leaves the sums as they
+ * were. Both builds; the heads that should reuse the sums do. */
+enum { CACHE_SAME, CACHE_MOVE, CACHE_FEWER_K, CACHE_SPLIT, CACHE_SWAP, CACHE_GRID, CACHE_FLAT };
+
 START_TEST(omega_cache_same_bits)
 {
     const int64_t n = 1800;
-    double *yq = malloc(sizeof(double) * n), *yk = malloc(sizeof(double) * n);
-    int32_t *tq = malloc(sizeof(int32_t) * n), *tk = malloc(sizeof(int32_t) * n);
+    double *y = malloc(sizeof(double) * 2 * n);
+    int32_t *t = malloc(sizeof(int32_t) * 2 * n), *swapped = malloc(sizeof(int32_t) * 2 * n);
     qk_rng r;
     seed_rng(&r, 91);
-    for (int64_t i = 0; i < n; i++) {
-        tq[i] = (int32_t)qk_rng_below(&r, 40000);
-        tk[i] = (int32_t)qk_rng_below(&r, 40000);
-    }
-    qk_rot_omega_cache *cache = NULL;
-    /* head: values, then what changes before it: 0 nothing, 1 a position,
-     * 2 fewer k rows, 3 the grid */
-    const int change[] = {0, 0, 0, 1, 0, 2, 0, 3, 0};
-    int64_t n_k = n;
-    int grid = QK_ROT_OMEGA_GRID;
+    for (int64_t i = 0; i < 2 * n; i++)
+        t[i] = (int32_t)qk_rng_below(&r, 40000);
+    const int step[] = {CACHE_SAME, CACHE_SAME, CACHE_SAME, CACHE_MOVE, CACHE_SAME,
+                        CACHE_FEWER_K, CACHE_SAME, CACHE_SPLIT, CACHE_SAME, CACHE_SWAP,
+                        CACHE_SAME, CACHE_GRID, CACHE_SAME, CACHE_FLAT, CACHE_SAME};
+    const int n_steps = (int)(sizeof step / sizeof step[0]);
     for (int build = 0; build < 2; build++) {
         if (build)
             setenv("QK_SIMD", "generic", 1);
-        for (size_t h = 0; h < sizeof change / sizeof change[0]; h++) {
-            if (change[h] == 1)
-                tq[h * 37 % n] += 1;
-            if (change[h] == 2)
+        qk_rot_omega_cache *cache = NULL;
+        int64_t n_q = n, n_k = n, expected_hits = 0;
+        int grid = QK_ROT_OMEGA_GRID, swap = 0;
+        for (int h = 0; h < n_steps; h++) {
+            int flat = step[h] == CACHE_FLAT;
+            if (step[h] == CACHE_MOVE)
+                t[h * 37 % n] += 1;
+            if (step[h] == CACHE_FEWER_K)
                 n_k -= 11;
-            if (change[h] == 3)
-                grid = grid == QK_ROT_OMEGA_GRID ? 50 : QK_ROT_OMEGA_GRID;
+            if (step[h] == CACHE_SPLIT) { /* the same positions, 11 more of them q rows */
+                n_q += 11;
+                n_k -= 11;
+            }
+            if (step[h] == CACHE_SWAP)
+                swap = 1;
+            if (step[h] == CACHE_GRID)
+                grid = 50;
+            /* the kinds swapped: the k positions first, as q rows */
+            const int32_t *tq = t, *tk = t + n_q;
+            if (swap) {
+                memcpy(swapped, t + n_q, (size_t)n_k * sizeof *t);
+                memcpy(swapped + n_k, t, (size_t)n_q * sizeof *t);
+                tq = swapped;
+                tk = swapped + n_k;
+            }
+            int64_t nq = swap ? n_k : n_q, nk = swap ? n_q : n_k;
             double f = 1e-4 * (1.0 + (double)h);
-            for (int64_t i = 0; i < n; i++) {
-                yq[i] = cos(f * tq[i]) + 0.3 * qk_rng_normal(&r);
-                yk[i] = sin(f * tk[i]) + 2e-5 * tk[i] + 0.3 * qk_rng_normal(&r);
+            for (int64_t i = 0; i < nq + nk; i++) {
+                int32_t ti = i < nq ? tq[i] : tk[i - nq];
+                y[i] = flat ? 1.0 : cos(f * ti) + 2e-5 * ti + 0.3 * qk_rng_normal(&r);
             }
             /* without refinement R^2 is a grid point's, made of the kept sums */
             int refine = h % 2 ? 0 : QK_ROT_OMEGA_REFINE;
             qk_rot_omega plain, kept;
-            qk_rot_omega_fit(yq, tq, n, yk, tk, n_k, grid, refine, &plain);
-            qk_rot_omega_fit_cached(yq, tq, n, yk, tk, n_k, grid, refine, &cache, &kept);
+            qk_rot_omega_fit(y, tq, nq, y + nq, tk, nk, grid, refine, &plain);
+            qk_rot_omega_fit_cached(y, tq, nq, y + nq, tk, nk, grid, refine, &cache, &kept);
             char what[64];
-            snprintf(what, sizeof what, "build %d, head %zu", build, h);
+            snprintf(what, sizeof what, "build %d, head %d", build, h);
             omega_same(&plain, &kept, what);
-            ck_assert(isfinite(kept.omega));
+            ck_assert_msg(flat ? isnan(kept.omega) : isfinite(kept.omega), "%s: omega %g", what,
+                          kept.omega);
+            /* a head after one of the same positions reuses the sums */
+            expected_hits += h > 0 && step[h] == CACHE_SAME;
+            ck_assert_msg(qk_rot_omega_cache_hits(cache) == expected_hits,
+                          "%s: %lld heads reused the sums, expected %lld", what,
+                          (long long)qk_rot_omega_cache_hits(cache), (long long)expected_hits);
         }
+        qk_rot_omega_cache_free(cache);
         unsetenv("QK_SIMD");
     }
-    qk_rot_omega_cache_free(cache);
-    free(yq);
-    free(yk);
-    free(tq);
-    free(tk);
+    free(y);
+    free(t);
+    free(swapped);
 }
 END_TEST
 

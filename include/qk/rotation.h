@@ -92,11 +92,11 @@ typedef struct qk_rot_head {
     qk_rot_omega omega;
 } qk_rot_head;
 
-/* Buffers reused from head to head by one thread. */
 /* What qk_rot_omega_fit_cached keeps from one call to the next: the sums
  * of the grid that depend on the positions alone. */
 typedef struct qk_rot_omega_cache qk_rot_omega_cache;
 
+/* Buffers reused from head to head by one thread. */
 typedef struct qk_rot_work {
     int dim;
     qk_moments pooled;
@@ -147,12 +147,18 @@ void qk_rot_omega_fit(const double *y_q, const int32_t *t_q, int64_t n_q, const 
                       const int32_t *t_k, int64_t n_k, int grid, int refine,
                       qk_rot_omega *out);
 
-/* NULL is an empty qk_rot_omega_cache. */
+/* Frees a cache; NULL is an empty one. */
 void qk_rot_omega_cache_free(qk_rot_omega_cache *c);
 
+/* How many calls took their positional sums from c (0 for NULL). */
+int64_t qk_rot_omega_cache_hits(const qk_rot_omega_cache *c);
+
 /* qk_rot_omega_fit with the positional sums of the grid taken from *cache
- * when the positions and the grid are those of its last call, else made
- * and kept there (*cache is allocated on first use). The same bits as
+ * when the positions (both kinds, in order) and the grid are those of the
+ * last call that reached the grid, else made and kept there. *cache starts
+ * NULL, is allocated on first use, belongs to one thread and is freed with
+ * qk_rot_omega_cache_free; a call that ends before the grid (no rows, T =
+ * 0, constant values) leaves it as it was. The same bits as
  * qk_rot_omega_fit. */
 void qk_rot_omega_fit_cached(const double *y_q, const int32_t *t_q, int64_t n_q,
                              const double *y_k, const int32_t *t_k, int64_t n_k, int grid,

@@ -38,7 +38,7 @@ typedef struct kind_rows {
 } kind_rows;
 
 /* Frequencies evaluated together, one in each lane of a vector (the
- * kernel, src/lib/rotation_omega_kernel.h): every lane does exactly the
+ * kernel, src/lib/analysis/rotation_omega_kernel.h): every lane does exactly the
  * arithmetic of a lone frequency, so R^2 at a frequency does not depend on
  * the company it is computed in. */
 #define LANES 4
@@ -166,8 +166,8 @@ static double kind_ssr(const kind_rows *k, const double s[6][LANES], int f)
     return ssr < 0.0 ? 0.0 : ssr > k->sst ? k->sst : ssr;
 }
 
-/* The positional sums of a kind at LANES frequencies: cos, sin, cos 2,
- * sin 2 (s[0..3] of the kernel's sums). */
+/* The positional sums of a batch of LANES frequencies, for each kind: cos,
+ * sin, cos 2, sin 2 (s[0..3] of the kernel's sums). */
 #define POSITION_SUMS (2 * 4 * LANES) /* doubles a batch, both kinds */
 
 /* R^2 at w = exp(log_w[f]) for the first count lanes (count <= LANES; the
@@ -306,6 +306,7 @@ struct qk_rot_omega_cache {
     int grid;
     int32_t *t;    /* [n_q + n_k] the positions of the q rows, then the k rows */
     double *sums;  /* POSITION_SUMS per batch of LANES grid points */
+    int64_t hits;  /* calls that took their sums from here */
 };
 
 void qk_rot_omega_cache_free(qk_rot_omega_cache *c)
@@ -317,13 +318,23 @@ void qk_rot_omega_cache_free(qk_rot_omega_cache *c)
     free(c);
 }
 
+int64_t qk_rot_omega_cache_hits(const qk_rot_omega_cache *c)
+{
+    return c ? c->hits : 0;
+}
+
+/* Whether n positions at a equal those at b (either may be NULL when n is 0). */
+static int same_positions(const int32_t *a, const int32_t *b, int64_t n)
+{
+    return n == 0 || memcmp(a, b, (size_t)n * sizeof *a) == 0;
+}
+
 /* Whether c holds the sums for these positions and grid. */
 static int cache_holds(const qk_rot_omega_cache *c, const int32_t *t_q, int64_t n_q,
                        const int32_t *t_k, int64_t n_k, int grid)
 {
     return c && c->sums && c->n_q == n_q && c->n_k == n_k && c->grid == grid &&
-           memcmp(c->t, t_q, (size_t)n_q * sizeof *t_q) == 0 &&
-           memcmp(c->t + n_q, t_k, (size_t)n_k * sizeof *t_k) == 0;
+           same_positions(c->t, t_q, n_q) && same_positions(c->t + n_q, t_k, n_k);
 }
 
 /* c emptied and made ready to take the sums of these positions and grid. */
@@ -336,8 +347,10 @@ static void cache_renew(qk_rot_omega_cache *c, const int32_t *t_q, int64_t n_q,
     c->n_k = n_k;
     c->grid = grid;
     c->t = qk_malloc((size_t)(n_q + n_k > 0 ? n_q + n_k : 1) * sizeof *c->t);
-    memcpy(c->t, t_q, (size_t)n_q * sizeof *t_q);
-    memcpy(c->t + n_q, t_k, (size_t)n_k * sizeof *t_k);
+    if (n_q > 0)
+        memcpy(c->t, t_q, (size_t)n_q * sizeof *t_q);
+    if (n_k > 0)
+        memcpy(c->t + n_q, t_k, (size_t)n_k * sizeof *t_k);
     c->sums = qk_doubles((size_t)(grid + LANES - 1) / LANES * POSITION_SUMS);
 }
 
@@ -385,6 +398,7 @@ void qk_rot_omega_fit_cached(const double *y_q, const int32_t *t_q, int64_t n_q,
             qk_rot_omega_cache *keep = NULL;
             if (cache && cache_holds(*cache, t_q, n_q, t_k, n_k, grid)) {
                 known = *cache;
+                (*cache)->hits++;
             } else if (cache) {
                 keep = *cache;
                 cache_renew(keep, t_q, n_q, t_k, n_k, grid);

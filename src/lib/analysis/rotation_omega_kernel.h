@@ -44,7 +44,7 @@ static inline KERNEL_ATTR void KERNEL(phase_chunk)(const double *step, int32_t n
 
 /* Over the rows of one hi: the sums of e^{i w lo} (0, 1) and e^{2 i w lo}
  * (2, 3), which depend on the positions alone and are skipped when the
- * caller has them (positions 0), and y e^{i w lo} (4, 5). Two rows per
+ * caller has them (when positions is 0), and y e^{i w lo} (4, 5). Two rows per
  * iteration into two sets of accumulators (even and odd rows), so that
  * consecutive additions do not wait for each other. The y sums take a
  * second pass over the rows: both together would need more vector
@@ -97,8 +97,8 @@ static inline KERNEL_ATTR void KERNEL(group_sums)(const kind_rows *k, int64_t fr
 
 /* The sums over one kind's rows of cos, sin (sc, ss), cos 2, sin 2 (dc, ds)
  * and y cos, y sin (syc, sys) of w t', for the lanes of chunk c into
- * s[0..5][c ..]: each hi's group sums turned by e^{i w hi stride}. With
- * positions 0 only the y sums (s[4], s[5]) are made. */
+ * s[0..5][c ..]: each hi's group sums turned by e^{i w hi stride}. When
+ * positions is 0 only the y sums (s[4], s[5]) are made. */
 static inline KERNEL_ATTR void KERNEL(kind_sums)(const kind_rows *k, const fit_state *st, int c,
                                                 int positions, double s[6][LANES])
 {
@@ -126,8 +126,8 @@ static inline KERNEL_ATTR void KERNEL(kind_sums)(const kind_rows *k, const fit_s
             s[q][c + f] = all[q][f];
 }
 
-/* The tables of the frequencies w[] and the sums of both kinds (with
- * positions 0, the y sums alone). */
+/* The tables of the frequencies w[] and the sums of both kinds (when
+ * positions is 0, the y sums alone). */
 static KERNEL_ATTR void KERNEL(batch_sums)(fit_state *st, const double w[LANES], int positions,
                                            double sums[2][6][LANES])
 {
