@@ -50,7 +50,7 @@ commit() {
     local op path tmp resume=${1:-}
     while IFS=$'\t' read -r op path; do
         case $op in
-        R) tmp=$(dirname "$path")/.$(basename "$path").qkpub
+        R) tmp=${path%/*}/.${path##*/}.qkpub # every published file is in a folder
            if [ -e "$tmp" ]; then mv -f "$tmp" "$path" || return 1
            elif [ -z "$resume" ] || [ ! -e "$path" ]; then
                echo "publish: $tmp is gone: $path cannot be published" >&2
@@ -108,22 +108,42 @@ expand() {
     done < "$1" | LC_ALL=C sort -u
 }
 
+# the files of FILES (one a line) whose published copy is missing or has
+# other bytes: each side hashed in one pass (SHA-256), not a process a file
+changed_files() {
+    (cd "$STAGE" && xargs -r -d '\n' sha256sum --) < "$1" > "$DIR/stage.sum" 2> "$DIR/error" ||
+        return 1
+    # a file not yet published has no line here (sha256sum's complaint goes)
+    xargs -r -d '\n' sha256sum -- < "$1" > "$DIR/published.sum" 2> /dev/null
+    # "HASH  PATH": the path from column 67 (FILENAME, not NR == FNR: the
+    # first file is empty before the first publication)
+    awk -v was_file="$DIR/published.sum" \
+        'FILENAME == was_file { was[substr($0, 67)] = substr($0, 1, 64); next }
+         was[substr($0, 67)] != substr($0, 1, 64) { print substr($0, 67) }' \
+        "$DIR/published.sum" "$DIR/stage.sum"
+}
+
 # copies the files of FILES that differ from their published copy to their
 # temporaries; prints the journal's rename lines. Removes its temporaries
 # and fails on any error.
 prepare() {
-    local f tmp made=()
+    local f dir tmp made=() changed
+    declare -A have_dir=()
+    changed=$(changed_files "$1") ||
+        die "$STAGE/$(sed 's/^[^:]*: //' "$DIR/error" | head -1); results/, figures/ and report/ are unchanged"
     while IFS= read -r f; do
-        cmp -s "$STAGE/$f" "$f" 2>/dev/null && continue
-        tmp=$(dirname "$f")/.$(basename "$f").qkpub
-        if ! { mkdir -p "$(dirname "$f")" && cp "$STAGE/$f" "$tmp"; } 2> "$DIR/error"; then
+        [ -n "$f" ] || continue
+        dir=${f%/*} # every published file is in a folder
+        tmp=$dir/.${f##*/}.qkpub
+        if ! { { [ -n "${have_dir[$dir]:-}" ] || mkdir -p "$dir"; } && cp "$STAGE/$f" "$tmp"; } 2> "$DIR/error"; then
             rm -f "${made[@]}" "$tmp"
             prune_empty
             die "$f: $(sed 's/^[^:]*: //; s/.*: //' "$DIR/error" | head -1); results/, figures/ and report/ are unchanged"
         fi
+        have_dir[$dir]=1
         made+=("$tmp")
         printf 'R\t%s\n' "$f"
-    done < "$1"
+    done <<< "$changed"
 }
 
 # the published files that LIST's files replace in mode all: every other
