@@ -1,4 +1,5 @@
 #!/bin/bash
+# qk-test: alone (it kills runs and times them: a test beside it would slow them)
 # A failed run never touches the last good report. On a complete build,
 # each way a run can fail (a parameter refused, gnuplot failing, a corrupt
 # Parquet file, a full disk while figures, the report or the publication
