@@ -364,7 +364,11 @@ static void widen(const float *src, size_t n, double *dst)
         dst[i] = src[i];
 }
 
-/* dst[i * 4 + f] = src[f][i] - off[f] for i < n, f < 4 (PAIR_LANES). */
+/* dst[i * 4 + f] = src[f][i] - off[f] for i < n, f < 4 (PAIR_LANES). dst
+ * (a multiple of 16 bytes from a 64-byte boundary) is read again only
+ * after every row is projected, and a head's coordinates do not fit in
+ * the caches: on x86-64 they go to memory with streaming stores, which
+ * skip reading the lines first. */
 static void interleave(const double *const src[PAIR_LANES], const double off[PAIR_LANES], int n,
                        double *restrict dst)
 {
@@ -372,10 +376,15 @@ static void interleave(const double *const src[PAIR_LANES], const double off[PAI
     const double *restrict s3 = src[3];
     double o0 = off[0], o1 = off[1], o2 = off[2], o3 = off[3];
     for (int i = 0; i < n; i++) {
+#ifdef __SSE2__
+        _mm_stream_pd(dst + 4 * i, _mm_set_pd(s1[i] - o1, s0[i] - o0));
+        _mm_stream_pd(dst + 4 * i + 2, _mm_set_pd(s3[i] - o3, s2[i] - o2));
+#else
         dst[4 * i] = s0[i] - o0;
         dst[4 * i + 1] = s1[i] - o1;
         dst[4 * i + 2] = s2[i] - o2;
         dst[4 * i + 3] = s3[i] - o3;
+#endif
     }
 }
 
