@@ -217,3 +217,45 @@ context_length = 131072
 bucket_size = 8192
 CONF
 }
+
+# ---- the cache tests (e2e-cache.sh, e2e-interrupt.sh): make in copies of the
+# tree under $base, outputs compared with clean builds of the same command
+
+# mk TREE ARGS...: make report in TREE (quietly records output in run's files)
+mk() {
+    local tree=$1
+    shift
+    run make -C "$tree" --no-print-directory -j2 V=1 "$@"
+}
+
+# clean_digest NAME ARGS...: the outputs of a clean build of `make ARGS`
+clean_digest() {
+    local name=$1
+    shift
+    copy_tree "$base/clean-$name"
+    mk "$base/clean-$name" "$@"
+    expect_status 0 "clean build: make $*"
+    outputs_digest "$base/clean-$name" > "$base/clean-$name.digest"
+}
+
+# same_as NAME TREE CASE: TREE's outputs equal those of clean build NAME
+same_as() {
+    if diff <(outputs_digest "$2") "$base/clean-$1.digest" > "$base/diff.txt"; then ok; else
+        bad "$3: outputs differ from a clean build ($(grep -c '^[<>]' "$base/diff.txt") lines:" \
+            "$(head -2 "$base/diff.txt" | tr '\n' ' '))"
+    fi
+}
+
+# ran CASE: prints what the last make ran
+ran() {
+    echo "  $1 ran: $(stages_ran | grep -vE '^qk-(merge|plot|report|joint|rotate -|summary) ' |
+        tr '\n' ',' | sed 's/,$//; s/,/, /g')"
+}
+
+# expect_ran STAGE DATASET CASE / expect_not_ran STAGE DATASET CASE
+expect_ran() {
+    if stages_ran | grep -q "^$1 $2 "; then ok; else bad "$3: $1 ran for $2"; fi
+}
+expect_not_ran() {
+    if stages_ran | grep -q "^$1 $2 "; then bad "$3: $1 must not run for $2"; else ok; fi
+}

@@ -6,7 +6,7 @@
 # The e2e scripts run two at a time (QK_TEST_LANES), each in its own folder
 # under build/tests/tmp, their output shown whole as each ends. A script
 # whose line 2 is "# qk-test: alone ..." (it times runs, or signals them)
-# runs with nothing beside it, in the foreground.
+# runs with nothing beside it, in the foreground, before the others.
 set -u
 cd "$(dirname "$0")/.."
 lanes=${QK_TEST_LANES:-2}
@@ -51,16 +51,18 @@ wait_one() {
     show "${running[$pid]}"
     unset "running[$pid]"
 }
+alone() { head -2 "$1" | grep -q '^# qk-test: alone'; }
+# those that run alone first: the others then fill both lanes to the end
 for s in tests/e2e-*.sh; do
-    [ -e "$s" ] || continue
+    [ -e "$s" ] && alone "$s" || continue
     n=$((n + 1))
-    if head -2 "$s" | grep -q '^# qk-test: alone'; then
-        while [ ${#running[@]} -gt 0 ]; do wait_one; done
-        echo "== $s"
-        run_one "$n" "$s" bash "$s"
-        finish "$n"
-        continue
-    fi
+    echo "== $s"
+    run_one "$n" "$s" bash "$s"
+    finish "$n"
+done
+for s in tests/e2e-*.sh; do
+    [ -e "$s" ] && ! alone "$s" || continue
+    n=$((n + 1))
     while [ ${#running[@]} -ge "$lanes" ]; do wait_one; done
     { echo "== $s"; run_one "$n" "$s" bash "$s"; } > "$out/$n.log" 2>&1 < /dev/null &
     running[$!]=$n
