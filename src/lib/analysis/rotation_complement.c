@@ -507,6 +507,7 @@ typedef long mask4 __attribute__((vector_size(32)));
 #define VEC_WIDTH 4
 #define VEC_ATAN2(y, x) ((vec4)Sleef_atan2d4_u35avx((__m256d)(y), (__m256d)(x)))
 #define VEC_SQRT(x) ((vec4)_mm256_sqrt_pd((__m256d)(x)))
+#define VEC_ANY(m) _mm256_movemask_pd((__m256d)(m))
 #define KERNEL(name) name##_avx2
 #define KERNEL_ATTR __attribute__((target("avx2")))
 #include "rotation_pairs_kernel.h"
@@ -515,6 +516,7 @@ typedef long mask4 __attribute__((vector_size(32)));
 #undef VEC_WIDTH
 #undef VEC_ATAN2
 #undef VEC_SQRT
+#undef VEC_ANY
 #undef KERNEL
 #undef KERNEL_ATTR
 #define HAVE_AVX2_BUILD 1
@@ -525,6 +527,7 @@ typedef long mask2 __attribute__((vector_size(16)));
 #ifdef __SSE2__
 #define VEC_ATAN2(y, x) ((vec2)Sleef_atan2d2_u35sse2((__m128d)(y), (__m128d)(x)))
 #define VEC_SQRT(x) ((vec2)_mm_sqrt_pd((__m128d)(x)))
+#define VEC_ANY(m) _mm_movemask_pd((__m128d)(m))
 #else /* not x86: libm, lane by lane */
 static inline vec2 lanes_atan2(vec2 y, vec2 x)
 {
@@ -539,6 +542,7 @@ static inline vec2 lanes_sqrt(vec2 x)
 }
 #define VEC_ATAN2(y, x) lanes_atan2(y, x)
 #define VEC_SQRT(x) lanes_sqrt(x)
+#define VEC_ANY(m) ((m)[0] | (m)[1])
 #endif
 #define VEC vec2
 #define VEC_MASK mask2
@@ -551,6 +555,7 @@ static inline vec2 lanes_sqrt(vec2 x)
 #undef VEC_WIDTH
 #undef VEC_ATAN2
 #undef VEC_SQRT
+#undef VEC_ANY
 #undef KERNEL
 #undef KERNEL_ATTR
 

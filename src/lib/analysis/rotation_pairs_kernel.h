@@ -9,7 +9,8 @@
  * agree bit for bit.
  *
  * Expects: PAIR_LANES, CUTS, pair_lanes, cut_index_in, and VEC, VEC_MASK,
- * VEC_WIDTH, VEC_ATAN2(y, x), VEC_SQRT(x), KERNEL(name), KERNEL_ATTR. */
+ * VEC_WIDTH, VEC_ATAN2(y, x), VEC_SQRT(x), VEC_ANY(mask) (non-zero when a lane is
+ * set), KERNEL(name), KERNEL_ATTR. */
 
 /* The lanes of chunk c of row r. */
 #define LANE_X(r) (*(const VEC *)(L->x + (size_t)(r) * PAIR_LANES + c))
@@ -31,10 +32,7 @@ static inline KERNEL_ATTR VEC KERNEL(cut_intervals)(VEC a, const double *bound)
     j += (VEC)((VEC_MASK)one & (j < q)); /* rounded up */
     VEC gap = j - q;
     VEC_MASK near = (gap < zero + 1e-9) | (gap > zero + (1.0 - 1e-9));
-    long any = 0;
-    for (int f = 0; f < VEC_WIDTH; f++)
-        any |= near[f];
-    if (any)
+    if (VEC_ANY(near))
         for (int f = 0; f < VEC_WIDTH; f++)
             if (near[f])
                 j[f] = cut_index_in(bound, a[f]);
