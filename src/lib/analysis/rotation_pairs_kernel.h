@@ -41,8 +41,8 @@ static inline KERNEL_ATTR VEC KERNEL(cut_intervals)(VEC a, const double *bound)
 
 /* Rows [from, to) of one class (cls) for the lanes of chunk c: the angle
  * sums and cut intervals, the radii and the class sums, a block of rows at
- * a time, with one short loop for each kind of sum, so that the sums stay
- * in registers. */
+ * a time in three short loops (the angles; their sums and intervals; the
+ * rest), so that the sums stay in registers. */
 static inline KERNEL_ATTR void KERNEL(class_pass)(pair_lanes *L, int c, int cls, int64_t from,
                                                  int64_t to, double bins[][3][CUTS + 1])
 {
@@ -59,7 +59,9 @@ static inline KERNEL_ATTR void KERNEL(class_pass)(pair_lanes *L, int c, int cls,
         srr[f] = L->srr[c + f];
     }
     VEC sx = {0}, sy = {0}, sxx = {0}, sxy = {0}, syy = {0};
-    VEC as[BLOCK], js[BLOCK];
+    typedef int lane_ints __attribute__((vector_size(VEC_WIDTH * sizeof(int))));
+    VEC as[BLOCK];
+    lane_ints js[BLOCK]; /* the cut intervals, as integers (one conversion a vector) */
     for (int64_t start = from; start < to; start += BLOCK) {
         int nb = (int)(to - start < BLOCK ? to - start : BLOCK);
         const double *tc = L->tc + start;
@@ -70,23 +72,23 @@ static inline KERNEL_ATTR void KERNEL(class_pass)(pair_lanes *L, int c, int cls,
             th += as[r];
             th2 += as[r] * as[r];
             th_t += as[r] * tc[r];
-            js[r] = KERNEL(cut_intervals)(as[r], L->bound);
+            js[r] = __builtin_convertvector(KERNEL(cut_intervals)(as[r], L->bound), lane_ints);
         }
-        for (int r = 0; r < nb; r++)
+        /* the interval sums with the radii and the class sums: the square
+         * roots (the divider) run beside the loads and stores of the
+         * interval sums */
+        for (int r = 0; r < nb; r++) {
             for (int f = 0; f < VEC_WIDTH; f++) {
-                int j = (int)js[r][f];
+                int j = js[r][f];
                 bins[f][0][j] += 1.0;
                 bins[f][1][j] += tc[r];
                 bins[f][2][j] += as[r][f];
             }
-        for (int64_t r = start; r < start + nb; r++) {
-            VEC x = LANE_X(r), y = LANE_Y(r);
+            VEC x = LANE_X(start + r), y = LANE_Y(start + r);
             VEC dr = VEC_SQRT(x * x + y * y) - rho0; /* shifted radius */
             sr += dr;
             srr += dr * dr;
-        }
-        for (int64_t r = start; r < start + nb; r++) {
-            VEC dx = LANE_X(r) - x0, dy = LANE_Y(r) - y0;
+            VEC dx = x - x0, dy = y - y0;
             sx += dx;
             sy += dy;
             sxx += dx * dx;
