@@ -50,8 +50,9 @@ static const qk_option options_table[] = {
     {OPT_BLAS_INFO, "blas-info", NULL, "print the BLAS in use as values (blas_library, "
      "blas_core) and fail when OPENBLAS_CORETYPE names another kernel"},
     {OPT_KERNELS_INFO, "kernels-info", NULL, "print the instruction sets of the stages' vector "
-     "code as values: isa (qk-plasticity's kernels; QK_ISA lowers it), isa_best (the best this "
-     "CPU runs), simd (the other stages: avx2 or baseline; QK_SIMD=generic asks for baseline)"},
+     "code as values: isa (qk-plasticity's kernels and qk-complement's angles; QK_ISA lowers it), "
+     "isa_best (the best this CPU runs), simd (the rest of the stages: avx2 or baseline; "
+     "QK_SIMD=generic asks for baseline)"},
     QK_OPTIONS_END};
 
 static const qk_program program = {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "qk/moments.h"
+#include "qk/plasticity.h"
 #include "qk/rng.h"
 #include "qk/rotation.h"
 #include "qk/rotation_tables.h"
@@ -1241,6 +1242,33 @@ START_TEST(simd_builds_agree)
         if (i < 6) /* on the axes */
             ck_assert(wide[i] == ref);
     }
+    /* and on random arguments of every size, with the three variants:
+     * AVX-512 where the CPU has it (eight at a time), AVX (QK_ISA's level
+     * capped at AVX2), SSE2 (the baseline build) */
+    enum { N_ANGLES = 4099 }; /* a remainder after the vectors of 8 and 4 */
+    double *au = malloc(sizeof(double) * N_ANGLES), *aw = malloc(sizeof(double) * N_ANGLES);
+    double *eight = malloc(sizeof(double) * N_ANGLES), *four = malloc(sizeof(double) * N_ANGLES);
+    double *two = malloc(sizeof(double) * N_ANGLES);
+    for (int i = 0; i < N_ANGLES; i++) {
+        double scale = pow(10.0, (double)(i % 41) - 20.0);
+        au[i] = i % 97 == 0 ? 0.0 : scale * qk_rng_normal(&r);
+        aw[i] = i % 89 == 0 ? -0.0 : scale * qk_rng_normal(&r);
+    }
+    qk_comp_angles(au, aw, N_ANGLES, eight);
+    int level = qk_plast_pp_isa(QK_PLAST_ISA_AVX2);
+    qk_comp_angles(au, aw, N_ANGLES, four);
+    qk_plast_pp_isa(level);
+    setenv("QK_SIMD", "generic", 1);
+    qk_comp_angles(au, aw, N_ANGLES, two);
+    unsetenv("QK_SIMD");
+    for (int i = 0; i < N_ANGLES; i++)
+        ck_assert_msg(same_double(eight[i], four[i]) && same_double(four[i], two[i]),
+                      "atan2(%a, %a): %a, %a, %a", aw[i], au[i], eight[i], four[i], two[i]);
+    free(two);
+    free(four);
+    free(eight);
+    free(aw);
+    free(au);
 
     /* a whole complement */
     head_data h;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "qk/pca.h"
+#include "qk/plasticity.h"
 #include "qk/simd.h"
 
 #define PROJ_BLOCK 256
@@ -433,9 +434,11 @@ static double *proj_buffer(qk_comp_work *w, size_t count)
 
 /* The angles, with SLEEF's atan2 of 3.5 ulp in its variants without fused
  * multiply-adds: SSE2 (two at a time) or, where the CPU has AVX2, AVX
- * (four). The two do the same IEEE operations, so the angles are the same
- * on every x86-64 CPU (libm's atan2 is not: it picks an FMA variant on
- * some); tests/test_rotation.c compares them. */
+ * (four), and where it has AVX-512 (and QK_ISA does not ask for less, as
+ * for the plasticity kernels) AVX-512 (eight). They do the same IEEE
+ * operations, so the angles are the same on every x86-64 CPU (libm's atan2
+ * is not: it picks an FMA variant on some); tests/test_rotation.c compares
+ * them. */
 /* the AVX2 builds need GCC's handling of target attributes; another
  * compiler (clang, for the fuzz targets) gets the baseline build, which
  * gives the same bits */
@@ -449,6 +452,9 @@ static double *proj_buffer(qk_comp_work *w, size_t count)
 #if QK_VECTOR_BUILDS
 __m256d Sleef_atan2d4_u35avx(__m256d, __m256d); /* sleef.h has it only for AVX builds */
 
+__m512d Sleef_atan2d8_u35avx512fnofma(__m512d, __m512d);
+
+/* theta[r] = atan2(w[r], u[r]) for r < n rounded down to 4 (returned). */
 __attribute__((target("avx"))) static int64_t angles_avx(const double *u, const double *w,
                                                         int64_t n, double *theta)
 {
@@ -458,13 +464,33 @@ __attribute__((target("avx"))) static int64_t angles_avx(const double *u, const 
                                                          _mm256_loadu_pd(u + r)));
     return r;
 }
+
+/* angles_avx, eight at a time where it can */
+__attribute__((target("avx512f"))) static int64_t angles_avx512(const double *u, const double *w,
+                                                               int64_t n, double *theta)
+{
+    int64_t r = 0;
+    for (; r + 8 <= n; r += 8)
+        _mm512_storeu_pd(theta + r, Sleef_atan2d8_u35avx512fnofma(_mm512_loadu_pd(w + r),
+                                                                  _mm512_loadu_pd(u + r)));
+    return r + angles_avx(u + r, w + r, n - r, theta + r);
+}
+
+/* Whether the angles take eight at a time: the AVX2 build runs and the
+ * level of QK_ISA (qk_plast_isa_check) is AVX-512. */
+static int angles_eight(void)
+{
+    return qk_simd_avx2() && qk_plast_isa_check(NULL) == QK_PLAST_ISA_AVX512;
+}
 #endif
 
 void qk_comp_angles(const double *u, const double *w, int64_t n, double *theta)
 {
     int64_t r = 0;
 #if QK_VECTOR_BUILDS
-    if (qk_simd_avx2())
+    if (angles_eight())
+        r = angles_avx512(u, w, n, theta);
+    else if (qk_simd_avx2())
         r = angles_avx(u, w, n, theta);
 #endif
     for (; r + 2 <= n; r += 2)
@@ -488,6 +514,7 @@ typedef struct pair_lanes {
      * a row side by side: x[r * PAIR_LANES + f] */
     const double *x, *y;
     const double *tc;    /* centred positions */
+    int eight;           /* the angles eight at a time (angles_eight) */
     const double *bound; /* the cut intervals (angle_sums) */
     int64_t n, n_q;
     double rho0[PAIR_LANES]; /* the radius of the first row */
@@ -596,6 +623,9 @@ static void pair_group(const double *x, const double *y, int64_t n_q, int64_t n_
     L->x = x;
     L->y = y;
     L->tc = tc;
+#if QK_VECTOR_BUILDS
+    L->eight = angles_eight();
+#endif
     L->bound = s.bound;
     L->n = n;
     L->n_q = n_q;

@@ -5,10 +5,11 @@
  * in two halves taken one after the other). Each lane does exactly the
  * arithmetic of a lone pair, in the same order, without fused
  * multiply-adds, so both builds give the same bits; the angles come from
- * SLEEF's atan2 variants without fused multiply-adds (AVX and SSE2), which
- * agree bit for bit.
+ * SLEEF's atan2 variants without fused multiply-adds (AVX-512, AVX and
+ * SSE2), which agree bit for bit.
  *
- * Expects: PAIR_LANES, CUTS, pair_lanes, cut_index_in, and VEC, VEC_MASK,
+ * Expects: PAIR_LANES, CUTS, pair_lanes, cut_index_in, angles_avx512 (where
+ * QK_VECTOR_BUILDS), and VEC, VEC_MASK,
  * VEC_WIDTH, VEC_ATAN2(y, x), VEC_SQRT(x), VEC_ANY(mask) (non-zero when a lane is
  * set), KERNEL(name), KERNEL_ATTR. */
 
@@ -66,8 +67,14 @@ static inline KERNEL_ATTR void KERNEL(class_pass)(pair_lanes *L, int c, int cls,
         int nb = (int)(to - start < BLOCK ? to - start : BLOCK);
         const double *tc = L->tc + start;
         /* atan2(SVD_2i+1, SVD_2i): the angle of pair i is atan2(w, u) */
-        for (int r = 0; r < nb; r++)
-            as[r] = VEC_ATAN2(LANE_Y(start + r), LANE_X(start + r));
+#if VEC_WIDTH == PAIR_LANES && QK_VECTOR_BUILDS
+        if (L->eight) /* a vector's rows follow each other: two vectors at a time */
+            angles_avx512(L->x + start * PAIR_LANES, L->y + start * PAIR_LANES,
+                          (int64_t)nb * PAIR_LANES, (double *)as);
+        else
+#endif
+            for (int r = 0; r < nb; r++)
+                as[r] = VEC_ATAN2(LANE_Y(start + r), LANE_X(start + r));
         for (int r = 0; r < nb; r++) {
             th += as[r];
             th2 += as[r] * as[r];
