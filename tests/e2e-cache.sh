@@ -20,10 +20,7 @@ set -u
 cd "$(dirname "$0")/.."
 source tests/lib-e2e.sh
 
-base=build/tests/tmp/cache
-rm -rf "$base" && mkdir -p "$base"
-sets="llama3.2-1b smollm3-3b-stage1-step-40000 mistral-v0.2-7b"
-one=llama3.2-1b
+cache_test cache
 
 W=$base/work
 copy_tree "$W"

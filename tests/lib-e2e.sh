@@ -221,6 +221,15 @@ CONF
 # ---- the cache tests (e2e-cache.sh, e2e-interrupt.sh): make in copies of the
 # tree under $base, outputs compared with clean builds of the same command
 
+# cache_test NAME: $base, the empty folder of test NAME, and the datasets
+# its runs use: $sets, and $one of them
+cache_test() {
+    base=build/tests/tmp/$1
+    rm -rf "$base" && mkdir -p "$base"
+    sets="llama3.2-1b smollm3-3b-stage1-step-40000 mistral-v0.2-7b"
+    one=llama3.2-1b
+}
+
 # mk TREE ARGS...: make report in TREE (quietly records output in run's files)
 mk() {
     local tree=$1
