@@ -476,11 +476,12 @@ __attribute__((target("avx512f"))) static int64_t angles_avx512(const double *u,
     return r + angles_avx(u + r, w + r, n - r, theta + r);
 }
 
-/* Whether the angles take eight at a time: the AVX2 build runs and the
- * level of QK_ISA (qk_plast_isa_check) is AVX-512. */
+/* Whether the AVX2 build (qk_simd_avx2) takes the angles eight at a time:
+ * the level of QK_ISA (qk_plast_isa_check, the one switch of the
+ * plasticity kernels too) is AVX-512. */
 static int angles_eight(void)
 {
-    return qk_simd_avx2() && qk_plast_isa_check(NULL) == QK_PLAST_ISA_AVX512;
+    return qk_plast_isa_check(NULL) == QK_PLAST_ISA_AVX512;
 }
 #endif
 
@@ -488,10 +489,8 @@ void qk_comp_angles(const double *u, const double *w, int64_t n, double *theta)
 {
     int64_t r = 0;
 #if QK_VECTOR_BUILDS
-    if (angles_eight())
-        r = angles_avx512(u, w, n, theta);
-    else if (qk_simd_avx2())
-        r = angles_avx(u, w, n, theta);
+    if (qk_simd_avx2())
+        r = angles_eight() ? angles_avx512(u, w, n, theta) : angles_avx(u, w, n, theta);
 #endif
     for (; r + 2 <= n; r += 2)
         _mm_storeu_pd(theta + r, Sleef_atan2d2_u35sse2(_mm_loadu_pd(w + r), _mm_loadu_pd(u + r)));
@@ -624,7 +623,7 @@ static void pair_group(const double *x, const double *y, int64_t n_q, int64_t n_
     L->y = y;
     L->tc = tc;
 #if QK_VECTOR_BUILDS
-    L->eight = angles_eight();
+    L->eight = angles_eight(); /* read by the AVX2 build alone */
 #endif
     L->bound = s.bound;
     L->n = n;

@@ -9,9 +9,9 @@
  * SSE2), which agree bit for bit.
  *
  * Expects: PAIR_LANES, CUTS, pair_lanes, cut_index_in, angles_avx512 (where
- * QK_VECTOR_BUILDS), and VEC, VEC_MASK,
- * VEC_WIDTH, VEC_ATAN2(y, x), VEC_SQRT(x), VEC_ANY(mask) (non-zero when a lane is
- * set), KERNEL(name), KERNEL_ATTR. */
+ * QK_VECTOR_BUILDS), and VEC, VEC_MASK, VEC_WIDTH, VEC_ATAN2(y, x),
+ * VEC_SQRT(x), VEC_ANY(mask) (non-zero when a lane is set), KERNEL(name),
+ * KERNEL_ATTR. */
 
 /* The lanes of chunk c of row r. */
 #define LANE_X(r) (*(const VEC *)(L->x + (size_t)(r) * PAIR_LANES + c))
