@@ -22,9 +22,9 @@ def run_c(cmd):
 
 
 def kernels(bindir="bin"):
-    """What qk-report --kernels-info and --blas-info print, as a dict: isa (the plasticity
-    kernels and the complement's angles, after QK_ISA), isa_best (the CPU's best), simd
-    (the rest of the stages' vector code), blas_core, blas_library."""
+    """What qk-report --kernels-info and --blas-info print, as a dict: isa (the level of the
+    vector code, after QK_ISA), isa_best (the CPU's best), simd (the build the loops without
+    an AVX-512 one take at that level), blas_core, blas_library."""
     info = {}
     for flag in ("--kernels-info", "--blas-info"):
         out = subprocess.run([os.path.join(bindir, "qk-report"), flag], capture_output=True,
@@ -38,10 +38,10 @@ def kernels(bindir="bin"):
 def kernels_line(info):
     """One line for a header: the instruction sets and the BLAS kernel the programs run."""
     asked = os.environ.get("QK_ISA")
-    return (f"vector code: qk-plasticity and the complement's angles {info.get('isa', '?')} "
+    return (f"vector code: {info.get('isa', '?')} "
             f"({f'QK_ISA={asked}' if asked else 'the best the CPU has'}; the CPU runs up to "
-            f"{info.get('isa_best', '?')}), the rest {info.get('simd', '?')}; "
-            f"BLAS kernel {info.get('blas_core', '?')}")
+            f"{info.get('isa_best', '?')}), loops without an AVX-512 build "
+            f"{info.get('simd', '?')}; BLAS kernel {info.get('blas_core', '?')}")
 
 
 def best_seconds(fn, repeat):

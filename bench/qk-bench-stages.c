@@ -28,6 +28,7 @@
 #include "qk/pca.h"
 #include "qk/plasticity.h"
 #include "qk/rotation.h"
+#include "qk/simd.h"
 #include "qk/store.h"
 
 void openblas_set_num_threads(int);
@@ -273,17 +274,17 @@ static void atan2_sse2(const double *y, const double *x, size_t n, double *out)
 #endif
 
 /* The widest SLEEF atan2 (3.5 ulp) of the instruction set the kernels run
- * (qk_plast_isa_check: the best the CPU has, or lower with QK_ISA), so that a run
+ * (qk_isa: the best the CPU has, or lower with QK_ISA), so that a run
  * with QK_ISA=avx2 times the floor an AVX2 machine has. */
 static atan2_fn best_atan2(const char **name)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    int isa = qk_plast_isa_check(NULL);
-    if (isa == QK_PLAST_ISA_AVX512) {
+    int isa = qk_isa();
+    if (isa == QK_ISA_AVX512) {
         *name = "Sleef_atan2d8_u35avx512f";
         return atan2_avx512;
     }
-    if (isa == QK_PLAST_ISA_AVX2) {
+    if (isa == QK_ISA_AVX2) {
         *name = "Sleef_atan2d4_u35avx2";
         return atan2_avx2;
     }
@@ -545,9 +546,6 @@ int main(int argc, char **argv)
     options o;
     parse_args(argc, argv, &o);
     openblas_set_num_threads(1);
-    qk_err err;
-    if (qk_plast_isa_check(&err) < 0)
-        qk_die(QK_EXIT_USAGE, NULL, "%s", err.msg);
     const char *atan2_name;
     atan2_fn atan2_vec = best_atan2(&atan2_name);
     qk_progress("%s, floor atan2 %s, %d repetition(s)", o.store, atan2_name, o.repeat);

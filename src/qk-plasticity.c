@@ -14,6 +14,7 @@
 #include "qk/cli.h"
 #include "qk/common.h"
 #include "qk/plasticity.h"
+#include "qk/simd.h"
 #include "qk/stage.h"
 #include "qk/store.h"
 
@@ -101,7 +102,7 @@ static const qk_program program = {
     "\n"
     "The kernels use the widest instruction set the CPU has; the environment\n"
     "variable QK_ISA=avx2 or scalar (or avx512) asks for a lower one, never one the\n"
-    "CPU lacks. Every choice gives the same results.\n",
+    "CPU lacks, in every program of the suite. Every choice gives the same results.\n",
     options_table, NULL, "qk-plasticity --threads 2 build/llama3.2-3b/store.qks", NULL};
 
 static void parse_args(int argc, char **argv, options *o)
@@ -134,9 +135,6 @@ static void parse_args(int argc, char **argv, options *o)
     }
     /* before the work: -o naming a file of DIR */
     qk_outputs_distinct((const char *const *)o->table_paths, option_of, N_TABLES);
-    qk_err err;
-    if (qk_plast_isa_check(&err) < 0)
-        qk_die(QK_EXIT_USAGE, NULL, "%s", err.msg);
 }
 
 /* ---- the analysis of every head ------------------------------------------------------- */
@@ -400,7 +398,7 @@ static void print_floor(const qk_plast_head *results, int n, int threads)
            "\tfloor_gemm_s_per_head\tfloor_pp_s_per_head\tpp_per_head\tisa\tblas_core\n");
     printf("plasticity\t%d\t%d\t%.6f\t%.6f\t%.3f\t%.6f\t%.6f\t%.0f\t%s\t%s\n", counted,
            threads, total * per, floor, floor > 0.0 ? total * per / floor : NAN, gemm * per,
-           pp * per, evals * per, qk_plast_isa_name(qk_plast_isa_check(NULL)), qk_blas_core());
+           pp * per, evals * per, qk_isa_name(qk_isa()), qk_blas_core());
 }
 
 /* The seven tables (table_names), renamed into place together. */

@@ -50,9 +50,9 @@ static const qk_option options_table[] = {
     {OPT_BLAS_INFO, "blas-info", NULL, "print the BLAS in use as values (blas_library, "
      "blas_core) and fail when OPENBLAS_CORETYPE names another kernel"},
     {OPT_KERNELS_INFO, "kernels-info", NULL, "print the instruction sets of the stages' vector "
-     "code as values: isa (qk-plasticity's kernels and qk-complement's angles; QK_ISA lowers it), "
-     "isa_best (the best this CPU runs), simd (the rest of the stages: avx2 or baseline; "
-     "QK_SIMD=generic asks for baseline)"},
+     "code as values: isa (the level of all of it: avx512, avx2 or scalar; QK_ISA lowers it), "
+     "isa_best (the best this CPU runs), simd (the build the other stages' loops take at that "
+     "level: avx2 or baseline)"},
     QK_OPTIONS_END};
 
 static const qk_program program = {
@@ -813,16 +813,17 @@ static int print_blas_info(void)
 }
 
 /* The instruction sets the stages' vector code runs, as --values lines (the
- * benchmarks name them beside their figures). A QK_ISA that names no
- * instruction set is refused, as qk-plasticity refuses it. */
+ * benchmarks name them beside their figures). It comes before the end of
+ * the options, where every program refuses a QK_ISA that names no
+ * instruction set: refused here the same way. */
 static int print_kernels_info(void)
 {
     qk_err err;
-    int isa = qk_plast_isa_check(&err);
+    int isa = qk_isa_check(&err);
     if (isa < 0)
         qk_die(QK_EXIT_USAGE, NULL, "%s", err.msg);
-    printf("isa\t%s\nisa_best\t%s\nsimd\t%s\n", qk_plast_isa_name(isa),
-           qk_plast_isa_name(qk_plast_isa_best()), qk_simd_avx2() ? "avx2" : "baseline");
+    printf("isa\t%s\nisa_best\t%s\nsimd\t%s\n", qk_isa_name(isa),
+           qk_isa_name(qk_isa_best()), qk_simd_avx2() ? "avx2" : "baseline");
     return QK_EXIT_OK;
 }
 

@@ -93,13 +93,24 @@ expect_status 1 "QK_ISA naming no instruction set: a usage error"
 expect_error_lines "QK_ISA naming no instruction set: one line" \
     "qk-plasticity: error: QK_ISA=avx1024: not an instruction set (avx512, avx2 or scalar)"
 expect_missing "$T/bad-isa" "QK_ISA naming no instruction set: no output"
+# the one switch of all vector code: every program refuses it
+run env QK_ISA=avx1024 bin/qk-rotate --quiet --output "$T/bad-isa.tsv" "$STORE"
+expect_status 1 "QK_ISA naming no instruction set: qk-rotate refuses it too"
+expect_error_lines "QK_ISA naming no instruction set: qk-rotate's one line" \
+    "qk-rotate: error: QK_ISA=avx1024: not an instruction set (avx512, avx2 or scalar)"
+expect_missing "$T/bad-isa.tsv" "QK_ISA naming no instruction set: no rotation table"
 # what the benchmarks name in their headers: the same choice, QK_ISA included
-run env QK_ISA=scalar QK_SIMD=generic bin/qk-report --kernels-info
+run env QK_ISA=scalar bin/qk-report --kernels-info
 expect_status 0 "qk-report --kernels-info"
 expect_same "$(cut -f1 "$e2e_out" | tr '\n' ' ')" "isa isa_best simd " "--kernels-info: its three values"
 expect_same "$(awk -F'\t' '$1 == "isa" || $1 == "simd" { print $2 }' "$e2e_out" | tr '\n' ' ')" \
-    "scalar baseline " "--kernels-info: QK_ISA=scalar and QK_SIMD=generic"
+    "scalar baseline " "--kernels-info: QK_ISA=scalar, the baseline build everywhere"
 best=$(awk -F'\t' '$1 == "isa_best" { print $2 }' "$e2e_out")
+if [ "$best" != scalar ]; then
+    run env QK_ISA=avx2 bin/qk-report --kernels-info
+    expect_same "$(awk -F'\t' '$1 == "isa" || $1 == "simd" { print $2 }' "$e2e_out" | tr '\n' ' ')" \
+        "avx2 avx2 " "--kernels-info: QK_ISA=avx2, the AVX2 builds"
+fi
 run bin/qk-report --kernels-info
 expect_same "$(awk -F'\t' '$1 == "isa" { print $2 }' "$e2e_out")" "$best" \
     "--kernels-info without QK_ISA: the best the CPU has"

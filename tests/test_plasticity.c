@@ -11,6 +11,7 @@
 
 #include "qk/plasticity.h"
 #include "qk/rng.h"
+#include "qk/simd.h"
 #include "../src/lib/analysis/plasticity_internal.h"
 #include "testutil.h"
 
@@ -171,7 +172,7 @@ typedef struct kernel_out {
 
 static void kernels_at(int level, kernel_out *out)
 {
-    qk_plast_pp_isa(level);
+    qk_isa_use(level);
     qk_rng rng;
     uint64_t key[1] = {4};
     qk_rng_seed(&rng, key, 1);
@@ -231,12 +232,12 @@ static void kernels_at(int level, kernel_out *out)
 
 START_TEST(test_pp_kernels_same_bits)
 {
-    int before = qk_plast_pp_isa(QK_PLAST_ISA_AVX512);
-    int best = qk_plast_pp_isa(QK_PLAST_ISA_AVX512); /* the machine's best */
+    int before = qk_isa_use(QK_ISA_AVX512);
+    int best = qk_isa_use(QK_ISA_AVX512); /* the machine's best */
     static kernel_out want, got;
-    kernels_at(QK_PLAST_ISA_SCALAR, &want);
+    kernels_at(QK_ISA_SCALAR, &want);
     size_t sums = (size_t)(16 * 16 + 1) * want.stride;
-    for (int level = QK_PLAST_ISA_AVX2; level <= best; level++) {
+    for (int level = QK_ISA_AVX2; level <= best; level++) {
         kernels_at(level, &got);
         ck_assert_msg(memcmp(want.pp, got.pp, 997 * sizeof *got.pp) == 0, "PP of y, level %d", level);
         ck_assert_msg(memcmp(want.sq, got.sq, sizeof got.sq) == 0, "squares, level %d", level);
@@ -249,7 +250,7 @@ START_TEST(test_pp_kernels_same_bits)
     }
     /* the scalar forms: the batch is the function value by value; every
      * counted evaluation was added (each PP is at most 1, y = 0 gives 1) */
-    qk_plast_pp_isa(QK_PLAST_ISA_SCALAR);
+    qk_isa_use(QK_ISA_SCALAR);
     float y0[3] = {0.0f, 60.0f, 7.25f}, p0[3];
     qk_plast_pp_y_n(y0, p0, 3);
     for (int i = 0; i < 3; i++)
@@ -262,7 +263,7 @@ START_TEST(test_pp_kernels_same_bits)
         evals += want.counts[i];
     ck_assert(evals > 1000 && total > 0.0 && total <= (double)evals);
     free(want.sum);
-    qk_plast_pp_isa(before);
+    qk_isa_use(before);
 }
 END_TEST
 
@@ -270,32 +271,32 @@ END_TEST
  * the level in use is reported; an unknown name is refused in one line. */
 START_TEST(test_isa_from_environment)
 {
-    int before = qk_plast_pp_isa(QK_PLAST_ISA_AVX512);
-    int best = qk_plast_isa_best();
+    int before = qk_isa_use(QK_ISA_AVX512);
+    int best = qk_isa_best();
     static const char *const names[] = {"scalar", "avx2", "avx512"};
-    for (int want = QK_PLAST_ISA_SCALAR; want <= QK_PLAST_ISA_AVX512; want++) {
+    for (int want = QK_ISA_SCALAR; want <= QK_ISA_AVX512; want++) {
         setenv("QK_ISA", names[want], 1);
-        qk_plast_isa_reread();
+        qk_isa_reread();
         int got = want < best ? want : best;
-        ck_assert_int_eq(qk_plast_isa_check(NULL), got);
-        ck_assert_int_eq(qk_plast_isa(), got);
-        ck_assert_str_eq(qk_plast_isa_name(qk_plast_isa()), names[got]);
+        ck_assert_int_eq(qk_isa_check(NULL), got);
+        ck_assert_int_eq(qk_isa(), got);
+        ck_assert_str_eq(qk_isa_name(qk_isa()), names[got]);
     }
     /* set once: a later change of the variable changes nothing */
     setenv("QK_ISA", "scalar", 1);
-    ck_assert_int_eq(qk_plast_isa(), best);
+    ck_assert_int_eq(qk_isa(), best);
     unsetenv("QK_ISA");
-    qk_plast_isa_reread();
-    ck_assert_int_eq(qk_plast_isa(), best);
+    qk_isa_reread();
+    ck_assert_int_eq(qk_isa(), best);
     setenv("QK_ISA", "sse4", 1);
-    qk_plast_isa_reread();
+    qk_isa_reread();
     qk_err err;
-    ck_assert_int_eq(qk_plast_isa_check(&err), -1);
+    ck_assert_int_eq(qk_isa_check(&err), -1);
     ck_assert_str_eq(err.msg, "QK_ISA=sse4: not an instruction set (avx512, avx2 or scalar)");
-    ck_assert_int_eq(qk_plast_isa(), best); /* the library itself takes the best */
+    ck_assert_int_eq(qk_isa(), best); /* the library itself takes the best */
     unsetenv("QK_ISA");
-    qk_plast_isa_reread();
-    qk_plast_pp_isa(before);
+    qk_isa_reread();
+    qk_isa_use(before);
 }
 END_TEST
 
@@ -551,10 +552,10 @@ START_TEST(test_ks_statistic_matches_full_sort)
             double want = ks_statistic_by_sort(x, n);
             /* the cells counted eight at a time (AVX-512, AVX2) or one by
              * one, on every level the machine has */
-            for (int level = QK_PLAST_ISA_SCALAR; level <= QK_PLAST_ISA_AVX512; level++) {
-                int before = qk_plast_pp_isa(level);
+            for (int level = QK_ISA_SCALAR; level <= QK_ISA_AVX512; level++) {
+                int before = qk_isa_use(level);
                 ck_assert_double_eq(qk_plast_ks_statistic(x, n), want);
-                qk_plast_pp_isa(before);
+                qk_isa_use(before);
             }
             checked++;
         }
@@ -563,11 +564,11 @@ START_TEST(test_ks_statistic_matches_full_sort)
     ck_assert_int_eq(checked, 49);
     double inf[3] = {-INFINITY, 0.0, INFINITY};
     double big[9] = {-INFINITY, -1e300, -9.0, -8.0, 0.0, 7.99, 8.0, 1e300, INFINITY};
-    for (int level = QK_PLAST_ISA_SCALAR; level <= QK_PLAST_ISA_AVX512; level++) {
-        int before = qk_plast_pp_isa(level);
+    for (int level = QK_ISA_SCALAR; level <= QK_ISA_AVX512; level++) {
+        int before = qk_isa_use(level);
         ck_assert_double_eq(qk_plast_ks_statistic(inf, 3), ks_statistic_by_sort(inf, 3));
         ck_assert_double_eq(qk_plast_ks_statistic(big, 9), ks_statistic_by_sort(big, 9));
-        qk_plast_pp_isa(before);
+        qk_isa_use(before);
     }
     /* a NaN anywhere (in the eight-at-a-time part or after it) gives NaN,
      * and the next test is not disturbed; so does an empty sample */
@@ -575,8 +576,8 @@ START_TEST(test_ks_statistic_matches_full_sort)
     for (int i = 0; i < 20; i++)
         x[i] = 0.1 * i - 1.0;
     double want = ks_statistic_by_sort(x, 20);
-    for (int level = QK_PLAST_ISA_SCALAR; level <= QK_PLAST_ISA_AVX512; level++) {
-        int before = qk_plast_pp_isa(level);
+    for (int level = QK_ISA_SCALAR; level <= QK_ISA_AVX512; level++) {
+        int before = qk_isa_use(level);
         for (int at = 0; at < 20; at += 9) {
             double keep = x[at];
             x[at] = NAN;
@@ -584,7 +585,7 @@ START_TEST(test_ks_statistic_matches_full_sort)
             x[at] = keep;
             ck_assert_double_eq(qk_plast_ks_statistic(x, 20), want);
         }
-        qk_plast_pp_isa(before);
+        qk_isa_use(before);
     }
     ck_assert(isnan(qk_plast_ks_statistic(x, 0)));
 }
@@ -1352,21 +1353,21 @@ START_TEST(test_isa_changes_nothing)
     qk_plast_grid g = planted_grid(&p, 4);
     qk_plast_params par;
     small_head_params(&par);
-    int before = qk_plast_pp_isa(QK_PLAST_ISA_AVX512);
+    int before = qk_isa_use(QK_ISA_AVX512);
     for (int mode = 0; mode < 2; mode++) {
         par.cov = mode ? QK_PLAST_COV_FULL : QK_PLAST_COV_DIAG;
         qk_plast_head best, other;
         analyse_ok(&p, &g, &par, &best);
-        for (int level = QK_PLAST_ISA_SCALAR; level < QK_PLAST_ISA_AVX512; level++) {
-            qk_plast_pp_isa(level);
+        for (int level = QK_ISA_SCALAR; level < QK_ISA_AVX512; level++) {
+            qk_isa_use(level);
             analyse_ok(&p, &g, &par, &other);
             expect_same_head(&best, &other);
             qk_plast_head_free(&other);
-            qk_plast_pp_isa(QK_PLAST_ISA_AVX512);
+            qk_isa_use(QK_ISA_AVX512);
         }
         qk_plast_head_free(&best);
     }
-    qk_plast_pp_isa(before);
+    qk_isa_use(before);
     planted_free(&p);
 }
 END_TEST

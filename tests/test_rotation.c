@@ -16,6 +16,7 @@
 #include "qk/rng.h"
 #include "qk/rotation.h"
 #include "qk/rotation_tables.h"
+#include "qk/simd.h"
 #include "qk/stats.h"
 #include "qk/store.h"
 #include "qk/table.h"
@@ -1099,6 +1100,22 @@ END_TEST
 
 /* The two builds of the vectorised loops (include/qk/simd.h) give the same
  * bits. On a CPU without AVX2 both runs take the baseline build. */
+
+/* the level in use before baseline_on, -1: none to restore */
+static int level_before = -1;
+
+static void baseline_on(void)
+{
+    level_before = qk_isa_use(QK_ISA_SCALAR);
+}
+
+static void baseline_off(void)
+{
+    if (level_before >= 0)
+        qk_isa_use(level_before);
+    level_before = -1;
+}
+
 static int same_double(double a, double b)
 {
     return memcmp(&a, &b, sizeof a) == 0;
@@ -1109,9 +1126,9 @@ static void omega_both_builds(const double *yq, const int32_t *tq, const double 
 {
     qk_rot_omega wide, base;
     qk_rot_omega_fit(yq, tq, n, yk, tk, n, grid, refine, &wide);
-    setenv("QK_SIMD", "generic", 1);
+    baseline_on();
     qk_rot_omega_fit(yq, tq, n, yk, tk, n, grid, refine, &base);
-    unsetenv("QK_SIMD");
+    baseline_off();
     ck_assert_msg(same_double(wide.omega, base.omega) && same_double(wide.r_squared, base.r_squared)
                   && wide.at_bound == base.at_bound, "grid %d, refine %d: omega %.17g / %.17g, "
                   "R^2 %.17g / %.17g", grid, refine, wide.omega, base.omega, wide.r_squared,
@@ -1150,7 +1167,7 @@ START_TEST(omega_cache_same_bits)
     const int n_steps = (int)(sizeof step / sizeof step[0]);
     for (int build = 0; build < 2; build++) {
         if (build)
-            setenv("QK_SIMD", "generic", 1);
+            baseline_on();
         qk_rot_omega_cache *cache = NULL;
         int64_t n_q = n, n_k = n, expected_hits = 0;
         int grid = QK_ROT_OMEGA_GRID, swap = 0;
@@ -1199,7 +1216,7 @@ START_TEST(omega_cache_same_bits)
                           (long long)qk_rot_omega_cache_hits(cache), (long long)expected_hits);
         }
         qk_rot_omega_cache_free(cache);
-        unsetenv("QK_SIMD");
+        baseline_off();
     }
     free(y);
     free(t);
@@ -1230,9 +1247,9 @@ START_TEST(simd_builds_agree)
     int64_t m = sizeof u / sizeof u[0];
     double wide[16], base[16];
     qk_comp_angles(u, w, m, wide);
-    setenv("QK_SIMD", "generic", 1);
+    baseline_on();
     qk_comp_angles(u, w, m, base);
-    unsetenv("QK_SIMD");
+    baseline_off();
     for (int64_t i = 0; i < m; i++) {
         ck_assert_msg(same_double(wide[i], base[i]), "atan2(%g, %g): %.17g / %.17g", w[i], u[i],
                       wide[i], base[i]);
@@ -1255,12 +1272,12 @@ START_TEST(simd_builds_agree)
         aw[i] = i % 89 == 0 ? -0.0 : scale * qk_rng_normal(&r);
     }
     qk_comp_angles(au, aw, N_ANGLES, eight);
-    int level = qk_plast_pp_isa(QK_PLAST_ISA_AVX2);
+    int level = qk_isa_use(QK_ISA_AVX2);
     qk_comp_angles(au, aw, N_ANGLES, four);
-    qk_plast_pp_isa(level);
-    setenv("QK_SIMD", "generic", 1);
+    qk_isa_use(level);
+    baseline_on();
     qk_comp_angles(au, aw, N_ANGLES, two);
-    unsetenv("QK_SIMD");
+    baseline_off();
     for (int i = 0; i < N_ANGLES; i++)
         ck_assert_msg(same_double(eight[i], four[i]) && same_double(four[i], two[i]),
                       "atan2(%a, %a): %a, %a, %a", aw[i], au[i], eight[i], four[i], two[i]);
@@ -1275,9 +1292,9 @@ START_TEST(simd_builds_agree)
     random_head(&h, 32, 3000, 3e-5, 2.0, 2.0, 56);
     analysed a1, a2;
     analyse(&h, &a1);
-    setenv("QK_SIMD", "generic", 1);
+    baseline_on();
     analyse(&h, &a2);
-    unsetenv("QK_SIMD");
+    baseline_off();
     ck_assert(same_double(a1.rot.omega.omega, a2.rot.omega.omega));
     ck_assert_int_eq(a1.comp.n_pairs, a2.comp.n_pairs);
     for (int p = 0; p < a1.comp.n_pairs; p++) {

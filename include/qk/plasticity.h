@@ -270,23 +270,6 @@ void qk_plast_acc_add(const qk_plast_acc *acc, int col, int bin, double x, doubl
  * variance GEMM (differences and squares in double). */
 void qk_plast_pair_squares(const double *ka, const double *kb, int d, float *out);
 
-/* The instruction sets of the stage's kernels (qk_plast_pp_y_n,
- * qk_plast_pp_block, qk_plast_pair_squares, the passes over a head's rows,
- * the KS counting): the best the machine has is used, or the lower one the
- * environment variable QK_ISA names (avx512, avx2 or scalar; never one the
- * CPU lacks), read once. qk_plast_pp_isa(level) caps it (the tests compare
- * them) and returns the level in use before. Every level gives the same
- * bits. */
-enum { QK_PLAST_ISA_SCALAR = 0, QK_PLAST_ISA_AVX2 = 1, QK_PLAST_ISA_AVX512 = 2 };
-int qk_plast_pp_isa(int want);
-/* The level in use; -1 and err if QK_ISA names no instruction set (a
- * program calls it before its work, to refuse the value). */
-int qk_plast_isa_check(qk_err *err);
-/* The best level the CPU runs, whatever QK_ISA says. */
-int qk_plast_isa_best(void);
-/* "avx512", "avx2" or "scalar" */
-const char *qk_plast_isa_name(int level);
-
 /* Sign vector s[d]: the sign of the unweighted mean of the per-bucket mean
  * keys, +1 where it is 0. k is n x d. */
 void qk_plast_orientation(const double *k, int64_t n, int d, const int32_t *bucket,

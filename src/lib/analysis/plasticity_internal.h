@@ -8,6 +8,7 @@
 
 #include "qk/plasticity.h"
 #include "qk/rng.h"
+#include "qk/simd.h"
 
 /* stream tags of the random choices of a head */
 enum { STREAM_SUBSAMPLE_Q = 1, STREAM_SUBSAMPLE_K = 2, STREAM_NOISE_DIMS = 3, STREAM_PAIRS = 4 };
@@ -39,12 +40,6 @@ enum { QK_PLAST_BUF_QUERIES, QK_PLAST_BUF_KEYS, QK_PLAST_BUF_COLUMNS, QK_PLAST_N
 double *qk_plast_cache_buffer(qk_plast_cache *c, int which, size_t n);
 /* Drops the keys kept (the next head loads its own). */
 void qk_plast_cache_forget_keys(qk_plast_cache *c);
-
-/* The instruction set the kernels use (QK_PLAST_ISA_*, qk_plast_pp_isa). */
-int qk_plast_isa(void);
-/* Forgets the level chosen: the next qk_plast_isa() reads QK_ISA again
- * (the tests change it). */
-void qk_plast_isa_reread(void);
 
 /* The longest of the n spans start[i] .. start[i + 1], at least 1. */
 int64_t qk_plast_longest_span(const int64_t *start, int n);

@@ -271,9 +271,9 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
     int64_t *count = kb->count, *before = kb->before;
     int lo, hi;
 #if defined(__x86_64__) && defined(__GNUC__)
-    int isa = qk_plast_isa();
-    int nan = isa == QK_PLAST_ISA_AVX512 ? count_cells_avx512(x, n, kb->cell, count, &lo, &hi)
-              : isa == QK_PLAST_ISA_AVX2 ? count_cells_avx2(x, n, kb->cell, count, &lo, &hi)
+    int isa = qk_isa();
+    int nan = isa == QK_ISA_AVX512 ? count_cells_avx512(x, n, kb->cell, count, &lo, &hi)
+              : isa == QK_ISA_AVX2 ? count_cells_avx2(x, n, kb->cell, count, &lo, &hi)
                                          : count_cells(x, n, kb->cell, count, &lo, &hi);
 #else
     int nan = count_cells(x, n, kb->cell, count, &lo, &hi);

@@ -634,86 +634,7 @@ AVX2 static void squares_avx2(const double *ka, const double *kb, int d, float *
 
 /* ---- dispatch -------------------------------------------------------------------- */
 
-/* QK_PLAST_ISA_*, or -1 before the first call */
-static int isa_choice = -1;
-
-static const char *const isa_names[] = {[QK_PLAST_ISA_SCALAR] = "scalar",
-                                        [QK_PLAST_ISA_AVX2] = "avx2",
-                                        [QK_PLAST_ISA_AVX512] = "avx512"};
-
-static int best_isa(void)
-{
-#ifdef QK_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-        return QK_PLAST_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return QK_PLAST_ISA_AVX2;
-#endif
-    return QK_PLAST_ISA_SCALAR;
-}
-
-/* The level the environment variable QK_ISA names: -1 when it is unset or
- * empty, -2 when it names none. */
-static int env_isa(void)
-{
-    const char *name = getenv("QK_ISA");
-    if (!name || !*name)
-        return -1;
-    for (int level = 0; level < (int)(sizeof isa_names / sizeof *isa_names); level++)
-        if (strcmp(name, isa_names[level]) == 0)
-            return level;
-    return -2;
-}
-
-const char *qk_plast_isa_name(int level)
-{
-    return level >= 0 && level <= QK_PLAST_ISA_AVX512 ? isa_names[level] : "unknown";
-}
-
-int qk_plast_isa_best(void)
-{
-    return best_isa();
-}
-
-int qk_plast_isa_check(qk_err *err)
-{
-    if (env_isa() == -2)
-        return qk_fail(err, "QK_ISA=%s: not an instruction set (avx512, avx2 or scalar)",
-                       getenv("QK_ISA"));
-    return qk_plast_isa();
-}
-
-int qk_plast_isa(void)
-{
-    int c = __atomic_load_n(&isa_choice, __ATOMIC_RELAXED);
-    if (c < 0) {
-        /* the best the CPU has, or the lower level QK_ISA asks for (an
-         * unknown name, which the programs refuse, asks for nothing) */
-        c = best_isa();
-        int want = env_isa();
-        if (want >= 0 && want < c)
-            c = want;
-        __atomic_store_n(&isa_choice, c, __ATOMIC_RELAXED);
-    }
-    return c;
-}
-
-void qk_plast_isa_reread(void)
-{
-    __atomic_store_n(&isa_choice, -1, __ATOMIC_RELAXED);
-}
-
-int qk_plast_pp_isa(int want)
-{
-    int before = qk_plast_isa();
-    int best = best_isa();
-    __atomic_store_n(&isa_choice, want < best ? want : best, __ATOMIC_RELAXED);
-    return before;
-}
-
-/* The kernels of each instruction set (QK_PLAST_ISA_*). */
+/* The kernels of each instruction set (QK_ISA_*). */
 typedef struct pp_kernels {
     void (*pp_y)(const float *y, float *pp, int64_t n);
     void (*block_y)(const qk_plast_acc *acc, const qk_plast_block *blk);
@@ -727,21 +648,21 @@ typedef struct pp_kernels {
 #define SCALAR_KERNELS                                                                       \
     {pp_y_scalar, block_y_scalar, block_add_scalar, squares_scalar, rows_scalar, count_scalar}
 static const pp_kernels kernels[3] = {
-    [QK_PLAST_ISA_SCALAR] = SCALAR_KERNELS,
+    [QK_ISA_SCALAR] = SCALAR_KERNELS,
 #ifdef QK_X86
-    [QK_PLAST_ISA_AVX2] = {pp_y_avx2, block_y_avx2, block_add_avx2, squares_avx2, rows_avx2,
+    [QK_ISA_AVX2] = {pp_y_avx2, block_y_avx2, block_add_avx2, squares_avx2, rows_avx2,
                            count_avx2},
-    [QK_PLAST_ISA_AVX512] = {pp_y_avx512, block_y_avx512, block_add_avx512, squares_avx512,
+    [QK_ISA_AVX512] = {pp_y_avx512, block_y_avx512, block_add_avx512, squares_avx512,
                              rows_avx512, count_avx512},
 #else
-    [QK_PLAST_ISA_AVX2] = SCALAR_KERNELS, /* never chosen: best_isa() is scalar */
-    [QK_PLAST_ISA_AVX512] = SCALAR_KERNELS,
+    [QK_ISA_AVX2] = SCALAR_KERNELS, /* never chosen: best_isa() is scalar */
+    [QK_ISA_AVX512] = SCALAR_KERNELS,
 #endif
 };
 
 static const pp_kernels *use(void)
 {
-    return &kernels[qk_plast_isa()];
+    return &kernels[qk_isa()];
 }
 
 void qk_plast_pp_y_n(const float *y, float *pp, int64_t n)

@@ -153,12 +153,12 @@ __attribute__((target("avx"))) static void stream_lines_avx(const double *tile, 
 static void store_lines(const double *tile, int n_test, double *cols, int64_t stride)
 {
 #ifdef QK_X86
-    int isa = qk_plast_isa();
-    if (isa == QK_PLAST_ISA_AVX512) {
+    int isa = qk_isa();
+    if (isa == QK_ISA_AVX512) {
         stream_lines(tile, n_test, cols, stride);
         return;
     }
-    if (isa == QK_PLAST_ISA_AVX2) {
+    if (isa == QK_ISA_AVX2) {
         stream_lines_avx(tile, n_test, cols, stride);
         return;
     }

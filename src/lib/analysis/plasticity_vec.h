@@ -6,7 +6,7 @@
  * v8d: eight doubles, for the loops over whole rows of a head. Such a loop
  * is the body of a QK_WIDE_BODY function, which QK_WIDE_CLONES compiles for
  * AVX-512, for AVX2 and for the x86-64 baseline; each call runs the build of
- * the instruction set the kernels use (qk_plast_isa: the best the machine
+ * the instruction set the kernels use (qk_isa: the best the machine
  * runs, or the lower one QK_ISA asks for). Lanes never mix and no
  * multiply-add is fused (the suite builds with -ffp-contract=off), so every
  * build gives the same bits. */
@@ -26,7 +26,7 @@ typedef float v8f __attribute__((vector_size(32)));
 #define QK_WIDE_BODY static inline __attribute__((always_inline))
 
 /* The three builds of the QK_WIDE_BODY function name##_body and the function
- * `linkage type name params` that calls the one of qk_plast_isa() (args:
+ * `linkage type name params` that calls the one of qk_isa() (args:
  * the names of params, in parentheses). The body is inlined into each. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define QK_WIDE_CLONES(linkage, type, name, params, args)                                     \
@@ -38,10 +38,10 @@ typedef float v8f __attribute__((vector_size(32)));
     }                                                                                        \
     linkage type name params                                                                 \
     {                                                                                        \
-        int isa_ = qk_plast_isa();                                                           \
-        if (isa_ == QK_PLAST_ISA_AVX512)                                                     \
+        int isa_ = qk_isa();                                                                 \
+        if (isa_ == QK_ISA_AVX512)                                                           \
             return name##_avx512 args;                                                       \
-        if (isa_ == QK_PLAST_ISA_AVX2)                                                       \
+        if (isa_ == QK_ISA_AVX2)                                                             \
             return name##_avx2 args;                                                         \
         return name##_body args;                                                             \
     }

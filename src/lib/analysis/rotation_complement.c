@@ -434,8 +434,8 @@ static double *proj_buffer(qk_comp_work *w, size_t count)
 
 /* The angles, with SLEEF's atan2 of 3.5 ulp in its variants without fused
  * multiply-adds: SSE2 (two at a time) or, where the CPU has AVX2, AVX
- * (four), and where it has AVX-512 (and QK_ISA does not ask for less, as
- * for the plasticity kernels) AVX-512 (eight). They do the same IEEE
+ * (four), and where the level of the vector code (qk_isa) is AVX-512,
+ * AVX-512 (eight). They do the same IEEE
  * operations, so the angles are the same on every x86-64 CPU (libm's atan2
  * is not: it picks an FMA variant on some); tests/test_rotation.c compares
  * them. */
@@ -476,21 +476,14 @@ __attribute__((target("avx512f"))) static int64_t angles_avx512(const double *u,
     return r + angles_avx(u + r, w + r, n - r, theta + r);
 }
 
-/* Whether the AVX2 build (qk_simd_avx2) takes the angles eight at a time:
- * the level of QK_ISA (qk_plast_isa_check, the one switch of the
- * plasticity kernels too) is AVX-512. */
-static int angles_eight(void)
-{
-    return qk_plast_isa_check(NULL) == QK_PLAST_ISA_AVX512;
-}
 #endif
 
 void qk_comp_angles(const double *u, const double *w, int64_t n, double *theta)
 {
     int64_t r = 0;
 #if QK_VECTOR_BUILDS
-    if (qk_simd_avx2())
-        r = angles_eight() ? angles_avx512(u, w, n, theta) : angles_avx(u, w, n, theta);
+    if (qk_simd_avx2()) /* eight at a time where the level is AVX-512 */
+        r = qk_isa() == QK_ISA_AVX512 ? angles_avx512(u, w, n, theta) : angles_avx(u, w, n, theta);
 #endif
     for (; r + 2 <= n; r += 2)
         _mm_storeu_pd(theta + r, Sleef_atan2d2_u35sse2(_mm_loadu_pd(w + r), _mm_loadu_pd(u + r)));
@@ -513,7 +506,7 @@ typedef struct pair_lanes {
      * a row side by side: x[r * PAIR_LANES + f] */
     const double *x, *y;
     const double *tc;    /* centred positions */
-    int eight;           /* the angles eight at a time (angles_eight) */
+    int eight;           /* the angles eight at a time (the level is AVX-512) */
     const double *bound; /* the cut intervals (angle_sums) */
     int64_t n, n_q;
     double rho0[PAIR_LANES]; /* the radius of the first row */
@@ -623,7 +616,7 @@ static void pair_group(const double *x, const double *y, int64_t n_q, int64_t n_
     L->y = y;
     L->tc = tc;
 #if QK_VECTOR_BUILDS
-    L->eight = angles_eight(); /* read by the AVX2 build alone */
+    L->eight = qk_isa() == QK_ISA_AVX512; /* read by the AVX2 build alone */
 #endif
     L->bound = s.bound;
     L->n = n;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "qk/heads.h"
+#include "qk/simd.h"
 #include "qk/values.h"
 
 /* ---- the help text ------------------------------------------------------------------- */
@@ -307,11 +308,15 @@ int qk_args_next(qk_args *a, const char **value)
         int c = getopt_long(a->argc, a->argv, t->shortopts, t->longopts, NULL);
         *value = optarg;
         switch (c) {
-        case -1:
+        case -1: {
             a->operands = a->argv + optind;
             a->n_operands = a->argc - optind;
             free_tables(a);
+            qk_err err; /* the level of the vector code: refused before any work */
+            if (qk_isa_check(&err) < 0)
+                qk_die(QK_EXIT_USAGE, NULL, "%s", err.msg);
             return -1;
+        }
         case 'o': a->output = optarg; break;
         case 'j': a->threads = (int)qk_opt_int("--threads", optarg, 1, QK_MAX_THREADS); break;
         case 'q': qk_progress_set_quiet(1); break;
