@@ -222,8 +222,10 @@ static void kernels_at(int level, kernel_out *out)
         qk_plast_count_rows(rows, n, out->counts + (p->dist_cell < 16 ? p->dist_cell : 15) * 16);
         rows += n;
     }
+    static float ys[KB_PAIRS * KB_BINS];
     qk_plast_block blk = {.pairs = pairs, .n = KB_PAIRS, .rows = out->rows, .score = score,
-                          .key0 = 0, .n_bins = KB_BINS, .v = v, .b0 = b0, .last = last};
+                          .key0 = 0, .n_bins = KB_BINS, .v = v, .y = ys, .b0 = b0, .last = last};
+    ck_assert_int_eq(qk_plast_block_evals(&blk), rows - out->rows);
     qk_plast_pp_block(&acc, &blk);
     out->sum = acc.sum;
     out->stride = acc.stride;

@@ -239,7 +239,8 @@ typedef struct qk_plast_key_pair {
  * V[i][b - b0] (rows of last - b0 + 1), and PP(y) is added to acc in the
  * pair's heatmap column (dist_cell) and the row that rows gives: one byte
  * per evaluation, pair after pair, QK_PLAST_NO_ROW for a bin not kept
- * (nothing added). acc's counts are left alone; v is overwritten. */
+ * (nothing added). y gets y and then PP of every evaluation, laid out as
+ * rows (qk_plast_block_evals floats). acc's counts are left alone. */
 #define QK_PLAST_NO_ROW 0xff
 typedef struct qk_plast_block {
     const qk_plast_key_pair *pairs;
@@ -248,9 +249,12 @@ typedef struct qk_plast_block {
     const double *score;
     int64_t key0;
     int n_bins;
-    float *v;
+    const float *v;
+    float *y;
     int b0, last;
 } qk_plast_block;
+/* The evaluations of a block: the bytes of its rows. */
+int64_t qk_plast_block_evals(const qk_plast_block *blk);
 
 void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk);
 /* The heatmap rows of bins 0..n-1 of a pair for a block's rows: the row

@@ -351,7 +351,7 @@ static void diag_operands_free(diag_operands *o)
  * has no kept bin. gemm_cpu, if not NULL, gets the thread CPU time of the
  * GEMMs added (the floor). */
 static int block_variances(const head_work *w, const qk_plast_plan *pl, const diag_operands *o,
-                           int64_t k, double *score, int *range, float *sq, float *v,
+                           int64_t k, double *score, int *range, float *sq, float *v, float *y,
                            qk_plast_block *blk, double *gemm_cpu)
 {
     int d = w->d, b0 = pl->block_b0[k], last = pl->last_kept;
@@ -388,6 +388,7 @@ static int block_variances(const head_work *w, const qk_plast_plan *pl, const di
         .key0 = w->l->range_start[*range],
         .n_bins = w->n_bins,
         .v = v,
+        .y = y,
         .b0 = b0,
         .last = last,
     };
@@ -398,7 +399,7 @@ static int block_variances(const head_work *w, const qk_plast_plan *pl, const di
 /* The buffers of the exact diagonal mode. */
 typedef struct diag_buffers {
     diag_operands o;
-    float *sq, *v;
+    float *sq, *v, *y;
     double *score;
 } diag_buffers;
 
@@ -407,6 +408,7 @@ static void diag_buffers_init(diag_buffers *b, const head_work *w, const qk_plas
     diag_operands_init(&b->o, w, pl->first_kept, pl->last_kept);
     b->sq = qk_malloc((size_t)QK_PLAST_PAIR_BLOCK * w->d * sizeof *b->sq);
     b->v = qk_malloc((size_t)QK_PLAST_PAIR_BLOCK * w->n_bins * sizeof *b->v);
+    b->y = qk_malloc((size_t)QK_PLAST_PAIR_BLOCK * w->n_bins * sizeof *b->y);
     b->score = qk_plast_raw_doubles(
         (size_t)qk_plast_longest_span(w->l->range_start, w->l->n_ranges) * w->n_bins);
 }
@@ -416,6 +418,7 @@ static void diag_buffers_free(diag_buffers *b)
     diag_operands_free(&b->o);
     free(b->sq);
     free(b->v);
+    free(b->y);
     free(b->score);
 }
 
@@ -433,7 +436,8 @@ static void exact_diag(head_work *w)
     int range = -1;
     for (int64_t k = 0; k < pl->n_blocks; k++) {
         qk_plast_block blk;
-        if (block_variances(w, pl, &buf.o, k, buf.score, &range, buf.sq, buf.v, &blk, NULL) == 0)
+        if (block_variances(w, pl, &buf.o, k, buf.score, &range, buf.sq, buf.v, buf.y, &blk,
+                            NULL) == 0)
             qk_plast_pp_block(&w->acc, &blk);
     }
     diag_buffers_free(&buf);
@@ -458,7 +462,7 @@ static void measure_floor(head_work *w, qk_plast_head *h)
     int range = -1;
     for (int64_t k = 0; k < pl->n_blocks; k++) {
         qk_plast_block blk;
-        if (block_variances(w, pl, &buf.o, k, buf.score, &range, buf.sq, buf.v, &blk,
+        if (block_variances(w, pl, &buf.o, k, buf.score, &range, buf.sq, buf.v, buf.y, &blk,
                             &t->floor_gemm) != 0)
             continue;
         int64_t n = 0;

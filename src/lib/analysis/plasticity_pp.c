@@ -189,12 +189,15 @@ void qk_plast_acc_add(const qk_plast_acc *acc, int col, int bin, double x, doubl
 /* What the kernels take from a block for one of its pairs. */
 typedef struct pair_view {
     const double *sa, *sb; /* from its first evaluated bin */
-    float *v;              /* V, then y, then PP, from its first evaluated bin */
+    const float *v;        /* V from its first evaluated bin */
+    float *y;              /* y, then PP, of its evaluations */
     double *sum;           /* its heatmap column of the accumulator, row 0, same bin */
     int n;                 /* bins evaluated (<= 0: none) */
 } pair_view;
 
-static inline pair_view view_of(const qk_plast_acc *acc, const qk_plast_block *blk, int64_t i)
+/* pair i, whose evaluations start at `at` in blk->y (and blk->rows) */
+static inline pair_view view_of(const qk_plast_acc *acc, const qk_plast_block *blk, int64_t i,
+                                int64_t at)
 {
     const qk_plast_key_pair *p = &blk->pairs[i];
     int f = p->first > blk->b0 ? p->first : blk->b0;
@@ -203,6 +206,7 @@ static inline pair_view view_of(const qk_plast_acc *acc, const qk_plast_block *b
         .sa = blk->score + (p->a - blk->key0) * blk->n_bins + f,
         .sb = blk->score + (p->b - blk->key0) * blk->n_bins + f,
         .v = blk->v + (size_t)i * (blk->last - blk->b0 + 1) + (f - blk->b0),
+        .y = blk->y + at,
         .sum = acc->sum + (size_t)col * acc->n_cells * acc->stride + f,
         .n = blk->last - f + 1,
     };
@@ -215,21 +219,22 @@ static inline pair_view view_of(const qk_plast_acc *acc, const qk_plast_block *b
 
 static inline void prefetch_pair(const qk_plast_acc *acc, const qk_plast_block *blk, int64_t k)
 {
-    pair_view pv = view_of(acc, blk, k);
+    pair_view pv = view_of(acc, blk, k, 0);
     for (int b = 0; b < pv.n; b += 8) {
         __builtin_prefetch(pv.sa + b);
         __builtin_prefetch(pv.sb + b);
     }
 }
 
-/* The three passes of a block (qk_plast_pp_block) in scalar form: v <- y,
- * then PP in place (qk_plast_pp_y_n), then the additions. */
+/* The three passes of a block (qk_plast_pp_block) in scalar form: y from
+ * S and V, then PP in place (qk_plast_pp_y_n), then the additions. */
 static void block_y_scalar(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
-    for (int64_t i = 0; i < blk->n; i++) {
-        pair_view pv = view_of(acc, blk, i);
+    for (int64_t i = 0, at = 0; i < blk->n; i++) {
+        pair_view pv = view_of(acc, blk, i, at);
         for (int b = 0; b < pv.n; b++)
-            pv.v[b] = y_of(pv.sa[b] - pv.sb[b], pv.v[b]);
+            pv.y[b] = y_of(pv.sa[b] - pv.sb[b], pv.v[b]);
+        at += pv.n > 0 ? pv.n : 0;
     }
 }
 
@@ -237,10 +242,10 @@ static void block_add_scalar(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
     const uint8_t *rows = blk->rows;
     for (int64_t i = 0; i < blk->n; i++) {
-        pair_view pv = view_of(acc, blk, i);
+        pair_view pv = view_of(acc, blk, i, rows - blk->rows);
         for (int b = 0; b < pv.n; b++)
             if (rows[b] != QK_PLAST_NO_ROW)
-                pv.sum[(size_t)rows[b] * acc->stride + b] += pv.v[b];
+                pv.sum[(size_t)rows[b] * acc->stride + b] += pv.y[b];
         rows += pv.n > 0 ? pv.n : 0;
     }
 }
@@ -352,10 +357,11 @@ add8_avx512(const qk_plast_acc *acc, const pair_view *pv, const uint8_t *rows, i
 
 AVX512 static void block_y_avx512(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
-    for (int64_t k = 0; k < blk->n; k++) {
+    for (int64_t k = 0, at = 0; k < blk->n; k++) {
         if (k + PAIRS_AHEAD < blk->n)
             prefetch_pair(acc, blk, k + PAIRS_AHEAD);
-        pair_view pv = view_of(acc, blk, k);
+        pair_view pv = view_of(acc, blk, k, at);
+        at += pv.n > 0 ? pv.n : 0;
         for (int i = 0; i < pv.n; i += 16) {
             __mmask16 lanes = pv.n - i >= 16 ? 0xffff : (__mmask16)((1u << (pv.n - i)) - 1);
             __mmask8 lo = (__mmask8)lanes, hi = (__mmask8)(lanes >> 8);
@@ -367,7 +373,7 @@ AVX512 static void block_y_avx512(const qk_plast_acc *acc, const qk_plast_block 
                                           _mm512_cvtpd_ps(m_hi), 1);
             __m512 v = _mm512_max_ps(_mm512_maskz_loadu_ps(lanes, pv.v + i),
                                      _mm512_set1_ps(FLT_MIN));
-            _mm512_mask_storeu_ps(pv.v + i, lanes, _mm512_div_ps(_mm512_mul_ps(m, m), v));
+            _mm512_mask_storeu_ps(pv.y + i, lanes, _mm512_div_ps(_mm512_mul_ps(m, m), v));
         }
     }
 }
@@ -376,11 +382,11 @@ AVX512 static void block_add_avx512(const qk_plast_acc *acc, const qk_plast_bloc
 {
     const uint8_t *rows = blk->rows;
     for (int64_t k = 0; k < blk->n; k++) {
-        pair_view pv = view_of(acc, blk, k);
+        pair_view pv = view_of(acc, blk, k, rows - blk->rows);
         for (int i = 0; i < pv.n; i += 8) {
             __mmask8 lanes = pv.n - i >= 8 ? 0xff : (__mmask8)((1u << (pv.n - i)) - 1);
             add8_avx512(acc, &pv, rows, i, lanes,
-                        _mm512_cvtps_pd(_mm256_maskz_loadu_ps(lanes, pv.v + i)));
+                        _mm512_cvtps_pd(_mm256_maskz_loadu_ps(lanes, pv.y + i)));
         }
         rows += pv.n > 0 ? pv.n : 0;
     }
@@ -544,16 +550,17 @@ AVX2 static inline __m256 y8(__m256d sa_lo, __m256d sa_hi, __m256d sb_lo, __m256
  * one. */
 AVX2 static void block_y_avx2(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
-    for (int64_t k = 0; k < blk->n; k++) {
+    for (int64_t k = 0, at = 0; k < blk->n; k++) {
         if (k + PAIRS_AHEAD < blk->n)
             prefetch_pair(acc, blk, k + PAIRS_AHEAD);
-        pair_view pv = view_of(acc, blk, k);
+        pair_view pv = view_of(acc, blk, k, at);
+        at += pv.n > 0 ? pv.n : 0;
         int i = 0;
         for (; i + 8 <= pv.n; i += 8) {
             __m256 y = y8(_mm256_loadu_pd(pv.sa + i), _mm256_loadu_pd(pv.sa + i + 4),
                           _mm256_loadu_pd(pv.sb + i), _mm256_loadu_pd(pv.sb + i + 4),
                           _mm256_loadu_ps(pv.v + i));
-            _mm256_storeu_ps(pv.v + i, y);
+            _mm256_storeu_ps(pv.y + i, y);
         }
         if (i < pv.n) {
             __m256i lo = first_lanes(pv.n - i, 4), hi = first_lanes(pv.n - i - 4, 4);
@@ -561,7 +568,7 @@ AVX2 static void block_y_avx2(const qk_plast_acc *acc, const qk_plast_block *blk
             __m256 y = y8(_mm256_maskload_pd(pv.sa + i, lo), _mm256_maskload_pd(pv.sa + i + 4, hi),
                           _mm256_maskload_pd(pv.sb + i, lo), _mm256_maskload_pd(pv.sb + i + 4, hi),
                           _mm256_maskload_ps(pv.v + i, lanes));
-            _mm256_maskstore_ps(pv.v + i, lanes, y);
+            _mm256_maskstore_ps(pv.y + i, lanes, y);
         }
     }
 }
@@ -571,13 +578,13 @@ AVX2 static void block_add_avx2(const qk_plast_acc *acc, const qk_plast_block *b
     const uint8_t *rows = blk->rows;
     size_t stride = (size_t)acc->stride;
     for (int64_t k = 0; k < blk->n; k++) {
-        pair_view pv = view_of(acc, blk, k);
+        pair_view pv = view_of(acc, blk, k, rows - blk->rows);
         int i = 0;
         for (; i + 8 <= pv.n; i += 8)
-            add8_avx2(&pv, stride, rows, i, 8, _mm256_loadu_ps(pv.v + i));
+            add8_avx2(&pv, stride, rows, i, 8, _mm256_loadu_ps(pv.y + i));
         if (i < pv.n)
             add8_avx2(&pv, stride, rows, i, pv.n - i,
-                      _mm256_maskload_ps(pv.v + i, first_lanes(pv.n - i, 8)));
+                      _mm256_maskload_ps(pv.y + i, first_lanes(pv.n - i, 8)));
         rows += pv.n > 0 ? pv.n : 0;
     }
 }
@@ -670,16 +677,25 @@ void qk_plast_pp_y_n(const float *y, float *pp, int64_t n)
     use()->pp_y(y, pp, n);
 }
 
-/* In three passes over the block's V (each pair's row of it): y = m^2 / v
- * in place, then PP of the whole in place through qk_plast_pp_y_n (the
- * batch the floor times), then the additions to acc. The entries before a
- * pair's first bin get a PP too, never added. */
+/* In three passes: y = m^2 / v of every evaluation, from S and V, into
+ * blk->y, then PP of them in place through qk_plast_pp_y_n (the batch the
+ * floor times), then the additions to acc. */
 void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
     const pp_kernels *k = use();
     k->block_y(acc, blk);
-    k->pp_y(blk->v, blk->v, blk->n * (int64_t)(blk->last - blk->b0 + 1));
+    k->pp_y(blk->y, blk->y, qk_plast_block_evals(blk));
     k->block_add(acc, blk);
+}
+
+int64_t qk_plast_block_evals(const qk_plast_block *blk)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < blk->n; i++) {
+        int f = blk->pairs[i].first > blk->b0 ? blk->pairs[i].first : blk->b0;
+        n += blk->last >= f ? blk->last - f + 1 : 0;
+    }
+    return n;
 }
 
 void qk_plast_pair_squares(const double *ka, const double *kb, int d, float *out)
