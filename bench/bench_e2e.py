@@ -15,8 +15,8 @@ many bytes, with fsync, as the stages do.
 Each stage runs once per dataset (the data stay in the page cache between stages, as in a
 real run); CPU time and peak RSS come from wait4(), bytes read and written from the sizes
 of the stage's inputs and outputs. The table's header names the instruction set the
-plasticity kernels ran (QK_ISA caps it) and the BLAS kernel. Prints figures, passes or
-fails nothing.
+vector code ran (QK_ISA caps it) and the BLAS kernel. Prints figures, passes or fails
+nothing.
 """
 import argparse
 import os

@@ -167,6 +167,7 @@ typedef struct kernel_out {
     uint8_t rows[KB_PAIRS * KB_BINS + 16];
     int64_t counts[16 * 16];
     double *sum;
+    double *ref; /* the same sums, one evaluation at a time in a plain loop */
     int stride;
 } kernel_out;
 
@@ -222,11 +223,31 @@ static void kernels_at(int level, kernel_out *out)
         qk_plast_count_rows(rows, n, out->counts + (p->dist_cell < 16 ? p->dist_cell : 15) * 16);
         rows += n;
     }
+    /* y: NaN beyond the evaluations, which must stay untouched */
     static float ys[KB_PAIRS * KB_BINS];
+    for (int i = 0; i < KB_PAIRS * KB_BINS; i++)
+        ys[i] = NAN;
     qk_plast_block blk = {.pairs = pairs, .n = KB_PAIRS, .rows = out->rows, .score = score,
                           .key0 = 0, .n_bins = KB_BINS, .v = v, .y = ys, .b0 = b0, .last = last};
-    ck_assert_int_eq(qk_plast_block_evals(&blk), rows - out->rows);
+    int64_t evals = qk_plast_block_evals(&blk);
+    ck_assert_int_eq(evals, rows - out->rows);
     qk_plast_pp_block(&acc, &blk);
+    for (int64_t i = evals; i < KB_PAIRS * KB_BINS; i++)
+        ck_assert_msg(isnan(ys[i]), "y written beyond the evaluations at %lld", (long long)i);
+    /* the reference: each evaluation's PP from S and V, added pair by pair */
+    out->ref = calloc((size_t)(16 * 16 + 1) * acc.stride, sizeof *out->ref);
+    rows = out->rows;
+    for (int i = 0; i < KB_PAIRS; i++) {
+        const qk_plast_key_pair *p = &pairs[i];
+        int col = p->dist_cell < 16 ? p->dist_cell : 15;
+        for (int b = p->first > b0 ? p->first : b0; b <= last; b++, rows++) {
+            float m = (float)(score[p->a * KB_BINS + b] - score[p->b * KB_BINS + b]);
+            float var = v[i * (last - b0 + 1) + b - b0];
+            if (*rows != QK_PLAST_NO_ROW)
+                out->ref[((size_t)col * 16 + *rows) * acc.stride + b] +=
+                    qk_plast_pp_y(m * m / (var > FLT_MIN ? var : FLT_MIN));
+        }
+    }
     out->sum = acc.sum;
     out->stride = acc.stride;
     free(acc.count);
@@ -249,7 +270,10 @@ START_TEST(test_pp_kernels_same_bits)
         ck_assert_msg(memcmp(want.sum, got.sum, sums * sizeof(double)) == 0,
                       "block sums, level %d", level);
         free(got.sum);
+        free(got.ref);
     }
+    /* the block's sums are those of the plain loop, bit for bit */
+    ck_assert(memcmp(want.sum, want.ref, sums * sizeof(double)) == 0);
     /* the scalar forms: the batch is the function value by value; every
      * counted evaluation was added (each PP is at most 1, y = 0 gives 1) */
     qk_isa_use(QK_ISA_SCALAR);
@@ -265,6 +289,7 @@ START_TEST(test_pp_kernels_same_bits)
         evals += want.counts[i];
     ck_assert(evals > 1000 && total > 0.0 && total <= (double)evals);
     free(want.sum);
+    free(want.ref);
     qk_isa_use(before);
 }
 END_TEST

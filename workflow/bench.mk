@@ -6,9 +6,9 @@ BENCH_DIR     := build/bench
 # ISA=avx512, avx2 or scalar: the instruction set the vector code of every
 # stage and floor may use in bench-plasticity, bench-stages and bench-e2e
 # (the environment variable QK_ISA; never one the CPU lacks), to measure a
-# lower one on a CPU that has more. The loops of pca, rotate and the
-# complement have no AVX-512 build: at avx512 they run their AVX2 one. Unset:
-# the best the CPU has. It changes no result.
+# lower one on a CPU that has more. The loops of rotate and the complement
+# have no AVX-512 build: at avx512 they run their AVX2 one. Unset: the best
+# the CPU has. It changes no result.
 ISA ?=
 $(call checked_by,ISA,one of: avx512 avx2 scalar)
 BENCH_ENV = $(if $(ISA),QK_ISA=$(ISA) )

@@ -192,9 +192,11 @@ void qk_plast_profile_scalars(const double *ap, const int64_t *weights, const qk
  * forms give the same bits on every x86-64 machine (SSE2 or AVX kernel). */
 double qk_plast_erfc(double x);
 void qk_plast_erfc_n(const double *x, double *y, int64_t n);
-/* Chooses the AVX kernel of the batches (if the machine has AVX) or the
- * SSE2 baseline; returns whether AVX was in use. For the tests, which
- * check that both give the same bits. */
+/* The batches take the AVX kernel where the level of the vector code
+ * (qk_isa) is AVX2 or above, else the SSE2 baseline. For the tests, which
+ * check that both give the same bits: on = 1 asks for AVX (if the machine
+ * has it), 0 for the baseline, -1 for the level's choice again; returns
+ * what was asked before (-1: the level's). */
 int qk_plast_erfc_use_avx(int on);
 /* Standard normal CDF, 0.5 qk_plast_erfc(-z / sqrt 2). */
 double qk_plast_phi(double z);
@@ -253,7 +255,8 @@ typedef struct qk_plast_block {
     float *y;
     int b0, last;
 } qk_plast_block;
-/* The evaluations of a block: the bytes of its rows. */
+/* The evaluations of a block, bins not kept included: the bytes of its
+ * rows. */
 int64_t qk_plast_block_evals(const qk_plast_block *blk);
 
 void qk_plast_pp_block(const qk_plast_acc *acc, const qk_plast_block *blk);

@@ -347,8 +347,9 @@ static void diag_operands_free(diag_operands *o)
  * range of examples into score when the range changes (*range: the range
  * they hold), the squared key differences of its pairs and V[i, b] =
  * sum_c delta_ic^2 C_b,cc for bins b0..last into v, in single precision;
- * *blk describes it for qk_plast_pp_block. Returns 0, or -1 when the block
- * has no kept bin. gemm_cpu, if not NULL, gets the thread CPU time of the
+ * *blk describes it for qk_plast_pp_block, which puts y and PP of its
+ * evaluations into y (room for QK_PLAST_PAIR_BLOCK rows of n_bins). Returns
+ * 0, or -1 when the block has no kept bin. gemm_cpu, if not NULL, gets the thread CPU time of the
  * GEMMs added (the floor). */
 static int block_variances(const head_work *w, const qk_plast_plan *pl, const diag_operands *o,
                            int64_t k, double *score, int *range, float *sq, float *v, float *y,
@@ -458,7 +459,7 @@ static void measure_floor(head_work *w, qk_plast_head *h)
         return;
     diag_buffers buf;
     diag_buffers_init(&buf, w, pl);
-    float *y = qk_malloc((size_t)QK_PLAST_PAIR_BLOCK * w->n_bins * sizeof *y);
+    float *y = buf.y;
     int range = -1;
     for (int64_t k = 0; k < pl->n_blocks; k++) {
         qk_plast_block blk;
@@ -484,7 +485,6 @@ static void measure_floor(head_work *w, qk_plast_head *h)
         t->floor_pp += qk_thread_cpu() - c0;
         t->n_pp += n;
     }
-    free(y);
     diag_buffers_free(&buf);
 }
 

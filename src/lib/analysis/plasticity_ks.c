@@ -273,8 +273,8 @@ double qk_plast_ks_statistic(const double *x, int64_t n)
 #if defined(__x86_64__) && defined(__GNUC__)
     int isa = qk_isa();
     int nan = isa == QK_ISA_AVX512 ? count_cells_avx512(x, n, kb->cell, count, &lo, &hi)
-              : isa == QK_ISA_AVX2 ? count_cells_avx2(x, n, kb->cell, count, &lo, &hi)
-                                         : count_cells(x, n, kb->cell, count, &lo, &hi);
+              : isa == QK_ISA_AVX2   ? count_cells_avx2(x, n, kb->cell, count, &lo, &hi)
+                                     : count_cells(x, n, kb->cell, count, &lo, &hi);
 #else
     int nan = count_cells(x, n, kb->cell, count, &lo, &hi);
 #endif

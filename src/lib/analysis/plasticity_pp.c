@@ -16,9 +16,10 @@
  * algorithm, every float operation rounded as here, against mpmath: largest
  * absolute error 5.5e-8.
  *
- * A block of key pairs is evaluated in three passes over its variances:
- * y in place, PP of all of them in one batch, and the additions to the
- * head's accumulator (qk_plast_acc): PP summed per (heatmap cell, bin).
+ * A block of key pairs is evaluated in three passes: y from S and the
+ * variances into a buffer of the block's evaluations (one float each), PP
+ * of all of them in one batch in place, and the additions to the head's
+ * accumulator (qk_plast_acc): PP summed per (heatmap cell, bin).
  * The scalar form, the AVX2 kernel and the AVX-512 kernel (picked at run
  * time) do the same IEEE operations lane by lane and add every value to
  * its own element in the same order, so they give the same bits on any
@@ -658,11 +659,11 @@ static const pp_kernels kernels[3] = {
     [QK_ISA_SCALAR] = SCALAR_KERNELS,
 #ifdef QK_X86
     [QK_ISA_AVX2] = {pp_y_avx2, block_y_avx2, block_add_avx2, squares_avx2, rows_avx2,
-                           count_avx2},
+                     count_avx2},
     [QK_ISA_AVX512] = {pp_y_avx512, block_y_avx512, block_add_avx512, squares_avx512,
-                             rows_avx512, count_avx512},
+                       rows_avx512, count_avx512},
 #else
-    [QK_ISA_AVX2] = SCALAR_KERNELS, /* never chosen: best_isa() is scalar */
+    [QK_ISA_AVX2] = SCALAR_KERNELS, /* never chosen: qk_isa_best() is scalar */
     [QK_ISA_AVX512] = SCALAR_KERNELS,
 #endif
 };
