@@ -348,9 +348,9 @@ static void diag_operands_free(diag_operands *o)
  * they hold), the squared key differences of its pairs and V[i, b] =
  * sum_c delta_ic^2 C_b,cc for bins b0..last into v, in single precision;
  * *blk describes it for qk_plast_pp_block, which puts y and PP of its
- * evaluations into y (room for QK_PLAST_PAIR_BLOCK rows of n_bins). Returns
- * 0, or -1 when the block has no kept bin. gemm_cpu, if not NULL, gets the thread CPU time of the
- * GEMMs added (the floor). */
+ * evaluations into y (room for QK_PLAST_PAIR_BLOCK rows of n_bins).
+ * Returns 0, or -1 when the block has no kept bin. gemm_cpu, if not NULL,
+ * gets the thread CPU time of the GEMMs added (the floor). */
 static int block_variances(const head_work *w, const qk_plast_plan *pl, const diag_operands *o,
                            int64_t k, double *score, int *range, float *sq, float *v, float *y,
                            qk_plast_block *blk, double *gemm_cpu)
