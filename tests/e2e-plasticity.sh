@@ -99,6 +99,10 @@ expect_status 1 "QK_ISA naming no instruction set: qk-rotate refuses it too"
 expect_error_lines "QK_ISA naming no instruction set: qk-rotate's one line" \
     "qk-rotate: error: QK_ISA=avx1024: not an instruction set (avx512, avx2 or scalar)"
 expect_missing "$T/bad-isa.tsv" "QK_ISA naming no instruction set: no rotation table"
+# --check (Make's check of a parameter's value) checks the options alone:
+# a bad QK_ISA is not blamed on the parameter, the run refuses it
+run env QK_ISA=avx1024 bin/qk-plasticity --check --min-pairs 40 "$STORE"
+expect_status 0 "QK_ISA naming no instruction set: --check of the options passes"
 # what the benchmarks name in their headers: the same choice, QK_ISA included
 run env QK_ISA=scalar bin/qk-report --kernels-info
 expect_status 0 "qk-report --kernels-info"

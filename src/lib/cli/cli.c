@@ -312,8 +312,11 @@ int qk_args_next(qk_args *a, const char **value)
             a->operands = a->argv + optind;
             a->n_operands = a->argc - optind;
             free_tables(a);
-            qk_err err; /* the level of the vector code: refused before any work */
-            if (qk_isa_check(&err) < 0)
+            /* the level of the vector code: refused before any work (not by
+             * --check, which checks the options alone: Make's check of a
+             * parameter would blame the parameter) */
+            qk_err err;
+            if (!a->check_only && qk_isa_check(&err) < 0)
                 qk_die(QK_EXIT_USAGE, NULL, "%s", err.msg);
             return -1;
         }
