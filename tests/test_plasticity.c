@@ -223,7 +223,7 @@ static void kernels_at(int level, kernel_out *out)
         qk_plast_count_rows(rows, n, out->counts + (p->dist_cell < 16 ? p->dist_cell : 15) * 16);
         rows += n;
     }
-    /* y: NaN beyond the evaluations, which must stay untouched */
+    /* y: NaN beyond the evaluations and their slack, which must stay untouched */
     static float ys[KB_PAIRS * KB_BINS];
     for (int i = 0; i < KB_PAIRS * KB_BINS; i++)
         ys[i] = NAN;
@@ -231,8 +231,9 @@ static void kernels_at(int level, kernel_out *out)
                           .key0 = 0, .n_bins = KB_BINS, .v = v, .y = ys, .b0 = b0, .last = last};
     int64_t evals = qk_plast_block_evals(&blk);
     ck_assert_int_eq(evals, rows - out->rows);
+    ck_assert(evals + QK_PLAST_Y_SLACK < KB_PAIRS * KB_BINS);
     qk_plast_pp_block(&acc, &blk);
-    for (int64_t i = evals; i < KB_PAIRS * KB_BINS; i++)
+    for (int64_t i = evals + QK_PLAST_Y_SLACK; i < KB_PAIRS * KB_BINS; i++)
         ck_assert_msg(isnan(ys[i]), "y written beyond the evaluations at %lld", (long long)i);
     /* the reference: each evaluation's PP from S and V, added pair by pair */
     out->ref = calloc((size_t)(16 * 16 + 1) * acc.stride, sizeof *out->ref);

@@ -242,8 +242,11 @@ typedef struct qk_plast_key_pair {
  * pair's heatmap column (dist_cell) and the row that rows gives: one byte
  * per evaluation, pair after pair, QK_PLAST_NO_ROW for a bin not kept
  * (nothing added). y gets y and then PP of every evaluation, laid out as
- * rows (qk_plast_block_evals floats). acc's counts are left alone. */
+ * rows (qk_plast_block_evals floats), and needs QK_PLAST_Y_SLACK floats of
+ * room after them, which the kernels may write. acc's counts are left
+ * alone. */
 #define QK_PLAST_NO_ROW 0xff
+#define QK_PLAST_Y_SLACK 8
 typedef struct qk_plast_block {
     const qk_plast_key_pair *pairs;
     int64_t n;

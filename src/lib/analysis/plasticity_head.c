@@ -348,7 +348,8 @@ static void diag_operands_free(diag_operands *o)
  * they hold), the squared key differences of its pairs and V[i, b] =
  * sum_c delta_ic^2 C_b,cc for bins b0..last into v, in single precision;
  * *blk describes it for qk_plast_pp_block, which puts y and PP of its
- * evaluations into y (room for QK_PLAST_PAIR_BLOCK rows of n_bins).
+ * evaluations into y (room for QK_PLAST_PAIR_BLOCK rows of n_bins and the
+ * slack).
  * Returns 0, or -1 when the block has no kept bin. gemm_cpu, if not NULL,
  * gets the thread CPU time of the GEMMs added (the floor). */
 static int block_variances(const head_work *w, const qk_plast_plan *pl, const diag_operands *o,
@@ -409,7 +410,7 @@ static void diag_buffers_init(diag_buffers *b, const head_work *w, const qk_plas
     diag_operands_init(&b->o, w, pl->first_kept, pl->last_kept);
     b->sq = qk_malloc((size_t)QK_PLAST_PAIR_BLOCK * w->d * sizeof *b->sq);
     b->v = qk_malloc((size_t)QK_PLAST_PAIR_BLOCK * w->n_bins * sizeof *b->v);
-    b->y = qk_malloc((size_t)QK_PLAST_PAIR_BLOCK * w->n_bins * sizeof *b->y);
+    b->y = qk_malloc(((size_t)QK_PLAST_PAIR_BLOCK * w->n_bins + QK_PLAST_Y_SLACK) * sizeof *b->y);
     b->score = qk_plast_raw_doubles(
         (size_t)qk_plast_longest_span(w->l->range_start, w->l->n_ranges) * w->n_bins);
 }

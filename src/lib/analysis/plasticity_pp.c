@@ -546,9 +546,10 @@ AVX2 static inline __m256 y8(__m256d sa_lo, __m256d sa_hi, __m256d sb_lo, __m256
     return _mm256_div_ps(_mm256_mul_ps(m, m), _mm256_max_ps(v, _mm256_set1_ps(FLT_MIN)));
 }
 
-/* Whole vectors up to a pair's last 8 bins, then masked loads and stores:
- * on the AMD CPUs before AVX-512 a masked store costs many times a plain
- * one. */
+/* Whole vectors up to a pair's last 8 bins, then masked loads and a plain
+ * store: its lanes past the pair's evaluations fall on the next pair's
+ * first, which that pair writes next, or on y's slack. On the AMD CPUs
+ * before AVX-512 a masked store costs many times a plain one. */
 AVX2 static void block_y_avx2(const qk_plast_acc *acc, const qk_plast_block *blk)
 {
     for (int64_t k = 0, at = 0; k < blk->n; k++) {
@@ -569,7 +570,7 @@ AVX2 static void block_y_avx2(const qk_plast_acc *acc, const qk_plast_block *blk
             __m256 y = y8(_mm256_maskload_pd(pv.sa + i, lo), _mm256_maskload_pd(pv.sa + i + 4, hi),
                           _mm256_maskload_pd(pv.sb + i, lo), _mm256_maskload_pd(pv.sb + i + 4, hi),
                           _mm256_maskload_ps(pv.v + i, lanes));
-            _mm256_maskstore_ps(pv.y + i, lanes, y);
+            _mm256_storeu_ps(pv.y + i, y);
         }
     }
 }
@@ -583,9 +584,8 @@ AVX2 static void block_add_avx2(const qk_plast_acc *acc, const qk_plast_block *b
         int i = 0;
         for (; i + 8 <= pv.n; i += 8)
             add8_avx2(&pv, stride, rows, i, 8, _mm256_loadu_ps(pv.y + i));
-        if (i < pv.n)
-            add8_avx2(&pv, stride, rows, i, pv.n - i,
-                      _mm256_maskload_ps(pv.y + i, first_lanes(pv.n - i, 8)));
+        if (i < pv.n) /* the lanes past the pair are read (y has slack), not added */
+            add8_avx2(&pv, stride, rows, i, pv.n - i, _mm256_loadu_ps(pv.y + i));
         rows += pv.n > 0 ? pv.n : 0;
     }
 }
