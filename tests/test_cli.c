@@ -141,6 +141,12 @@ static int in_child(void (*body)(const void *arg), const void *arg, char *out, s
         dup2(fd[1], STDOUT_FILENO);
         dup2(fd[1], STDERR_FILENO);
         close(fd[0]);
+        /* the signals as a terminal gives them: under nohup, or as a
+         * background job of a script, the tests inherit an ignored SIGHUP or
+         * SIGINT, which qk_set_progname rightly leaves ignored */
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
         qk_set_progname("qk-test");
         body(arg);
         fflush(NULL);
