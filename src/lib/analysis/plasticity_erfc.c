@@ -203,14 +203,15 @@ __attribute__((target("avx"))) static inline __m256d shl52_avx(__m256d a)
 #define CHUNK 16
 
 /* -1: the level of the vector code decides (qk_isa: the AVX kernel from
- * AVX2 on); 0 the baseline, 1 AVX, as the tests ask */
+ * AVX2 on, a level the CPU has, so it has AVX too); 0 the baseline, 1 AVX,
+ * as the tests ask */
 static int avx_choice = -1;
 
 static int use_avx(void)
 {
 #ifdef QK_X86
     int c = __atomic_load_n(&avx_choice, __ATOMIC_RELAXED);
-    return c >= 0 ? c : qk_isa() >= QK_ISA_AVX2 && __builtin_cpu_supports("avx");
+    return c >= 0 ? c : qk_isa() >= QK_ISA_AVX2;
 #else
     return 0;
 #endif
