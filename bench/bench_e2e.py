@@ -230,11 +230,18 @@ def report(rows, stages, a, parquet_bytes, total_heads):
     if parquet_bytes:
         print(f"intermediate data: store {store_bytes / parquet_bytes:.2f}x the Parquet it reads "
               f"(thesis set: ~{store_bytes / parquet_bytes * THESIS_PARQUET_GB:.1f} GB under build/)")
+    isa = kernels().get("isa", "?")
     for name, path in split_pairs(a.ratio):
         if os.path.exists(path):
-            lines = [l for l in open(path) if re.search(r"[0-9.]+x|speed-?up|×|numpy / ", l)]
+            text = open(path).read()
+            lines = [l for l in text.splitlines() if re.search(r"[0-9.]+x|speed-?up|×|numpy / ", l)]
+            # a saved run that names its kernels: say which, and whether they are this run's
+            saved = re.search(r"kernels (\w+)", text)
+            note = "" if not saved else (
+                f" [saved run, kernels {saved.group(1)}]" if saved.group(1) == isa else
+                f" [saved run, kernels {saved.group(1)}, not this run's {isa}: make {name} ISA={isa}]")
             for line in lines[-2:]:
-                print(f"{name}: {line.strip()}")
+                print(f"{name}: {line.strip()}{note}")
         else:
             print(f"{name}: no saved result ({path}); run make {name}")
 
