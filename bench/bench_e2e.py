@@ -192,9 +192,10 @@ def main():
 
 
 def report(rows, stages, a, parquet_bytes, total_heads):
+    info = kernels()
     print(f"== bench-e2e: {len(a.datasets)} thesis-scale datasets ({', '.join(a.datasets)}), "
           f"{total_heads} query heads, {parquet_bytes / 1e9:.2f} GB Parquet; "
-          f"{kernels_line(kernels())}; {cpu_name()}")
+          f"{kernels_line(info)}; {cpu_name()}")
     print(f"{'stage':<11} {'wall s/head':>11} {'CPU s/head':>10} {'read MB':>9} {'written MB':>10} "
           f"{'peak RSS MB':>11} {'floor s/head':>12} {'CPU/floor':>10}  goal <= {STAGE_GOAL}")
     total_wall, total_floor = 0.0, 0.0
@@ -230,7 +231,7 @@ def report(rows, stages, a, parquet_bytes, total_heads):
     if parquet_bytes:
         print(f"intermediate data: store {store_bytes / parquet_bytes:.2f}x the Parquet it reads "
               f"(thesis set: ~{store_bytes / parquet_bytes * THESIS_PARQUET_GB:.1f} GB under build/)")
-    isa = kernels().get("isa", "?")
+    isa = info.get("isa", "?")
     for name, path in split_pairs(a.ratio):
         if os.path.exists(path):
             text = open(path).read()
