@@ -1,9 +1,11 @@
 /* The heads of a store as jobs and the per-head runner (src/lib/io/heads.c):
  * job order and pair checks, grouping by key head or one job a group, every
- * job run exactly once for any thread count, and the first failure
+ * job run exactly once for any thread count, each thread on neighbouring
+ * groups, and the first failure
  * reported with its head. */
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "qk/heads.h"
 #include "testutil.h"
@@ -146,6 +148,62 @@ START_TEST(every_job_runs_once)
 }
 END_TEST
 
+/* The groups each of two threads took, in the order it took them. */
+typedef struct takes {
+    pthread_mutex_t lock;
+    pthread_t thread[2];
+    int n_threads, n[2], group[2][N_Q];
+} takes;
+
+static int take_slowly(void *arg, void *state, const int *job_idx, int n, int *failed_job,
+                       qk_err *err)
+{
+    (void)state, (void)n, (void)failed_job, (void)err;
+    takes *t = arg;
+    pthread_mutex_lock(&t->lock);
+    int me = 0;
+    while (me < t->n_threads && !pthread_equal(t->thread[me], pthread_self()))
+        me++;
+    if (me == t->n_threads && me < 2)
+        t->thread[t->n_threads++] = pthread_self();
+    if (me < 2)
+        t->group[me][t->n[me]++] = job_idx[0];
+    pthread_mutex_unlock(&t->lock);
+    usleep(2000); /* so that the two threads overlap */
+    return 0;
+}
+
+/* Each thread takes a run of neighbouring groups of its own in order, then
+ * groups from the end of the other thread's run: never every other group,
+ * so what neighbouring heads share (a layer's plasticity layout) is made
+ * by one thread. */
+START_TEST(threads_take_neighbouring_groups)
+{
+    fake_store f;
+    make_store(&f);
+    qk_head_job *jobs;
+    int n;
+    qk_err err;
+    ck_assert_int_eq(qk_head_jobs(&f.s, &jobs, &n, &err), 0);
+    takes t;
+    memset(&t, 0, sizeof t);
+    pthread_mutex_init(&t.lock, NULL);
+    qk_head_runner runner = {jobs, N_Q, 0, 0, &t, NULL, take_slowly, NULL};
+    ck_assert_int_eq(qk_head_run(&runner, 2, &err), 0);
+    pthread_mutex_destroy(&t.lock);
+    ck_assert_int_eq(t.n[0] + t.n[1], N_Q);
+    for (int me = 0; me < t.n_threads; me++) {
+        const int *g = t.group[me];
+        int i = 1;
+        while (i < t.n[me] && g[i] == g[i - 1] + 1) /* its own, upwards */
+            i++;
+        for (i++; i < t.n[me]; i++) /* the other's, from its end down */
+            ck_assert_int_eq(g[i], g[i - 1] - 1);
+    }
+    free(jobs);
+}
+END_TEST
+
 START_TEST(a_failure_names_its_head)
 {
     fake_store f;
@@ -198,6 +256,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, jobs_are_sorted_and_checked);
     tcase_add_test(tc, every_job_runs_once);
+    tcase_add_test(tc, threads_take_neighbouring_groups);
     tcase_add_test(tc, a_failure_names_its_head);
     tcase_add_test(tc, heads_file_layout);
     suite_add_tcase(s, tc);

@@ -49,7 +49,10 @@ typedef struct run_state {
     int *order;       /* job indices, grouped */
     int *group_start; /* [n_groups + 1] ranges of order */
     int n_groups;
-    int next_group;
+    int n_threads;
+    /* thread t takes the groups span_next[t] .. span_end[t] - 1, in order,
+     * then the last group of the span with the most left */
+    int span_next[QK_MAX_THREADS], span_end[QK_MAX_THREADS];
     int done;         /* jobs finished */
     int failed;
     qk_err error;
@@ -85,10 +88,33 @@ static void make_groups(run_state *st)
     st->group_start[st->n_groups] = n;
 }
 
-static int take_group(run_state *st)
+/* Each thread starts on a span of neighbouring groups of its own, so that
+ * what the heads of a layer share (the plasticity layout) is made by as
+ * few threads as possible; a thread whose span is done takes groups from
+ * the end of the longest span left, so none waits while work remains. */
+static void make_spans(run_state *st, int n_threads)
+{
+    st->n_threads = n_threads;
+    for (int t = 0; t < n_threads; t++) {
+        st->span_next[t] = (int)((int64_t)st->n_groups * t / n_threads);
+        st->span_end[t] = (int)((int64_t)st->n_groups * (t + 1) / n_threads);
+    }
+}
+
+static int take_group(run_state *st, int t)
 {
     pthread_mutex_lock(&st->lock);
-    int g = st->failed || st->next_group >= st->n_groups ? -1 : st->next_group++;
+    int g = -1;
+    if (!st->failed && st->span_next[t] < st->span_end[t]) {
+        g = st->span_next[t]++;
+    } else if (!st->failed) {
+        int longest = t;
+        for (int u = 0; u < st->n_threads; u++)
+            if (st->span_end[u] - st->span_next[u] > st->span_end[longest] - st->span_next[longest])
+                longest = u;
+        if (st->span_next[longest] < st->span_end[longest])
+            g = --st->span_end[longest];
+    }
     pthread_mutex_unlock(&st->lock);
     return g;
 }
@@ -111,12 +137,18 @@ static void finish_group(run_state *st, int n, int failed_job, const qk_err *err
         qk_progress("%d / %d heads", done / every * every, st->r->n_jobs);
 }
 
+typedef struct worker_arg {
+    run_state *st;
+    int thread; /* its span */
+} worker_arg;
+
 static void *worker(void *arg)
 {
-    run_state *st = arg;
+    run_state *st = ((worker_arg *)arg)->st;
+    int t = ((worker_arg *)arg)->thread;
     const qk_head_runner *r = st->r;
     void *state = r->thread_init ? r->thread_init(r->ctx) : NULL;
-    for (int g; (g = take_group(st)) >= 0;) {
+    for (int g; (g = take_group(st, t)) >= 0;) {
         int start = st->group_start[g], n = st->group_start[g + 1] - start;
         int failed_job = st->order[start];
         qk_err err;
@@ -141,14 +173,18 @@ int qk_head_run(const qk_head_runner *r, int n_threads, qk_err *err)
         n_threads = QK_MAX_THREADS;
     if (n_threads > st.n_groups)
         n_threads = st.n_groups > 0 ? st.n_groups : 1;
+    make_spans(&st, n_threads);
     pthread_t tid[QK_MAX_THREADS];
+    worker_arg args[QK_MAX_THREADS];
     int started = 0;
     for (int i = 1; i < n_threads; i++) {
-        if (pthread_create(&tid[started], NULL, worker, &st) != 0)
-            break; /* fewer threads only make it slower */
+        args[i] = (worker_arg){&st, i};
+        if (pthread_create(&tid[started], NULL, worker, &args[i]) != 0)
+            break; /* fewer threads only make it slower: the others take its span */
         started++;
     }
-    worker(&st);
+    args[0] = (worker_arg){&st, 0};
+    worker(&args[0]);
     for (int i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
     pthread_mutex_destroy(&st.lock);
