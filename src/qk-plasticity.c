@@ -134,7 +134,7 @@ static void parse_args(int argc, char **argv, options *o)
         option_of[i] = i == 0 && a.output ? "--output" : "--out-dir";
     }
     /* before the work: -o naming a file of DIR */
-    qk_outputs_distinct((const char *const *)o->table_paths, option_of, N_TABLES);
+    qk_outputs_check((const char *const *)o->table_paths, option_of, N_TABLES, o->out_dir);
 }
 
 /* ---- the analysis of every head ------------------------------------------------------- */

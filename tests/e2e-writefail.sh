@@ -166,4 +166,24 @@ if [ "$(wc -l < "$e2e_err")" -eq 1 ] && grep -q "a.tar.gz" "$e2e_err"; then ok; 
 if cmp -s "$T/a.tar.gz" "$T/a.tar.gz.before"; then ok; else bad "qk-archive: previous archive intact"; fi
 expect_no_temporaries "$T" "qk-archive: no temporary left"
 
+# an output that cannot be written is refused before any work: it is named
+# even when the store does not exist, so it was tried before the store
+printf 'a file\n' > "$T/plain"
+for prog in "bin/qk-pca --output $T/plain/pca.tsv" \
+    "bin/qk-rotate --family x --checkpoint - --output $T/plain/rotation.tsv" \
+    "bin/qk-complement --axes $T/a.bin --rotation $T/r.tsv --pairs-output $T/plain/pairs.tsv" \
+    "bin/qk-plasticity --out-dir $T/plain"; do
+    name=${prog%% *}
+    run $prog --quiet "$T/missing.qks"
+    expect_status 2 "$name, output under a file: exit status 2"
+    expect_one_line_naming "$T/plain/" "Not a directory" "$name, output under a file: one line naming it"
+done
+run bin/qk-pca --quiet --output "$T/no-dir/pca.tsv" "$T/missing.qks"
+expect_status 2 "qk-pca, output in a missing directory: exit status 2"
+expect_one_line_naming "$T/no-dir/pca.tsv" "No such file" "qk-pca, output in a missing directory: named"
+run bin/qk-rotate --quiet --family x --checkpoint - --output "$T" "$T/mini.qks"
+expect_status 2 "qk-rotate, output a directory: exit status 2"
+expect_one_line_naming "$T" "is a directory" "qk-rotate, output a directory: one line naming it"
+expect_no_temporaries "$T" "outputs refused: no temporary left"
+
 finish

@@ -198,7 +198,15 @@ void qk_output_commit_all(qk_atomic *files, int n);
  * replace the first): "NAME1 and NAME2 name one file (PATH)", with names
  * the options that gave them, or "PATH: given for two outputs" without
  * (names NULL). qk_write_outputs, qk_write_texts and qk_output_commit_all
- * check their outputs so; a program checks its own before its work. */
+ * check their outputs so; a program checks its own before its work
+ * (qk_outputs_check). */
 void qk_outputs_distinct(const char *const *paths, const char *const *names, int n);
+/* qk_outputs_distinct, then whether each output can be written, before a
+ * program's work rather than after it, creating nothing: its directory must
+ * exist and be writable, or for an output in made_dir (a directory the
+ * program makes before it writes; NULL: none), the nearest directory on
+ * the way that exists. Exits 2 naming the file that cannot be created. */
+void qk_outputs_check(const char *const *paths, const char *const *names, int n,
+                      const char *made_dir);
 
 #endif

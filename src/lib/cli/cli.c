@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "qk/heads.h"
 #include "qk/simd.h"
@@ -494,6 +495,52 @@ void qk_outputs_distinct(const char *const *paths, const char *const *names, int
     for (int i = 0; i < n; i++)
         free(ids[i]);
     free(ids);
+}
+
+/* Whether a file could be created at path, creating nothing: its
+ * directory must be one this process may write into, or, with
+ * made_dir (a directory the program makes before writing), the nearest
+ * directory on the way to it that exists. */
+static int can_create(const char *path, int made_dir, qk_err *err)
+{
+    char *dir = qk_path_dir(path);
+    struct stat st;
+    while (made_dir && stat(dir, &st) != 0 && errno == ENOENT && strcmp(dir, "/") != 0 &&
+           strcmp(dir, ".") != 0) {
+        char *up = qk_path_dir(dir);
+        free(dir);
+        dir = up;
+    }
+    int rc = 0;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        rc = qk_fail(err, "cannot create %s: it is a directory", path);
+    else if (stat(dir, &st) != 0)
+        rc = qk_fail(err, "cannot create %s: %s: %s", path, dir, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = qk_fail(err, "cannot create %s: %s is not a directory", path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = qk_fail(err, "cannot create %s: %s: %s", path, dir, strerror(errno));
+    free(dir);
+    return rc;
+}
+
+void qk_outputs_check(const char *const *paths, const char *const *names, int n,
+                      const char *made_dir)
+{
+    qk_outputs_distinct(paths, names, n);
+    /* made_dir spelt as the directory of a file in it (no trailing slash) */
+    char *in_made = made_dir ? qk_path_join(made_dir, "x") : NULL;
+    char *made = in_made ? qk_path_dir(in_made) : NULL;
+    for (int i = 0; i < n; i++) {
+        char *dir = qk_path_dir(paths[i]);
+        int in_it = made && strcmp(dir, made) == 0;
+        free(dir);
+        qk_err err;
+        if (can_create(paths[i], in_it, &err) != 0)
+            qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
+    }
+    free(made);
+    free(in_made);
 }
 
 static void abort_outputs(qk_atomic *files, int from, int to)
