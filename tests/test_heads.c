@@ -37,7 +37,8 @@ static void make_store(fake_store *f)
     f->s.pairs = f->pairs;
 }
 
-START_TEST(jobs_are_sorted_and_checked)
+/* The jobs of the fake store (N_Q of them). */
+static qk_head_job *fake_jobs(void)
 {
     fake_store f;
     make_store(&f);
@@ -46,13 +47,23 @@ START_TEST(jobs_are_sorted_and_checked)
     qk_err err;
     ck_assert_int_eq(qk_head_jobs(&f.s, &jobs, &n, &err), 0);
     ck_assert_int_eq(n, N_Q);
-    for (int i = 0; i < n; i++) {
+    return jobs;
+}
+
+START_TEST(jobs_are_sorted_and_checked)
+{
+    qk_head_job *jobs = fake_jobs();
+    for (int i = 0; i < N_Q; i++) {
         ck_assert_int_eq(jobs[i].head, i);
         ck_assert_int_eq(jobs[i].kv_head, i / 2);
         ck_assert_int_eq(jobs[i].q_config, i);
         ck_assert_int_eq(jobs[i].k_config, N_Q + i / 2);
     }
     free(jobs);
+    fake_store f;
+    int n;
+    qk_err err;
+    make_store(&f);
     f.pairs[3].q = f.pairs[2].q; /* query head 5 twice */
     ck_assert_int_eq(qk_head_jobs(&f.s, &jobs, &n, &err), -1);
     ck_assert_str_eq(err.msg, "query head l00h05 appears in two pairs");
@@ -127,12 +138,9 @@ static void run(const qk_head_job *jobs, int share_key, int threads, int with_st
 
 START_TEST(every_job_runs_once)
 {
-    fake_store f;
-    make_store(&f);
-    qk_head_job *jobs;
-    int n, rc;
+    qk_head_job *jobs = fake_jobs();
+    int rc;
     qk_err err;
-    ck_assert_int_eq(qk_head_jobs(&f.s, &jobs, &n, &err), 0);
     for (int threads = 1; threads <= 4; threads++)
         for (int share_key = 0; share_key <= 1; share_key++) {
             record r;
@@ -179,12 +187,8 @@ static int take_slowly(void *arg, void *state, const int *job_idx, int n, int *f
  * by one thread. */
 START_TEST(threads_take_neighbouring_groups)
 {
-    fake_store f;
-    make_store(&f);
-    qk_head_job *jobs;
-    int n;
+    qk_head_job *jobs = fake_jobs();
     qk_err err;
-    ck_assert_int_eq(qk_head_jobs(&f.s, &jobs, &n, &err), 0);
     takes t;
     memset(&t, 0, sizeof t);
     pthread_mutex_init(&t.lock, NULL);
@@ -206,12 +210,9 @@ END_TEST
 
 START_TEST(a_failure_names_its_head)
 {
-    fake_store f;
-    make_store(&f);
-    qk_head_job *jobs;
-    int n, rc;
+    qk_head_job *jobs = fake_jobs();
+    int rc;
     qk_err err;
-    ck_assert_int_eq(qk_head_jobs(&f.s, &jobs, &n, &err), 0);
     record r;
     run(jobs, 1, 1, 1, 3, &r, &rc, &err);
     ck_assert_int_eq(rc, -1);
