@@ -497,14 +497,22 @@ void qk_outputs_distinct(const char *const *paths, const char *const *names, int
     free(ids);
 }
 
-/* Whether a file could be created at path, creating nothing: its
- * directory must be one this process may write into, or, with
+/* Whether a file could be written at path, creating nothing, as
+ * qk_atomic_open writes it: a device or a FIFO in place; any other file
+ * through a temporary beside it (beside the file a symbolic link names),
+ * so its directory must be one this process may write into, or, with
  * made_dir (a directory the program makes before writing), the nearest
  * directory on the way to it that exists. */
 static int can_create(const char *path, int made_dir, qk_err *err)
 {
-    char *dir = qk_path_dir(path);
     struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return qk_fail(err, "cannot create %s: it is a directory", path);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return 0;
+    char *target = realpath(path, NULL);
+    char *dir = qk_path_dir(target ? target : path);
+    free(target);
     while (made_dir && stat(dir, &st) != 0 && errno == ENOENT && strcmp(dir, "/") != 0 &&
            strcmp(dir, ".") != 0) {
         char *up = qk_path_dir(dir);
@@ -512,9 +520,7 @@ static int can_create(const char *path, int made_dir, qk_err *err)
         dir = up;
     }
     int rc = 0;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        rc = qk_fail(err, "cannot create %s: it is a directory", path);
-    else if (stat(dir, &st) != 0)
+    if (stat(dir, &st) != 0)
         rc = qk_fail(err, "cannot create %s: %s: %s", path, dir, strerror(errno));
     else if (!S_ISDIR(st.st_mode))
         rc = qk_fail(err, "cannot create %s: %s is not a directory", path, dir);
