@@ -89,7 +89,7 @@ static void parse_args(int argc, char **argv, options *o)
     const char *outputs[] = {o->pairs_output, o->heads_output, o->rotated_output};
     static const char *const output_options[] = {"--pairs-output", "--heads-output",
                                                   "--rotated-output"};
-    qk_outputs_check(outputs, output_options, 3, NULL);
+    qk_outputs_check(outputs, output_options, 3, 0);
 }
 
 /* ---- inputs ------------------------------------------------------------------------ */

@@ -68,7 +68,7 @@ static void parse_args(int argc, char **argv, options *o)
     o->heads_output = heads ? qk_strdup(heads) : qk_path_beside(o->store, "pca_heads.tsv");
     const char *outputs[] = {o->output, o->heads_output};
     static const char *const output_options[] = {"--output", "--heads-output"};
-    qk_outputs_check(outputs, output_options, 2, NULL);
+    qk_outputs_check(outputs, output_options, 2, 0);
 }
 
 /* ---- the analysis of every head ---------------------------------------------------- */

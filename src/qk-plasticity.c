@@ -134,7 +134,7 @@ static void parse_args(int argc, char **argv, options *o)
         option_of[i] = i == 0 && a.output ? "--output" : "--out-dir";
     }
     /* before the work: -o naming a file of DIR */
-    qk_outputs_check((const char *const *)o->table_paths, option_of, N_TABLES, o->out_dir);
+    qk_outputs_check((const char *const *)o->table_paths, option_of, N_TABLES, 1);
 }
 
 /* ---- the analysis of every head ------------------------------------------------------- */
@@ -154,8 +154,12 @@ static int prepare(void *arg, const qk_stage *stage, qk_err *err)
     if (s->dim < 1 || s->header.bucket_size < 1)
         return qk_fail(err, "dim %d, bucket size %u: nothing to analyse", s->dim,
                        s->header.bucket_size);
-    if (qk_mkdirs(ctx->opt->out_dir, err) != 0)
-        qk_die(QK_EXIT_DATA, ctx->opt->out_dir, "%s", err->msg);
+    for (int i = 0; i < N_TABLES; i++) { /* the directories of the tables (qk_outputs_check) */
+        char *dir = qk_path_dir(ctx->opt->table_paths[i]);
+        if (qk_mkdirs(dir, err) != 0)
+            qk_die(QK_EXIT_DATA, dir, "%s", err->msg);
+        free(dir);
+    }
     int64_t max_pos = (int64_t)s->header.context_length - 1;
     for (int c = 0; c < s->n_configs; c++)
         for (int64_t r = 0; r < s->configs[c].rows; r++)

@@ -108,7 +108,7 @@ static void parse_args(int argc, char **argv, options *o)
     if (!o->summary) {
         const char *outputs[] = {o->output, o->axes_output};
         static const char *const output_options[] = {"--output", "--axes-output"};
-        qk_outputs_check(outputs, output_options, 2, NULL);
+        qk_outputs_check(outputs, output_options, 2, 0);
     }
 }
 

@@ -185,5 +185,9 @@ run bin/qk-rotate --quiet --family x --checkpoint - --output "$T" "$T/mini.qks"
 expect_status 2 "qk-rotate, output a directory: exit status 2"
 expect_one_line_naming "$T" "is a directory" "qk-rotate, output a directory: one line naming it"
 expect_no_temporaries "$T" "outputs refused: no temporary left"
+# qk-plasticity makes its directories: -o in a new --out-dir, however spelt
+run bin/qk-plasticity --quiet --max-heads 1 --out-dir "$T/made" -o "$T/made//./heads.tsv" "$T/mini.qks"
+expect_status 0 "qk-plasticity, -o in a new --out-dir: exit status 0"
+if [ -s "$T/made/heads.tsv" ] && [ -s "$T/made/plasticity_model.tsv" ]; then ok; else bad "qk-plasticity, -o in a new --out-dir: written"; fi
 
 finish

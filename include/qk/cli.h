@@ -203,10 +203,10 @@ void qk_output_commit_all(qk_atomic *files, int n);
 void qk_outputs_distinct(const char *const *paths, const char *const *names, int n);
 /* qk_outputs_distinct, then whether each output can be written, before a
  * program's work rather than after it, creating nothing: its directory must
- * exist and be writable, or for an output in made_dir (a directory the
- * program makes before it writes; NULL: none), the nearest directory on
- * the way that exists. Exits 2 naming the file that cannot be created. */
+ * exist and be writable, or, with makes_dirs (the program makes its
+ * outputs' directories before it writes), the nearest directory on the way
+ * that exists. Exits 2 naming the file that cannot be written. */
 void qk_outputs_check(const char *const *paths, const char *const *names, int n,
-                      const char *made_dir);
+                      int makes_dirs);
 
 #endif

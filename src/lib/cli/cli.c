@@ -501,52 +501,51 @@ void qk_outputs_distinct(const char *const *paths, const char *const *names, int
  * qk_atomic_open writes it: a device or a FIFO in place; any other file
  * through a temporary beside it (beside the file a symbolic link names),
  * so its directory must be one this process may write into, or, with
- * made_dir (a directory the program makes before writing), the nearest
- * directory on the way to it that exists. */
-static int can_create(const char *path, int made_dir, qk_err *err)
+ * makes_dirs (the program makes its outputs' directories), the nearest
+ * directory on the way that exists; and a file of another user in a
+ * sticky directory (/tmp) cannot be replaced. */
+static int can_create(const char *path, int makes_dirs, qk_err *err)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    struct stat st, dst;
+    int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
         return qk_fail(err, "cannot create %s: it is a directory", path);
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return 0;
+    if (exists && !S_ISREG(st.st_mode))
+        return access(path, W_OK) == 0 ? 0
+                                       : qk_fail(err, "cannot open %s: %s", path, strerror(errno));
     char *target = realpath(path, NULL);
     char *dir = qk_path_dir(target ? target : path);
     free(target);
-    while (made_dir && stat(dir, &st) != 0 && errno == ENOENT && strcmp(dir, "/") != 0 &&
-           strcmp(dir, ".") != 0) {
+    /* up through the directories that would be made (not a broken link) */
+    while (makes_dirs && stat(dir, &dst) != 0 && lstat(dir, &dst) != 0 && errno == ENOENT &&
+           strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0) {
         char *up = qk_path_dir(dir);
         free(dir);
         dir = up;
     }
+    uid_t me = geteuid();
     int rc = 0;
-    if (stat(dir, &st) != 0)
+    if (stat(dir, &dst) != 0)
         rc = qk_fail(err, "cannot create %s: %s: %s", path, dir, strerror(errno));
-    else if (!S_ISDIR(st.st_mode))
+    else if (!S_ISDIR(dst.st_mode))
         rc = qk_fail(err, "cannot create %s: %s is not a directory", path, dir);
     else if (access(dir, W_OK | X_OK) != 0)
         rc = qk_fail(err, "cannot create %s: %s: %s", path, dir, strerror(errno));
+    else if (exists && (dst.st_mode & S_ISVTX) && me != 0 && st.st_uid != me && dst.st_uid != me)
+        rc = qk_fail(err, "cannot replace %s: %s (another user's file in a sticky directory)",
+                     path, strerror(EPERM));
     free(dir);
     return rc;
 }
 
-void qk_outputs_check(const char *const *paths, const char *const *names, int n,
-                      const char *made_dir)
+void qk_outputs_check(const char *const *paths, const char *const *names, int n, int makes_dirs)
 {
     qk_outputs_distinct(paths, names, n);
-    /* made_dir spelt as the directory of a file in it (no trailing slash) */
-    char *in_made = made_dir ? qk_path_join(made_dir, "x") : NULL;
-    char *made = in_made ? qk_path_dir(in_made) : NULL;
     for (int i = 0; i < n; i++) {
-        char *dir = qk_path_dir(paths[i]);
-        int in_it = made && strcmp(dir, made) == 0;
-        free(dir);
         qk_err err;
-        if (can_create(paths[i], in_it, &err) != 0)
+        if (can_create(paths[i], makes_dirs, &err) != 0)
             qk_die(QK_EXIT_DATA, paths[i], "%s", err.msg);
     }
-    free(made);
-    free(in_made);
 }
 
 static void abort_outputs(qk_atomic *files, int from, int to)
