@@ -169,6 +169,8 @@ int qk_head_run(const qk_head_runner *r, int n_threads, qk_err *err)
     st.r = r;
     make_groups(&st);
     pthread_mutex_init(&st.lock, NULL);
+    if (n_threads < 1)
+        n_threads = 1;
     if (n_threads > QK_MAX_THREADS)
         n_threads = QK_MAX_THREADS;
     if (n_threads > st.n_groups)
