@@ -154,23 +154,24 @@ int qk_fail(qk_err *err, const char *fmt, ...)
 static int meter_on(void);
 
 /* A warning or an error starts on a clean line: over the progress line of
- * this or another step (make -j), which is drawn again below it. */
-static void clear_progress_line(void)
+ * this or another step (make -j), which is drawn again below it. The
+ * clearing goes out in the line's own write, so that no progress line of
+ * another step comes between them. */
+static const char *progress_clear(void)
 {
-    if (meter_on())
-        fputs("\r\033[K", stderr);
+    return meter_on() ? "\r\033[K" : "";
 }
 
 void qk_report_error(const char *path, const char *msg)
 {
-    clear_progress_line();
     if (path)
-        fprintf(stderr, "%s: error: %s: %s\n", progname, path, msg);
+        fprintf(stderr, "%s%s: error: %s: %s\n", progress_clear(), progname, path, msg);
     else
-        fprintf(stderr, "%s: error: %s\n", progname, msg);
+        fprintf(stderr, "%s%s: error: %s\n", progress_clear(), progname, msg);
 }
 
-/* Writes "PROGRAM: KIND: TEXT" and a newline to stderr in one write, so
+/* Writes "PROGRAM: KIND: TEXT" and a newline to stderr (over a progress
+ * line on a terminal: progress_clear) in one write, so
  * that the lines of steps running side by side (make -j) never interleave
  * (stderr is unbuffered: one fprintf call is one write, three calls are
  * three). A text too long for the buffer is cut. */
@@ -178,13 +179,12 @@ static void put_line(const char *kind, const char *fmt, va_list ap)
 {
     char text[4096];
     vsnprintf(text, sizeof text, fmt, ap);
-    fprintf(stderr, "%s: %s%s\n", progname, kind, text);
+    fprintf(stderr, "%s%s: %s%s\n", progress_clear(), progname, kind, text);
 }
 
 void qk_warn(const char *fmt, ...)
 {
     va_list ap;
-    clear_progress_line();
     va_start(ap, fmt);
     put_line("warning: ", fmt, ap);
     va_end(ap);
