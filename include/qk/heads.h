@@ -33,8 +33,9 @@ int qk_head_jobs(const qk_store *s, qk_head_job **jobs, int *n_jobs, qk_err *err
  * jobs in ascending order. Thread t starts on its own span of neighbouring
  * groups (the t-th of n_threads equal parts, in order) and, once that is
  * done, takes groups from the end of the longest span left, so that the
- * heads of a layer mostly go to one thread. The first failure stops the run; its message,
- * prefixed with the head ("head l03h07: ..."), lands in err. With
+ * heads of a layer mostly go to one thread. The first failure stops the
+ * run; its message, prefixed with the head ("head l03h07: ..."), lands in
+ * err. With
  * progress_every > 0, a progress line "N / M heads" follows every
  * progress_every heads done. BLAS runs single-threaded from the first
  * call on: the parallelism comes from the heads. */

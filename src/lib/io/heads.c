@@ -101,19 +101,22 @@ static void make_spans(run_state *st, int n_threads)
     }
 }
 
+static int left(const run_state *st, int t)
+{
+    return st->span_end[t] - st->span_next[t];
+}
+
 static int take_group(run_state *st, int t)
 {
     pthread_mutex_lock(&st->lock);
     int g = -1;
-    if (!st->failed && st->span_next[t] < st->span_end[t]) {
-        g = st->span_next[t]++;
-    } else if (!st->failed) {
-        int longest = t;
-        for (int u = 0; u < st->n_threads; u++)
-            if (st->span_end[u] - st->span_next[u] > st->span_end[longest] - st->span_next[longest])
-                longest = u;
-        if (st->span_next[longest] < st->span_end[longest])
-            g = --st->span_end[longest];
+    if (!st->failed) {
+        int from = t; /* its own span, or once that is done the longest left */
+        for (int u = 0; u < st->n_threads && left(st, t) == 0; u++)
+            if (left(st, u) > left(st, from))
+                from = u;
+        if (left(st, from) > 0)
+            g = from == t ? st->span_next[t]++ : --st->span_end[from];
     }
     pthread_mutex_unlock(&st->lock);
     return g;
