@@ -1,7 +1,6 @@
 /* qk-load: reads one revision directory of sniffed-qk Parquet files,
  * validates it and writes the binary store that later stages map. */
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -277,10 +276,9 @@ static int validate_config(const qk_rows *t, const qk_dataset *ds, qk_err *err)
             return qk_fail(err, "row %" PRId64 ": bucket %d, expected position %d / %d = %d",
                            i, t->bucket[i], p, ds->bucket_size, p / ds->bucket_size);
     }
-    size_t n = (size_t)t->rows * (size_t)t->dim;
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(t->vector[i]))
-            return qk_fail(err, "row %zu: non-finite vector value", i / (size_t)t->dim);
+    int64_t bad = qk_rows_first_non_finite(t);
+    if (bad >= 0)
+        return qk_fail(err, "row %" PRId64 ": non-finite vector value", bad);
     return 0;
 }
 

@@ -231,6 +231,17 @@ run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"
 expect_status 2 "bucket mismatch"
 expect_out_contains_err "bucket" "bucket: message"
 
+# a vector value that is not finite: a NaN written over the dictionary entry
+# of the first vector's first value (2.21875, bytes 00 00 0e 40; the file's
+# truth.json) in a file without compression, which loads as it is
+new_bad; cp tests/data/parquet-variants/none.parquet "$bad/l01h01q/data.parquet"
+run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"
+expect_status 0 "the file without compression loads as it is"
+at=$(LC_ALL=C grep -obUaP '\x00\x00\x0e\x40' "$bad/l01h01q/data.parquet" | cut -d: -f1)
+expect_same "$(echo "$at" | wc -w)" 1 "the first vector's first value is stored once"
+printf '\x00\x00\xc0\x7f' | dd of="$bad/l01h01q/data.parquet" bs=1 seek="$at" conv=notrunc status=none
+bad_case non-finite "row 0: non-finite vector value"
+
 # unknown dataset without qkreport.conf
 new_bad; rm "$bad/qkreport.conf"
 run bin/qk-load --quiet "$bad" -o "$tmp/other.qks"

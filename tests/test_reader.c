@@ -1,6 +1,9 @@
 /* The input reader interface (include/qk/reader.h) with its Parquet
  * format: the configs of a revision, their rows, a file read alone. */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qk/parquet.h"
@@ -72,6 +75,44 @@ START_TEST(reads_a_file_alone_and_reports_errors)
 }
 END_TEST
 
+/* The first row with a NaN or an infinite value, whichever value and
+ * wherever it lies: in the first, a middle or the last whole block of 4096
+ * values, at either end of one, or after the last whole block; none among
+ * the finite extremes. */
+START_TEST(finds_the_first_non_finite_value)
+{
+    const int dim = 3;
+    const int64_t counts[] = {0, 1, 1365, 1366, 2731, 4000}; /* rows: 0 to 12000 values */
+    const float bad[] = {NAN, -NAN, INFINITY, -INFINITY};
+    const float finite[] = {FLT_MAX, -FLT_MAX, FLT_MIN, 1e-45f, -0.0f, 0.0f, 1.5f};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        size_t n = (size_t)counts[c] * dim;
+        float *v = malloc((n > 0 ? n : 1) * sizeof *v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = finite[i % (sizeof finite / sizeof finite[0])];
+        qk_rows rows = {.rows = counts[c], .dim = dim, .vector = v};
+        ck_assert_int_eq(qk_rows_first_non_finite(&rows), -1);
+        const size_t places[] = {0, 1, 4095, 4096, 4097, 8191, 8192, 11999};
+        for (size_t p = 0; p < sizeof places / sizeof places[0]; p++) {
+            size_t at = places[p];
+            if (at >= n)
+                continue;
+            float keep = v[at];
+            v[at] = bad[p % 4];
+            ck_assert_int_eq(qk_rows_first_non_finite(&rows), (int64_t)(at / dim));
+            if (at + 5 < n) { /* a second one later changes nothing */
+                float later = v[at + 5];
+                v[at + 5] = NAN;
+                ck_assert_int_eq(qk_rows_first_non_finite(&rows), (int64_t)(at / dim));
+                v[at + 5] = later;
+            }
+            v[at] = keep;
+        }
+        free(v);
+    }
+}
+END_TEST
+
 int main(void)
 {
     qk_mkdirs("build/tests/tmp", NULL);
@@ -80,6 +121,7 @@ int main(void)
     tcase_add_test(tc, lists_the_configs_of_a_revision);
     tcase_add_test(tc, reads_the_rows_of_each_config);
     tcase_add_test(tc, reads_a_file_alone_and_reports_errors);
+    tcase_add_test(tc, finds_the_first_non_finite_value);
     suite_add_tcase(s, tc);
     return qk_test_run(s);
 }

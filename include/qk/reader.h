@@ -39,6 +39,10 @@ typedef struct qk_rows {
 
 void qk_rows_free(qk_rows *rows);
 
+/* The row of the first vector value that is NaN or infinite, or -1 when
+ * every value is finite. */
+int64_t qk_rows_first_non_finite(const qk_rows *rows);
+
 /* Sums in float64 accumulated in row order (qk-load --stats, the form of
  * the fixtures' truth.json). */
 typedef struct qk_row_stats {

@@ -2,6 +2,8 @@
  * (include/qk/reader.h). */
 #include "qk/reader.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,37 @@ void qk_rows_free(qk_rows *rows)
     free(rows->position);
     free(rows->vector);
     memset(rows, 0, sizeof *rows);
+}
+
+/* A float is NaN or infinite when its exponent bits are all set. Whole
+ * blocks are tested without an early exit, in a loop of fixed length that
+ * the compiler turns into vector code; a block with such a value, and the
+ * values after the last whole block, are searched one by one. */
+#define FINITE_BLOCK 4096
+
+static int block_has_non_finite(const float *v)
+{
+    uint32_t all_set = 0;
+    for (size_t i = 0; i < FINITE_BLOCK; i++) {
+        uint32_t u;
+        memcpy(&u, &v[i], sizeof u);
+        all_set |= (u & 0x7f800000u) == 0x7f800000u;
+    }
+    return all_set != 0;
+}
+
+int64_t qk_rows_first_non_finite(const qk_rows *rows)
+{
+    size_t n = (size_t)rows->rows * (size_t)rows->dim;
+    for (size_t at = 0; at < n; at += FINITE_BLOCK) {
+        size_t end = n - at < FINITE_BLOCK ? n : at + FINITE_BLOCK;
+        if (end == at + FINITE_BLOCK && !block_has_non_finite(rows->vector + at))
+            continue;
+        for (size_t i = at; i < end; i++)
+            if (!isfinite(rows->vector[i]))
+                return (int64_t)(i / (size_t)rows->dim);
+    }
+    return -1;
 }
 
 void qk_rows_stats(const qk_rows *rows, qk_row_stats *stats)
